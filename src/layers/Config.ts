@@ -1,0 +1,54 @@
+import { Config, ConfigError, Effect, LogLevel, Option, Schema } from "effect"
+
+const Environment = Schema.Literal("development", "test", "production")
+
+/** The whole runtime configuration, read once from `Config.*` (the environment by default). */
+export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
+  effect: Effect.gen(function* () {
+    const port = yield* Config.port("PORT").pipe(Config.withDefault(3000))
+    const publicUrl = yield* Config.url("PUBLIC_URL").pipe(
+      Config.map((url) => url.toString().replace(/\/$/, "")),
+      Config.withDefault(`http://localhost:${port}`)
+    )
+    return {
+      port,
+      publicUrl,
+      dataDir: yield* Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
+      databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")),
+      redisUrl: yield* Config.option(Config.redacted("REDIS_URL")),
+      otlpEndpoint: yield* Config.option(Config.url("OTEL_EXPORTER_OTLP_ENDPOINT")).pipe(
+        Config.map(Option.map((url) => url.toString().replace(/\/$/, "")))
+      ),
+      logLevel: yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
+      environment: yield* Schema.Config("NODE_ENV", Environment).pipe(Config.withDefault("development" as const)),
+      /** Largest request body accepted, in bytes. */
+      maxBodyBytes: yield* Config.integer("MAX_BODY_BYTES").pipe(
+        Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+        Config.withDefault(1024 * 1024)
+      ),
+      /** How long in-flight requests may take to finish after a shutdown signal. */
+      shutdownGrace: yield* Config.duration("SHUTDOWN_GRACE").pipe(Config.withDefault("10 seconds"))
+    }
+  })
+}) {}
+
+/** One line naming the failing variable, e.g. `Invalid configuration: PORT: Expected a network port…`. */
+export const describeConfigError = (error: ConfigError.ConfigError): string => {
+  const lines: Array<string> = []
+  const walk = (e: ConfigError.ConfigError): void => {
+    switch (e._op) {
+      case "And":
+      case "Or":
+        walk(e.left)
+        walk(e.right)
+        return
+      case "InvalidData":
+      case "MissingData":
+      case "SourceUnavailable":
+      case "Unsupported":
+        lines.push(`${e.path.join(".")}: ${e.message}`)
+    }
+  }
+  walk(error)
+  return `Invalid configuration: ${lines.join("; ")}`
+}

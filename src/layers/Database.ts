@@ -1,0 +1,122 @@
+import * as Fs from "node:fs"
+import * as Net from "node:net"
+import * as Path from "node:path"
+import { PGlite } from "@electric-sql/pglite"
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { PgClient } from "@effect/sql-pg"
+import { Duration, Effect, Layer, Option, Redacted, String } from "effect"
+import { AppConfig } from "./Config.js"
+
+/** camelCase in TypeScript, snake_case in SQL. */
+const naming = {
+  transformQueryNames: String.camelToSnake,
+  transformResultNames: String.snakeToCamel
+} as const
+
+/** The Unix socket a running embedded server exposes in DATA_DIR, named as libpq expects (`host=DATA_DIR`). */
+export const embeddedSocketPath = (dataDir: string) => Path.join(Path.resolve(dataDir), ".s.PGSQL.5432")
+
+/** A PgClient on a real Postgres server. */
+export const postgres = (url: Redacted.Redacted<string>, options: { readonly maxConnections?: number } = {}) =>
+  PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, ...naming })
+
+/**
+ * Embedded Postgres: PGlite (WASM) served on a loopback port by `pglite-socket`, reached by the same
+ * PgClient as real Postgres. `dataDir` none keeps the database in memory (tests).
+ * The socket server runs one query at a time and keeps a transaction on its own connection.
+ */
+export const embedded = (options: { readonly dataDir: Option.Option<string>; readonly exposeSocket: boolean }) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const dataDir = Option.getOrUndefined(options.dataDir)
+      if (dataDir !== undefined) Fs.mkdirSync(dataDir, { recursive: true })
+      const db = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          PGlite.create({
+            ...(dataDir === undefined ? {} : { dataDir: Path.join(dataDir, "pgdata") }),
+            extensions: { pg_trgm }
+          })
+        ),
+        (db) => Effect.promise(() => db.close())
+      )
+      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 64 })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => server.start()),
+        () => Effect.promise(() => server.stop())
+      )
+      const port = Number(server.getServerConn().split(":").at(-1))
+      if (options.exposeSocket && dataDir !== undefined) yield* exposeOnSocket(embeddedSocketPath(dataDir), port)
+      return PgClient.layer({
+        host: "127.0.0.1",
+        port,
+        username: "postgres",
+        database: "postgres",
+        maxConnections: 16,
+        idleTimeout: Duration.minutes(5),
+        ...naming
+      })
+    })
+  )
+
+/**
+ * Relays a Unix socket inside DATA_DIR to the loopback port, so that CLI commands run beside `npm start`
+ * reach the same database (PGlite allows one process per data directory).
+ */
+const exposeOnSocket = (socketPath: string, port: number) =>
+  Effect.acquireRelease(
+    Effect.async<Net.Server>((resume) => {
+      Fs.rmSync(socketPath, { force: true })
+      const relay = Net.createServer((client) => {
+        const upstream = Net.connect(port, "127.0.0.1")
+        client.pipe(upstream).pipe(client)
+        client.on("error", () => upstream.destroy())
+        upstream.on("error", () => client.destroy())
+      })
+      relay.listen(socketPath, () => resume(Effect.succeed(relay)))
+    }),
+    (relay) => Effect.async<void>((resume) => relay.close(() => resume(Effect.void)))
+  )
+
+/** Whether a running server answers on the DATA_DIR socket (a leftover file from a crash does not count). */
+export const embeddedServerRunning = (dataDir: string) =>
+  Effect.async<boolean>((resume) => {
+    const socket = Net.connect(embeddedSocketPath(dataDir))
+    socket.once("connect", () => {
+      socket.destroy()
+      resume(Effect.succeed(true))
+    })
+    socket.once("error", () => resume(Effect.succeed(false)))
+  })
+
+/** The database a server uses: DATABASE_URL when set, embedded PGlite in DATA_DIR otherwise. */
+export const DatabaseLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.match(config.databaseUrl, {
+      onSome: (url) => postgres(url),
+      onNone: () => embedded({ dataDir: Option.some(config.dataDir), exposeSocket: true })
+    })
+  )
+)
+
+/**
+ * The database a CLI command uses: DATABASE_URL when set; otherwise the running server's socket in
+ * DATA_DIR, or the data directory itself when no server runs.
+ */
+export const CliDatabaseLive = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (Option.isSome(config.databaseUrl)) return postgres(config.databaseUrl.value, { maxConnections: 4 })
+    if (yield* embeddedServerRunning(config.dataDir)) {
+      return PgClient.layer({
+        host: Path.resolve(config.dataDir),
+        port: 5432,
+        username: "postgres",
+        database: "postgres",
+        maxConnections: 4,
+        ...naming
+      })
+    }
+    return embedded({ dataDir: Option.some(config.dataDir), exposeSocket: false })
+  })
+)

@@ -1,0 +1,17 @@
+import { Migrator } from "@effect/sql"
+import { PgMigrator } from "@effect/sql-pg"
+import extensions from "./migrations/0001_extensions.js"
+import jobs from "./migrations/0002_jobs.js"
+
+/** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
+export const migrations = {
+  "0001_extensions": extensions,
+  "0002_jobs": jobs
+}
+
+export const latestMigrationId = Object.keys(migrations).length
+
+/** Runs pending migrations when built. */
+export const MigrationsLive = PgMigrator.layer({ loader: Migrator.fromRecord(migrations) })
+
+export const runMigrations = PgMigrator.run({ loader: Migrator.fromRecord(migrations) })
