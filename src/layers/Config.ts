@@ -1,4 +1,4 @@
-import { Config, ConfigError, Effect, LogLevel, Option, Schema } from "effect"
+import { Config, type ConfigError, Effect, LogLevel, Option, Schema } from "effect"
 
 const Environment = Schema.Literal("development", "test", "production")
 

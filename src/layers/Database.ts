@@ -1,17 +1,17 @@
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
+import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Option, Redacted, String } from "effect"
+import { Duration, Effect, Layer, Option, type Redacted, String as Str } from "effect"
 import { AppConfig } from "./Config.js"
 
 /** camelCase in TypeScript, snake_case in SQL. */
 const naming = {
-  transformQueryNames: String.camelToSnake,
-  transformResultNames: String.snakeToCamel
+  transformQueryNames: Str.camelToSnake,
+  transformResultNames: Str.snakeToCamel
 } as const
 
 /** The Unix socket a running embedded server exposes in DATA_DIR, named as libpq expects (`host=DATA_DIR`). */
@@ -75,7 +75,10 @@ const exposeOnSocket = (socketPath: string, port: number) =>
       })
       relay.listen(socketPath, () => resume(Effect.succeed(relay)))
     }),
-    (relay) => Effect.async<void>((resume) => relay.close(() => resume(Effect.void)))
+    (relay) =>
+      Effect.async<void>((resume) => {
+        relay.close(() => resume(Effect.void))
+      })
   )
 
 /** Whether a running server answers on the DATA_DIR socket (a leftover file from a crash does not count). */

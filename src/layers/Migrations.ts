@@ -1,5 +1,7 @@
+import { NodeContext } from "@effect/platform-node"
 import { Migrator } from "@effect/sql"
 import { PgMigrator } from "@effect/sql-pg"
+import { Effect, Layer } from "effect"
 import extensions from "./migrations/0001_extensions.js"
 import jobs from "./migrations/0002_jobs.js"
 
@@ -12,6 +14,10 @@ export const migrations = {
 export const latestMigrationId = Object.keys(migrations).length
 
 /** Runs pending migrations when built. */
-export const MigrationsLive = PgMigrator.layer({ loader: Migrator.fromRecord(migrations) })
+export const MigrationsLive = PgMigrator.layer({ loader: Migrator.fromRecord(migrations) }).pipe(
+  Layer.provide(NodeContext.layer)
+)
 
-export const runMigrations = PgMigrator.run({ loader: Migrator.fromRecord(migrations) })
+export const runMigrations = PgMigrator.run({ loader: Migrator.fromRecord(migrations) }).pipe(
+  Effect.provide(NodeContext.layer)
+)
