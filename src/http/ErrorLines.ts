@@ -1,0 +1,180 @@
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import type { AnyDomainError, DomainErrorClass, ErrorCode, FieldIssue } from "../domain/Errors.js"
+import { codeOf } from "../domain/Errors.js"
+
+/**
+ * The four API lines and how each renders a domain error (DESIGN.md §4.7). One function renders a body;
+ * the same function is the encoder of the schemas endpoints declare, so `/openapi.json` shows exactly
+ * the bodies clients receive.
+ */
+export type Line = "v1" | "oauth" | "v2" | "v3"
+
+/** The line a request path belongs to; paths outside every line (health, docs, pages) answer like `/v1`. */
+export const lineOf = (path: string): Line => {
+  if (path.startsWith("/public-api/v2")) return "v2"
+  if (path.startsWith("/public-api/v3")) return "v3"
+  if (path.startsWith("/oauth")) return "oauth"
+  return "v1"
+}
+
+export interface RenderedError {
+  readonly status: number
+  readonly contentType: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Record<string, unknown>
+}
+
+/** Extra fields an error carries beyond its message (e.g. `consentText`), shown as problem extensions on `/v1`. */
+const extensionsOf = (error: AnyDomainError): Record<string, unknown> => {
+  const { _tag, message, ...rest } = error as unknown as Record<string, unknown>
+  return JSON.parse(JSON.stringify(rest))
+}
+
+const issuesOf = (error: AnyDomainError): ReadonlyArray<FieldIssue> =>
+  (error as { readonly errors?: ReadonlyArray<FieldIssue> }).errors ?? []
+
+const retryHeaders = (error: AnyDomainError): Record<string, string> => {
+  const retryAfter = (error as { readonly retryAfterSeconds?: number }).retryAfterSeconds
+  return retryAfter === undefined ? {} : { "retry-after": String(retryAfter) }
+}
+
+const bodies: Record<Line, (error: AnyDomainError, code: ErrorCode) => Record<string, unknown>> = {
+  v1: (error, code) => ({
+    type: `urn:ribbon:error:${code.v1}`,
+    title: code.title,
+    status: code.status,
+    detail: error.message,
+    code: code.v1,
+    ...extensionsOf(error)
+  }),
+  oauth: (error, code) => ({ error: code.oauth, error_description: error.message }),
+  v2: (error, code) => {
+    if (code.status === 429) return { status: 429, message: error.message }
+    if (code.status === 400) return { path: issuesOf(error)[0]?.path ?? "", errorCode: code.v2, message: error.message }
+    return { status: code.status, errorCode: code.v2, message: error.message }
+  },
+  v3: (error, code) => {
+    if (code.status === 429) return { status: 429, message: error.message }
+    if (code.status === 400) {
+      return {
+        message: error.message,
+        errorCode: code.v3,
+        errors: issuesOf(error).map((issue) => ({ path: issue.path, errorCode: code.v3, message: issue.message }))
+      }
+    }
+    return { status: code.status, errorCode: code.v3, message: error.message }
+  }
+}
+
+/** Renders a domain error in a line's format. */
+export const render = (line: Line, error: AnyDomainError): RenderedError => {
+  const code = codeOf(error)!
+  return {
+    status: code.status,
+    contentType: line === "v1" ? "application/problem+json" : "application/json",
+    headers: { ...retryHeaders(error), ...(line === "oauth" ? { "cache-control": "no-store" } : {}) },
+    body: bodies[line](error, code)
+  }
+}
+
+// Schemas of the bodies, per line, for the OpenAPI document and the derived client.
+
+const V1Problem = (code: ErrorCode, extensions: Schema.Struct.Fields) =>
+  Schema.Struct({
+    type: Schema.String,
+    title: Schema.String,
+    status: Schema.Literal(code.status),
+    detail: Schema.String,
+    code: Schema.Literal(code.v1),
+    ...extensions
+  })
+
+const OAuthBody = (code: ErrorCode) =>
+  Schema.Struct({ error: Schema.Literal(code.oauth), error_description: Schema.String })
+
+const V2Body = (code: ErrorCode) => {
+  if (code.status === 429) return Schema.Struct({ status: Schema.Literal(429), message: Schema.String })
+  if (code.status === 400) {
+    return Schema.Struct({ path: Schema.String, errorCode: Schema.Literal(code.v2), message: Schema.String })
+  }
+  return Schema.Struct({
+    status: Schema.Literal(code.status),
+    errorCode: Schema.Literal(code.v2),
+    message: Schema.String
+  })
+}
+
+const V3Body = (code: ErrorCode) => {
+  if (code.status === 429) return Schema.Struct({ status: Schema.Literal(429), message: Schema.String })
+  if (code.status === 400) {
+    return Schema.Struct({
+      message: Schema.String,
+      errorCode: Schema.Literal(code.v3),
+      errors: Schema.Array(Schema.Struct({ path: Schema.String, errorCode: Schema.String, message: Schema.String }))
+    })
+  }
+  return Schema.Struct({
+    status: Schema.Literal(code.status),
+    errorCode: Schema.Literal(code.v3),
+    message: Schema.String
+  })
+}
+
+/** Rebuilds the domain error from a body, so the derived client fails with the same typed errors. */
+const fromBody = (line: Line, body: Record<string, any>): Record<string, unknown> => {
+  switch (line) {
+    case "v1": {
+      const { type, title, status, detail, code, ...extensions } = body
+      return { ...extensions, message: detail }
+    }
+    case "oauth":
+      return { message: body.error_description }
+    case "v2":
+      return body.path === undefined
+        ? { message: body.message }
+        : { message: body.message, errors: [{ path: body.path, message: body.message }] }
+    case "v3":
+      return body.errors === undefined ? { message: body.message } : { message: body.message, errors: body.errors }
+  }
+}
+
+const bodySchema = (line: Line, code: ErrorCode, fields: Schema.Struct.Fields) => {
+  switch (line) {
+    case "v1": {
+      const { _tag, message, ...extensions } = fields
+      return V1Problem(code, extensions)
+    }
+    case "oauth":
+      return OAuthBody(code)
+    case "v2":
+      return V2Body(code)
+    case "v3":
+      return V3Body(code)
+  }
+}
+
+const lineTitle: Record<Line, string> = { v1: "V1", oauth: "OAuth", v2: "V2", v3: "V3" }
+
+/**
+ * The schema an endpoint declares for a domain error on a line: the domain error on the type side, the
+ * line's body on the encoded side, with the error's status.
+ */
+export const lineError = <Self, Tag extends string, Fields extends Schema.Struct.Fields>(
+  line: Line,
+  ErrorClass: DomainErrorClass<Self, Tag, Fields>
+): Schema.Schema<Self, any> => {
+  const code = ErrorClass.code
+  const body = bodySchema(line, code, ErrorClass.fields as Schema.Struct.Fields) as Schema.Schema<any, any>
+  const schema = Schema.transform(body, Schema.typeSchema(ErrorClass as unknown as Schema.Schema<Self>), {
+    strict: false,
+    decode: (b) => new (ErrorClass as any)(fromBody(line, b)),
+    encode: (error) => bodies[line](error as AnyDomainError, code)
+  }).annotations({
+    identifier: `${lineTitle[line]}${ErrorClass._tag}`,
+    ...HttpApiSchema.annotations({ status: code.status })
+  })
+  return line === "v1"
+    ? HttpApiSchema.withEncoding(schema, { kind: "Json", contentType: "application/problem+json" })
+    : schema
+}

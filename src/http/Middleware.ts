@@ -1,0 +1,120 @@
+import {
+  FileSystem,
+  HttpApiBuilder,
+  HttpIncomingMessage,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
+import { Cause, Effect, FiberRef, Option } from "effect"
+import { globalValue } from "effect/GlobalValue"
+import {
+  type AnyDomainError,
+  FieldIssue,
+  InternalError,
+  InvalidRequest,
+  isDomainError,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable
+} from "../domain/Errors.js"
+import { lineOf, render } from "./ErrorLines.js"
+
+/** The id of the request being served, for logs, spans and error bodies. */
+export const currentRequestId = globalValue("ribbon/currentRequestId", () => FiberRef.unsafeMake(""))
+
+const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** `items.0.quantity` → `items[0].quantity`. */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>(
+    (out, key) => (typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`),
+    ""
+  )
+
+interface DecodeIssue {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly message: string
+}
+
+/** What a failed request means in domain terms; `undefined` for a defect. */
+const classify = (failure: unknown, request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) => {
+  if (isDomainError(failure)) return failure
+  const tagged = failure as { readonly _tag?: string; readonly reason?: string; readonly cause?: unknown }
+  switch (tagged._tag) {
+    case "HttpApiDecodeError": {
+      const issues = (failure as { readonly issues: ReadonlyArray<DecodeIssue> }).issues
+      const errors = issues.map((issue) => new FieldIssue({ path: formatPath(issue.path), message: issue.message }))
+      const first = errors[0]
+      return new InvalidRequest({
+        message: first === undefined ? "The request is invalid." : `${first.path || "request"}: ${first.message}`,
+        errors
+      })
+    }
+    case "RouteNotFound":
+      return new NotFound({ message: `No route for ${request.method} ${new URL(request.url, "http://x").pathname}.` })
+    case "RequestError": {
+      if (tagged.reason !== "Decode") return undefined
+      if (tagged.cause instanceof Error && tagged.cause.message === "maxBytes exceeded") {
+        return tooLarge(maxBodyBytes)
+      }
+      return new InvalidRequest({
+        message: "The request body could not be parsed.",
+        errors: [new FieldIssue({ path: "", message: String((tagged.cause as Error)?.message ?? tagged.cause) })]
+      })
+    }
+  }
+  return undefined
+}
+
+const tooLarge = (maxBodyBytes: number) =>
+  new PayloadTooLarge({ message: `The request body exceeds ${maxBodyBytes} bytes.`, limitBytes: maxBodyBytes })
+
+const respond = (path: string, error: AnyDomainError) => {
+  const rendered = render(lineOf(path), error)
+  return HttpServerResponse.unsafeJson(rendered.body, {
+    status: rendered.status,
+    contentType: rendered.contentType,
+    headers: rendered.headers
+  })
+}
+
+/**
+ * The HttpApi-level middleware every request goes through: a request id (echoed when the client sent a
+ * valid one), the body size limit, and every failure rendered in its API line's format. Defects become a
+ * 500 carrying the request id, with the cause logged and never sent.
+ */
+export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
+  HttpApiBuilder.middleware((app) =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const sent = request.headers["x-request-id"]
+      const requestId = sent !== undefined && clientRequestId.test(sent) ? sent : crypto.randomUUID()
+      const path = request.url
+      const declared = Number(request.headers["content-length"] ?? 0)
+      // The app's error channel is typed `never`, but failures of every kind reach this point at run time.
+      const guarded: Effect.Effect<
+        HttpServerResponse.HttpServerResponse,
+        unknown,
+        HttpServerRequest.HttpServerRequest
+      > = declared > options.maxBodyBytes ? Effect.fail(tooLarge(options.maxBodyBytes)) : app
+      const response = yield* guarded.pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(FileSystem.Size(options.maxBodyBytes))),
+        Effect.catchAllCause((cause) => {
+          // HttpApi turns an unreadable body (bad JSON, over the limit) into a defect, so look at defects too.
+          const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
+          const error = Option.isSome(failure) ? classify(failure.value, request, options.maxBodyBytes) : undefined
+          if (error !== undefined) return Effect.succeed(respond(path, error))
+          if (Cause.isInterruptedOnly(cause)) {
+            return Effect.succeed(respond(path, new ServiceUnavailable({ message: "The server is shutting down." })))
+          }
+          return Effect.logError("Request failed", cause).pipe(
+            Effect.as(respond(path, new InternalError({ message: "An internal error occurred.", requestId })))
+          )
+        }),
+        Effect.locally(currentRequestId, requestId),
+        Effect.annotateLogs("requestId", requestId),
+        Effect.annotateSpans("http.request.id", requestId)
+      )
+      return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    })
+  )

@@ -1,0 +1,53 @@
+import type { HttpApi } from "@effect/platform"
+import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { Api } from "../../src/http/Api.js"
+import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
+import { TestDatabase } from "./database.js"
+
+export const testMaxBodyBytes = 64 * 1024
+
+/** Serves an HttpApi through the real server layer on a free loopback port; provides an HttpClient aimed at it. */
+export const serveForTest = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>) =>
+  serveApi(apiLive, { maxBodyBytes: testMaxBodyBytes }).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+
+/** The Ribbon API on a fresh database, served on a test port. */
+export const RibbonTestServer = serveForTest(ApiLive).pipe(
+  Layer.provide(ServicesLive),
+  Layer.provideMerge(TestDatabase)
+)
+
+/** The typed client derived from the Ribbon HttpApi. */
+export const ribbonClient = HttpApiClient.make(Api)
+
+export interface RawResponse {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: any
+  readonly text: string
+}
+
+const read = (response: HttpClientResponse.HttpClientResponse) =>
+  Effect.map(response.text, (text): RawResponse => {
+    let body: unknown = text
+    try {
+      body = JSON.parse(text)
+    } catch {}
+    return { status: response.status, headers: response.headers, body, text }
+  })
+
+/** A raw request, to assert exact status, headers and body bytes. */
+export const raw = (request: HttpClientRequest.HttpClientRequest) =>
+  Effect.flatMap(HttpClient.HttpClient, (client) => Effect.flatMap(client.execute(request), read))
+
+export const get = (url: string, headers: Record<string, string> = {}) =>
+  raw(HttpClientRequest.get(url).pipe(HttpClientRequest.setHeaders(headers)))
+
+export const postText = (url: string, body: string, headers: Record<string, string> = {}) =>
+  raw(
+    HttpClientRequest.post(url).pipe(
+      HttpClientRequest.setHeaders(headers),
+      HttpClientRequest.bodyText(body, "application/json")
+    )
+  )
