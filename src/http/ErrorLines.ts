@@ -170,11 +170,11 @@ export const lineError = <Self, Tag extends string, Fields extends Schema.Struct
     strict: false,
     decode: (b) => new (ErrorClass as any)(fromBody(line, b)),
     encode: (error) => bodies[line](error as AnyDomainError, code)
-  }).annotations({
-    identifier: `${lineTitle[line]}${ErrorClass._tag}`,
-    ...HttpApiSchema.annotations({ status: code.status })
-  })
-  return line === "v1"
-    ? HttpApiSchema.withEncoding(schema, { kind: "Json", contentType: "application/problem+json" })
-    : schema
+  }).annotations(HttpApiSchema.annotations({ status: code.status }))
+  const encoded =
+    line === "v1"
+      ? HttpApiSchema.withEncoding(schema, { kind: "Json", contentType: "application/problem+json" })
+      : schema
+  // Last: the HttpApiSchema annotation helpers drop an identifier set before them.
+  return encoded.annotations({ identifier: `${lineTitle[line]}${ErrorClass._tag}` })
 }

@@ -1,7 +1,8 @@
-import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { DomainError, InvalidRequest, NotFound } from "../../src/domain/Errors.js"
+import { makeApi } from "../../src/http/ApiBase.js"
 import { type Line, lineError } from "../../src/http/ErrorLines.js"
 import { get, postText, serveForTest, testMaxBodyBytes } from "../support/http.js"
 
@@ -45,7 +46,7 @@ const fixtureGroup = <const Name extends string>(name: Name, line: Line, prefix:
     .addError(lineError(line, ConsentRequired))
     .prefix(prefix)
 
-const FixtureApi = HttpApi.make("fixture")
+const FixtureApi = makeApi("fixture")
   .add(fixtureGroup("v1", "v1", "/v1"))
   .add(fixtureGroup("oauth", "oauth", "/oauth"))
   .add(fixtureGroup("v2", "v2", "/public-api/v2"))
@@ -238,6 +239,23 @@ describe("error lines", () => {
       Effect.gen(function* () {
         expect((yield* get("/public-api/v3/nothing")).body).toMatchObject({ errorCode: "404_PBLC_001" })
         expect((yield* get("/oauth/nothing")).status).toBe(404)
+      })
+    )
+
+    it.effect("the OpenAPI document describes each line's real 400 body", () =>
+      Effect.gen(function* () {
+        const { body } = yield* get("/openapi.json")
+        const badRequest = (path: string) => body.paths[path].post.responses["400"].content
+        expect(badRequest("/v1/orders")).toEqual({
+          "application/problem+json": { schema: { $ref: "#/components/schemas/V1InvalidRequest" } }
+        })
+        expect(badRequest("/public-api/v2/orders")["application/json"].schema.$ref).toBe(
+          "#/components/schemas/V2InvalidRequest"
+        )
+        expect(body.components.schemas.V2InvalidRequest.required).toEqual(["path", "errorCode", "message"])
+        expect(body.components.schemas.V3InvalidRequest.required).toEqual(["message", "errorCode", "errors"])
+        expect(body.components.schemas.OAuthInvalidRequest.required).toEqual(["error", "error_description"])
+        expect(JSON.stringify(body)).not.toContain("HttpApiDecodeError")
       })
     )
 

@@ -1,0 +1,31 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+/**
+ * An empty HttpApi for Ribbon's routes. `HttpApi.make` declares its built-in `HttpApiDecodeError` as a
+ * 400 of every operation, but Ribbon never sends that body: decoding failures are rendered in each API
+ * line's own 400 format, which the line's groups declare. So the API starts without it, and the document
+ * and the derived client know only the bodies clients really receive.
+ */
+export const makeApi = <const Id extends string>(identifier: Id): HttpApi.HttpApi<Id, never, never, never> => {
+  const api = HttpApi.make(identifier).annotate(OpenApi.Transform, pruneUnreferencedSchemas)
+  Object.assign(api, { errorSchema: Schema.Never })
+  return api as unknown as HttpApi.HttpApi<Id, never, never, never>
+}
+
+/** Drops component schemas that nothing in `paths` reaches. */
+const pruneUnreferencedSchemas = (spec: Record<string, any>): Record<string, any> => {
+  const schemas: Record<string, unknown> = spec.components?.schemas ?? {}
+  const reached = new Set<string>()
+  const visit = (value: unknown) => {
+    for (const [, name] of JSON.stringify(value ?? null).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {
+      if (!reached.has(name)) {
+        reached.add(name)
+        visit(schemas[name])
+      }
+    }
+  }
+  visit(spec.paths)
+  for (const name of Object.keys(schemas)) if (!reached.has(name)) delete schemas[name]
+  return spec
+}

@@ -1,0 +1,90 @@
+import SwaggerParser from "@apidevtools/swagger-parser"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { get, RibbonTestServer, ribbonClient } from "../support/http.js"
+
+describe("Ribbon API", () => {
+  it.layer(RibbonTestServer)((it) => {
+    it.effect("serves liveness and readiness through the derived client", () =>
+      Effect.gen(function* () {
+        const client = yield* ribbonClient
+        expect(yield* client.health.health()).toEqual({ status: "ok" })
+        const ready = yield* client.health.ready()
+        expect(ready.status).toBe("ready")
+        expect(ready.migration).toBeGreaterThanOrEqual(2)
+      })
+    )
+
+    it.effect("answers unknown routes with a 404 in each line's format", () =>
+      Effect.gen(function* () {
+        const v1 = yield* get("/v1/does-not-exist")
+        expect(v1.status).toBe(404)
+        expect(v1.headers["content-type"]).toBe("application/problem+json")
+        expect(v1.body).toMatchObject({
+          status: 404,
+          code: "not_found",
+          detail: "No route for GET /v1/does-not-exist."
+        })
+
+        const oauth = yield* get("/oauth/does-not-exist")
+        expect(oauth.status).toBe(404)
+        expect(oauth.body).toEqual({ error: "invalid_request", error_description: expect.any(String) })
+
+        const v2 = yield* get("/public-api/v2/does-not-exist")
+        expect(v2.status).toBe(404)
+        expect(v2.body).toEqual({ status: 404, errorCode: "NOT_FOUND", message: expect.any(String) })
+
+        const v3 = yield* get("/public-api/v3/does-not-exist")
+        expect(v3.status).toBe(404)
+        expect(v3.body).toEqual({ status: 404, errorCode: "404_PBLC_001", message: expect.any(String) })
+
+        for (const response of [v1, oauth, v2, v3]) expect(response.headers["x-request-id"]).toBeTruthy()
+      })
+    )
+
+    it.effect("serves the API reference at /docs", () =>
+      Effect.gen(function* () {
+        const docs = yield* get("/docs")
+        expect(docs.status).toBe(200)
+        expect(docs.headers["content-type"]).toContain("text/html")
+        expect(docs.text).toContain("api-reference")
+      })
+    )
+
+    describe("/openapi.json", () => {
+      it.effect("is a valid OpenAPI 3.1 document", () =>
+        Effect.gen(function* () {
+          const { body } = yield* get("/openapi.json")
+          expect(body.openapi).toMatch(/^3\.1\./)
+          const validated = yield* Effect.promise(() => SwaggerParser.validate(structuredClone(body)))
+          expect(validated.info.title).toBe("Ribbon")
+        })
+      )
+
+      it.effect("describes the real error bodies, never HttpApiDecodeError", () =>
+        Effect.gen(function* () {
+          const { body, text } = yield* get("/openapi.json")
+          expect(text).not.toContain("HttpApiDecodeError")
+          const unavailable = body.paths["/ready"].get.responses["503"]
+          expect(Object.keys(unavailable.content)).toEqual(["application/problem+json"])
+          expect(body.components.schemas.V1ServiceUnavailable.required).toEqual([
+            "type",
+            "title",
+            "status",
+            "detail",
+            "code"
+          ])
+        })
+      )
+
+      it.effect("matches the committed contract snapshot", () =>
+        Effect.gen(function* () {
+          const { body } = yield* get("/openapi.json")
+          yield* Effect.promise(() =>
+            expect(JSON.stringify(body, null, 2)).toMatchFileSnapshot("__snapshots__/openapi.json")
+          )
+        })
+      )
+    })
+  })
+})
