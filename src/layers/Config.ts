@@ -1,7 +1,5 @@
 import { Config, type ConfigError, Effect, LogLevel, Option, Schema } from "effect"
 
-const Environment = Schema.Literal("development", "test", "production")
-
 /** The whole runtime configuration, read once from `Config.*` (the environment by default). */
 export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
   effect: Effect.gen(function* () {
@@ -20,7 +18,11 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
         Config.map(Option.map((url) => url.toString().replace(/\/$/, "")))
       ),
       logLevel: yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
-      environment: yield* Schema.Config("NODE_ENV", Environment).pipe(Config.withDefault("development" as const)),
+      environment: yield* Config.literal(
+        "development",
+        "test",
+        "production"
+      )("NODE_ENV").pipe(Config.withDefault("development" as const)),
       /** Largest request body accepted, in bytes. */
       maxBodyBytes: yield* Config.integer("MAX_BODY_BYTES").pipe(
         Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
@@ -46,7 +48,7 @@ export const describeConfigError = (error: ConfigError.ConfigError): string => {
       case "MissingData":
       case "SourceUnavailable":
       case "Unsupported":
-        lines.push(`${e.path.join(".")}: ${e.message}`)
+        lines.push(`${e.path.join(".")}: ${e.message.replace(/\s*\n\s*/g, " ")}`)
     }
   }
   walk(error)
