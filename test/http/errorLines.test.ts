@@ -1,10 +1,10 @@
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema, Stream } from "effect"
 import { DomainError, InvalidRequest, NotFound } from "../../src/domain/Errors.js"
 import { makeApi } from "../../src/http/ApiBase.js"
 import { type Line, lineError } from "../../src/http/ErrorLines.js"
-import { get, postText, serveForTest, testMaxBodyBytes } from "../support/http.js"
+import { get, postText, raw, serveForTest, testMaxBodyBytes } from "../support/http.js"
 
 /** A test-only error with an extension field, as later areas will define. */
 class ConsentRequired extends DomainError<ConsentRequired>()(
@@ -232,6 +232,22 @@ describe("error lines", () => {
         const oauth = yield* postText("/oauth/orders", huge)
         expect(oauth.status).toBe(413)
         expect(oauth.body.error).toBe("invalid_request")
+      })
+    )
+
+    it.effect("a chunked body that grows past the limit is cut off, and the server keeps serving", () =>
+      Effect.gen(function* () {
+        const chunk = new TextEncoder().encode("x".repeat(16 * 1024))
+        const cut = yield* raw(
+          HttpClientRequest.post("/public-api/v3/orders").pipe(
+            HttpClientRequest.bodyStream(Stream.make(...Array.from({ length: 8 }, () => chunk)), {
+              contentType: "application/json"
+            })
+          )
+        ).pipe(Effect.flip)
+        expect(cut._tag).toBe("RequestError")
+        const next = yield* postText("/public-api/v3/orders", JSON.stringify(validOrder))
+        expect(next.status).toBe(200)
       })
     )
 
