@@ -26,9 +26,7 @@ describe("error catalogue", () => {
     const doc = Fs.readFileSync(new URL("../../docs/errors.md", import.meta.url), "utf8")
     for (const error of catalogue) {
       const { status, v1, oauth, v2, v3 } = error.code
-      expect(doc).toContain(
-        `| ${error._tag} | ${status} | \`${v1}\` | \`${oauth}\` | \`${v2}\` | \`${v3}\` |`
-      )
+      expect(doc).toContain(`| ${error._tag} | ${status} | \`${v1}\` | \`${oauth}\` | \`${v2}\` | \`${v3}\` |`)
     }
   })
 })
