@@ -5,7 +5,7 @@ import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Duration, Effect, Layer, Option, type Redacted, String as Str } from "effect"
+import { Data, Duration, Effect, Layer, Option, type Redacted, String as Str } from "effect"
 import { AppConfig } from "./Config.js"
 
 /** camelCase in TypeScript, snake_case in SQL. */
@@ -65,19 +65,25 @@ export const embedded = (options: { readonly dataDir: Option.Option<string>; rea
  */
 const exposeOnSocket = (socketPath: string, port: number) =>
   Effect.acquireRelease(
-    Effect.async<Net.Server>((resume) => {
+    Effect.async<{ readonly relay: Net.Server; readonly clients: Set<Net.Socket> }>((resume) => {
       Fs.rmSync(socketPath, { force: true })
+      const clients = new Set<Net.Socket>()
       const relay = Net.createServer((client) => {
+        clients.add(client)
+        client.on("close", () => clients.delete(client))
         const upstream = Net.connect(port, "127.0.0.1")
         client.pipe(upstream).pipe(client)
         client.on("error", () => upstream.destroy())
         upstream.on("error", () => client.destroy())
       })
-      relay.listen(socketPath, () => resume(Effect.succeed(relay)))
+      relay.once("error", (error) => resume(Effect.die(error)))
+      relay.listen(socketPath, () => resume(Effect.succeed({ relay, clients })))
     }),
-    (relay) =>
+    ({ relay, clients }) =>
       Effect.async<void>((resume) => {
         relay.close(() => resume(Effect.void))
+        // close() waits for open connections: end the relayed ones (a CLI command, psql) so shutdown cannot hang.
+        for (const client of clients) client.destroy()
       })
   )
 
@@ -92,14 +98,23 @@ export const embeddedServerRunning = (dataDir: string) =>
     socket.once("error", () => resume(Effect.succeed(false)))
   })
 
-/** The database a server uses: DATABASE_URL when set, embedded PGlite in DATA_DIR otherwise. */
+export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{ readonly message: string }> {}
+
+/**
+ * The database a server uses: DATABASE_URL when set, embedded PGlite in DATA_DIR otherwise. PGlite must
+ * not open one data directory twice, so a second server on the same DATA_DIR refuses to start.
+ */
 export const DatabaseLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    Option.match(config.databaseUrl, {
-      onSome: (url) => postgres(url),
-      onNone: () => embedded({ dataDir: Option.some(config.dataDir), exposeSocket: true })
-    })
-  )
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (Option.isSome(config.databaseUrl)) return postgres(config.databaseUrl.value)
+    if (yield* embeddedServerRunning(config.dataDir)) {
+      return yield* new DataDirInUse({
+        message: `Another Ribbon server is using DATA_DIR ${config.dataDir}; stop it or choose another DATA_DIR.`
+      })
+    }
+    return embedded({ dataDir: Option.some(config.dataDir), exposeSocket: true })
+  })
 )
 
 /**

@@ -1,0 +1,120 @@
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { PgClient } from "@effect/sql-pg"
+import { Cause, ConfigError, Console, Effect, Layer, Logger, Option } from "effect"
+import packageJson from "../../package.json" with { type: "json" }
+import { AppConfig, describeConfigError } from "./Config.js"
+import { CliDatabaseLive, DataDirInUse, embeddedSocketPath } from "./Database.js"
+import { LoggingLive } from "./Logging.js"
+import { MigrationsLive, runMigrations } from "./Migrations.js"
+
+/**
+ * `ribbon …` (`npm run ribbon -- …`). Each subcommand is one small `Command` below, appended to the list
+ * in `ribbon`. A command that needs the migrated database pipes through `withDatabase`:
+ *
+ *   const products = Options.integer("products").pipe(Options.withDefault(100))
+ *   const seed = Command.make("seed", { products }, ({ products }) => seedCatalog(products)).pipe(
+ *     withDatabase,
+ *     Command.withDescription("Seed the demo catalog.")
+ *   )
+ *
+ * stdout carries only a command's output (so `--json` stays parseable); logs go to stderr.
+ * This module is the entry point and runs the CLI when imported, so commands are defined here (or in
+ * modules this one imports), never in a module that imports it.
+ */
+
+/**
+ * Serves until SIGINT/SIGTERM, then shuts down gracefully: what `npm start` and `ribbon serve` run.
+ * The server's modules (HTTP, telemetry) load only here, so that other commands start quickly.
+ */
+const launchServer = Effect.promise(() => import("./Server.js")).pipe(
+  Effect.flatMap(({ ServerLive }) => Layer.launch(ServerLive)),
+  Effect.provide(LoggingLive)
+)
+
+/** LOG_LEVEL and the format of LoggingLive, but on stderr, so that stdout stays machine-readable (`--json`). */
+const CommandLoggingLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Layer.merge(
+      Logger.replace(
+        Logger.defaultLogger,
+        Logger.withConsoleError(config.environment === "production" ? Logger.jsonLogger : Logger.logfmtLogger)
+      ),
+      Logger.minimumLogLevel(config.logLevel)
+    )
+  )
+)
+
+/** Config, stderr logging, and the database (DATABASE_URL, the running server's socket, or DATA_DIR), unmigrated. */
+const CommandSqlLive = CliDatabaseLive.pipe(
+  Layer.provideMerge(CommandLoggingLive),
+  Layer.provideMerge(AppConfig.Default)
+)
+
+/** As CommandSqlLive, with pending migrations applied first: what most commands want. */
+const CommandDatabaseLive = MigrationsLive.pipe(Layer.provideMerge(CommandSqlLive))
+
+/** Gives a command's handler AppConfig and SqlClient/PgClient on the migrated database: `.pipe(withDatabase)`. */
+export const withDatabase = <Name extends string, R, E, A>(command: Command.Command<Name, R, E, A>) =>
+  Command.provide(command, CommandDatabaseLive)
+
+/** Where a command's SQL goes, in words (never the DATABASE_URL itself: it may carry a password). */
+const describeDatabase = Effect.gen(function* () {
+  const { config: pg } = yield* PgClient.PgClient
+  const { dataDir } = yield* AppConfig
+  if (pg.url !== undefined) return "DATABASE_URL"
+  if (pg.host?.startsWith("/")) return `the running server's socket ${embeddedSocketPath(dataDir)}`
+  return `the embedded database in ${dataDir}`
+})
+
+/** `0001_extensions`, as the migration is named in src/layers/Migrations.ts. */
+const migrationName = (id: number, name: string) => `${String(id).padStart(4, "0")}_${name}`
+
+const serve = Command.make("serve", {}, () => launchServer).pipe(
+  Command.withDescription("Run the HTTP server on PORT (as `npm start` does) until SIGINT or SIGTERM.")
+)
+
+const migrate = Command.make("migrate", {}, () =>
+  Effect.gen(function* () {
+    yield* Console.log(`Database: ${yield* describeDatabase}`)
+    const applied = yield* runMigrations
+    if (applied.length === 0) return yield* Console.log("No pending migrations.")
+    for (const [id, name] of applied) yield* Console.log(`Applied ${migrationName(id, name)}`)
+  })
+).pipe(
+  Command.provide(CommandSqlLive),
+  Command.withDescription("Apply pending database migrations and print which were applied.")
+)
+
+/** Every `ribbon` subcommand. */
+const ribbon = Command.make("ribbon").pipe(
+  Command.withDescription("Ribbon: a gifting marketplace API for AI agents and companies."),
+  Command.withSubcommands([serve, migrate])
+)
+
+const cli = Command.run(ribbon, { name: "ribbon", version: packageJson.version })
+
+/**
+ * Failures end the process with exit code 1 and one report on stderr: the configuration problem in one
+ * line naming the variable, the data directory in use, nothing more for a usage error (the CLI already printed it with the usage),
+ * and the full cause otherwise.
+ */
+const reportFailure = (cause: Cause.Cause<unknown>) => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.void
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure) && ConfigError.isConfigError(failure.value)) {
+    return Console.error(describeConfigError(failure.value))
+  }
+  if (Option.isSome(failure) && failure.value instanceof DataDirInUse) return Console.error(failure.value.message)
+  if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return Effect.void
+  return Console.error(Cause.pretty(cause, { renderErrorCause: true }))
+}
+
+/** Without arguments, show the help rather than doing nothing. */
+const argv = process.argv.length <= 2 ? [...process.argv, "--help"] : process.argv
+
+cli(argv).pipe(
+  Effect.tapErrorCause(reportFailure),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
+)
