@@ -1,8 +1,9 @@
-import { Command, ValidationError } from "@effect/cli"
+import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
-import { Cause, ConfigError, Console, Effect, Layer, Logger, Option } from "effect"
+import { Cause, Clock, ConfigError, Console, Effect, Layer, Logger, Option } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
+import { Seed } from "../services/Seed.js"
 import { AppConfig, describeConfigError } from "./Config.js"
 import { CliDatabaseLive, DataDirInUse, embeddedSocketPath } from "./Database.js"
 import { LoggingLive } from "./Logging.js"
@@ -86,10 +87,67 @@ const migrate = Command.make("migrate", {}, () =>
   Command.withDescription("Apply pending database migrations and print which were applied.")
 )
 
+/** A progress bar on stderr, redrawn in place with `\r`: `[#######-------]  50%  50,000/100,000 products`. */
+const progressBar = (started: number) => {
+  let first: number | undefined
+  return (done: number, total: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.sync(() => {
+        first ??= done // a resumed run starts part-way: the rate counts this run's products only
+        const width = 30
+        const ratio = total === 0 ? 1 : done / total
+        const filled = Math.round(ratio * width)
+        const seconds = Math.max((now - started) / 1000, 0.001)
+        const rate = Math.round((done - first) / seconds).toLocaleString("en-US")
+        const line =
+          `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${String(Math.floor(ratio * 100)).padStart(3)}%  ` +
+          `${done.toLocaleString("en-US")}/${total.toLocaleString("en-US")} products  ${rate}/s`
+        process.stderr.write(`\r${line}${done >= total ? "\n" : ""}`)
+      })
+    )
+}
+
+const seedProducts = Options.integer("products").pipe(
+  Options.withDescription("Also generate a synthetic catalog of this many products (deterministic; resumable)."),
+  Options.optional
+)
+
+const seed = Command.make("seed", { products: seedProducts }, ({ products }) =>
+  Effect.gen(function* () {
+    yield* Console.log(`Database: ${yield* describeDatabase}`)
+    const seed = yield* Seed
+    const started = yield* Clock.currentTimeMillis
+    const curated = yield* seed.ensureDemoCatalog()
+    const curatedMillis = (yield* Clock.currentTimeMillis) - started
+    yield* Console.log(
+      curated.seeded ? `Seeded the demo catalog in ${curatedMillis} ms.` : "The demo catalog was already seeded."
+    )
+    if (Option.isSome(products)) {
+      if (products.value < 0)
+        return yield* Effect.fail(ValidationError.invalidValue(HelpDoc.p("--products must be >= 0")))
+      const from = yield* Clock.currentTimeMillis
+      const generated = yield* seed.generate(products.value, progressBar(from))
+      const seconds = ((yield* Clock.currentTimeMillis) - from) / 1000
+      yield* Console.log(
+        `Generated ${generated.added.toLocaleString("en-US")} products in ${seconds.toFixed(1)} s ` +
+          `(${generated.total.toLocaleString("en-US")} synthetic in all).`
+      )
+    }
+    const counts = yield* seed.counts
+    yield* Console.log(
+      `Catalog: ${counts.products} products, ${counts.variants} variants, ${counts.collections} collections, ` +
+        `${counts.tags} tags, ${counts.countries} countries.`
+    )
+  }).pipe(Effect.provide(Seed.Default))
+).pipe(
+  withDatabase,
+  Command.withDescription("Seed the demo catalog (once), and with --products N a synthetic catalog of N products.")
+)
+
 /** Every `ribbon` subcommand. */
 const ribbon = Command.make("ribbon").pipe(
   Command.withDescription("Ribbon: a gifting marketplace API for AI agents and companies."),
-  Command.withSubcommands([serve, migrate])
+  Command.withSubcommands([serve, migrate, seed])
 )
 
 const cli = Command.run(ribbon, { name: "ribbon", version: packageJson.version })
