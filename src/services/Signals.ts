@@ -129,7 +129,8 @@ const makePostgres = Effect.gen(function* () {
         onSuccess: () => Effect.void,
         onTimeout: () =>
           Effect.logWarning("Signals: LISTEN not confirmed within 5 seconds; continuing").pipe(
-            Effect.andThen(Deferred.succeed(ready, undefined))
+            Effect.andThen(Deferred.succeed(ready, undefined)),
+            Effect.asVoid
           )
       }),
       Effect.flatten,
