@@ -22,21 +22,13 @@ const ambiguous = (validation: AddressValidation, ...messages: ReadonlyArray<str
 }
 
 layer(Addresses.Default)("Addresses", (it) => {
-  it.effect("loads and indexes the gazetteer and ZIP data once", () =>
+  it.effect("loads and indexes the gazetteer and ZIP data", () =>
     Effect.gen(function* () {
       const addresses = yield* Addresses
-      const started = performance.now()
       const loaded = yield* addresses.preload()
-      const firstMs = performance.now() - started
-      const again = performance.now()
-      yield* addresses.preload()
-      const secondMs = performance.now() - again
-      console.log(
-        `Addresses data: ${loaded.places} places and ${loaded.zips} ZIPs loaded in ${firstMs.toFixed(0)} ms (again: ${secondMs.toFixed(2)} ms)`
-      )
       expect(loaded.places).toBeGreaterThan(100_000)
       expect(loaded.zips).toBeGreaterThan(40_000)
-      expect(secondMs).toBeLessThan(5)
+      expect(yield* addresses.preload()).toEqual(loaded)
     })
   )
 
@@ -417,25 +409,6 @@ layer(Addresses.Default)("Addresses", (it) => {
         expect(error.countryCode).toBe("XX")
         expect(error.message).toBe("Country XX is not a known ISO 3166-1 alpha-2 country code")
         expect(yield* Effect.flip(autocomplete("Lond", "GBR"))).toBeInstanceOf(UnknownCountry)
-      })
-    )
-
-    it.effect("is fast once loaded", () =>
-      Effect.gen(function* () {
-        const queries: ReadonlyArray<readonly [string, string]> = [
-          ["Sain", "FR"],
-          ["Spri", "US"],
-          ["Lond", "GB"],
-          ["Mün", "DE"],
-          ["1000", "US"]
-        ]
-        const started = performance.now()
-        for (let i = 0; i < 100; i++) {
-          for (const [query, country] of queries) yield* autocomplete(query, country)
-        }
-        const perQuery = (performance.now() - started) / (100 * queries.length)
-        console.log(`autocomplete: ${perQuery.toFixed(3)} ms per query`)
-        expect(perQuery).toBeLessThan(20)
       })
     )
   })

@@ -4,6 +4,9 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { Api } from "../../src/http/Api.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
+import { PublicUrl } from "../../src/services/Catalog.js"
+import { Seed } from "../../src/services/Seed.js"
+import { Signals } from "../../src/services/Signals.js"
 import { TestDatabase } from "./database.js"
 
 export const testMaxBodyBytes = 64 * 1024
@@ -12,11 +15,27 @@ export const testMaxBodyBytes = 64 * 1024
 export const serveForTest = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>) =>
   serveApi(apiLive, { maxBodyBytes: testMaxBodyBytes }).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
 
+/** The base URL tests serve under: image URLs in responses start with it. */
+export const testPublicUrl = "http://ribbon.test"
+
+const serveRibbon = <E, R>(database: Layer.Layer<R, E>) =>
+  serveForTest(ApiLive).pipe(
+    Layer.provide(ServicesLive),
+    Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess]),
+    Layer.provideMerge(database)
+  )
+
 /** The Ribbon API on a fresh database, served on a test port. */
-export const RibbonTestServer = serveForTest(ApiLive).pipe(
-  Layer.provide(ServicesLive),
+export const RibbonTestServer = serveRibbon(TestDatabase)
+
+/** A fresh database with the curated demo catalog (336 products) seeded. */
+export const SeededTestDatabase = Layer.effectDiscard(Effect.flatMap(Seed, (seed) => seed.ensureDemoCatalog())).pipe(
+  Layer.provide(Seed.Default),
   Layer.provideMerge(TestDatabase)
 )
+
+/** The Ribbon API on a fresh database seeded with the demo catalog. */
+export const SeededTestServer = serveRibbon(SeededTestDatabase)
 
 /** The typed client derived from the Ribbon HttpApi. */
 export const ribbonClient = HttpApiClient.make(Api)
