@@ -6,6 +6,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Data, Duration, Effect, Layer, Option, type Redacted, String as Str } from "effect"
+import { Signals } from "../services/Signals.js"
 import { AppConfig } from "./Config.js"
 
 /** camelCase in TypeScript, snake_case in SQL. */
@@ -137,4 +138,15 @@ export const CliDatabaseLive = Layer.unwrapEffect(
     }
     return embedded({ dataDir: Option.some(config.dataDir), exposeSocket: false })
   })
+)
+
+/**
+ * Wake-ups between fibers and instances: Postgres LISTEN/NOTIFY, which every instance hears, with
+ * DATABASE_URL; an in-process PubSub on embedded PGlite, whose socket server keeps notifications to one
+ * connection.
+ */
+export const SignalsLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.isSome(config.databaseUrl) ? Signals.layerPostgres : Signals.layerInProcess
+  )
 )

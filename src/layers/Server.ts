@@ -1,42 +1,95 @@
 import { createServer } from "node:http"
 import type { HttpApi } from "@effect/platform"
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware, HttpServer } from "@effect/platform"
+import {
+  FileSystem,
+  HttpApiBuilder,
+  HttpApiScalar,
+  HttpIncomingMessage,
+  HttpMiddleware,
+  HttpServer
+} from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { Api } from "../http/Api.js"
+import { CatalogLive } from "../http/handlers/CatalogLive.js"
 import { HealthLive } from "../http/handlers/HealthLive.js"
+import { requestMetrics } from "../http/Metrics.js"
 import { ribbonMiddleware } from "../http/Middleware.js"
+import { Addresses } from "../services/Addresses.js"
+import { Catalog, PublicUrl } from "../services/Catalog.js"
+import { Jobs } from "../services/Jobs.js"
 import { MigrationTarget, Readiness } from "../services/Readiness.js"
+import { Search } from "../services/Search.js"
+import { Seed } from "../services/Seed.js"
 import { AppConfig } from "./Config.js"
-import { DatabaseLive } from "./Database.js"
+import { DatabaseLive, SignalsLive } from "./Database.js"
 import { latestMigrationId, MigrationsLive } from "./Migrations.js"
-import { TelemetryLive } from "./Telemetry.js"
+import { TelemetryLive, traceRequests } from "./Telemetry.js"
 
 const untraced = new Set(["/health", "/ready"])
+
+export interface ServeOptions {
+  /** Largest request body accepted, in bytes. */
+  readonly maxBodyBytes: number
+  /**
+   * Whether requests are traced (all but /health and /ready) and counted in the request metrics. Default
+   * on. `ServerLive` turns it off when no exporter is configured, since nothing would read either: the
+   * platform's tracer middleware (a span, its attributes, trace context headers), `traceRequests` and
+   * `requestMetrics` then never run, which is most of a small request's cost (docs/performance.md).
+   */
+  readonly telemetry?: boolean
+}
 
 /**
  * Serves an HttpApi with everything every Ribbon route gets: `/openapi.json`, `/docs`, request ids,
  * the body limit and error rendering per API line. Tests serve their own fixture APIs through it.
  */
-export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: { readonly maxBodyBytes: number }) =>
-  HttpApiBuilder.serve().pipe(
-    HttpMiddleware.withTracerDisabledWhen((request) => untraced.has(request.url)),
+export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: ServeOptions) =>
+  // Inside the server span and after error rendering: tracing details and metrics see the response as sent.
+  HttpApiBuilder.serve(options.telemetry === false ? undefined : (app) => requestMetrics(traceRequests(app))).pipe(
+    HttpMiddleware.withTracerDisabledWhen(
+      options.telemetry === false ? () => true : (request) => untraced.has(request.url)
+    ),
     Layer.provide([
       HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
       HttpApiScalar.layer({ path: "/docs" }),
       ribbonMiddleware(options)
     ]),
-    Layer.provide(apiLive)
+    Layer.provide(apiLive),
+    // The body limit, once for the server: every request's fiber starts with it in its context.
+    Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(options.maxBodyBytes))))
   )
 
-/** Every service the routes call. */
-export const ServicesLive = Readiness.Default.pipe(Layer.provide(Layer.succeed(MigrationTarget, latestMigrationId)))
+/** Every service the routes call; they need the database, Signals and the public URL. */
+export const ServicesLive = Layer.mergeAll(
+  Readiness.Default.pipe(Layer.provide(Layer.succeed(MigrationTarget, latestMigrationId))),
+  Search.Default,
+  Catalog.Default,
+  Addresses.Default,
+  Jobs.Default
+)
 
 /** The Ribbon API with its handlers; needs the services. */
-export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(HealthLive))
+export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide([HealthLive, CatalogLive]))
 
-/** The migrated database, and the services on it. */
-export const AppLive = ServicesLive.pipe(Layer.provideMerge(MigrationsLive), Layer.provideMerge(DatabaseLive))
+/** The demo catalog, seeded on first start (a no-op afterwards). */
+const DemoCatalogLive = Layer.effectDiscard(Effect.flatMap(Seed, (seed) => seed.ensureDemoCatalog())).pipe(
+  Layer.provide(Seed.Default)
+)
+
+/** The migrated, seeded database, and the services on it. */
+export const AppLive = ServicesLive.pipe(
+  Layer.provide(
+    Layer.effect(
+      PublicUrl,
+      Effect.map(AppConfig, (config) => config.publicUrl)
+    )
+  ),
+  Layer.provide(SignalsLive),
+  Layer.provideMerge(DemoCatalogLive),
+  Layer.provideMerge(MigrationsLive),
+  Layer.provideMerge(DatabaseLive)
+)
 
 /**
  * On shutdown, stop accepting and give in-flight requests `shutdownGrace` to finish before their
@@ -59,16 +112,27 @@ const drainOnShutdown = (server: ReturnType<typeof createServer>) =>
     })
   )
 
-/** The whole server: config, telemetry, database, migrations, services and HTTP on PORT. */
-export const ServerLive = Layer.unwrapEffect(
-  Effect.gen(function* () {
-    const config = yield* AppConfig
-    const server = createServer()
-    return serveApi(ApiLive, config).pipe(
-      HttpServer.withLogAddress,
-      Layer.provide(drainOnShutdown(server)),
-      Layer.provide(NodeHttpServer.layer(() => server, { port: config.port })),
-      Layer.provide(AppLive)
-    )
-  })
-).pipe(Layer.provide(TelemetryLive), Layer.provide(AppConfig.Default))
+/**
+ * The whole server: config, telemetry, database, migrations, services and HTTP on PORT. `host` narrows
+ * the listening address (the benchmark binds loopback only); by default every interface.
+ */
+export const makeServerLive = (listen: { readonly host?: string } = {}) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const config = yield* AppConfig
+      const server = createServer()
+      // Without an exporter, spans and metrics would only be made to be dropped: no request telemetry, and
+      // the tracer off, so service and SQL spans cost nothing either.
+      const telemetry = Option.isSome(config.otlpEndpoint)
+      return serveApi(ApiLive, { maxBodyBytes: config.maxBodyBytes, telemetry }).pipe(
+        Layer.provide(telemetry ? Layer.empty : Layer.setTracerEnabled(false)),
+        HttpServer.withLogAddress,
+        Layer.provide(drainOnShutdown(server)),
+        Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, ...listen })),
+        Layer.provide(AppLive)
+      )
+    })
+  ).pipe(Layer.provide(TelemetryLive), Layer.provide(AppConfig.Default))
+
+/** The whole server on every interface, as `npm start` runs it. */
+export const ServerLive = makeServerLive()
