@@ -1,4 +1,4 @@
-import { Config, type ConfigError, Effect, LogLevel, Option, Schema } from "effect"
+import { Config, type ConfigError, Effect, LogLevel, Option } from "effect"
 
 /** The whole runtime configuration, read once from `Config.*` (the environment by default). */
 export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
