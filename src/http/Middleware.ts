@@ -60,6 +60,22 @@ const classify = (failure: unknown, request: HttpServerRequest.HttpServerRequest
   return undefined
 }
 
+/**
+ * Builds the errors this middleware renders without capturing a stack trace. They are expected outcomes,
+ * rendered and never logged (a defect's own cause is logged, not the InternalError standing for it), and
+ * capturing a stack at the depth of a request's fiber costs about 20 µs, the largest single cost of a 404
+ * (docs/performance.md). Synchronous, so nothing else runs while the limit is lowered.
+ */
+const withoutStack = <A>(make: () => A): A => {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return make()
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
 const tooLarge = (maxBodyBytes: number) =>
   new PayloadTooLarge({ message: `The request body exceeds ${maxBodyBytes} bytes.`, limitBytes: maxBodyBytes })
 
@@ -76,10 +92,11 @@ const respond = (path: string, error: AnyDomainError) => {
  * Tags the rest of this request's fiber with its id: `currentRequestId`, the `requestId` log annotation,
  * and `http.request.id` on every span started under the server span (the SQL spans too).
  *
- * The platform runs each request in a fiber of its own, so these are set once and never restored: that
- * is a third of the cost of `Effect.locally`/`annotateLogs`/`annotateSpans`, each of which copies the
- * fiber's refs twice, and it means the platform's own logs after this middleware carry the id as well.
- * Span annotations are only set when the request has a server span (see `serveApi`'s `tracing`).
+ * The platform runs each request in a fiber of its own, so the refs are set once and never restored.
+ * `Effect.locally`, `annotateLogs` and `annotateSpans` would each run an acquire/release that copies the
+ * fiber's refs twice: about 1 µs here against about 30 µs for those wrappers (docs/performance.md). The
+ * platform's own logs after this middleware carry the id as well. Span annotations are only set when the
+ * request has a server span, that is with telemetry on (`serveApi`'s `telemetry`).
  */
 const tagRequest = (requestId: string, traced: boolean): Effect.Effect<void> => {
   const tagged = Effect.zipRight(
@@ -117,7 +134,7 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
           HttpServerResponse.HttpServerResponse,
           unknown,
           HttpServerRequest.HttpServerRequest
-        > = declared > options.maxBodyBytes ? Effect.fail(tooLarge(options.maxBodyBytes)) : app
+        > = declared > options.maxBodyBytes ? Effect.fail(withoutStack(() => tooLarge(options.maxBodyBytes))) : app
         const span = Context.getOrElse(context, Tracer.ParentSpan, () => undefined)
         const traced = span?._tag === "Span" && fiber.getFiberRef(FiberRef.currentTracerEnabled)
         return tagRequest(requestId, traced).pipe(
@@ -125,14 +142,20 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
           Effect.catchAllCause((cause) => {
             // HttpApi turns an unreadable body (bad JSON, over the limit) into a defect, so look at defects too.
             const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
-            const error = Option.isSome(failure) ? classify(failure.value, request, options.maxBodyBytes) : undefined
+            const error = Option.isSome(failure)
+              ? withoutStack(() => classify(failure.value, request, options.maxBodyBytes))
+              : undefined
             if (error !== undefined) return Effect.succeed(respond(path, error))
             if (Cause.isInterruptedOnly(cause)) {
-              return Effect.succeed(respond(path, new ServiceUnavailable({ message: "The server is shutting down." })))
+              const unavailable = withoutStack(
+                () => new ServiceUnavailable({ message: "The server is shutting down." })
+              )
+              return Effect.succeed(respond(path, unavailable))
             }
-            return Effect.logError("Request failed", cause).pipe(
-              Effect.as(respond(path, new InternalError({ message: "An internal error occurred.", requestId })))
+            const internal = withoutStack(
+              () => new InternalError({ message: "An internal error occurred.", requestId })
             )
+            return Effect.logError("Request failed", cause).pipe(Effect.as(respond(path, internal)))
           }),
           Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId))
         )

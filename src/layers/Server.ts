@@ -122,14 +122,14 @@ export const makeServerLive = (listen: { readonly host?: string } = {}) =>
       const config = yield* AppConfig
       const server = createServer()
       // Without an exporter, spans and metrics would only be made to be dropped: no request telemetry, and
-      // the tracer off, so service and SQL spans cost nothing either.
+      // the tracer off for everything below (requests, services, SQL, background fibers).
       const telemetry = Option.isSome(config.otlpEndpoint)
       return serveApi(ApiLive, { maxBodyBytes: config.maxBodyBytes, telemetry }).pipe(
-        Layer.provide(telemetry ? Layer.empty : Layer.setTracerEnabled(false)),
         HttpServer.withLogAddress,
         Layer.provide(drainOnShutdown(server)),
         Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, ...listen })),
-        Layer.provide(AppLive)
+        Layer.provide(AppLive),
+        Layer.provide(telemetry ? Layer.empty : Layer.setTracerEnabled(false))
       )
     })
   ).pipe(Layer.provide(TelemetryLive), Layer.provide(AppConfig.Default))
