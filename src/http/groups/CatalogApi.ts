@@ -17,6 +17,9 @@ const Country = Schema.String.pipe(Schema.pattern(/^[A-Za-z]{2}$/)).annotations(
   description: "ISO 3166-1 alpha-2 country code, either case (default US until sign-in supplies the user's)"
 })
 
+/** `?country=` alone: the country a resource is priced for. */
+const CountryQuery = Schema.Struct({ country: Schema.optional(Country) })
+
 /** A query-string integer: digits only on the wire (documented there), decoded to a number. */
 const queryInt = (description: string) =>
   Schema.compose(
@@ -112,7 +115,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("product", "/products/:productId")
       .setPath(Schema.Struct({ productId: PathId }))
-      .setUrlParams(Schema.Struct({ country: Schema.optional(Country) }))
+      .setUrlParams(CountryQuery)
       .addSuccess(ProductDetail)
       .addError(lineError("v1", ProductNotFound))
       .annotate(OpenApi.Summary, "A product, its variants priced for a country, and recommendations")
@@ -120,7 +123,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("variant", "/variants/:variantId")
       .setPath(Schema.Struct({ variantId: PathId }))
-      .setUrlParams(Schema.Struct({ country: Schema.optional(Country) }))
+      .setUrlParams(CountryQuery)
       .addSuccess(Variant)
       .addError(lineError("v1", VariantNotFound))
       .annotate(OpenApi.Summary, "A variant, priced for a country")
