@@ -5,15 +5,22 @@ import { Effect, Layer } from "effect"
 import extensions from "./migrations/0001_extensions.js"
 import jobs from "./migrations/0002_jobs.js"
 import catalog from "./migrations/0003_catalog.js"
+import oauth from "./migrations/0004_oauth.js"
+import companies from "./migrations/0005_companies.js"
+import searchTerms from "./migrations/0006_search_terms.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
   "0001_extensions": extensions,
   "0002_jobs": jobs,
-  "0003_catalog": catalog
+  "0003_catalog": catalog,
+  "0004_oauth": oauth,
+  "0005_companies": companies,
+  "0006_search_terms": searchTerms
 }
 
-export const latestMigrationId = Object.keys(migrations).length
+/** The id of the newest migration: the number its name starts with. */
+export const latestMigrationId = Math.max(...Object.keys(migrations).map((name) => Number.parseInt(name, 10)))
 
 /** Runs pending migrations when built. */
 export const MigrationsLive = PgMigrator.layer({ loader: Migrator.fromRecord(migrations) }).pipe(

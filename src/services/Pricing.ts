@@ -54,6 +54,29 @@ export const convertUsd = (usdCents: number, fxRate: string, digits: number): nu
   return Number(divHalfUp(BigInt(usdCents) * numerator * 10n ** BigInt(digits), 100n * 10n ** BigInt(scale)))
 }
 
+/**
+ * The USD cents whose conversion (`convertUsd`) lies within `[min, max]` minor units of the destination
+ * currency, as USD bounds: conversion is monotonic, so a price filter in any currency becomes a plain
+ * range on `price_usd` that indexes and planner statistics understand. Exact, in integers:
+ * `convertUsd(u) = ⌊(2uN + D) / 2D⌋` with `N = fx numerator × 10^digits`, `D = 100 × 10^fx scale`.
+ */
+export const usdRangeFor = (
+  range: { readonly min: number | undefined; readonly max: number | undefined },
+  fxRate: string,
+  digits: number
+): { readonly min: number | undefined; readonly max: number | undefined } => {
+  const { numerator, scale } = parseDecimal(fxRate)
+  const n = 2n * numerator * 10n ** BigInt(digits)
+  const d = 100n * 10n ** BigInt(scale)
+  const ceilDiv = (a: bigint, b: bigint) => (a <= 0n ? -(-a / b) : (a + b - 1n) / b)
+  const min = range.min === undefined ? undefined : ceilDiv(2n * d * BigInt(range.min) - d, n)
+  const max = range.max === undefined ? undefined : ceilDiv(2n * d * BigInt(range.max + 1) - d, n) - 1n
+  return {
+    min: min === undefined ? undefined : Number(min < 0n ? 0n : min),
+    max: max === undefined ? undefined : Number(max)
+  }
+}
+
 /** `amount × bps / 10 000`, half-up. */
 export const applyBps = (amount: number, bps: number): number =>
   Number(divHalfUp(BigInt(amount) * BigInt(bps), 10_000n))
@@ -227,8 +250,7 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    /** The reference data; small (a few hundred rows), read per call so a re-seed is seen at once. */
-    const reference = Effect.fn("Pricing.reference")(function* () {
+    const loadReference = Effect.gen(function* () {
       const [countries, warehouses, shipping, duty, fees] = yield* Effect.all(
         [
           sql<Omit<PricingCountry, "digits" | "deMinimis"> & { deMinimis: string }>`
@@ -257,6 +279,16 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
         fee: fees[0] ?? { rateBps: 0, minUsd: 0, maxUsd: 0 }
       }
       return ref
+    })
+
+    /**
+     * The reference data (a few hundred rows), read once a minute rather than five queries per request.
+     * The seed calls `invalidateReference` after writing it; a seed run by another process is seen within
+     * the minute (docs/pricing.md).
+     */
+    const [cachedReference, invalidateReference] = yield* Effect.cachedInvalidateWithTTL(loadReference, "1 minute")
+    const reference = Effect.fn("Pricing.reference")(function* () {
+      return yield* cachedReference
     })
 
     const variantRows = (ids: Option.Option<ReadonlyArray<string>>) =>
@@ -328,6 +360,6 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
       return (yield* reference()).countries
     })
 
-    return { quote, availability, convert, countries, reference, variants } as const
+    return { quote, availability, convert, countries, reference, invalidateReference, variants } as const
   })
 }) {}

@@ -10,7 +10,8 @@ import {
   landedAmounts,
   landedInput,
   Pricing,
-  priceFor
+  priceFor,
+  usdRangeFor
 } from "../../src/services/Pricing.js"
 import { Seed } from "../../src/services/Seed.js"
 import { TestDatabase } from "../support/database.js"
@@ -149,6 +150,35 @@ describe("properties of the pure core", () => {
       }),
       { numRuns: 2000 }
     )
+  })
+})
+
+describe("usdRangeFor", () => {
+  it("gives exactly the USD amounts whose conversion lies in the range", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 5_000_000 }),
+        fc.constantFrom("1", "0.79", "0.92", "151.50", "1345", "3.6725", "83.30", "10.45"),
+        fc.constantFrom(0, 2, 3),
+        // Bounds around the converted amount, where an off-by-one would show.
+        fc.option(fc.integer({ min: -3, max: 3 }), { nil: undefined }),
+        fc.option(fc.integer({ min: -3, max: 3 }), { nil: undefined }),
+        (usd, fxRate, digits, minOffset, maxOffset) => {
+          const local = convertUsd(usd, fxRate, digits)
+          const min = minOffset === undefined ? undefined : Math.max(0, local + minOffset)
+          const max = maxOffset === undefined ? undefined : Math.max(0, local + maxOffset)
+          const inLocal = (min === undefined || local >= min) && (max === undefined || local <= max)
+          const bounds = usdRangeFor({ min, max }, fxRate, digits)
+          const inUsd =
+            (bounds.min === undefined || usd >= bounds.min) && (bounds.max === undefined || usd <= bounds.max)
+          expect(inUsd).toBe(inLocal)
+        }
+      ),
+      { numRuns: 5000 }
+    )
+    // At the edges: 1 JPY is 0.66 cents at 151.50, so ¥1–¥2 is 1 cent (¥2 rounds from 1.515).
+    expect(usdRangeFor({ min: 1, max: 2 }, "151.50", 0)).toEqual({ min: 1, max: 1 })
+    expect(usdRangeFor({ min: 0, max: 0 }, "151.50", 0)).toEqual({ min: 0, max: 0 })
   })
 })
 

@@ -142,6 +142,126 @@ describe("Search", () => {
       })
     )
 
+    it.effect(
+      "finds exactly the products whose document matches the words, in every order, plain or with operators",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          for (const q of [
+            "coffee",
+            "leather notebook",
+            "pour-over coffee",
+            "gift set",
+            '"coffee mug"',
+            "mug -ceramic",
+            "tea or coffee"
+          ]) {
+            const expected = yield* sql<{ id: string }>`
+            SELECT p.id FROM products p
+            WHERE p.search_document @@ websearch_to_tsquery('english', ${q})
+              AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+                          WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+                            AND l.ships_to @> ARRAY['US'])`
+            expect(expected.length, q).toBeGreaterThan(0)
+            for (const sort of ["relevance", "price_asc", "price_desc", "newest"] as ReadonlyArray<SearchSort>) {
+              const paged = yield* walk({ q, sort }, 9)
+              expect(new Set(paged).size, `${q} ${sort}`).toBe(paged.length)
+              expect([...paged].sort(), `${q} ${sort}`).toEqual(expected.map((r) => r.id).sort())
+              if (sort === "price_asc" || sort === "price_desc") {
+                const prices = yield* sql<{ id: string; minPriceUsd: number }>`
+                  SELECT id, min_price_usd FROM products WHERE id IN ${sql.in(paged)}`
+                const price = new Map(prices.map((r) => [r.id, r.minPriceUsd]))
+                const inOrder = paged.map((id) => price.get(id)!)
+                const sorted = [...inOrder].sort((a, b) => (sort === "price_asc" ? a - b : b - a))
+                expect(inOrder, `${q} ${sort}`).toEqual(sorted)
+              }
+            }
+          }
+        })
+    )
+
+    it.effect("narrows word matches to a collection and to tags, exactly", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [collection] = yield* sql<{ id: string }>`
+          SELECT collection_id AS id FROM collection_products GROUP BY collection_id ORDER BY count(*) DESC LIMIT 1`
+        const [tag] = yield* sql<{ id: string }>`
+          SELECT tag_id AS id FROM product_tags GROUP BY tag_id ORDER BY count(*) DESC LIMIT 1`
+        let matched = 0
+        for (const q of ["gift", "set", "coffee"]) {
+          const expected = yield* sql<{ id: string }>`
+            SELECT p.id FROM products p
+            WHERE p.search_document @@ websearch_to_tsquery('english', ${q})
+              AND p.id IN (SELECT product_id FROM collection_products WHERE collection_id = ${collection!.id})
+              AND p.id IN (SELECT product_id FROM product_tags WHERE tag_id = ${tag!.id})
+              AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+                          WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+                            AND l.ships_to @> ARRAY['US'])`
+          const found = yield* walk({ q, collectionId: collection!.id, tagIds: [tag!.id] }, 3)
+          expect([...found].sort(), q).toEqual(expected.map((r) => r.id).sort())
+          matched += found.length
+        }
+        expect(matched).toBeGreaterThan(3)
+        // Without words, a small collection is listed from its members: every order, every page, exactly once.
+        const members = yield* sql<{ id: string }>`
+          SELECT p.id FROM collection_products cp JOIN products p ON p.id = cp.product_id
+          WHERE cp.collection_id = ${collection!.id}
+            AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+                        WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+                          AND l.ships_to @> ARRAY['US'])`
+        for (const sort of ["newest", "price_asc", "price_desc"] as ReadonlyArray<SearchSort>) {
+          const paged = yield* walk({ collectionId: collection!.id, sort }, 4)
+          expect(paged, sort).toEqual(yield* walk({ collectionId: collection!.id, sort }, 50))
+          expect([...paged].sort(), sort).toEqual(members.map((r) => r.id).sort())
+        }
+      })
+    )
+
+    it.effect("respells words that match nothing, and says so in appliedFilters", () =>
+      Effect.gen(function* () {
+        const search = yield* Search
+        const sql = yield* SqlClient.SqlClient
+        // Words that match are searched as typed: no look-alike joins them.
+        const mug = yield* search.search({ q: "mug" })
+        expect(mug.appliedFilters.spelling).toBeNull()
+        const mugs = yield* walk({ q: "mug" }, 50)
+        const [{ unmatched }] = yield* sql<{ unmatched: number }>`
+          SELECT count(*)::int AS unmatched FROM products
+          WHERE id IN ${sql.in(mugs)} AND NOT search_document @@ websearch_to_tsquery('english', 'mug')`
+        expect(unmatched).toBe(0)
+        // A misspelled word is respelled as the known words spelled like it; the results page like any other.
+        const typo = yield* search.search({ q: "binoculers", limit: 1 })
+        expect(typo.products[0]?.title).toBe("Binoculars")
+        expect(typo.appliedFilters.spelling).toBe("binoculars")
+        expect(yield* walk({ q: "binoculers" }, 1)).toEqual(yield* walk({ q: "binoculers" }, 50))
+        const mugTypo = yield* search.search({ q: "ceramic cofee mug" })
+        expect(mugTypo.products[0]?.title).toBe("Ceramic Coffee Mug")
+        expect(mugTypo.appliedFilters.spelling).toBe("ceramic coffee mug")
+        // Nothing is spelled like nonsense: no results, and no error.
+        const nonsense = yield* search.search({ q: "zzzz qqqq" })
+        expect(nonsense.products).toEqual([])
+        expect(nonsense.appliedFilters.spelling).toBe("zzzz qqqq")
+      })
+    )
+
+    it.effect("keeps the term index in step with every write of a product", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const search = yield* Search
+        const [product] = yield* sql<{ id: string; title: string }>`
+          SELECT id, title FROM products WHERE title = 'Binoculars'`
+        yield* sql`
+          UPDATE products SET title = 'Vantablue Binoculars',
+            search_document = setweight(to_tsvector('english', 'Vantablue Binoculars'), 'A')
+          WHERE id = ${product!.id}`
+        const found = yield* search.search({ q: "vantablue" })
+        expect(found.products.map((p) => p.id)).toEqual([product!.id])
+        const [{ terms }] = yield* sql<{ terms: ReadonlyArray<string> }>`
+          SELECT array_agg(lexeme ORDER BY lexeme) AS terms FROM search_terms WHERE product_id = ${product!.id}`
+        expect(terms).toEqual(["binocular", "vantablu"])
+      })
+    )
+
     it.effect("filters by item price in the country's currency, on variants available there", () =>
       Effect.gen(function* () {
         const search = yield* Search

@@ -97,7 +97,7 @@ export interface ProductSpec {
 }
 
 /** `https://…`-free image paths under the service's own `/images/` route (docs/catalog.md). */
-export const productImageUrl = (productId: string, name: string) => `/images/products/${productId}/${name}.jpg`
+export const productImageUrl = (productId: string, name: string) => `/images/products/${productId}/${name}.svg`
 
 const colours = ["Charcoal", "Sage", "Sand", "Navy", "Terracotta", "Cream", "Forest", "Blush", "Ocean", "Mustard"]
 const scents = ["Cedar & Sage", "Fig & Amber", "Sea Salt", "Lavender", "Bergamot", "Vanilla Smoke"]
@@ -408,7 +408,7 @@ export const curatedCollections = (products: ReadonlyArray<BuiltProduct>): Built
       slug,
       name: rule.name,
       description: rule.description,
-      image_url: `/images/collections/${id}.jpg`,
+      image_url: `/images/collections/${id}.svg`,
       created_at: new Date(catalogEpoch.getTime() + i * 86_400_000).toISOString()
     })
     const rng = rngFor(`collection:${slug}`)
