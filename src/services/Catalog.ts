@@ -1,10 +1,10 @@
 import { SqlClient, type Statement } from "@effect/sql"
-import { Context, Effect, Either } from "effect"
+import { Context, Effect, Either, Option } from "effect"
 import { Collection, CollectionPriceRange, ProductOption, ProductSummary, Tag, Variant } from "../domain/Catalog.js"
 import { CollectionNotFound, FieldIssue, InvalidRequest, ProductNotFound, VariantNotFound } from "../domain/Errors.js"
 import type { Id } from "../domain/Ids.js"
 import { MoneyRange } from "../domain/Money.js"
-import { convertUsd, formatMoney, Pricing, type PricingCountry, type PricingReference } from "./Pricing.js"
+import { convertUsd, formatMoney, Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
 
 /**
  * Catalog reads for the agent API (docs/catalog.md, docs/search.md): product summaries priced in a country,
@@ -13,8 +13,8 @@ import { convertUsd, formatMoney, Pricing, type PricingCountry, type PricingRefe
  */
 
 /**
- * The country used when a request names none. The spec says "the user's country"; until OAuth lands there
- * is no user, so it is this constant (docs/search.md).
+ * The country used when a caller names none. Agent API requests never get here without one: their handlers
+ * default to the signed-in user's country (docs/search.md); this is the service's own default.
  */
 export const DEFAULT_COUNTRY = "US"
 
@@ -124,20 +124,26 @@ const purchasable = (variant: SummaryVariantRow, country: string) =>
   (variant.stock === null || variant.stock > 0) &&
   (variant.shipsTo ?? []).includes(country)
 
-/** The SQL predicate "product `p` has a variant purchasable in the country, optionally within a price range". */
+/**
+ * The SQL predicate "product `p` has a variant purchasable in the country, optionally within a price range"
+ * (item price in the country's minor units). The range is turned into exact USD bounds (`usdRangeFor`), so it
+ * is a plain range on `price_usd`, and on the product's `min_price_usd`/`max_price_usd` first: the planner
+ * estimates it, and a price-ordered scan stops at the bound.
+ */
 export const availableIn = (
   sql: SqlClient.SqlClient,
   country: PricingCountry,
   range: { readonly min: number | undefined; readonly max: number | undefined } = { min: undefined, max: undefined }
 ) => {
-  const scale = 10 ** country.digits
-  const item = sql`round(v.price_usd * ${country.fxRate}::numeric * ${scale} / 100)`
-  return sql`EXISTS (
-    SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
-    WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
-      AND l.ships_to @> ARRAY[${country.code}]::text[]
-      ${range.min === undefined ? sql`` : sql`AND ${item} >= ${range.min}`}
-      ${range.max === undefined ? sql`` : sql`AND ${item} <= ${range.max}`})`
+  const usd = usdRangeFor(range, country.fxRate, country.digits)
+  return sql`${usd.min === undefined ? sql`` : sql`p.max_price_usd >= ${usd.min} AND`}
+    ${usd.max === undefined ? sql`` : sql`p.min_price_usd <= ${usd.max} AND`}
+    EXISTS (
+      SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+      WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+        AND l.ships_to @> ARRAY[${country.code}]::text[]
+        ${usd.min === undefined ? sql`` : sql`AND v.price_usd >= ${usd.min}`}
+        ${usd.max === undefined ? sql`` : sql`AND v.price_usd <= ${usd.max}`})`
 }
 
 export class Catalog extends Effect.Service<Catalog>()("Catalog", {
@@ -467,9 +473,20 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       return rows.length > 0
     })
 
+    /** The title of a product, or the name of a collection, that an `/images/…` path belongs to. */
+    const imageSubject = Effect.fn("Catalog.imageSubject")(function* (kind: "product" | "collection", id: string) {
+      const rows = yield* (
+        kind === "product"
+          ? sql<{ name: string }>`SELECT title AS name FROM products WHERE id = ${id}`
+          : sql<{ name: string }>`SELECT name FROM collections WHERE id = ${id}`
+      ).pipe(Effect.orDie)
+      return Option.fromNullable(rows[0]?.name)
+    })
+
     return {
       country,
       countries,
+      imageSubject,
       summaries,
       product,
       variant,

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { signedIn } from "../support/auth.js"
 import { get, postText, ribbonClient, SeededTestServer, testPublicUrl } from "../support/http.js"
 
 /** The agent API's catalog over HTTP, through the derived client, on the seeded demo catalog. */
 describe("catalog (/v1)", () => {
-  it.layer(SeededTestServer, { timeout: 120_000 })((it) => {
+  it.layer(SeededTestServer.pipe(signedIn({ scopes: ["catalog:read"] })), { timeout: 120_000 })((it) => {
     it.effect("walks search (budget in USD, shopping from Japan) → product → availability → all-in price", () =>
       Effect.gen(function* () {
         const client = yield* ribbonClient
@@ -152,6 +153,35 @@ describe("catalog (/v1)", () => {
 
         const found = yield* client.catalog.collections({ urlParams: { q: collection.name } })
         expect(found.collections[0]?.id).toBe(collection.id)
+      })
+    )
+
+    it.effect("serves every image URL it hands out, as SVG naming the product or collection", () =>
+      Effect.gen(function* () {
+        const client = yield* ribbonClient
+        const found = yield* client.catalog.search({ urlParams: { q: "ceramic coffee mug" } })
+        const { product, variants } = yield* client.catalog.product({
+          path: { productId: found.products[0]!.id },
+          urlParams: {}
+        })
+        const { collections } = yield* client.catalog.collections({ urlParams: {} })
+        const urls = [
+          ...product.images,
+          ...variants.flatMap((v) => (v.imageUrl === null ? [] : [v.imageUrl])),
+          collections[0]!.imageUrl!
+        ]
+        expect(urls.length).toBeGreaterThan(2)
+        for (const url of urls) {
+          const response = yield* get(url.slice(testPublicUrl.length))
+          expect(response.status, url).toBe(200)
+          expect(response.headers["content-type"], url).toBe("image/svg+xml")
+          expect(response.text, url).toMatch(/^<svg /)
+        }
+        const image = yield* get(product.images[0]!.slice(testPublicUrl.length))
+        expect(image.text).toContain(`aria-label="${product.title}"`)
+        const missing = yield* get("/images/products/000000000000000000000000/1.svg")
+        expect(missing.status).toBe(404)
+        expect(missing.body.code).toBe("not_found")
       })
     )
 

@@ -4,6 +4,7 @@ import { AddressInput, AddressSuggestion, AddressValidationResponse } from "../.
 import { Collection, CountryAvailability, ProductSummary, Tag, Variant } from "../../domain/Catalog.js"
 import { CollectionNotFound, InvalidRequest, ProductNotFound, VariantNotFound } from "../../domain/Errors.js"
 import { SearchResult, SearchSort } from "../../services/Search.js"
+import { agentOperation, Bearer } from "../Agent.js"
 import { lineError } from "../ErrorLines.js"
 
 /**
@@ -14,7 +15,7 @@ import { lineError } from "../ErrorLines.js"
  */
 
 const Country = Schema.String.pipe(Schema.pattern(/^[A-Za-z]{2}$/)).annotations({
-  description: "ISO 3166-1 alpha-2 country code, either case (default US until sign-in supplies the user's)"
+  description: "ISO 3166-1 alpha-2 country code, either case (default: the signed-in user's country)"
 })
 
 /** `?country=` alone: the country a resource is priced for. */
@@ -203,6 +204,8 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   )
   .addError(lineError("v1", InvalidRequest))
   .prefix("/v1")
+  .middleware(Bearer)
+  .annotateContext(agentOperation("catalog:read", "read"))
   .annotate(OpenApi.Title, "Catalog")
   .annotate(
     OpenApi.Description,

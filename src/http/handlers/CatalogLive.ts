@@ -4,7 +4,12 @@ import { FieldIssue, InvalidRequest } from "../../domain/Errors.js"
 import { Addresses } from "../../services/Addresses.js"
 import { Catalog } from "../../services/Catalog.js"
 import { Search } from "../../services/Search.js"
+import { CurrentUser } from "../Agent.js"
 import { Api } from "../Api.js"
+
+/** A request without `country` is priced for the signed-in user's default country (spec "Catalog"). */
+const userCountry = (country: string | undefined) =>
+  country === undefined ? Effect.map(CurrentUser, ({ user }) => user.defaultCountry) : Effect.succeed(country)
 
 export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function* () {
@@ -12,9 +17,15 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
     const catalog = yield* Catalog
     const addresses = yield* Addresses
     return handlers
-      .handle("search", ({ urlParams }) => search.search(urlParams))
-      .handle("product", ({ path, urlParams }) => catalog.product(path.productId, urlParams.country))
-      .handle("variant", ({ path, urlParams }) => catalog.variant(path.variantId, urlParams.country))
+      .handle("search", ({ urlParams }) =>
+        Effect.flatMap(userCountry(urlParams.country), (country) => search.search({ ...urlParams, country }))
+      )
+      .handle("product", ({ path, urlParams }) =>
+        Effect.flatMap(userCountry(urlParams.country), (country) => catalog.product(path.productId, country))
+      )
+      .handle("variant", ({ path, urlParams }) =>
+        Effect.flatMap(userCountry(urlParams.country), (country) => catalog.variant(path.variantId, country))
+      )
       .handle("availability", ({ path, urlParams }) =>
         Effect.map(catalog.availability(path.variantId, urlParams.countries), (countries) => ({
           variantId: path.variantId,
@@ -22,12 +33,15 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
         }))
       )
       .handle("collections", ({ urlParams }) =>
-        Effect.map(catalog.collections({ ...urlParams, limit: urlParams.limit ?? 20 }), (collections) => ({
-          collections
-        }))
+        userCountry(urlParams.country).pipe(
+          Effect.flatMap((country) => catalog.collections({ ...urlParams, country, limit: urlParams.limit ?? 20 })),
+          Effect.map((collections) => ({ collections }))
+        )
       )
       .handle("collection", ({ path, urlParams }) =>
-        catalog.collection(path.collectionId, { ...urlParams, limit: urlParams.limit ?? 20 })
+        Effect.flatMap(userCountry(urlParams.country), (country) =>
+          catalog.collection(path.collectionId, { ...urlParams, country, limit: urlParams.limit ?? 20 })
+        )
       )
       .handle("tags", ({ urlParams }) => Effect.map(catalog.tags(urlParams.q), (tags) => ({ tags })))
       .handle("countries", () =>
