@@ -1,0 +1,135 @@
+import { Schema } from "effect"
+
+/**
+ * The company API platform (spec company-gifting-api.md "API key", "Authentication"; DESIGN.md §4.8):
+ * companies, their accounts, the `test`/`live` environment, API keys and their permissions.
+ */
+
+/** A company id (24-hex ids satisfy it). */
+export const CompanyId = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9]{8,}$/)).annotations({
+  description: "Company id, `^[A-Za-z0-9]{8,}$`"
+})
+
+/** A 24-hex id in a path (API key ids, account ids). */
+export const HexId = Schema.String.pipe(Schema.pattern(/^[a-fA-F0-9]{24}$/)).annotations({
+  description: "24 hexadecimal characters"
+})
+
+/** The environment every company resource and key belongs to; a key works only on its own environment. */
+export const Environment = Schema.Literal("test", "live")
+export type Environment = typeof Environment.Type
+
+/** Every permission value, shared by v2 and v3 (spec "Authentication" 7). */
+export const permissions = [
+  "gifts:create",
+  "gifts:create:demo",
+  "gifts:update",
+  "gifts:read:unmasked",
+  "gifts:read:masked",
+  "orders:create",
+  "orders:cancel",
+  "orders:read:unmasked",
+  "orders:read:masked",
+  "campaigns:create",
+  "campaigns:update",
+  "campaigns:read",
+  "collections:read",
+  "products:read",
+  "products:read:prices",
+  "recipients:create",
+  "recipients:update",
+  "recipients:read:unmasked",
+  "recipients:read:masked",
+  "recipients:delete",
+  "accounts:create",
+  "accounts:read"
+] as const
+
+export const Permission = Schema.Literal(...permissions)
+export type Permission = typeof Permission.Type
+
+/** Permitted key lifetimes in days; other values inside the schema bounds are refused with a clear 400. */
+export const expirationChoices = [30, 60, 90, 180, 365] as const
+export const defaultExpirationInDays = 90
+
+/** `expirationInDays` as the spec bounds it (0.00069 to 365), then narrowed to the permitted values. */
+export const ExpirationInDays = Schema.Number.pipe(
+  Schema.between(0.00069, 365),
+  Schema.filter(
+    (days) =>
+      (expirationChoices as ReadonlyArray<number>).includes(days) ||
+      `Must be one of ${expirationChoices.join(", ")} days (got ${days})`
+  )
+).annotations({ description: "Days until the key expires: 30, 60, 90, 180 or 365 (default 90)" })
+
+/** Which accounts a key reaches: every account of its company, or the listed ones. */
+export const AccountsAccess = Schema.Struct({
+  scope: Schema.Literal("all-accounts", "selected-accounts").annotations({
+    message: (issue) => ({
+      message: `Expected "all-accounts" or "selected-accounts", got ${JSON.stringify(issue.actual)}`,
+      override: true
+    })
+  }),
+  ids: Schema.Array(HexId)
+})
+export type AccountsAccess = typeof AccountsAccess.Type
+
+export const allAccounts: AccountsAccess = { scope: "all-accounts", ids: [] }
+
+/** `Request-Source` values (DESIGN.md §4.8); recorded on what a request creates. */
+export const RequestSource = Schema.Literal("api_native", "api_zapier", "api_salesforce", "api_ftp", "api_make")
+export type RequestSource = typeof RequestSource.Type
+
+/** `YYYY-MM-DDThh:mm:ss.sZ`: ISO 8601 in UTC with milliseconds. */
+export const Timestamp = Schema.String.annotations({ description: "YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds)" })
+
+export const formatTimestamp = (date: Date): string => date.toISOString()
+
+/** A stored key as the services see it (never the key value). */
+export interface ApiKeyRecord {
+  readonly id: string
+  readonly companyId: string
+  readonly environment: Environment
+  readonly name: string
+  readonly permissions: ReadonlyArray<Permission>
+  readonly accountsAccess: AccountsAccess
+  readonly enforceMtls: boolean
+  readonly requestSource: RequestSource | null
+  readonly createdAt: Date
+  readonly expiresAt: Date
+  readonly revokedAt: Date | null
+}
+
+/** The rate-limit scopes of the spec's table (DESIGN.md §4.8). */
+export const RateScope = Schema.Literal(
+  "global",
+  "marketplace:read",
+  "marketplace:write",
+  "administration:read",
+  "administration:write",
+  "authentication:read",
+  "authentication:write"
+)
+export type RateScope = typeof RateScope.Type
+
+/** A token bucket: `rate` tokens per second, holding up to `burst`. */
+export const RateLimit = Schema.Struct({
+  rate: Schema.Number.pipe(Schema.positive()),
+  burst: Schema.Int.pipe(Schema.positive())
+})
+export type RateLimit = typeof RateLimit.Type
+
+/** Per-company overrides, by scope ("higher limits may be approved for verified integrations"). */
+export const RateLimitOverrides = Schema.partial(Schema.Record({ key: RateScope, value: RateLimit }))
+export type RateLimitOverrides = typeof RateLimitOverrides.Type
+
+/** The spec's table. */
+export const defaultRateLimits: Readonly<Record<RateScope, RateLimit>> = {
+  global: { rate: 25, burst: 200 },
+  "marketplace:read": { rate: 25, burst: 200 },
+  "marketplace:write": { rate: 10, burst: 30 },
+  "administration:read": { rate: 10, burst: 30 },
+  "administration:write": { rate: 5, burst: 20 },
+  "authentication:read": { rate: 5, burst: 30 },
+  "authentication:write": { rate: 5, burst: 10 }
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Either } from "effect"
+import { numberedLinks, parseV3Query, type V3QuerySpec } from "../../src/http/V3Query.js"
+
+const products: V3QuerySpec = {
+  filters: ["name", "country"],
+  include: ["variants"],
+  fields: ["id", "name", "price"],
+  sort: ["name", "createdAt"],
+  paging: "cursor",
+  maxPageSize: 50,
+  defaultPageSize: 20
+}
+
+const issues = (result: ReturnType<typeof parseV3Query>) =>
+  Either.isLeft(result) ? result.left.errors.map((e) => e.path) : []
+
+describe("v3 query parser", () => {
+  it("parses filters, include, fields, sort and paging", () => {
+    const parsed = parseV3Query(
+      {
+        "filter[name]": "mug",
+        "filter[country]": "US",
+        include: "variants",
+        fields: "id,name",
+        sort: "-createdAt,name",
+        "page[size]": "5",
+        "page[cursor]": "abc_-1"
+      },
+      products
+    )
+    expect(Either.getOrThrow(parsed)).toEqual({
+      filters: { name: "mug", country: "US" },
+      include: ["variants"],
+      fields: ["id", "name"],
+      sort: [
+        { field: "createdAt", descending: true },
+        { field: "name", descending: false }
+      ],
+      page: { number: 1, size: 5, cursor: "abc_-1" }
+    })
+  })
+
+  it("lists every unknown or bad key in one 400", () => {
+    const result = parseV3Query(
+      {
+        "filter[accountId]": "x",
+        include: "owner",
+        sort: "price",
+        "page[size]": "500",
+        "page[number]": "2",
+        colour: "red",
+        "filter[name]": ["a", "b"]
+      },
+      products
+    )
+    expect(issues(result)).toEqual([
+      "filter[accountId]",
+      "include",
+      "sort",
+      "page[size]",
+      "page[number]",
+      "colour",
+      "filter[name]"
+    ])
+    expect(Either.isLeft(result) && result.left.message).toContain("filter[accountId]")
+  })
+
+  it("builds page links that keep the other parameters, for clients to follow verbatim", () => {
+    const params = { "filter[name]": "gift box", "page[size]": "2" }
+    const query = Either.getOrThrow(parseV3Query(params, { ...products, paging: "number" }))
+    const links = numberedLinks("/public-api/v3/product-tags", params, query, true)
+    expect(links.prev).toBeNull()
+    const next = new URL(links.next!, "http://x")
+    expect(next.pathname).toBe("/public-api/v3/product-tags")
+    expect(Object.fromEntries(next.searchParams)).toEqual({
+      "filter[name]": "gift box",
+      "page[number]": "2",
+      "page[size]": "2"
+    })
+  })
+})
