@@ -1,12 +1,23 @@
 import { OpenApi } from "@effect/platform"
 import { makeApi } from "./ApiBase.js"
+import { ApiKeysV2Api, ApiKeysV3Api } from "./groups/ApiKeysApi.js"
 import { CatalogApi } from "./groups/CatalogApi.js"
 import { HealthApi } from "./groups/HealthApi.js"
+import { ImagesApi } from "./groups/ImagesApi.js"
+import { OAuthApi } from "./groups/OAuthApi.js"
+import { ProfileApi } from "./groups/ProfileApi.js"
+import { WellKnownApi } from "./groups/WellKnownApi.js"
 
 /** The whole service: every route, `/openapi.json`, `/docs` and the typed client derive from this value. */
 export class Api extends makeApi("ribbon")
   .add(HealthApi)
   .add(CatalogApi)
+  .add(ImagesApi)
+  .add(WellKnownApi)
+  .add(OAuthApi)
+  .add(ProfileApi)
+  .add(ApiKeysV2Api)
+  .add(ApiKeysV3Api)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(

@@ -39,6 +39,12 @@ const retryHeaders = (error: AnyDomainError): Record<string, string> => {
   return retryAfter === undefined ? {} : { "retry-after": String(retryAfter) }
 }
 
+/** The bearer challenge of a 401/403 on a protected resource (a getter of the error class, not a field). */
+const challengeHeaders = (error: AnyDomainError): Record<string, string> => {
+  const challenge = (error as { readonly wwwAuthenticate?: string }).wwwAuthenticate
+  return challenge === undefined ? {} : { "www-authenticate": challenge }
+}
+
 const bodies: Record<Line, (error: AnyDomainError, code: ErrorCode) => Record<string, unknown>> = {
   v1: (error, code) => ({
     type: `urn:ribbon:error:${code.v1}`,
@@ -73,7 +79,11 @@ export const render = (line: Line, error: AnyDomainError): RenderedError => {
   return {
     status: code.status,
     contentType: line === "v1" ? "application/problem+json" : "application/json",
-    headers: { ...retryHeaders(error), ...(line === "oauth" ? { "cache-control": "no-store" } : {}) },
+    headers: {
+      ...retryHeaders(error),
+      ...challengeHeaders(error),
+      ...(line === "oauth" ? { "cache-control": "no-store" } : {})
+    },
     body: bodies[line](error, code)
   }
 }

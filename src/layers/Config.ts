@@ -28,6 +28,15 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
         Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
         Config.withDefault(1024 * 1024)
       ),
+      /** The mutual-TLS listener, when MTLS_PORT, MTLS_CA, TLS_CERT and TLS_KEY are all set (PEM file paths). */
+      mtls: yield* Config.option(
+        Config.all({
+          port: Config.port("MTLS_PORT"),
+          ca: Config.string("MTLS_CA"),
+          cert: Config.string("TLS_CERT"),
+          key: Config.string("TLS_KEY")
+        })
+      ),
       /** How long in-flight requests may take to finish after a shutdown signal. */
       shutdownGrace: yield* Config.duration("SHUTDOWN_GRACE").pipe(Config.withDefault("10 seconds"))
     }

@@ -9,21 +9,36 @@ import {
   HttpServer
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Schedule } from "effect"
 import { Api } from "../http/Api.js"
+import { apiKeyAuthLayers } from "../http/ApiKeyAuthLive.js"
+import { ApiKeysV2Live, ApiKeysV3Live } from "../http/handlers/ApiKeysLive.js"
+import { BearerLive } from "../http/handlers/BearerLive.js"
 import { CatalogLive } from "../http/handlers/CatalogLive.js"
 import { HealthLive } from "../http/handlers/HealthLive.js"
+import { ImagesLive } from "../http/handlers/ImagesLive.js"
+import { OAuthLive } from "../http/handlers/OAuthLive.js"
+import { ProfileLive } from "../http/handlers/ProfileLive.js"
+import { WellKnownLive } from "../http/handlers/WellKnownLive.js"
 import { requestMetrics } from "../http/Metrics.js"
 import { ribbonMiddleware } from "../http/Middleware.js"
 import { Addresses } from "../services/Addresses.js"
 import { Catalog, PublicUrl } from "../services/Catalog.js"
+import { Companies } from "../services/Companies.js"
 import { Jobs } from "../services/Jobs.js"
+import { KeyStore } from "../services/KeyStore.js"
+import { OAuth } from "../services/OAuth.js"
+import { RateLimits } from "../services/RateLimits.js"
 import { MigrationTarget, Readiness } from "../services/Readiness.js"
 import { Search } from "../services/Search.js"
 import { Seed } from "../services/Seed.js"
+import { SigningKeys } from "../services/SigningKeys.js"
+import { Users } from "../services/Users.js"
 import { AppConfig } from "./Config.js"
 import { DatabaseLive, SignalsLive } from "./Database.js"
 import { latestMigrationId, MigrationsLive } from "./Migrations.js"
+import { mtlsHttpServer, publicApiOnly } from "./Mtls.js"
+import { RateLimiterLive, RateLimiterMemoryLive } from "./Redis.js"
 import { TelemetryLive, traceRequests } from "./Telemetry.js"
 
 const untraced = new Set(["/health", "/ready"])
@@ -38,6 +53,8 @@ export interface ServeOptions {
    * `requestMetrics` then never run, which is most of a small request's cost (docs/performance.md).
    */
   readonly telemetry?: boolean
+  /** Serve only paths under this prefix, 404 elsewhere (the mutual-TLS listener serves `/public-api`). */
+  readonly publicApiOnly?: boolean
 }
 
 /**
@@ -46,7 +63,10 @@ export interface ServeOptions {
  */
 export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: ServeOptions) =>
   // Inside the server span and after error rendering: tracing details and metrics see the response as sent.
-  HttpApiBuilder.serve(options.telemetry === false ? undefined : (app) => requestMetrics(traceRequests(app))).pipe(
+  HttpApiBuilder.serve((app) => {
+    const served = options.publicApiOnly === true ? publicApiOnly(app) : app
+    return options.telemetry === false ? served : requestMetrics(traceRequests(served))
+  }).pipe(
     HttpMiddleware.withTracerDisabledWhen(
       options.telemetry === false ? () => true : (request) => untraced.has(request.url)
     ),
@@ -66,19 +86,67 @@ export const ServicesLive = Layer.mergeAll(
   Search.Default,
   Catalog.Default,
   Addresses.Default,
-  Jobs.Default
+  Jobs.Default,
+  Users.Default,
+  OAuth.Default,
+  SigningKeys.Default,
+  Companies.Default,
+  KeyStore.Default,
+  // The limits of the OAuth endpoints and sign-in forms (docs/oauth.md), per instance.
+  RateLimiterMemoryLive
 )
 
-/** The Ribbon API with its handlers; needs the services. */
-export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide([HealthLive, CatalogLive]))
+/** The company API's rate limits, on the memory store or Redis (REDIS_URL). */
+export const RateLimitsLive = RateLimits.Default.pipe(Layer.provide(RateLimiterLive))
+
+/**
+ * The handlers of every group of the Ribbon API, with the middleware they use: the bearer token on `/v1`,
+ * and `companyAuth` (the API-key middleware; `bench:auth` swaps it) on the company API.
+ */
+export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
+  Layer.mergeAll(
+    HealthLive,
+    CatalogLive,
+    ImagesLive,
+    WellKnownLive,
+    OAuthLive,
+    ProfileLive,
+    Layer.merge(ApiKeysV2Live, ApiKeysV3Live).pipe(Layer.provide(companyAuth))
+  ).pipe(Layer.provide(BearerLive))
+
+export const HandlersLive = makeHandlersLive()
+
+/** The Ribbon API with its handlers; needs the services and RateLimits. */
+export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))
 
 /** The demo catalog, seeded on first start (a no-op afterwards). */
 const DemoCatalogLive = Layer.effectDiscard(Effect.flatMap(Seed, (seed) => seed.ensureDemoCatalog())).pipe(
   Layer.provide(Seed.Default)
 )
 
+/** The demo user, outside production: created once, and printed with its password on every start. */
+const DemoUserLive = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const { environment } = yield* AppConfig
+    if (environment === "production") return
+    const demo = yield* Effect.flatMap(Users, (users) => users.ensureDemoUser())
+    yield* Effect.logInfo(`Demo user: ${demo.email} / password ${demo.password}`)
+  })
+).pipe(Layer.provide(Users.Default))
+
+/** Hourly, the OAuth codes, tokens and sessions that can no longer be used are deleted. */
+const OAuthPurgeLive = Layer.scopedDiscard(
+  Effect.flatMap(OAuth, (oauth) =>
+    oauth.purgeExpired().pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Purging expired OAuth rows failed", cause)),
+      Effect.repeat(Schedule.spaced("1 hour")),
+      Effect.forkScoped
+    )
+  )
+)
+
 /** The migrated, seeded database, and the services on it. */
-export const AppLive = ServicesLive.pipe(
+export const AppLive = Layer.provideMerge(OAuthPurgeLive, Layer.merge(ServicesLive, RateLimitsLive)).pipe(
   Layer.provide(
     Layer.effect(
       PublicUrl,
@@ -87,6 +155,7 @@ export const AppLive = ServicesLive.pipe(
   ),
   Layer.provide(SignalsLive),
   Layer.provideMerge(DemoCatalogLive),
+  Layer.provideMerge(DemoUserLive),
   Layer.provideMerge(MigrationsLive),
   Layer.provideMerge(DatabaseLive)
 )
@@ -124,10 +193,21 @@ export const makeServerLive = (listen: { readonly host?: string } = {}) =>
       // Without an exporter, spans and metrics would only be made to be dropped: no request telemetry, and
       // the tracer off for everything below (requests, services, SQL, background fibers).
       const telemetry = Option.isSome(config.otlpEndpoint)
-      return serveApi(ApiLive, { maxBodyBytes: config.maxBodyBytes, telemetry }).pipe(
+      const plain = serveApi(ApiLive, { maxBodyBytes: config.maxBodyBytes, telemetry }).pipe(
         HttpServer.withLogAddress,
         Layer.provide(drainOnShutdown(server)),
-        Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, ...listen })),
+        Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, ...listen }))
+      )
+      // The second listener, for `enforceMtls` keys, on the same services.
+      const mtls = Option.match(config.mtls, {
+        onNone: () => Layer.empty,
+        onSome: (options) =>
+          serveApi(ApiLive, { maxBodyBytes: config.maxBodyBytes, telemetry, publicApiOnly: true }).pipe(
+            HttpServer.withLogAddress,
+            Layer.provide(mtlsHttpServer({ ...options, ...listen }))
+          )
+      })
+      return Layer.merge(plain, mtls).pipe(
         Layer.provide(AppLive),
         Layer.provide(telemetry ? Layer.empty : Layer.setTracerEnabled(false))
       )

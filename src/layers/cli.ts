@@ -1,10 +1,11 @@
-import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Clock, ConfigError, Console, Effect, Layer, Logger, Option } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
 import { Seed } from "../services/Seed.js"
 import { AppConfig, describeConfigError } from "./Config.js"
+import { companyCreate, companyLimits, keyCreate, keyList, keyRevoke } from "./cliCompany.js"
 import { CliDatabaseLive, DataDirInUse, embeddedSocketPath } from "./Database.js"
 import { LoggingLive } from "./Logging.js"
 import { MigrationsLive, runMigrations } from "./Migrations.js"
@@ -108,6 +109,10 @@ const progressBar = (started: number) => {
 }
 
 const seedProducts = Options.integer("products").pipe(
+  Options.filterMap(
+    (n) => (n >= 0 ? Option.some(n) : Option.none()),
+    "--products must be a whole number of at least 0"
+  ),
   Options.withDescription("Also generate a synthetic catalog of this many products (deterministic; resumable)."),
   Options.optional
 )
@@ -123,8 +128,6 @@ const seed = Command.make("seed", { products: seedProducts }, ({ products }) =>
       curated.seeded ? `Seeded the demo catalog in ${curatedMillis} ms.` : "The demo catalog was already seeded."
     )
     if (Option.isSome(products)) {
-      if (products.value < 0)
-        return yield* Effect.fail(ValidationError.invalidValue(HelpDoc.p("--products must be >= 0")))
       const from = yield* Clock.currentTimeMillis
       const generated = yield* seed.generate(products.value, progressBar(from))
       const seconds = ((yield* Clock.currentTimeMillis) - from) / 1000
@@ -144,10 +147,22 @@ const seed = Command.make("seed", { products: seedProducts }, ({ products }) =>
   Command.withDescription("Seed the demo catalog (once), and with --products N a synthetic catalog of N products.")
 )
 
+const company = Command.make("company").pipe(
+  Command.withDescription(
+    "Companies: create one (with a default account and a first API key), show or change its rate limits."
+  ),
+  Command.withSubcommands([withDatabase(companyCreate), withDatabase(companyLimits)])
+)
+
+const keys = Command.make("keys").pipe(
+  Command.withDescription("A company's API keys: create, list, revoke."),
+  Command.withSubcommands([withDatabase(keyCreate), withDatabase(keyList), withDatabase(keyRevoke)])
+)
+
 /** Every `ribbon` subcommand. */
 const ribbon = Command.make("ribbon").pipe(
   Command.withDescription("Ribbon: a gifting marketplace API for AI agents and companies."),
-  Command.withSubcommands([serve, migrate, seed])
+  Command.withSubcommands([serve, migrate, seed, company, keys])
 )
 
 const cli = Command.run(ribbon, { name: "ribbon", version: packageJson.version })

@@ -3,13 +3,13 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Layer, Metric, Schema } from "effect"
 import { Api } from "../../src/http/Api.js"
-import { CatalogLive } from "../../src/http/handlers/CatalogLive.js"
-import { HealthLive } from "../../src/http/handlers/HealthLive.js"
 import { httpServerRequestDuration, httpServerRequests, requestLabels } from "../../src/http/Metrics.js"
 import { AppConfig } from "../../src/layers/Config.js"
-import { ServicesLive } from "../../src/layers/Server.js"
+import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
+import { HandlersLive, ServicesLive } from "../../src/layers/Server.js"
 import { TelemetryLive, telemetryLayer } from "../../src/layers/Telemetry.js"
 import { PublicUrl } from "../../src/services/Catalog.js"
+import { RateLimits } from "../../src/services/RateLimits.js"
 import { Signals } from "../../src/services/Signals.js"
 import { TestDatabase } from "../support/database.js"
 import { get, type RawResponse, serveForTest, testPublicUrl } from "../support/http.js"
@@ -40,7 +40,7 @@ const ItemsLive = HttpApiBuilder.group(FixtureApi, "items", (handlers) =>
   Effect.map(FixtureCatalog, (catalog) => handlers.handle("count", ({ path }) => catalog.count(path.kind)))
 )
 
-const FixtureLive = HttpApiBuilder.api(FixtureApi).pipe(Layer.provide([HealthLive, CatalogLive, ItemsLive]))
+const FixtureLive = HttpApiBuilder.api(FixtureApi).pipe(Layer.provide([HandlersLive, ItemsLive]))
 
 const itemsRoute = "/fixture/items/:kind"
 
@@ -87,7 +87,7 @@ const ObservedLive = Layer.scoped(
     })
     const server = serveForTest(FixtureLive).pipe(
       Layer.provide(FixtureCatalog.Default),
-      Layer.provide(ServicesLive),
+      Layer.provide([ServicesLive, RateLimits.Default.pipe(Layer.provide(RateLimiterMemoryLive))]),
       Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess]),
       Layer.provide(telemetry),
       Layer.provide(TestDatabase)

@@ -169,6 +169,33 @@ describe.concurrent("ribbon CLI", () => {
   )
 
   it.scopedLive(
+    "seed writes the demo catalog once, then generates products with a progress bar, resuming where it stopped",
+    () =>
+      withNode(
+        Effect.gen(function* () {
+          const env = { DATA_DIR: yield* tempDataDir }
+          const first = yield* run(["seed", "--products", "1200"], env)
+          expect(first.code, first.stderr).toBe(0)
+          expect(first.stdout).toMatch(/Seeded the demo catalog in \d+ ms\./)
+          expect(first.stdout).toMatch(/Generated 1,200 products in [\d.]+ s \(1,200 synthetic in all\)\./)
+          expect(first.stderr).toMatch(/\[#{30}\] 100% {2}1,200\/1,200 products/)
+          expect(first.stdout).toMatch(/Catalog: 1536 products, \d+ variants, 32 collections, 59 tags, 25 countries\./)
+
+          const more = yield* run(["seed", "--products", "1500"], env)
+          expect(more.code, more.stderr).toBe(0)
+          expect(more.stdout).toContain("The demo catalog was already seeded.")
+          expect(more.stdout).toMatch(/Generated 300 products in [\d.]+ s \(1,500 synthetic in all\)\./)
+          expect(more.stdout).toContain("Catalog: 1836 products")
+
+          const negative = yield* run(["seed", "--products", "-1"], env)
+          expect(negative.code).not.toBe(0)
+          expect(negative.stderr + negative.stdout).toContain("--products must be a whole number of at least 0")
+        })
+      ),
+    120_000
+  )
+
+  it.scopedLive(
     "migrate applies pending migrations, then through a running server's socket; the server survives and restarts",
     () =>
       withNode(

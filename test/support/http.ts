@@ -3,8 +3,10 @@ import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse }
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { Api } from "../../src/http/Api.js"
+import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/Catalog.js"
+import { RateLimits } from "../../src/services/RateLimits.js"
 import { Seed } from "../../src/services/Seed.js"
 import { Signals } from "../../src/services/Signals.js"
 import { TestDatabase } from "./database.js"
@@ -18,9 +20,12 @@ export const serveForTest = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>) =>
 /** The base URL tests serve under: image URLs in responses start with it. */
 export const testPublicUrl = "http://ribbon.test"
 
+/** The company API's rate limits on the memory store. */
+export const RateLimitsMemoryLive = RateLimits.Default.pipe(Layer.provide(RateLimiterMemoryLive))
+
 const serveRibbon = <E, R>(database: Layer.Layer<R, E>) =>
   serveForTest(ApiLive).pipe(
-    Layer.provide(ServicesLive),
+    Layer.provide([ServicesLive, RateLimitsMemoryLive]),
     Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess]),
     Layer.provideMerge(database)
   )
