@@ -9,6 +9,7 @@
  *
  * With REDIS_URL the rate limits use Redis (targets: ratio ≥ 0.8 with the memory store, ≥ 0.6 with Redis).
  */
+
 import { createServer } from "node:http"
 import { createRequire } from "node:module"
 import { RateLimiter } from "@effect/experimental"
@@ -23,7 +24,9 @@ import { RateLimiterMemoryLive, redisRateLimiterStore } from "../src/layers/Redi
 import { makeHandlersLive, ServicesLive, serveApi } from "../src/layers/Server.js"
 import { PublicUrl } from "../src/services/Catalog.js"
 import { Companies } from "../src/services/Companies.js"
+import { FulfillmentSettings } from "../src/services/Fulfillment.js"
 import { KeyStore } from "../src/services/KeyStore.js"
+import { OutboundPolicy } from "../src/services/OutboundHttp.js"
 import { RateLimits } from "../src/services/RateLimits.js"
 import { Signals } from "../src/services/Signals.js"
 
@@ -61,7 +64,12 @@ const store = Option.match(redisUrl, {
 })
 
 const Services = Layer.mergeAll(ServicesLive, RateLimits.Default.pipe(Layer.provide(store))).pipe(
-  Layer.provide([Layer.succeed(PublicUrl, "http://localhost"), Signals.layerInProcess]),
+  Layer.provide([
+    Layer.succeed(PublicUrl, "http://localhost"),
+    Signals.layerInProcess,
+    FulfillmentSettings.Default,
+    OutboundPolicy.Default
+  ]),
   Layer.provideMerge(Layer.provideMerge(MigrationsLive, embedded({ dataDir: Option.none(), exposeSocket: false })))
 )
 

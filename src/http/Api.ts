@@ -2,9 +2,11 @@ import { OpenApi } from "@effect/platform"
 import { makeApi } from "./ApiBase.js"
 import { ApiKeysV2Api, ApiKeysV3Api } from "./groups/ApiKeysApi.js"
 import { CatalogApi } from "./groups/CatalogApi.js"
+import { CheckoutsApi, OrdersApi, QuotesApi } from "./groups/CheckoutsApi.js"
 import { HealthApi } from "./groups/HealthApi.js"
 import { ImagesApi } from "./groups/ImagesApi.js"
 import { OAuthApi } from "./groups/OAuthApi.js"
+import { PayApi } from "./groups/PayApi.js"
 import { ProfileApi } from "./groups/ProfileApi.js"
 import { WellKnownApi } from "./groups/WellKnownApi.js"
 
@@ -16,6 +18,10 @@ export class Api extends makeApi("ribbon")
   .add(WellKnownApi)
   .add(OAuthApi)
   .add(ProfileApi)
+  .add(QuotesApi)
+  .add(CheckoutsApi)
+  .add(OrdersApi)
+  .add(PayApi)
   .add(ApiKeysV2Api)
   .add(ApiKeysV3Api)
   .annotate(OpenApi.Title, "Ribbon")

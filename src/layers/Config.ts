@@ -37,6 +37,17 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
           key: Config.string("TLS_KEY")
         })
       ),
+      /** The Fulfillment simulator (docs/checkout.md): supplier latency, transient failure rate, progress step. */
+      fulfillment: {
+        latency: yield* Config.duration("FULFILLMENT_LATENCY").pipe(Config.withDefault("0 millis")),
+        failureRate: yield* Config.number("FULFILLMENT_FAILURE_RATE").pipe(
+          Config.validate({ message: "must be within 0..1", validation: (n) => n >= 0 && n <= 1 }),
+          Config.withDefault(0)
+        ),
+        progressEvery: yield* Config.duration("FULFILLMENT_PROGRESS_EVERY").pipe(Config.withDefault("1 minute"))
+      },
+      /** Callbacks to loopback addresses (local development and tests only; docs/webhooks.md). */
+      webhooksAllowLoopback: yield* Config.boolean("WEBHOOKS_ALLOW_LOOPBACK").pipe(Config.withDefault(false)),
       /** How long in-flight requests may take to finish after a shutdown signal. */
       shutdownGrace: yield* Config.duration("SHUTDOWN_GRACE").pipe(Config.withDefault("10 seconds"))
     }

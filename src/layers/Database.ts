@@ -53,7 +53,10 @@ export const embedded = (options: { readonly dataDir: Option.Option<string>; rea
         port,
         username: "postgres",
         database: "postgres",
-        maxConnections: 16,
+        // One connection: pglite-socket serves every connection from one PGlite and does not keep their
+        // extended-protocol messages apart, so concurrent queries on two connections can get each other's
+        // rows (electric-sql/pglite#1046). Queries queue on the one connection instead.
+        maxConnections: 1,
         idleTimeout: Duration.minutes(5),
         ...naming
       })
@@ -132,7 +135,8 @@ export const CliDatabaseLive = Layer.unwrapEffect(
         port: 5432,
         username: "postgres",
         database: "postgres",
-        maxConnections: 4,
+        // One connection, as the server's own pool (see `embedded`).
+        maxConnections: 1,
         ...naming
       })
     }

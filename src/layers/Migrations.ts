@@ -8,6 +8,7 @@ import catalog from "./migrations/0003_catalog.js"
 import oauth from "./migrations/0004_oauth.js"
 import companies from "./migrations/0005_companies.js"
 import searchTerms from "./migrations/0006_search_terms.js"
+import checkouts from "./migrations/0007_checkouts.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -16,7 +17,8 @@ export const migrations = {
   "0003_catalog": catalog,
   "0004_oauth": oauth,
   "0005_companies": companies,
-  "0006_search_terms": searchTerms
+  "0006_search_terms": searchTerms,
+  "0007_checkouts": checkouts
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -15,25 +15,37 @@ import { apiKeyAuthLayers } from "../http/ApiKeyAuthLive.js"
 import { ApiKeysV2Live, ApiKeysV3Live } from "../http/handlers/ApiKeysLive.js"
 import { BearerLive } from "../http/handlers/BearerLive.js"
 import { CatalogLive } from "../http/handlers/CatalogLive.js"
+import { CheckoutsLive } from "../http/handlers/CheckoutsLive.js"
 import { HealthLive } from "../http/handlers/HealthLive.js"
 import { ImagesLive } from "../http/handlers/ImagesLive.js"
 import { OAuthLive } from "../http/handlers/OAuthLive.js"
+import { PayLive } from "../http/handlers/PayLive.js"
 import { ProfileLive } from "../http/handlers/ProfileLive.js"
 import { WellKnownLive } from "../http/handlers/WellKnownLive.js"
 import { requestMetrics } from "../http/Metrics.js"
 import { ribbonMiddleware } from "../http/Middleware.js"
 import { Addresses } from "../services/Addresses.js"
 import { Catalog, PublicUrl } from "../services/Catalog.js"
+import { Checkouts, ExpireCheckout } from "../services/Checkouts.js"
 import { Companies } from "../services/Companies.js"
+import { Events } from "../services/Events.js"
+import { Fulfillment, FulfillmentSettings } from "../services/Fulfillment.js"
 import { Jobs } from "../services/Jobs.js"
 import { KeyStore } from "../services/KeyStore.js"
+import { Notifications } from "../services/Notifications.js"
 import { OAuth } from "../services/OAuth.js"
+import { Orders } from "../services/Orders.js"
+import { OutboundPolicy } from "../services/OutboundHttp.js"
+import { Payments } from "../services/Payments.js"
+import { Placement } from "../services/Placement.js"
+import { Quotes } from "../services/Quotes.js"
 import { RateLimits } from "../services/RateLimits.js"
 import { MigrationTarget, Readiness } from "../services/Readiness.js"
 import { Search } from "../services/Search.js"
 import { Seed } from "../services/Seed.js"
 import { SigningKeys } from "../services/SigningKeys.js"
 import { Users } from "../services/Users.js"
+import { deliverWebhookHandler, Webhooks } from "../services/Webhooks.js"
 import { AppConfig } from "./Config.js"
 import { DatabaseLive, SignalsLive } from "./Database.js"
 import { latestMigrationId, MigrationsLive } from "./Migrations.js"
@@ -80,21 +92,32 @@ export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options:
     Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(options.maxBodyBytes))))
   )
 
-/** Every service the routes call; they need the database, Signals and the public URL. */
+/**
+ * Every service the routes and the worker call; they need the database, Signals, the public URL and the
+ * simulator and callback settings.
+ */
 export const ServicesLive = Layer.mergeAll(
   Readiness.Default.pipe(Layer.provide(Layer.succeed(MigrationTarget, latestMigrationId))),
   Search.Default,
   Catalog.Default,
   Addresses.Default,
-  Jobs.Default,
   Users.Default,
   OAuth.Default,
   SigningKeys.Default,
   Companies.Default,
   KeyStore.Default,
+  Quotes.Default,
+  Checkouts.Default,
+  Orders.Default,
+  Placement.Default,
+  Fulfillment.Default,
+  Notifications.Default,
+  Payments.Default,
+  Webhooks.Default,
+  Events.Default,
   // The limits of the OAuth endpoints and sign-in forms (docs/oauth.md), per instance.
   RateLimiterMemoryLive
-)
+).pipe(Layer.provideMerge(Jobs.Default))
 
 /** The company API's rate limits, on the memory store or Redis (REDIS_URL). */
 export const RateLimitsLive = RateLimits.Default.pipe(Layer.provide(RateLimiterLive))
@@ -111,6 +134,8 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     WellKnownLive,
     OAuthLive,
     ProfileLive,
+    CheckoutsLive,
+    PayLive,
     Layer.merge(ApiKeysV2Live, ApiKeysV3Live).pipe(Layer.provide(companyAuth))
   ).pipe(Layer.provide(BearerLive))
 
@@ -145,14 +170,42 @@ const OAuthPurgeLive = Layer.scopedDiscard(
   )
 )
 
-/** The migrated, seeded database, and the services on it. */
-export const AppLive = Layer.provideMerge(OAuthPurgeLive, Layer.merge(ServicesLive, RateLimitsLive)).pipe(
-  Layer.provide(
-    Layer.effect(
-      PublicUrl,
-      Effect.map(AppConfig, (config) => config.publicUrl)
-    )
+/**
+ * The background worker: placement, order progress, checkout expiry and callbacks, claimed from the `jobs`
+ * table by every instance (DESIGN.md §6).
+ */
+export const WorkerLive = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const placement = yield* Placement
+    const orders = yield* Orders
+    const checkouts = yield* Checkouts
+    return Jobs.layerWorker([
+      placement.handler,
+      orders.handler,
+      ExpireCheckout.handle(({ checkoutId }) => checkouts.expire(checkoutId)),
+      deliverWebhookHandler
+    ])
+  })
+)
+
+/** The settings of the simulator and of outbound callbacks, from AppConfig. */
+const SettingsLive = Layer.mergeAll(
+  Layer.effect(
+    PublicUrl,
+    Effect.map(AppConfig, (config) => config.publicUrl)
   ),
+  Layer.unwrapEffect(Effect.map(AppConfig, (config) => FulfillmentSettings.layer(config.fulfillment))),
+  Layer.unwrapEffect(
+    Effect.map(AppConfig, (config) => OutboundPolicy.layer({ allowLoopback: config.webhooksAllowLoopback }))
+  )
+)
+
+/** The migrated, seeded database, and the services on it. */
+export const AppLive = Layer.provideMerge(
+  Layer.merge(OAuthPurgeLive, WorkerLive),
+  Layer.merge(ServicesLive, RateLimitsLive)
+).pipe(
+  Layer.provide(SettingsLive),
   Layer.provide(SignalsLive),
   Layer.provideMerge(DemoCatalogLive),
   Layer.provideMerge(DemoUserLive),

@@ -12,7 +12,7 @@ import { PublicUrl } from "../../src/services/Catalog.js"
 import { RateLimits } from "../../src/services/RateLimits.js"
 import { Signals } from "../../src/services/Signals.js"
 import { TestDatabase } from "../support/database.js"
-import { get, type RawResponse, serveForTest, testPublicUrl } from "../support/http.js"
+import { get, type RawResponse, serveForTest, TestSettingsLive, testPublicUrl } from "../support/http.js"
 import { OtlpReceiver, type ReceivedMetricPoint, type ReceivedSpan, SpanKind } from "../support/otlp.js"
 
 // A traced route that runs SQL through a service method, beside the real /health and /ready.
@@ -88,7 +88,7 @@ const ObservedLive = Layer.scoped(
     const server = serveForTest(FixtureLive).pipe(
       Layer.provide(FixtureCatalog.Default),
       Layer.provide([ServicesLive, RateLimits.Default.pipe(Layer.provide(RateLimiterMemoryLive))]),
-      Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess]),
+      Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess, TestSettingsLive]),
       Layer.provide(telemetry),
       Layer.provide(TestDatabase)
     )

@@ -15,7 +15,7 @@ import { PublicUrl } from "../../src/services/Catalog.js"
 import { Signals } from "../../src/services/Signals.js"
 import { createCompany, keyHeaders, v2Keys, v3Keys } from "../support/company.js"
 import { TestDatabase } from "../support/database.js"
-import { RateLimitsMemoryLive, testMaxBodyBytes, testPublicUrl } from "../support/http.js"
+import { RateLimitsMemoryLive, TestSettingsLive, testMaxBodyBytes, testPublicUrl } from "../support/http.js"
 
 /**
  * The mutual-TLS listener beside the plain one, on the same services: certificates for a test CA, the
@@ -98,7 +98,7 @@ const portOf = (context: Context.Context<HttpServer.HttpServer>) =>
   (Context.get(context, HttpServer.HttpServer).address as HttpServer.TcpAddress).port
 
 const Services = Layer.mergeAll(ServicesLive, RateLimitsMemoryLive).pipe(
-  Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess]),
+  Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess, TestSettingsLive]),
   Layer.provideMerge(TestDatabase)
 )
 

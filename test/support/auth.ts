@@ -12,7 +12,7 @@ import { OAuth } from "../../src/services/OAuth.js"
 import { Signals } from "../../src/services/Signals.js"
 import { Users } from "../../src/services/Users.js"
 import { TestDatabase } from "./database.js"
-import { RateLimitsMemoryLive, testMaxBodyBytes, testPublicUrl } from "./http.js"
+import { RateLimitsMemoryLive, TestSettingsLive, testMaxBodyBytes, testPublicUrl } from "./http.js"
 
 /**
  * Signing in for tests. `signedIn()` wraps a test server layer so that every request of its HttpClient (the
@@ -111,7 +111,7 @@ export class TimeTravel extends Context.Tag("test/TimeTravel")<
   { readonly advance: (duration: Duration.DurationInput) => Effect.Effect<void> }
 >() {}
 
-const shiftedClock = () => {
+export const shiftedClock = () => {
   const live = Clock.make()
   let offsetMillis = 0
   const clock: Clock.Clock = {
@@ -148,7 +148,7 @@ export const makeRealPortServer = (limits: AuthRateLimits["Type"] = unlimited) =
       return serveApi(ApiLive, { maxBodyBytes: testMaxBodyBytes, telemetry: false }).pipe(
         Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
         Layer.provideMerge(Layer.merge(ServicesLive, RateLimitsMemoryLive)),
-        Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess]),
+        Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess, TestSettingsLive]),
         Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
         Layer.provideMerge(TestDatabase),
         Layer.provideMerge(Layer.succeed(TimeTravel, travel)),

@@ -6,12 +6,20 @@ import { Api } from "../../src/http/Api.js"
 import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/Catalog.js"
+import { FulfillmentSettings } from "../../src/services/Fulfillment.js"
+import { OutboundPolicy } from "../../src/services/OutboundHttp.js"
 import { RateLimits } from "../../src/services/RateLimits.js"
 import { Seed } from "../../src/services/Seed.js"
 import { Signals } from "../../src/services/Signals.js"
 import { TestDatabase } from "./database.js"
 
 export const testMaxBodyBytes = 64 * 1024
+
+/** The simulator's defaults, and callbacks allowed to loopback receivers. */
+export const TestSettingsLive = Layer.mergeAll(
+  FulfillmentSettings.Default,
+  OutboundPolicy.layer({ allowLoopback: true })
+)
 
 /** Serves an HttpApi through the real server layer on a free loopback port; provides an HttpClient aimed at it. */
 export const serveForTest = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>) =>
@@ -26,7 +34,7 @@ export const RateLimitsMemoryLive = RateLimits.Default.pipe(Layer.provide(RateLi
 const serveRibbon = <E, R>(database: Layer.Layer<R, E>) =>
   serveForTest(ApiLive).pipe(
     Layer.provide([ServicesLive, RateLimitsMemoryLive]),
-    Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess]),
+    Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess, TestSettingsLive]),
     Layer.provideMerge(database)
   )
 

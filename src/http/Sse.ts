@@ -1,0 +1,37 @@
+import { HttpServerResponse } from "@effect/platform"
+import { Schedule, Stream } from "effect"
+import type { EventRow } from "../services/Events.js"
+
+/**
+ * A checkout's events as `text/event-stream` (DESIGN.md §4.6): each event with its `id` (for
+ * `Last-Event-ID`), its type as the SSE `event` name and the JSON envelope `{id, type, createdAt, data}` as
+ * `data`; a keep-alive comment every 15 seconds; the response ends when the event stream does (after a
+ * final status).
+ */
+
+export const keepAliveEvery = Schedule.spaced("15 seconds")
+
+export const formatEvent = (event: EventRow) =>
+  `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify({
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt.toISOString(),
+    data: event.data
+  })}\n\n`
+
+export const eventStreamResponse = (events: Stream.Stream<EventRow>) =>
+  HttpServerResponse.stream(
+    Stream.concat(
+      // Reconnect after 3 s; the comment flushes the headers at once.
+      Stream.make("retry: 3000\n: stream open\n\n"),
+      Stream.merge(
+        Stream.map(events, formatEvent),
+        Stream.map(Stream.fromSchedule(keepAliveEvery), () => ": keep-alive\n\n"),
+        { haltStrategy: "left" }
+      )
+    ).pipe(Stream.encodeText),
+    {
+      contentType: "text/event-stream",
+      headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+    }
+  )

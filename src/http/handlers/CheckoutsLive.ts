@@ -1,0 +1,72 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { Checkouts } from "../../services/Checkouts.js"
+import { Events } from "../../services/Events.js"
+import { Orders } from "../../services/Orders.js"
+import { Quotes, toQuote } from "../../services/Quotes.js"
+import { CurrentUser } from "../Agent.js"
+import { Api } from "../Api.js"
+import { eventStreamResponse } from "../Sse.js"
+
+const QuotesLive = HttpApiBuilder.group(Api, "quotes", (handlers) =>
+  Effect.gen(function* () {
+    const quotes = yield* Quotes
+    return handlers
+      .handle("createQuote", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          quotes.create(user.id, payload.variantId, payload.countryCode ?? user.defaultCountry)
+        )
+      )
+      .handle("getQuote", ({ path }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(quotes.get(user.id, path.quoteId), toQuote))
+      )
+  })
+)
+
+const CheckoutsGroupLive = HttpApiBuilder.group(Api, "checkouts", (handlers) =>
+  Effect.gen(function* () {
+    const checkouts = yield* Checkouts
+    const events = yield* Events
+    return handlers
+      .handle("createCheckout", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          Effect.map(checkouts.create(user, payload), ({ checkout }) => checkout)
+        )
+      )
+      .handle("getCheckout", ({ path }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => checkouts.get(user.id, path.checkoutId))
+      )
+      .handle("checkoutEvents", ({ path, headers }) =>
+        Effect.gen(function* () {
+          const { user } = yield* CurrentUser
+          yield* checkouts.get(user.id, path.checkoutId)
+          return eventStreamResponse(events.stream(path.checkoutId, headers["last-event-id"] ?? "0"))
+        })
+      )
+      .handle("cancelCheckout", ({ path }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => checkouts.cancel(user.id, path.checkoutId))
+      )
+  })
+)
+
+const OrdersLive = HttpApiBuilder.group(Api, "orders", (handlers) =>
+  Effect.gen(function* () {
+    const orders = yield* Orders
+    return handlers
+      .handle("listOrders", ({ urlParams }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          orders.list(user.id, {
+            limit: urlParams.limit ?? 20,
+            ...(urlParams.cursor === undefined ? {} : { cursor: urlParams.cursor })
+          })
+        )
+      )
+      .handle("getOrder", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => orders.get(user.id, path.orderId)))
+      .handle("cancelOrder", ({ path }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => orders.cancel(user.id, path.orderId))
+      )
+  })
+)
+
+/** The quotes, checkouts and orders groups. */
+export const CheckoutsLive = Layer.mergeAll(QuotesLive, CheckoutsGroupLive, OrdersLive)

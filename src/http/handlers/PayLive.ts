@@ -1,0 +1,175 @@
+import { randomBytes } from "node:crypto"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Either, Option } from "effect"
+import { eventTypes } from "../../domain/Checkout.js"
+import { type CheckoutItemRow, type CheckoutRow, Checkouts } from "../../services/Checkouts.js"
+import { Events } from "../../services/Events.js"
+import { Payments, validateCard } from "../../services/Payments.js"
+import { formatMoney } from "../../services/Pricing.js"
+import { Api } from "../Api.js"
+import {
+  type PayFormState,
+  type PayPageView,
+  type PayProblemKind,
+  paymentStatusPage,
+  payPage,
+  payPageCsp,
+  payProblemPage,
+  payProblems
+} from "../pages/pay.js"
+import { eventStreamResponse } from "../Sse.js"
+
+/** An HTML page with a fresh CSP nonce, never cached (the URL carries the payment token). */
+const page = (render: (nonce: string) => string, status = 200) => {
+  const nonce = randomBytes(16).toString("base64")
+  return HttpServerResponse.text(render(nonce), {
+    status,
+    contentType: "text/html; charset=utf-8",
+    headers: {
+      "cache-control": "no-store",
+      "content-security-policy": payPageCsp(nonce),
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY"
+    }
+  })
+}
+
+const problem = (kind: PayProblemKind) => page((nonce) => payProblemPage(kind, { nonce }), payProblems[kind].status)
+
+/** The page's view of a checkout: the sums of its lines, in its currency and locale. */
+const viewOf = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: string): PayPageView => {
+  const money = (amount: number) => formatMoney(amount, row.currency, row.locale).display
+  const sum = (pick: (item: CheckoutItemRow) => number) => money(items.reduce((total, item) => total + pick(item), 0))
+  const address = row.shippingAddress
+  return {
+    checkoutId: row.id,
+    token,
+    postUrl: `/pay/${row.id}`,
+    totalDisplay: money(row.totalAmount),
+    currency: row.currency,
+    items: items.map((item) => ({
+      productTitle: item.productTitle,
+      variantTitle: item.variantTitle,
+      imageUrl: item.imageUrl,
+      quantity: item.quantity,
+      amountDisplay: money(item.amount)
+    })),
+    breakdown: {
+      item: sum((item) => item.itemAmount),
+      shipping: sum((item) => item.shippingAmount),
+      duties: sum((item) => item.dutiesAmount),
+      serviceFee: sum((item) => item.serviceFeeAmount),
+      total: money(row.totalAmount)
+    },
+    recipient: row.recipient,
+    address: {
+      address1: address.address1 ?? null,
+      address2: address.address2 ?? null,
+      city: address.city ?? null,
+      provinceCode: address.provinceCode ?? null,
+      postalCode: address.postalCode ?? null,
+      countryCode: address.countryCode
+    },
+    shippingRequired: row.shippingRequired,
+    expiresAt: row.expiresAt.toISOString()
+  }
+}
+
+export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const checkouts = yield* Checkouts
+    const payments = yield* Payments
+    const events = yield* Events
+
+    const statusPage = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: string, status = 200) =>
+      page(
+        (nonce) =>
+          paymentStatusPage(viewOf(row, items, token), {
+            nonce,
+            status: row.status,
+            eventsUrl: `/pay/${row.id}/events?t=${encodeURIComponent(token)}`,
+            eventTypes
+          }),
+        status
+      )
+
+    /** What the page shows for a checkout that cannot take a payment now; none when it can. */
+    const closed = (row: CheckoutRow, now: number): Option.Option<PayProblemKind> => {
+      if (row.status === "cancelled") return Option.some("cancelled")
+      if (row.status === "expired" || (row.status === "pending_payment" && row.expiresAt.getTime() <= now)) {
+        return Option.some("expired")
+      }
+      return row.status === "pending_payment" ? Option.none() : Option.some("already_paid")
+    }
+
+    return handlers
+      .handle("payPage", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const found = yield* checkouts.forPayment(path.checkoutId, urlParams.t)
+          if (Option.isNone(found)) return problem("not_found")
+          const { row, items } = found.value
+          const reason = closed(row, yield* Clock.currentTimeMillis)
+          if (Option.isNone(reason)) return page((nonce) => payPage(viewOf(row, items, urlParams.t), {}, { nonce }))
+          // Once paid, the link shows the live status rather than an error.
+          return reason.value === "already_paid" ? statusPage(row, items, urlParams.t) : problem(reason.value)
+        })
+      )
+      .handle("pay", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const { checkoutId } = path
+          // The row stays locked while the card is charged, so two submissions cannot both pay.
+          const outcome = yield* sql
+            .withTransaction(
+              Effect.gen(function* () {
+                const found = yield* checkouts.forPayment(checkoutId, payload.t)
+                if (Option.isNone(found)) return { kind: "problem", problem: "not_found" } as const
+                const { row, items } = found.value
+                const now = yield* Clock.currentTimeMillis
+                const reason = closed(row, now)
+                if (Option.isSome(reason)) return { kind: "problem", problem: reason.value } as const
+                const view = viewOf(row, items, payload.t)
+                const values = { name: payload.name, expiry: payload.expiry }
+                const card = validateCard(
+                  { number: payload.number, expiry: payload.expiry, cvc: payload.cvc, name: payload.name },
+                  new Date(now)
+                )
+                if (Either.isLeft(card)) {
+                  return { kind: "form", view, state: { values, fieldErrors: card.left } as PayFormState } as const
+                }
+                const charged = yield* payments
+                  .charge({ card: card.right, amount: row.totalAmount, currency: row.currency, reference: row.id })
+                  .pipe(Effect.either)
+                if (Either.isLeft(charged)) {
+                  return { kind: "declined", view, state: { values, declineMessage: charged.left.message } } as const
+                }
+                yield* checkouts.markPaid(checkoutId, charged.right.chargeId)
+                const paid = yield* checkouts.snapshot(checkoutId)
+                return { kind: "paid", row: paid.row, items: yield* checkouts.itemRows(checkoutId) } as const
+              })
+            )
+            .pipe(Effect.orDie)
+          switch (outcome.kind) {
+            case "problem":
+              return problem(outcome.problem)
+            case "form":
+              return page((nonce) => payPage(outcome.view, outcome.state, { nonce }), 422)
+            case "declined":
+              yield* checkouts.paymentDeclined(checkoutId)
+              return page((nonce) => payPage(outcome.view, outcome.state, { nonce }), 402)
+            case "paid":
+              yield* events.publish(checkoutId)
+              return statusPage(outcome.row, outcome.items, payload.t)
+          }
+        })
+      )
+      .handle("payEvents", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const found = yield* checkouts.forPayment(path.checkoutId, urlParams.t)
+          if (Option.isNone(found)) return problem("not_found")
+          return eventStreamResponse(events.stream(path.checkoutId, "0"))
+        })
+      )
+  })
+)

@@ -1,0 +1,529 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Clock, DateTime, Effect, Either, Option, Schema } from "effect"
+import {
+  CHECKOUT_TTL_MINUTES,
+  Checkout,
+  CheckoutItem,
+  type CheckoutItemStatus,
+  type CheckoutRequest,
+  type CheckoutStatus,
+  type EventType,
+  Order as OrderSchema,
+  type Recipient,
+  type ShippingAddress
+} from "../domain/Checkout.js"
+import {
+  AddressUnverified,
+  CheckoutNotFound,
+  CheckoutStateConflict,
+  CountryMismatch,
+  FieldIssue,
+  IdempotencyKeyReused,
+  InvalidRequest,
+  QuoteAlreadyUsed,
+  QuoteExpired,
+  QuoteNotFound,
+  SmsConsentRequired
+} from "../domain/Errors.js"
+import { makeId } from "../domain/Ids.js"
+import type { User } from "../domain/Users.js"
+import { Addresses } from "./Addresses.js"
+import { PublicUrl } from "./Catalog.js"
+import { Events } from "./Events.js"
+import { JobKind, Jobs } from "./Jobs.js"
+import { Notifications } from "./Notifications.js"
+import { formatMoney } from "./Pricing.js"
+import type { QuoteRow } from "./Quotes.js"
+import { Webhooks } from "./Webhooks.js"
+
+/**
+ * Checkouts (spec "Checkout"; DESIGN.md §4.5; docs/checkout.md): one checkout for a cart of quotes, paid
+ * by the person on the hosted page, then placed item by item (src/services/Placement.ts).
+ *
+ * Every status change is a conditional update (`WHERE status = expected`) in a transaction that also
+ * appends its event (src/services/Events.ts) and, when the checkout has a `callbackUrl`, queues the signed
+ * callback (src/services/Webhooks.ts); the event streams are woken once the transaction has committed.
+ */
+
+export const SMS_CONSENT_TEXT =
+  "By providing your mobile number you agree to receive order confirmations, receipts and delivery updates " +
+  "for this purchase from Ribbon by text message. Message and data rates may apply. Reply STOP to opt out."
+
+/** Placement of a paid checkout (src/services/Placement.ts). */
+export const PlaceCheckout = JobKind.make("checkout.place", Schema.Struct({ checkoutId: Schema.String }), {
+  maxAttempts: 10
+})
+
+/** Expiry of an unpaid checkout, at its `expiresAt`. */
+export const ExpireCheckout = JobKind.make("checkout.expire", Schema.Struct({ checkoutId: Schema.String }))
+
+export interface CheckoutRow {
+  readonly id: string
+  readonly userId: string
+  readonly status: CheckoutStatus
+  readonly countryCode: string
+  readonly currency: string
+  readonly locale: string
+  readonly totalAmount: number
+  readonly refundedAmount: number
+  readonly shippingRequired: boolean
+  readonly recipient: Recipient
+  readonly shippingAddress: ShippingAddress
+  readonly notifyEmail: string | null
+  readonly notifySms: string | null
+  readonly smsConsent: boolean
+  readonly callbackUrl: string | null
+  readonly idempotencyKey: string | null
+  readonly requestHash: string | null
+  readonly paymentToken: string
+  readonly chargeId: string | null
+  readonly failureReason: string | null
+  readonly expiresAt: Date
+  readonly paidAt: Date | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export interface CheckoutItemRow {
+  readonly checkoutId: string
+  readonly index: number
+  readonly quoteId: string
+  readonly variantId: string
+  readonly productId: string
+  readonly productTitle: string
+  readonly variantTitle: string
+  readonly imageUrl: string | null
+  readonly quantity: number
+  readonly unitAmount: number
+  readonly amount: number
+  readonly itemAmount: number
+  readonly shippingAmount: number
+  readonly dutiesAmount: number
+  readonly serviceFeeAmount: number
+  readonly shippingRequired: boolean
+  readonly status: CheckoutItemStatus
+  readonly orderId: string | null
+  readonly failureReason: string | null
+}
+
+/** What the agent should do next, in plain words, per status. */
+export const nextStepFor = (status: CheckoutStatus): string => {
+  switch (status) {
+    case "pending_payment":
+      return "Give paymentUrl to the user to pay on Ribbon's hosted page; then poll statusUrl or stream eventsUrl."
+    case "paid":
+    case "placing":
+      return "Payment received; the orders are being placed. Keep polling statusUrl or streaming eventsUrl."
+    case "confirmed":
+      return "Every item is ordered. Tell the user; track each order with GET /v1/orders/{orderId}."
+    case "partially_confirmed":
+      return "Some items are ordered; the failed ones were refunded (refundedAmount). Tell the user which."
+    case "failed":
+      return "No item could be ordered and the payment was refunded. Tell the user; a new quote may work later."
+    case "refunded":
+      return "Every order was cancelled and refunded. Nothing else to do."
+    case "expired":
+      return "The payment window passed. Create new quotes and a new checkout if the user still wants to buy."
+    case "cancelled":
+      return "The checkout was cancelled before payment. Nothing was charged."
+  }
+}
+
+/** The canonical hash of a request body, for idempotent replays. */
+const hashRequest = (request: CheckoutRequest) => createHash("sha256").update(JSON.stringify(request)).digest("hex")
+
+const sameToken = (a: string, b: string) => {
+  const left = Buffer.from(a)
+  const right = Buffer.from(b)
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+/** The idempotency key is taken: replay the checkout it made. */
+class KeyTaken {
+  readonly _tag = "KeyTaken"
+}
+
+export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
+  dependencies: [Addresses.Default, Events.Default, Jobs.Default, Notifications.Default, Webhooks.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const addresses = yield* Addresses
+    const events = yield* Events
+    const jobs = yield* Jobs
+    const notifications = yield* Notifications
+    const webhooks = yield* Webhooks
+    const publicUrl = yield* PublicUrl
+
+    const nowDate = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+    const findRow = (checkoutId: string) =>
+      sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    const itemRows = (checkoutId: string) =>
+      sql<CheckoutItemRow>`SELECT * FROM checkout_items WHERE checkout_id = ${checkoutId} ORDER BY index`.pipe(
+        Effect.orDie
+      )
+
+    const money = (row: CheckoutRow, amount: number) => formatMoney(amount, row.currency, row.locale).display
+
+    /** The Checkout resource of a row and its items. */
+    const toCheckout = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>) =>
+      Checkout.make({
+        id: row.id,
+        status: row.status,
+        items: items.map((item) =>
+          CheckoutItem.make({
+            index: item.index,
+            quoteId: item.quoteId,
+            variantId: item.variantId,
+            productTitle: item.productTitle,
+            variantTitle: item.variantTitle,
+            imageUrl: item.imageUrl,
+            quantity: item.quantity,
+            amount: item.amount,
+            amountDisplay: money(row, item.amount),
+            status: item.status,
+            orderId: item.orderId,
+            failureReason: item.failureReason
+          })
+        ),
+        paymentUrl: row.status === "pending_payment" ? paymentUrl(row) : null,
+        expiresAt: row.expiresAt.toISOString(),
+        totalAmount: row.totalAmount,
+        currency: row.currency,
+        totalDisplay: money(row, row.totalAmount),
+        refundedAmount: row.refundedAmount,
+        orderIds: items.flatMap((item) => (item.orderId === null ? [] : [item.orderId])),
+        failureReason: row.failureReason,
+        statusUrl: `${publicUrl}/v1/checkouts/${row.id}`,
+        eventsUrl: `${publicUrl}/v1/checkouts/${row.id}/events`,
+        nextStep: nextStepFor(row.status),
+        createdAt: row.createdAt.toISOString(),
+        updatedAt: row.updatedAt.toISOString()
+      })
+
+    const paymentUrl = (row: CheckoutRow) => `${publicUrl}/pay/${row.id}?t=${row.paymentToken}`
+
+    /** The checkout as it is now (inside a transaction: as this transaction sees it). */
+    const snapshot = Effect.fn("Checkouts.snapshot")(function* (checkoutId: string) {
+      const row = yield* findRow(checkoutId)
+      if (Option.isNone(row)) return yield* Effect.dieMessage(`checkout ${checkoutId} vanished`)
+      return { row: row.value, checkout: toCheckout(row.value, yield* itemRows(checkoutId)) }
+    })
+
+    /**
+     * Appends an event carrying the checkout as this transaction sees it (and the order, for `order.*`),
+     * and queues its callback. Call inside the transaction of the change.
+     */
+    const record = Effect.fn("Checkouts.record")(function* (checkoutId: string, type: EventType, order?: OrderSchema) {
+      const { row, checkout } = yield* snapshot(checkoutId)
+      const encoded = yield* Schema.encode(Checkout)(checkout).pipe(Effect.orDie)
+      const data =
+        order === undefined
+          ? { checkout: encoded }
+          : { checkout: encoded, order: Schema.encodeSync(OrderSchema)(order) }
+      const event = yield* events.append({ type, checkoutId, userId: row.userId, data })
+      if (row.callbackUrl !== null) {
+        yield* webhooks.enqueue({
+          url: row.callbackUrl,
+          eventId: `evt_${event.id}`,
+          eventType: type,
+          payload: { id: event.id, type, createdAt: event.createdAt.toISOString(), data }
+        })
+      }
+      return event
+    })
+
+    /** Runs `change` in a transaction, then wakes the checkout's event streams. */
+    const commit = <A, E, R>(checkoutId: string, change: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(change).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.tap(() => events.publish(checkoutId))
+      )
+
+    const invalid = (path: string, message: string) =>
+      new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
+
+    const phone = (path: string, value: string) =>
+      addresses.validatePhone(value).pipe(Effect.mapError((e) => invalid(path, e.message)))
+
+    /** Creates a checkout for the user's quotes (spec "Checkout" rules; DESIGN.md §4.5, §4.8 idempotency). */
+    const create = Effect.fn("Checkouts.create")(function* (buyer: User, request: CheckoutRequest) {
+      const recipientPhone = yield* phone("recipient.phone", request.recipient.phone)
+      const smsNumber = request.notify?.sms ?? null
+      const sms = smsNumber === null ? null : yield* phone("notify.sms", smsNumber)
+      if (sms !== null && request.smsConsent !== true) {
+        return yield* new SmsConsentRequired({
+          message: "Sending texts needs the user's consent: show them consentText, then retry with smsConsent: true.",
+          consentText: SMS_CONSENT_TEXT
+        })
+      }
+      const quoteIds = request.items.map((item) => item.quoteId)
+      const seen = new Set<string>()
+      for (const [index, id] of quoteIds.entries()) {
+        if (seen.has(id)) return yield* invalid(`items[${index}].quoteId`, "The same quote appears twice; use quantity")
+        seen.add(id)
+      }
+      const requestHash = request.idempotencyKey == null ? null : hashRequest(request)
+      const replay = Effect.gen(function* () {
+        const [existing] = yield* sql<CheckoutRow>`
+          SELECT * FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey!}`.pipe(
+          Effect.orDie
+        )
+        if (existing === undefined) return yield* Effect.dieMessage("idempotency key vanished")
+        if (existing.requestHash !== requestHash) {
+          return yield* new IdempotencyKeyReused({
+            message: "This idempotencyKey was used with a different request; use a new key for a new checkout."
+          })
+        }
+        return { checkout: toCheckout(existing, yield* itemRows(existing.id)), replayed: true }
+      })
+      if (request.idempotencyKey != null) {
+        const [existing] = yield* sql<{ id: string }>`
+          SELECT id FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey}`.pipe(
+          Effect.orDie
+        )
+        if (existing !== undefined) return yield* replay
+      }
+
+      const quotes = yield* sql<QuoteRow>`
+        SELECT * FROM quotes WHERE id IN ${sql.in(quoteIds)} AND user_id = ${buyer.id}`.pipe(Effect.orDie)
+      const byId = new Map(quotes.map((quote) => [quote.id, quote]))
+      const ordered: Array<QuoteRow> = []
+      for (const id of quoteIds) {
+        const quote = byId.get(id)
+        if (quote === undefined) return yield* new QuoteNotFound({ message: `No quote ${id}.`, quoteId: id })
+        ordered.push(quote)
+      }
+      const now = yield* Clock.currentTimeMillis
+      for (const quote of ordered) {
+        if (quote.checkoutId !== null) {
+          return yield* new QuoteAlreadyUsed({
+            message: `Quote ${quote.id} already backs another checkout; create a new quote.`,
+            quoteId: quote.id
+          })
+        }
+        if (quote.expiresAt.getTime() <= now) {
+          return yield* new QuoteExpired({
+            message: `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()}; create a new quote.`,
+            quoteId: quote.id
+          })
+        }
+      }
+      const country = ordered[0]!.countryCode
+      if (ordered.some((quote) => quote.countryCode !== country) || request.shippingAddress.countryCode !== country) {
+        return yield* new CountryMismatch({
+          message: `Every quote and shippingAddress.countryCode must be for one country (the quotes are for ${[
+            ...new Set(ordered.map((quote) => quote.countryCode))
+          ].join(", ")}; the address is in ${request.shippingAddress.countryCode}).`
+        })
+      }
+      const shippingRequired = ordered.some((quote) => quote.shippingRequired)
+      let address: ShippingAddress = { countryCode: country }
+      if (shippingRequired) {
+        const validation = yield* addresses.validate(request.shippingAddress)
+        if (validation.result !== "verified") {
+          return yield* new AddressUnverified({ message: validation.message, issues: validation.issues })
+        }
+        address = validation.address
+      }
+      const [{ locale }] = yield* sql<{ locale: string }>`SELECT locale FROM countries WHERE code = ${country}`.pipe(
+        Effect.orDie
+      ) as Effect.Effect<ReadonlyArray<{ locale: string }>>
+      const id = yield* makeId
+      const items: Array<CheckoutItemRow> = ordered.map((quote, index) => {
+        const quantity = request.items[index]!.quantity ?? 1
+        return {
+          checkoutId: id,
+          index,
+          quoteId: quote.id,
+          variantId: quote.variantId,
+          productId: quote.productId,
+          productTitle: quote.productTitle,
+          variantTitle: quote.variantTitle,
+          imageUrl: quote.imageUrl,
+          quantity,
+          unitAmount: quote.totalAmount,
+          amount: quantity * quote.totalAmount,
+          itemAmount: quantity * quote.itemAmount,
+          shippingAmount: quantity * quote.shippingAmount,
+          dutiesAmount: quantity * quote.dutiesAmount,
+          serviceFeeAmount: quantity * quote.serviceFeeAmount,
+          shippingRequired: quote.shippingRequired,
+          status: "pending",
+          orderId: null,
+          failureReason: null
+        }
+      })
+      const created = new Date(now)
+      const row: CheckoutRow = {
+        id,
+        userId: buyer.id,
+        status: "pending_payment",
+        countryCode: country,
+        currency: ordered[0]!.currency,
+        locale: locale!,
+        totalAmount: items.reduce((sum, item) => sum + item.amount, 0),
+        refundedAmount: 0,
+        shippingRequired,
+        recipient: { ...request.recipient, phone: recipientPhone },
+        shippingAddress: address,
+        // `notify.email` defaults to the buyer's e-mail; null turns e-mail off.
+        notifyEmail: request.notify?.email === undefined ? buyer.email : request.notify.email,
+        notifySms: sms,
+        smsConsent: request.smsConsent === true,
+        callbackUrl: request.callbackUrl ?? null,
+        idempotencyKey: request.idempotencyKey ?? null,
+        requestHash,
+        paymentToken: randomBytes(32).toString("base64url"),
+        chargeId: null,
+        failureReason: null,
+        expiresAt: new Date(now + CHECKOUT_TTL_MINUTES * 60_000),
+        paidAt: null,
+        createdAt: created,
+        updatedAt: created
+      }
+      const inserted = sql.withTransaction(
+        Effect.gen(function* () {
+          const [claimed] = yield* sql<{ id: string }>`
+            INSERT INTO checkouts ${sql.insert({
+              ...row,
+              recipient: JSON.stringify(row.recipient),
+              shippingAddress: JSON.stringify(row.shippingAddress)
+            } as never)}
+            ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING id`
+          if (claimed === undefined) return yield* Effect.fail(new KeyTaken())
+          // Claims the quotes; a concurrent checkout that took one first leaves fewer rows claimed.
+          const used = yield* sql<{ id: string }>`
+            UPDATE quotes SET checkout_id = ${id}
+            WHERE id IN ${sql.in(quoteIds)} AND checkout_id IS NULL AND expires_at > ${created}
+            RETURNING id`
+          if (used.length !== quoteIds.length) {
+            const taken = quoteIds.find((quoteId) => !used.some((u) => u.id === quoteId))!
+            return yield* new QuoteAlreadyUsed({
+              message: `Quote ${taken} already backs another checkout; create a new quote.`,
+              quoteId: taken
+            })
+          }
+          yield* sql`INSERT INTO checkout_items ${sql.insert(items as never)}`
+          yield* record(id, "checkout.created")
+          yield* jobs.enqueue(
+            ExpireCheckout,
+            { checkoutId: id },
+            { key: id, runAt: DateTime.unsafeFromDate(row.expiresAt) }
+          )
+        })
+      )
+      const outcome = yield* inserted.pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.map(() => Either.right(undefined)),
+        Effect.catchIf(
+          (e): e is KeyTaken => e instanceof KeyTaken,
+          (e) => Effect.succeed(Either.left(e))
+        )
+      )
+      if (Either.isLeft(outcome)) return yield* replay
+      yield* events.publish(id)
+      return { checkout: toCheckout(row, items), replayed: false }
+    })
+
+    /** The user's checkout (another user's is not found). */
+    const get = Effect.fn("Checkouts.get")(function* (userId: string, checkoutId: string) {
+      const row = yield* findRow(checkoutId)
+      if (Option.isNone(row) || row.value.userId !== userId) {
+        return yield* new CheckoutNotFound({ message: `No checkout ${checkoutId}.`, checkoutId })
+      }
+      return toCheckout(row.value, yield* itemRows(checkoutId))
+    })
+
+    /** Cancels an unpaid checkout. */
+    const cancel = Effect.fn("Checkouts.cancel")(function* (userId: string, checkoutId: string) {
+      const current = yield* get(userId, checkoutId)
+      const changed = yield* commit(
+        checkoutId,
+        Effect.gen(function* () {
+          const updated = yield* sql`
+            UPDATE checkouts SET status = 'cancelled', updated_at = ${yield* nowDate}
+            WHERE id = ${checkoutId} AND status = 'pending_payment' RETURNING id`
+          if (updated.length === 0) return false
+          yield* record(checkoutId, "checkout.cancelled")
+          return true
+        })
+      )
+      if (!changed) {
+        return yield* new CheckoutStateConflict({
+          message: `A ${current.status} checkout cannot be cancelled; only one awaiting payment can.`,
+          status: current.status
+        })
+      }
+      return yield* get(userId, checkoutId)
+    })
+
+    /** Expires an unpaid checkout whose payment window has passed (the `checkout.expire` job). */
+    const expire = Effect.fn("Checkouts.expire")(function* (checkoutId: string) {
+      yield* commit(
+        checkoutId,
+        Effect.gen(function* () {
+          const updated = yield* sql`
+            UPDATE checkouts SET status = 'expired', updated_at = ${yield* nowDate}
+            WHERE id = ${checkoutId} AND status = 'pending_payment' AND expires_at <= ${yield* nowDate}
+            RETURNING id`
+          if (updated.length > 0) yield* record(checkoutId, "checkout.expired")
+        })
+      )
+    })
+
+    /**
+     * The checkout a payment-page token opens, locked for update when inside a transaction. None for an
+     * unknown checkout or a wrong token (the page never says which).
+     */
+    const forPayment = Effect.fn("Checkouts.forPayment")(function* (checkoutId: string, token: string) {
+      const [row] = yield* sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`.pipe(
+        Effect.orDie
+      )
+      if (row === undefined || !sameToken(row.paymentToken, token)) return Option.none()
+      return Option.some({ row, items: yield* itemRows(checkoutId) })
+    })
+
+    /** Records a refused card (the checkout stays `pending_payment`). */
+    const paymentDeclined = Effect.fn("Checkouts.paymentDeclined")(function* (checkoutId: string) {
+      yield* commit(checkoutId, record(checkoutId, "checkout.payment_declined"))
+    })
+
+    /**
+     * Marks a checkout paid and queues its placement, if it is still awaiting payment within its window.
+     * Runs inside the caller's transaction (the payment page holds the row lock while charging).
+     */
+    const markPaid = Effect.fn("Checkouts.markPaid")(function* (checkoutId: string, chargeId: string) {
+      const now = yield* nowDate
+      const updated = yield* sql`
+        UPDATE checkouts SET status = 'paid', charge_id = ${chargeId}, paid_at = ${now}, updated_at = ${now}
+        WHERE id = ${checkoutId} AND status = 'pending_payment' AND expires_at > ${now} RETURNING id`.pipe(Effect.orDie)
+      if (updated.length === 0) return false
+      yield* record(checkoutId, "checkout.paid")
+      const { row, checkout } = yield* snapshot(checkoutId)
+      yield* notifications.receipt(row, checkout)
+      yield* jobs.enqueue(PlaceCheckout, { checkoutId }, { key: checkoutId })
+      return true
+    })
+
+    return {
+      create,
+      get,
+      cancel,
+      expire,
+      forPayment,
+      paymentDeclined,
+      markPaid,
+      record,
+      commit,
+      snapshot,
+      toCheckout,
+      itemRows
+    } as const
+  })
+}) {}

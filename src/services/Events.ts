@@ -1,0 +1,119 @@
+import { SqlClient } from "@effect/sql"
+import { Chunk, Clock, Effect, Option, Ref, Schedule, Stream } from "effect"
+import type { EventType } from "../domain/Checkout.js"
+import { Signals } from "./Signals.js"
+
+/**
+ * The `events` table (DESIGN.md §4.6): every state change of a checkout or its orders appends a row in the
+ * same transaction as the change, under a global sequence. It is the source of the event stream
+ * (`eventsUrl`, replayed from `Last-Event-ID`) and of agent callbacks.
+ *
+ * After the transaction commits, `publish` signals the `events` channel with the checkout id (Postgres
+ * `LISTEN/NOTIFY` across instances, an in-process PubSub when embedded); streams re-read on each signal and
+ * also every 2 seconds, since signals are hints.
+ */
+
+export const EventsChannel = "events"
+
+export interface EventRow {
+  readonly id: string
+  readonly type: EventType
+  readonly checkoutId: string
+  readonly userId: string
+  readonly data: unknown
+  readonly createdAt: Date
+}
+
+export interface NewEvent {
+  readonly type: EventType
+  readonly checkoutId: string
+  readonly userId: string
+  readonly data: unknown
+}
+
+/** Event types after which a checkout's stream ends. */
+export const terminalEventTypes: ReadonlySet<EventType> = new Set([
+  "checkout.confirmed",
+  "checkout.partially_confirmed",
+  "checkout.failed",
+  "checkout.refunded",
+  "checkout.expired",
+  "checkout.cancelled"
+])
+
+/** Rows read per round trip while replaying. */
+const pageSize = 200
+
+/** How often a stream re-reads without a signal. */
+const pollEvery = Schedule.spaced("2 seconds")
+
+export class Events extends Effect.Service<Events>()("Events", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const signals = yield* Signals
+
+    /** Appends an event on the ambient SqlClient (join the caller's transaction). */
+    const append = Effect.fn("Events.append")(function* (event: NewEvent) {
+      const createdAt = new Date(yield* Clock.currentTimeMillis)
+      const [row] = yield* sql<{ id: string }>`
+        INSERT INTO events (type, checkout_id, user_id, data, created_at)
+        VALUES (${event.type}, ${event.checkoutId}, ${event.userId}, ${JSON.stringify(event.data)}::jsonb, ${createdAt})
+        RETURNING id::text AS id`.pipe(Effect.orDie)
+      return { id: row!.id, createdAt }
+    })
+
+    /** Wakes the streams of `checkoutId`; call after the transaction that appended has committed. */
+    const publish = (checkoutId: string) => signals.notify(EventsChannel, checkoutId)
+
+    /** A checkout's events with an id above `afterId`, oldest first. */
+    const after = Effect.fn("Events.after")(function* (checkoutId: string, afterId: string, limit = pageSize) {
+      return yield* sql<EventRow>`
+        SELECT id::text AS id, type, checkout_id, user_id, data, created_at FROM events
+        WHERE checkout_id = ${checkoutId} AND id > ${afterId}::bigint
+        ORDER BY id LIMIT ${limit}`.pipe(Effect.orDie)
+    })
+
+    /**
+     * The checkout's events after `afterId`, then new ones as they are appended; ends after a terminal
+     * event. Subscribes before the first read, so nothing appended in between is missed.
+     */
+    const stream = (checkoutId: string, afterId: string): Stream.Stream<EventRow> =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const signalled = (yield* signals.subscribe(EventsChannel)).pipe(
+            Stream.filter((payload) => payload === checkoutId)
+          )
+          const cursor = yield* Ref.make(afterId)
+          const readNew = Effect.gen(function* () {
+            const rows = yield* after(checkoutId, yield* Ref.get(cursor))
+            if (rows.length > 0) yield* Ref.set(cursor, rows[rows.length - 1]!.id)
+            return rows
+          })
+          const wakeUps = Stream.concat(
+            Stream.make(undefined),
+            Stream.merge(
+              Stream.map(signalled, () => undefined),
+              Stream.fromSchedule(pollEvery)
+            )
+          ).pipe(Stream.buffer({ capacity: 1, strategy: "sliding" }))
+          // A full page may have more behind it: read again at once rather than waiting for a wake-up.
+          const drain = Stream.paginateChunkEffect(undefined, () =>
+            Effect.map(
+              readNew,
+              (rows) =>
+                [
+                  Chunk.unsafeFromArray(rows),
+                  rows.length === pageSize ? Option.some(undefined) : Option.none()
+                ] as const
+            )
+          )
+          return wakeUps.pipe(
+            Stream.flatMap(() => drain),
+            Stream.takeUntil((row) => terminalEventTypes.has(row.type))
+          )
+        })
+      )
+
+    return { append, publish, after, stream } as const
+  })
+}) {}

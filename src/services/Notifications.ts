@@ -1,0 +1,118 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import type { Checkout, Order } from "../domain/Checkout.js"
+import { makeId } from "../domain/Ids.js"
+
+/**
+ * The notifications outbox (DESIGN.md §4.5; docs/checkout.md): receipts, confirmations and shipping
+ * updates, written in the transaction of the change they announce; a mailer would send from here.
+ *
+ * Channels: e-mail to the checkout's `notify.email` (default: the buyer's e-mail; null turns it off) and
+ * SMS to `notify.sms` (only with consent). The payment receipt follows the buyer's `receiptPreference`
+ * (`email`, `sms`, `both` or `none`) among those channels; confirmations and shipping updates go to every
+ * channel the checkout has. A message is written once per checkout, kind and channel.
+ */
+
+export interface NotifyTargets {
+  readonly id: string
+  readonly userId: string
+  readonly notifyEmail: string | null
+  readonly notifySms: string | null
+}
+
+export interface NotificationRow {
+  readonly id: string
+  readonly userId: string
+  readonly checkoutId: string
+  readonly kind: string
+  readonly channel: "email" | "sms"
+  readonly recipient: string
+  readonly subject: string
+  readonly body: string
+  readonly createdAt: Date
+}
+
+const itemLines = (checkout: Checkout) =>
+  checkout.items.map(
+    (item) => `- ${item.quantity} × ${item.productTitle} (${item.variantTitle}): ${item.amountDisplay}`
+  )
+
+export class Notifications extends Effect.Service<Notifications>()("Notifications", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const write = Effect.fn("Notifications.write")(function* (
+      target: NotifyTargets,
+      kind: string,
+      channels: ReadonlyArray<"email" | "sms">,
+      subject: string,
+      body: string
+    ) {
+      const createdAt = new Date(yield* Clock.currentTimeMillis)
+      for (const channel of channels) {
+        const recipient = channel === "email" ? target.notifyEmail : target.notifySms
+        if (recipient === null) continue
+        yield* sql`
+          INSERT INTO notifications (id, user_id, checkout_id, kind, channel, recipient, subject, body, created_at)
+          VALUES (${yield* makeId}, ${target.userId}, ${target.id}, ${kind}, ${channel}, ${recipient}, ${subject},
+            ${channel === "sms" ? subject : body}, ${createdAt})
+          ON CONFLICT (checkout_id, kind, channel) DO NOTHING`.pipe(Effect.orDie)
+      }
+    })
+
+    /** The payment receipt, on the channels the buyer's `receiptPreference` picks. */
+    const receipt = Effect.fn("Notifications.receipt")(function* (target: NotifyTargets, checkout: Checkout) {
+      const [buyer] = yield* sql<{ receiptPreference: string }>`
+        SELECT receipt_preference FROM users WHERE id = ${target.userId}`.pipe(Effect.orDie)
+      const preference = buyer?.receiptPreference ?? "email"
+      const channels = preference === "both" ? (["email", "sms"] as const) : preference === "none" ? [] : [preference]
+      yield* write(
+        target,
+        "receipt",
+        channels as ReadonlyArray<"email" | "sms">,
+        `Ribbon receipt: ${checkout.totalDisplay} paid`,
+        [`You paid ${checkout.totalDisplay} for:`, ...itemLines(checkout), `Checkout ${checkout.id}`].join("\n")
+      )
+    })
+
+    /** The outcome of placement: confirmed, partially confirmed or failed. */
+    const outcome = Effect.fn("Notifications.outcome")(function* (target: NotifyTargets, checkout: Checkout) {
+      const placed = checkout.items.filter((item) => item.status === "placed")
+      const subject =
+        checkout.status === "confirmed"
+          ? "Your Ribbon order is confirmed"
+          : checkout.status === "partially_confirmed"
+            ? "Part of your Ribbon order is confirmed"
+            : "Your Ribbon order could not be placed"
+      const refund = checkout.refundedAmount > 0 ? [`Refunded: ${checkout.refundedAmount} (minor units)`] : []
+      yield* write(
+        target,
+        "confirmation",
+        ["email", "sms"],
+        subject,
+        [subject, ...itemLines({ ...checkout, items: placed } as Checkout), ...refund].join("\n")
+      )
+    })
+
+    /** An order shipped, with its tracking. */
+    const shipped = Effect.fn("Notifications.shipped")(function* (target: NotifyTargets, order: Order) {
+      yield* write(
+        target,
+        `shipped:${order.id}`,
+        ["email", "sms"],
+        `${order.productTitle} has shipped`,
+        `${order.productTitle} shipped with ${order.carrier ?? "the carrier"}: ${order.trackingUrl ?? ""}`
+      )
+    })
+
+    /** The notifications of a checkout, oldest first (tests and support read the outbox). */
+    const forCheckout = Effect.fn("Notifications.forCheckout")(function* (checkoutId: string) {
+      return yield* sql<NotificationRow>`
+        SELECT * FROM notifications WHERE checkout_id = ${checkoutId} ORDER BY created_at, kind, channel`.pipe(
+        Effect.orDie
+      )
+    })
+
+    return { receipt, outcome, shipped, forCheckout } as const
+  })
+}) {}

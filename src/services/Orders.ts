@@ -1,0 +1,135 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
+import { Order, OrderPage } from "../domain/Checkout.js"
+import { OrderNotFound } from "../domain/Errors.js"
+import { Checkouts } from "./Checkouts.js"
+import { Fulfillment, FulfillmentSettings, type OrderRow } from "./Fulfillment.js"
+import { JobKind, Jobs } from "./Jobs.js"
+import { Notifications } from "./Notifications.js"
+import { formatMoney } from "./Pricing.js"
+
+/**
+ * The agent's orders (DESIGN.md §4.5; docs/checkout.md): one per placed checkout item, booked by the
+ * Fulfillment simulator. Their progress (`placed → processing → shipped → delivered`) is the
+ * `order.advance` job, one step per `progressEvery`; a cancelled order refunds its item, and a checkout
+ * whose placed orders are all cancelled becomes `refunded`. Each change appends its `order.*` event.
+ */
+
+/** One step of an order's progress. */
+export const AdvanceOrder = JobKind.make("order.advance", Schema.Struct({ orderId: Schema.String }))
+
+export class Orders extends Effect.Service<Orders>()("Orders", {
+  dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const checkouts = yield* Checkouts
+    const fulfillment = yield* Fulfillment
+    const notifications = yield* Notifications
+    const jobs = yield* Jobs
+    const settings = yield* FulfillmentSettings
+
+    /** The Order resource of a booked row (amounts displayed in its checkout's locale). */
+    const toOrder = Effect.fn("Orders.toOrder")(function* (row: OrderRow) {
+      const [checkout] = yield* sql<{ locale: string }>`SELECT locale FROM checkouts WHERE id = ${row.checkoutId}`.pipe(
+        Effect.orDie
+      )
+      return Order.make({
+        id: row.id,
+        checkoutId: row.checkoutId,
+        itemIndex: row.itemIndex,
+        status: row.status,
+        productId: row.productId,
+        productTitle: row.productTitle,
+        variantId: row.variantId,
+        variantTitle: row.variantTitle,
+        quantity: row.quantity,
+        amount: row.amount,
+        currency: row.currency,
+        amountDisplay: formatMoney(row.amount, row.currency, checkout?.locale ?? "en-US").display,
+        carrier: row.carrier,
+        trackingNumber: row.trackingNumber,
+        trackingUrl: row.trackingUrl,
+        createdAt: row.createdAt.toISOString(),
+        updatedAt: row.updatedAt.toISOString()
+      })
+    })
+
+    /** The user's orders, newest first. */
+    const list = Effect.fn("Orders.list")(function* (userId: string, options: { limit: number; cursor?: string }) {
+      const page = yield* fulfillment.list(userId, options)
+      return OrderPage.make({
+        orders: yield* Effect.forEach(page.rows, toOrder),
+        nextCursor: page.nextCursor
+      })
+    })
+
+    const get = Effect.fn("Orders.get")(function* (userId: string, orderId: string) {
+      const row = yield* fulfillment.get(orderId, userId)
+      if (Option.isNone(row)) return yield* new OrderNotFound({ message: `No order ${orderId}.`, orderId })
+      return yield* toOrder(row.value)
+    })
+
+    /**
+     * Cancels an order that has not shipped: its item is refunded, and the checkout becomes `refunded` once
+     * every placed order is.
+     */
+    const cancel = Effect.fn("Orders.cancel")(function* (userId: string, orderId: string) {
+      const existing = yield* get(userId, orderId)
+      const checkoutId = existing.checkoutId
+      return yield* checkouts.commit(
+        checkoutId,
+        Effect.gen(function* () {
+          const row = yield* fulfillment.cancel(orderId, userId)
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const refunded = yield* sql<{ amount: number }>`
+            UPDATE checkout_items SET status = 'refunded'
+            WHERE checkout_id = ${checkoutId} AND index = ${row.itemIndex} AND status = 'placed' RETURNING amount`
+          const amount = refunded[0]?.amount ?? 0
+          yield* sql`
+            UPDATE checkouts SET refunded_amount = refunded_amount + ${amount}, updated_at = ${now}
+            WHERE id = ${checkoutId}`
+          const order = yield* toOrder(row)
+          yield* checkouts.record(checkoutId, "order.cancelled", order)
+          const allRefunded = yield* sql`
+            UPDATE checkouts SET status = 'refunded', updated_at = ${now}
+            WHERE id = ${checkoutId} AND status IN ('confirmed', 'partially_confirmed')
+              AND NOT EXISTS (SELECT 1 FROM checkout_items i WHERE i.checkout_id = ${checkoutId} AND i.status = 'placed')
+            RETURNING id`
+          if (allRefunded.length > 0) yield* checkouts.record(checkoutId, "checkout.refunded")
+          return order
+        })
+      )
+    })
+
+    /** One step of an order's progress (the `order.advance` job); schedules the next one. */
+    const advance = Effect.fn("Orders.advance")(function* (orderId: string) {
+      const [found] = yield* sql<{ checkoutId: string }>`SELECT checkout_id FROM orders WHERE id = ${orderId}`.pipe(
+        Effect.orDie
+      )
+      if (found === undefined) return Option.none()
+      return yield* checkouts.commit(
+        found.checkoutId,
+        Effect.gen(function* () {
+          const next = yield* fulfillment.advance(orderId)
+          if (Option.isNone(next)) return Option.none()
+          const order = yield* toOrder(next.value)
+          const { row: checkout } = yield* checkouts.snapshot(found.checkoutId)
+          yield* checkouts.record(found.checkoutId, `order.${order.status}` as "order.shipped", order)
+          if (order.status === "shipped") yield* notifications.shipped(checkout, order)
+          if (order.status !== "delivered") {
+            yield* jobs.enqueue(
+              AdvanceOrder,
+              { orderId },
+              { key: `${orderId}:${order.status}`, delay: settings.progressEvery }
+            )
+          }
+          return Option.some(order)
+        })
+      )
+    })
+
+    const handler = AdvanceOrder.handle(({ orderId }) => advance(orderId))
+
+    return { list, get, cancel, advance, toOrder, handler } as const
+  })
+}) {}

@@ -1,0 +1,385 @@
+import type { LookupAddress } from "node:dns"
+import { lookup as dnsLookup } from "node:dns/promises"
+import type { IncomingHttpHeaders } from "node:http"
+import { request } from "node:https"
+import { isIP, isIPv4, isIPv6, type LookupFunction } from "node:net"
+import { rootCertificates } from "node:tls"
+import { Clock, Context, Data, Duration, Effect, Either, Layer, Option } from "effect"
+
+/**
+ * Outbound HTTP requests to URLs that somebody else chose (agent callback URLs), guarded against
+ * server-side request forgery (DESIGN.md §4.6, docs/webhooks.md):
+ *
+ * - the URL must be `https` (no credentials in it);
+ * - its host is resolved, and every address it resolves to must be public: no loopback, private
+ *   (RFC 1918), link-local, shared (CGNAT 100.64/10), unique-local (fc00::/7), multicast, unspecified,
+ *   documentation, benchmarking or reserved address, nor an IPv4-mapped / NAT64 / 6to4 form of one;
+ * - the connection goes to the addresses that were checked (the socket's `lookup` returns them), while
+ *   the TLS server name (SNI), the certificate check and the `Host` header keep the original host name,
+ *   so a second DNS answer cannot move the request elsewhere (no DNS rebinding);
+ * - redirects are never followed: a 3xx is returned like any other status;
+ * - the whole exchange has a time limit (10 s), and at most 1 KB of the response body is read.
+ *
+ * The time limit and the measured duration are network round trips, so they use a real clock (as
+ * Signals does), not the ambient `Clock` a test may drive.
+ */
+
+export interface OutboundPolicyShape {
+  /** Allow loopback addresses (127.0.0.0/8, ::1): for tests and local development only. */
+  readonly allowLoopback: boolean
+  /** Extra certificate authorities (PEM) trusted besides the system's, e.g. a test receiver's self-signed one. */
+  readonly trustedCaPems: ReadonlyArray<string>
+  /** The time limit for one whole request (connect, TLS, send, response head and body excerpt). */
+  readonly timeout: Duration.Duration
+  /** How much of a response body is read (bytes); the rest is discarded. */
+  readonly maxResponseBytes: number
+}
+
+/** The policy outbound requests follow. Production: `OutboundPolicy.Default`. */
+export class OutboundPolicy extends Context.Tag("OutboundPolicy")<OutboundPolicy, OutboundPolicyShape>() {
+  static readonly defaults: OutboundPolicyShape = {
+    allowLoopback: false,
+    trustedCaPems: [],
+    timeout: Duration.seconds(10),
+    maxResponseBytes: 1024
+  }
+  /** Public addresses only, system CAs, 10 s, 1 KB. */
+  static readonly Default: Layer.Layer<OutboundPolicy> = Layer.succeed(OutboundPolicy, OutboundPolicy.defaults)
+  /** The defaults with some values changed. */
+  static layer(options: Partial<OutboundPolicyShape>): Layer.Layer<OutboundPolicy> {
+    return Layer.succeed(OutboundPolicy, { ...OutboundPolicy.defaults, ...options })
+  }
+}
+
+/** The request was not sent: the URL or the addresses it resolves to break the policy. Not worth retrying. */
+export class OutboundRefused extends Data.TaggedError("OutboundRefused")<{
+  readonly url: string
+  readonly reason: string
+  readonly message: string
+}> {}
+
+/** The request was (maybe) sent, but no response came: DNS, connection, TLS or time limit. Worth retrying. */
+export class OutboundFailed extends Data.TaggedError("OutboundFailed")<{
+  readonly url: string
+  readonly message: string
+}> {}
+
+export interface OutboundResponse {
+  readonly status: number
+  readonly headers: IncomingHttpHeaders
+  /** The first `maxResponseBytes` of the body, decoded as UTF-8 (NUL characters removed). */
+  readonly body: string
+  /** Whether the body was longer than what was read. */
+  readonly truncated: boolean
+  /** The address the request was sent to. */
+  readonly address: string
+  readonly durationMs: number
+}
+
+export interface OutboundRequest {
+  readonly body: string
+  readonly headers: Readonly<Record<string, string>>
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Addresses
+
+/** An IPv4 (4 bytes) or IPv6 (16 bytes) address from its text, or none. A zone (`%eth0`) is ignored. */
+export const parseIp = (text: string): Option.Option<Uint8Array> => {
+  if (isIPv4(text)) return Option.some(Uint8Array.from(text.split(".").map(Number)))
+  const address = text.replace(/%.*$/, "")
+  if (!isIPv6(address)) return Option.none()
+  let head = address
+  let tail = ""
+  const split = address.indexOf("::")
+  if (split >= 0) {
+    head = address.slice(0, split)
+    tail = address.slice(split + 2)
+  }
+  const groups = (part: string): Array<number> => {
+    if (part === "") return []
+    const out: Array<number> = []
+    for (const piece of part.split(":")) {
+      if (piece.includes(".")) {
+        const [a, b, c, d] = piece.split(".").map(Number)
+        out.push((a << 8) | b, (c << 8) | d)
+      } else {
+        out.push(Number.parseInt(piece, 16))
+      }
+    }
+    return out
+  }
+  const first = groups(head)
+  const last = groups(tail)
+  const all = split >= 0 ? [...first, ...Array(8 - first.length - last.length).fill(0), ...last] : first
+  if (all.length !== 8) return Option.none()
+  const bytes = new Uint8Array(16)
+  all.forEach((group, i) => {
+    bytes[2 * i] = group >> 8
+    bytes[2 * i + 1] = group & 0xff
+  })
+  return Option.some(bytes)
+}
+
+interface Range {
+  readonly bytes: Uint8Array
+  readonly prefix: number
+  readonly reason: string
+}
+
+const range = (cidr: string, reason: string): Range => {
+  const [address, prefix] = cidr.split("/")
+  return { bytes: Option.getOrThrow(parseIp(address)), prefix: Number(prefix), reason }
+}
+
+const inRange = (bytes: Uint8Array, { bytes: base, prefix }: Range) => {
+  if (bytes.length !== base.length) return false
+  for (let bit = 0; bit < prefix; bit += 8) {
+    const bits = Math.min(8, prefix - bit)
+    const mask = (0xff << (8 - bits)) & 0xff
+    if ((bytes[bit / 8] & mask) !== (base[bit / 8] & mask)) return false
+  }
+  return true
+}
+
+const loopbackReason = "loopback"
+
+/** IANA special-purpose IPv4 ranges that are not globally reachable (RFC 6890 and updates). */
+const ipv4Refused: ReadonlyArray<Range> = [
+  range("0.0.0.0/8", "unspecified ('this network')"),
+  range("10.0.0.0/8", "private (RFC 1918)"),
+  range("100.64.0.0/10", "shared address space (CGNAT, RFC 6598)"),
+  range("127.0.0.0/8", loopbackReason),
+  range("169.254.0.0/16", "link-local"),
+  range("172.16.0.0/12", "private (RFC 1918)"),
+  range("192.0.0.0/24", "IETF protocol assignments"),
+  range("192.0.2.0/24", "documentation"),
+  range("192.88.99.0/24", "6to4 relay anycast"),
+  range("192.168.0.0/16", "private (RFC 1918)"),
+  range("198.18.0.0/15", "benchmarking"),
+  range("198.51.100.0/24", "documentation"),
+  range("203.0.113.0/24", "documentation"),
+  range("224.0.0.0/4", "multicast"),
+  range("240.0.0.0/4", "reserved (or broadcast)")
+]
+
+/** IPv6 forms that carry an IPv4 address in their last 4 bytes: that address decides. */
+const ipv6Embedding: ReadonlyArray<Range> = [range("::ffff:0:0/96", "IPv4-mapped"), range("64:ff9b::/96", "NAT64")]
+
+const ipv6Refused: ReadonlyArray<Range> = [
+  range("::/128", "unspecified"),
+  range("::1/128", loopbackReason),
+  range("::/96", "IPv4-compatible (deprecated)"),
+  range("64:ff9b:1::/48", "local-use NAT64"),
+  range("100::/64", "discard-only"),
+  range("2001::/23", "IETF protocol assignments (Teredo…)"),
+  range("2001:db8::/32", "documentation"),
+  range("2002::/16", "6to4"),
+  range("3fff::/20", "documentation"),
+  range("fc00::/7", "unique-local"),
+  range("fe80::/10", "link-local"),
+  range("fec0::/10", "site-local (deprecated)"),
+  range("ff00::/8", "multicast")
+]
+
+const globalUnicast = range("2000::/3", "")
+
+/**
+ * Why `address` (an IP address as text) may not be connected to under `policy`, or none when it is a
+ * public address (or an allowed loopback one).
+ */
+export const addressRefusal = (
+  address: string,
+  policy: Pick<OutboundPolicyShape, "allowLoopback">
+): Option.Option<string> => {
+  const parsed = parseIp(address)
+  if (Option.isNone(parsed)) return Option.some("not an IP address")
+  const bytes = parsed.value
+  const check = (ranges: ReadonlyArray<Range>) =>
+    Option.flatMap(Option.fromNullable(ranges.find((r) => inRange(bytes, r))), (r) =>
+      r.reason === loopbackReason && policy.allowLoopback ? Option.none() : Option.some(r.reason)
+    )
+  if (bytes.length === 4) return check(ipv4Refused)
+  const embedding = ipv6Embedding.find((r) => inRange(bytes, r))
+  if (embedding !== undefined) {
+    const ipv4 = Array.from(bytes.slice(12)).join(".")
+    return Option.map(addressRefusal(ipv4, policy), (reason) => `${embedding.reason} ${ipv4}: ${reason}`)
+  }
+  const refused = ipv6Refused.find((r) => inRange(bytes, r))
+  if (refused !== undefined) {
+    return refused.reason === loopbackReason && policy.allowLoopback ? Option.none() : Option.some(refused.reason)
+  }
+  return inRange(bytes, globalUnicast) ? Option.none() : Option.some("not a global unicast address")
+}
+
+/** The URL, when it may be requested at all (scheme, credentials); addresses are checked after resolving. */
+export const checkOutboundUrl = (url: string): Either.Either<URL, OutboundRefused> => {
+  const refuse = (reason: string) =>
+    Either.left(new OutboundRefused({ url, reason, message: `refused to request ${url}: ${reason}` }))
+  if (!URL.canParse(url)) return refuse("not a valid URL")
+  const parsed = new URL(url)
+  if (parsed.protocol !== "https:") return refuse(`the URL must be https, not ${parsed.protocol.slice(0, -1)}`)
+  if (parsed.username !== "" || parsed.password !== "") return refuse("the URL must not contain credentials")
+  if (parsed.hostname === "") return refuse("the URL has no host")
+  return Either.right(parsed)
+}
+
+/** The host name of a URL without the brackets of an IPv6 literal. */
+const bareHost = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1")
+
+/** A socket `lookup` that answers with these (already checked) addresses, whatever it is asked. */
+const pinnedLookup =
+  (addresses: ReadonlyArray<LookupAddress>): LookupFunction =>
+  (_hostname, options, callback) => {
+    const family = options.family === 4 || options.family === "IPv4" ? 4 : options.family === 6 ? 6 : 0
+    const usable = addresses.filter((a) => family === 0 || a.family === family)
+    if (usable.length === 0) {
+      const error: NodeJS.ErrnoException = new Error(`no checked IPv${family} address`)
+      error.code = "ENOTFOUND"
+      return callback(error, "", 0)
+    }
+    if (options.all === true)
+      return callback(
+        null,
+        usable.map((a) => ({ ...a }))
+      )
+    callback(null, usable[0].address, usable[0].family)
+  }
+
+const realClock = Clock.make()
+
+const describeError = (error: unknown) => {
+  if (error instanceof Error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return code !== undefined && !error.message.includes(code) ? `${code}: ${error.message}` : error.message
+  }
+  return String(error)
+}
+
+/** At most `max` bytes of UTF-8 text; a character cut in half is dropped, NUL characters are removed. */
+const excerpt = (bytes: Buffer, max: number) => {
+  let text = new TextDecoder("utf-8", { fatal: false }).decode(bytes.subarray(0, max)).replaceAll("\u0000", "")
+  // A cut multi-byte character decodes as U+FFFD (3 bytes): trim until the text fits.
+  while (Buffer.byteLength(text) > max) text = text.slice(0, -1)
+  return text
+}
+
+export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp", {
+  effect: Effect.gen(function* () {
+    const policy = yield* OutboundPolicy
+
+    /** The addresses of `url`'s host, every one of them allowed by the policy. */
+    const resolve = (url: URL, raw: string) =>
+      Effect.gen(function* () {
+        const host = bareHost(url)
+        const family = isIP(host)
+        const addresses: ReadonlyArray<LookupAddress> =
+          family !== 0
+            ? [{ address: host, family }]
+            : yield* Effect.tryPromise({
+                try: () => dnsLookup(host, { all: true, verbatim: true }),
+                catch: (error) =>
+                  new OutboundFailed({ url: raw, message: `could not resolve ${host}: ${describeError(error)}` })
+              })
+        if (addresses.length === 0) {
+          return yield* new OutboundFailed({ url: raw, message: `${host} resolves to no address` })
+        }
+        for (const { address } of addresses) {
+          const refusal = addressRefusal(address, policy)
+          if (Option.isSome(refusal)) {
+            const reason =
+              address === host
+                ? `${address} is not a public address (${refusal.value})`
+                : `${host} resolves to ${address}, not a public address (${refusal.value})`
+            return yield* new OutboundRefused({ url: raw, reason, message: `refused to request ${raw}: ${reason}` })
+          }
+        }
+        return addresses
+      })
+
+    const send = (url: URL, raw: string, addresses: ReadonlyArray<LookupAddress>, req: OutboundRequest) =>
+      Effect.async<Omit<OutboundResponse, "durationMs">, OutboundFailed>((resume) => {
+        let settled = false
+        const finish = (effect: Effect.Effect<Omit<OutboundResponse, "durationMs">, OutboundFailed>) => {
+          if (settled) return
+          settled = true
+          resume(effect)
+        }
+        const body = Buffer.from(req.body)
+        const outgoing = request(
+          {
+            protocol: "https:",
+            hostname: bareHost(url),
+            port: url.port === "" ? 443 : Number(url.port),
+            path: `${url.pathname}${url.search}`,
+            method: "POST",
+            headers: { ...req.headers, "content-length": String(body.length) },
+            // A fresh connection per request: no pooled socket outlives the address check.
+            agent: false,
+            lookup: pinnedLookup(addresses),
+            ...(policy.trustedCaPems.length > 0 ? { ca: [...rootCertificates, ...policy.trustedCaPems] } : {})
+          },
+          (response) => {
+            const chunks: Array<Buffer> = []
+            let size = 0
+            let truncated = false
+            const done = () => {
+              const bytes = Buffer.concat(chunks)
+              finish(
+                Effect.succeed({
+                  status: response.statusCode ?? 0,
+                  headers: response.headers,
+                  body: excerpt(bytes, policy.maxResponseBytes),
+                  truncated: truncated || bytes.length > policy.maxResponseBytes,
+                  address: outgoing.socket?.remoteAddress ?? addresses[0].address
+                })
+              )
+            }
+            response.on("data", (chunk: Buffer) => {
+              chunks.push(chunk)
+              size += chunk.length
+              if (size > policy.maxResponseBytes) {
+                truncated = true
+                done()
+                response.destroy()
+              }
+            })
+            response.on("end", done)
+            // The status line and headers arrived: a body cut short still counts as this response.
+            response.on("close", done)
+            response.on("error", done)
+          }
+        )
+        outgoing.on("error", (error) =>
+          finish(Effect.fail(new OutboundFailed({ url: raw, message: `request failed: ${describeError(error)}` })))
+        )
+        outgoing.end(body)
+        return Effect.sync(() => outgoing.destroy())
+      })
+
+    /**
+     * POSTs `body` to `url` under the policy. A response of any status (3xx included, never followed)
+     * succeeds; `OutboundRefused` means nothing was sent, `OutboundFailed` that no response came.
+     */
+    const post = Effect.fn("OutboundHttp.post")(function* (url: string, req: OutboundRequest) {
+      const checked = checkOutboundUrl(url)
+      if (Either.isLeft(checked)) return yield* checked.left
+      const parsed = checked.right
+      yield* Effect.annotateCurrentSpan({ "url.full": url, "server.address": parsed.hostname })
+      const addresses = yield* resolve(parsed, url)
+      const started = yield* realClock.currentTimeMillis
+      const response = yield* send(parsed, url, addresses, req).pipe(
+        Effect.timeoutFail({
+          duration: policy.timeout,
+          onTimeout: () => new OutboundFailed({ url, message: `no response within ${Duration.format(policy.timeout)}` })
+        }),
+        Effect.withClock(realClock)
+      )
+      const durationMs = (yield* realClock.currentTimeMillis) - started
+      yield* Effect.annotateCurrentSpan({ "http.response.status_code": response.status })
+      return { ...response, durationMs } satisfies OutboundResponse
+    })
+
+    return { post } as const
+  })
+}) {}
