@@ -1,87 +1,23 @@
-import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
-import type { Checkout } from "../../src/domain/Checkout.js"
+import { Effect } from "effect"
 import { Fulfillment } from "../../src/services/Fulfillment.js"
 import { Notifications } from "../../src/services/Notifications.js"
 import { Orders } from "../../src/services/Orders.js"
 import { signedIn } from "../support/auth.js"
-import { CheckoutTestServer } from "../support/checkout.js"
-import { get, raw, ribbonClient } from "../support/http.js"
+import {
+  availableVariants,
+  CheckoutTestServer,
+  londonAddress,
+  payWith,
+  recipient,
+  settled
+} from "../support/checkout.js"
+import { get, ribbonClient } from "../support/http.js"
 
 /**
  * Quotes, checkouts, the payment page, placement and orders through HTTP (docs/checkout.md): the derived
  * client for the JSON API, form posts for the payment page, the background worker running.
  */
-
-export const recipient = { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", phone: "+44 20 7946 0958" }
-export const londonAddress = {
-  countryCode: "GB",
-  address1: "10 Downing Street",
-  city: "London",
-  postalCode: "SW1A 2AA"
-}
-
-/**
- * Physical variants available in `country`, as an agent finds them: search, then each product's variants,
- * then their availability there.
- */
-export const availableVariants = (country: string, q = "mug", wanted = 2) =>
-  Effect.gen(function* () {
-    const client = yield* ribbonClient
-    const found = yield* client.catalog.search({ urlParams: { q, country, limit: 20 } })
-    const picked: Array<string> = []
-    for (const product of found.products) {
-      if (picked.length >= wanted) break
-      const detail = yield* client.catalog.product({ path: { productId: product.id }, urlParams: { country } })
-      for (const variant of detail.variants) {
-        if (!variant.shippingRequired) continue
-        const {
-          countries: [entry]
-        } = yield* client.catalog.availability({ path: { variantId: variant.id }, urlParams: { countries: [country] } })
-        if (entry?.available === true) {
-          picked.push(variant.id)
-          break
-        }
-      }
-    }
-    return picked
-  })
-
-/** Posts the payment form of a checkout's `paymentUrl`. */
-export const payWith = (
-  checkout: Checkout,
-  card: Partial<Record<"number" | "expiry" | "cvc" | "name", string>> = {}
-) => {
-  const url = new URL(checkout.paymentUrl!)
-  const form = new URLSearchParams({
-    t: url.searchParams.get("t")!,
-    number: "4242 4242 4242 4242",
-    expiry: "12/34",
-    cvc: "123",
-    name: "Ada Lovelace",
-    ...card
-  })
-  return raw(
-    HttpClientRequest.post(url.pathname).pipe(
-      HttpClientRequest.bodyText(form.toString(), "application/x-www-form-urlencoded")
-    )
-  )
-}
-
-/** Polls `statusUrl` (every 50 ms) until the checkout leaves `paid`/`placing`. */
-export const settled = (checkoutId: string) =>
-  Effect.flatMap(ribbonClient, (client) =>
-    client.checkouts
-      .getCheckout({ path: { checkoutId } })
-      .pipe(
-        Effect.repeat(
-          Schedule.recurWhile((c: Checkout) => c.status === "paid" || c.status === "placing").pipe(
-            Schedule.addDelay(() => "50 millis")
-          )
-        )
-      )
-  )
 
 describe("checkout flow", () => {
   it.layer(CheckoutTestServer.pipe(signedIn({ defaultCountry: "GB" })), { timeout: 120_000 })((it) => {

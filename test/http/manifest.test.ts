@@ -24,7 +24,14 @@ const spec: Record<string, readonly [toolClass: string, scope: string]> = {
   "DELETE /v1/me/addresses/{addressId}": ["write", "profile"],
   "POST /v1/quotes": ["write", "orders:write"],
   "GET /v1/quotes/{quoteId}": ["read", "orders:read"],
-  "POST /v1/checkouts": ["sensitive-write", "orders:write"]
+  "POST /v1/checkouts": ["sensitive-write", "orders:write"],
+  // Not in the spec's table: DESIGN.md §4.5 (status, events and orders) and docs/checkout.md.
+  "GET /v1/checkouts/{checkoutId}": ["read", "orders:read"],
+  "GET /v1/checkouts/{checkoutId}/events": ["read", "orders:read"],
+  "POST /v1/checkouts/{checkoutId}/cancel": ["write", "orders:write"],
+  "GET /v1/orders": ["read", "orders:read"],
+  "GET /v1/orders/{orderId}": ["read", "orders:read"],
+  "POST /v1/orders/{orderId}/cancel": ["sensitive-write", "orders:write"]
 }
 
 describe("connector manifest", () => {

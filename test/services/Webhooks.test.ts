@@ -167,9 +167,16 @@ const settle = Effect.sleep("200 millis").pipe(Effect.withClock(realClock))
 
 const wakeWorkers = Effect.flatMap(Signals, (signals) => signals.notify("jobs", DeliverWebhook.name))
 
-/** Starts a worker for webhook deliveries for the rest of the test. */
+/**
+ * Starts a worker for webhook deliveries for the rest of the test. The signing key is made first, as the
+ * server does at start: its creating transaction, run concurrently with the handlers' statements, would
+ * mix them up on embedded PGlite (one session for every connection).
+ */
 const startWorker = (concurrency = 4) =>
-  Effect.flatMap(Jobs, (jobs) => jobs.run([deliverWebhookHandler], { concurrency, pollInterval: "1 hour" }))
+  Effect.flatMap(SigningKeys, (keys) => keys.current()).pipe(
+    Effect.zipRight(Jobs),
+    Effect.flatMap((jobs) => jobs.run([deliverWebhookHandler], { concurrency, pollInterval: "1 hour" }))
+  )
 
 const delivery = (id: Id) =>
   Effect.flatMap(Webhooks, (webhooks) => webhooks.get(id)).pipe(Effect.map(Option.getOrThrow))
