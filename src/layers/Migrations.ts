@@ -9,6 +9,7 @@ import oauth from "./migrations/0004_oauth.js"
 import companies from "./migrations/0005_companies.js"
 import searchTerms from "./migrations/0006_search_terms.js"
 import checkouts from "./migrations/0007_checkouts.js"
+import webhooks from "./migrations/0008_webhooks.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -18,7 +19,8 @@ export const migrations = {
   "0004_oauth": oauth,
   "0005_companies": companies,
   "0006_search_terms": searchTerms,
-  "0007_checkouts": checkouts
+  "0007_checkouts": checkouts,
+  "0008_webhooks": webhooks
 }
 
 /** The id of the newest migration: the number its name starts with. */
