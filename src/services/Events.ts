@@ -69,8 +69,9 @@ export class Events extends Effect.Service<Events>()("Events", {
     const after = Effect.fn("Events.after")(function* (checkoutId: string, afterId: string, limit = pageSize) {
       return yield* sql<EventRow>`
         SELECT id::text AS id, type, checkout_id, user_id, data, created_at FROM events
-        WHERE checkout_id = ${checkoutId} AND id > ${afterId}::bigint
-        ORDER BY id LIMIT ${limit}`.pipe(Effect.orDie)
+        WHERE checkout_id = ${checkoutId} AND events.id > ${afterId}::bigint
+        -- The table's id: a bare "id" would sort by the text alias above ("10" before "4").
+        ORDER BY events.id LIMIT ${limit}`.pipe(Effect.orDie)
     })
 
     /**

@@ -103,7 +103,7 @@ describe("checkout flow", () => {
           const resumed = parseEvents(
             (yield* get(`/v1/checkouts/${checkout.id}/events`, { "last-event-id": streamed[2]!.id })).text
           )
-          expect(resumed[0]!.id).toBe(streamed[3]!.id)
+          expect(resumed[0]!.id, JSON.stringify(resumed.map((e) => [e.id, e.event]))).toBe(streamed[3]!.id)
 
           // Callbacks: one per event, each signed with the key published in the JWKS.
           const { body: jwks } = yield* get("/.well-known/jwks.json")
