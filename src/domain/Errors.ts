@@ -565,7 +565,7 @@ export class SmsConsentRequired extends DomainError<SmsConsentRequired>()(
 export class IdempotencyKeyReused extends DomainError<IdempotencyKeyReused>()(
   "IdempotencyKeyReused",
   {},
-  orderError(409, "Idempotency key reused", "idempotency_key_reused", "CONFLICT", "409_ORDS_052")
+  orderError(422, "Idempotency key reused", "idempotency_key_reused", "UNPROCESSABLE_ENTITY", "422_ORDS_055")
 ) {}
 
 /** No checkout with that id for this user. */
@@ -578,7 +578,7 @@ export class CheckoutNotFound extends DomainError<CheckoutNotFound>()(
 /** The checkout's status does not allow the operation (e.g. cancelling after payment). */
 export class CheckoutStateConflict extends DomainError<CheckoutStateConflict>()(
   "CheckoutStateConflict",
-  { status: Schema.String },
+  { checkoutStatus: Schema.String },
   orderError(409, "Checkout state conflict", "checkout_state_conflict", "CONFLICT", "409_ORDS_053")
 ) {}
 
@@ -592,7 +592,7 @@ export class OrderNotFound extends DomainError<OrderNotFound>()(
 /** The order has shipped (or was delivered): it can no longer be cancelled. */
 export class OrderInTransit extends DomainError<OrderInTransit>()(
   "OrderInTransit",
-  { orderId: Schema.String, status: Schema.String },
+  { orderId: Schema.String, orderStatus: Schema.String },
   orderError(409, "Order in transit", "order_in_transit", "CONFLICT", "409_ORDS_054")
 ) {}
 

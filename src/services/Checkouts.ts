@@ -282,13 +282,15 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         }
         return { checkout: toCheckout(existing, yield* itemRows(existing.id)), replayed: true }
       })
-      if (request.idempotencyKey != null) {
+      const keyTaken = Effect.gen(function* () {
+        if (request.idempotencyKey == null) return false
         const [existing] = yield* sql<{ id: string }>`
           SELECT id FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey}`.pipe(
           Effect.orDie
         )
-        if (existing !== undefined) return yield* replay
-      }
+        return existing !== undefined
+      })
+      if (yield* keyTaken) return yield* replay
 
       const quotes = yield* sql<QuoteRow>`
         SELECT * FROM quotes WHERE id IN ${sql.in(quoteIds)} AND user_id = ${buyer.id}`.pipe(Effect.orDie)
@@ -302,6 +304,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       const now = yield* Clock.currentTimeMillis
       for (const quote of ordered) {
         if (quote.checkoutId !== null) {
+          // A concurrent request with this idempotency key made the checkout after the check above: replay it.
+          if (yield* keyTaken) return yield* replay
           return yield* new QuoteAlreadyUsed({
             message: `Quote ${quote.id} already backs another checkout; create a new quote.`,
             quoteId: quote.id
@@ -457,7 +461,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       if (!changed) {
         return yield* new CheckoutStateConflict({
           message: `A ${current.status} checkout cannot be cancelled; only one awaiting payment can.`,
-          status: current.status
+          checkoutStatus: current.status
         })
       }
       return yield* get(userId, checkoutId)

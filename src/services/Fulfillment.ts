@@ -457,7 +457,7 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
               return yield* new OrderInTransit({
                 message: `Order ${orderId} has ${status === "shipped" ? "shipped" : "been delivered"}; it can no longer be cancelled.`,
                 orderId,
-                status
+                orderStatus: status
               })
             }
             // Statuses only move forward, so a missed update cannot see placed or processing again.

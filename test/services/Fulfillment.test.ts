@@ -521,11 +521,11 @@ layer(TestLayer, { timeout: 180_000 })("Fulfillment", (it) => {
       yield* fulfillment.advance(shipped.id)
       const inTransit = yield* failure(fulfillment.cancel(shipped.id, who.userId))
       expect(inTransit).toBeInstanceOf(OrderInTransit)
-      expect(inTransit).toMatchObject({ orderId: shipped.id, status: "shipped" })
+      expect(inTransit).toMatchObject({ orderId: shipped.id, orderStatus: "shipped" })
       yield* fulfillment.advance(shipped.id)
       expect(yield* failure(fulfillment.cancel(shipped.id, who.userId))).toMatchObject({
         _tag: "OrderInTransit",
-        status: "delivered"
+        orderStatus: "delivered"
       })
       expect(yield* stockOf(variant.id)).toBe(9)
 

@@ -1,5 +1,6 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Schema } from "effect"
+import { Checkout } from "../../domain/Checkout.js"
 import { Checkouts } from "../../services/Checkouts.js"
 import { Events } from "../../services/Events.js"
 import { Orders } from "../../services/Orders.js"
@@ -30,7 +31,15 @@ const CheckoutsGroupLive = HttpApiBuilder.group(Api, "checkouts", (handlers) =>
     return handlers
       .handle("createCheckout", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          Effect.map(checkouts.create(user, payload), ({ checkout }) => checkout)
+          Effect.map(checkouts.create(user, payload), ({ checkout, replayed }) =>
+            // A replay (same idempotencyKey and body) is the stored checkout, marked as such (DESIGN.md §4.8).
+            replayed
+              ? HttpServerResponse.unsafeJson(Schema.encodeSync(Checkout)(checkout), {
+                  status: 201,
+                  headers: { "idempotent-replayed": "true" }
+                })
+              : checkout
+          )
         )
       )
       .handle("getCheckout", ({ path }) =>

@@ -37,6 +37,17 @@ const page = (render: (nonce: string) => string, status = 200) => {
 
 const problem = (kind: PayProblemKind) => page((nonce) => payProblemPage(kind, { nonce }), payProblems[kind].status)
 
+const regionNames = new Intl.DisplayNames(["en"], { type: "region", fallback: "none" })
+
+/** The English name of a country code, or undefined (the page then shows the code). */
+const countryName = (code: string): string | undefined => {
+  try {
+    return regionNames.of(code)
+  } catch {
+    return undefined
+  }
+}
+
 /** The page's view of a checkout: the sums of its lines, in its currency and locale. */
 const viewOf = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: string): PayPageView => {
   const money = (amount: number) => formatMoney(amount, row.currency, row.locale).display
@@ -69,7 +80,8 @@ const viewOf = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: 
       city: address.city ?? null,
       provinceCode: address.provinceCode ?? null,
       postalCode: address.postalCode ?? null,
-      countryCode: address.countryCode
+      countryCode: address.countryCode,
+      countryName: countryName(address.countryCode)
     },
     shippingRequired: row.shippingRequired,
     expiresAt: row.expiresAt.toISOString()

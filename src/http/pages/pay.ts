@@ -67,6 +67,7 @@ const layout = (title: string, body: string, nonce: string | undefined) => `<!do
     .error ul { margin: .3rem 0 0; padding-left: 1.2rem; }
     .field-error { color: #8c1d18; margin: .3rem 0 0; font-size: .95rem; }
     .note { background: #f1efe9; padding: .6rem .8rem; border-radius: 6px; font-size: .95rem; }
+    .note strong { white-space: nowrap; }
     .row { display: flex; gap: .6rem; }
     .row > div { flex: 1; }
     ul.items { list-style: none; padding: 0; margin: 0; }
