@@ -71,7 +71,12 @@ export class Events extends Effect.Service<Events>()("Events", {
         SELECT id::text AS id, type, checkout_id, user_id, data, created_at FROM events
         WHERE checkout_id = ${checkoutId} AND events.id > ${afterId}::bigint
         -- The table's id: a bare "id" would sort by the text alias above ("10" before "4").
-        ORDER BY events.id LIMIT ${limit}`.pipe(Effect.orDie)
+        ORDER BY events.id LIMIT ${limit}`.pipe(
+        // A stream is interrupted when its client goes; a cancelled query's late pg_cancel_backend could
+        // hit the pooled connection's next statement, so the read finishes first.
+        Effect.uninterruptible,
+        Effect.orDie
+      )
     })
 
     /**

@@ -314,7 +314,13 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         sql<{ id: string }>`
           UPDATE jobs SET lease_expires_at = ${new Date(now + Duration.toMillis(lease))}, updated_at = ${new Date(now)}
-          WHERE ${whileOwned(job)} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
+          WHERE ${whileOwned(job)} RETURNING id`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          // The heartbeat is interrupted when the handler ends. Interrupting a query sends a
+          // pg_cancel_backend, which can land after the connection went back to the pool and cancel
+          // whatever runs on it next: let the statement finish instead.
+          Effect.uninterruptible
+        )
       )
 
     /** Renews the lease every third of it; fails with LeaseLost (stopping the run) once it is lost. */

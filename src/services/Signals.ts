@@ -119,6 +119,9 @@ const makePostgres = Effect.gen(function* () {
       Deferred.await(ready),
       // Not PgClient.notify: it sends `NOTIFY channel, $1`, which Postgres rejects (NOTIFY takes no parameters).
       pg`SELECT pg_notify(${channel}, ${probePrefix})`.pipe(
+        // Never cancelled mid-statement when the race ends: a late pg_cancel_backend would hit the
+        // pooled connection's next statement (see Jobs' heartbeat).
+        Effect.uninterruptible,
         Effect.catchAll((error) => Effect.logWarning("Signals: probe failed", error)),
         Effect.repeat(Schedule.spaced("50 millis")),
         Effect.andThen(Effect.never)

@@ -1,0 +1,549 @@
+/**
+ * `npm run bench:checkout`: how long a paid checkout takes to be placed (paid → `confirmed`) when many are
+ * paid at once, on PostgreSQL, with the server run from its bundle as `npm start` runs it.
+ *
+ *   npm run bench:checkout -- [--checkouts 200] [--concurrency 200] [--database ribbon_bench_checkout]
+ *                             [--country GB] [--variants 20]
+ *
+ * 1. Creates the database (on the server named by DATABASE_URL, default the local one) unless it exists; if
+ *    it does, empties the tables of the order flow (quotes, checkouts, orders, events, notifications, jobs,
+ *    callbacks) so every run starts alike and no job of an earlier run is left to compete. The catalog and
+ *    the migrations are kept.
+ * 2. Starts the server (the esbuild bundle) on it: NODE_ENV=production, LOG_LEVEL=Warn, FULFILLMENT_LATENCY=0,
+ *    FULFILLMENT_PROGRESS_EVERY=1 hour (so the orders' later steps stay out of the measured window). The
+ *    server migrates and seeds the demo catalog on its first start.
+ * 3. A new user with an access token (`catalog:read orders:read orders:write`), issued through the OAuth
+ *    and Users services; `--variants` physical variants that ship to `--country`, each confirmed available
+ *    over HTTP, their tracked stock topped up with SQL so it never runs out.
+ * 4. `--checkouts` checkouts of 2 quotes each over HTTP (16 requests in flight).
+ * 5. The baseline: `GET /v1/checkouts/{id}` of every checkout, one at a time, on the otherwise idle server.
+ * 6. Opens each checkout's event stream (`GET /v1/checkouts/{id}/events`, SSE) and waits until each has
+ *    replayed `checkout.created`, so the server has subscribed it; then posts every hosted payment form
+ *    (`POST /pay/{id}`), `--concurrency` at a time. A checkout's placement latency is the time from its
+ *    payment POST's response to the arrival of its `checkout.confirmed` event. (The streams were chosen over
+ *    polling `statusUrl`: 200 pollers every 20 ms would ask 10,000 requests a second of the server whose
+ *    placement is being measured, while a stream costs one read per event and one every 2 seconds.)
+ * 7. Checks in SQL that no checkout item has two orders and every checkout has exactly 2.
+ *
+ * Prints paid→confirmed p50/p95/p99 against the targets (p50 ≤ 250 ms, p95 ≤ 1 s, zero duplicates), as a
+ * ratio to the baseline GET's p50, checkouts per second (checkouts ÷ the time from the first payment POST to
+ * the last confirmation), and where the time went, from the events' own timestamps: waiting for the worker
+ * (`checkout.paid` → `checkout.placing`) and placing (`checkout.placing` → `checkout.confirmed`).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Http from "node:http"
+import * as Net from "node:net"
+import * as Path from "node:path"
+import { performance } from "node:perf_hooks"
+import { fileURLToPath } from "node:url"
+import { Config, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import pg from "pg"
+import { makeId } from "../src/domain/Ids.js"
+import { postgres } from "../src/layers/Database.js"
+import { PublicUrl } from "../src/services/Catalog.js"
+import { OAuth } from "../src/services/OAuth.js"
+import { Users } from "../src/services/Users.js"
+
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+const host = "127.0.0.1"
+
+const argv = process.argv.slice(2)
+const option = (name: string, fallback: string) => {
+  const index = argv.indexOf(`--${name}`)
+  return index === -1 ? fallback : argv[index + 1]!
+}
+const checkoutCount = Number(option("checkouts", "200"))
+const concurrency = Number(option("concurrency", "200"))
+const databaseName = option("database", "ribbon_bench_checkout")
+const country = option("country", "GB")
+const variantCount = Number(option("variants", "20"))
+/** Requests in flight while setting up (quotes, checkouts). */
+const setupConcurrency = 16
+const itemsPerCheckout = 2
+const targets = { p50: 250, p95: 1000 }
+
+if (!/^[a-z_][a-z0-9_]*$/.test(databaseName)) throw new Error(`--database: not a plain identifier: ${databaseName}`)
+
+const serverUrl = new URL(
+  Effect.runSync(Config.string("DATABASE_URL").pipe(Config.withDefault("postgres://postgres@127.0.0.1:5432/postgres")))
+)
+const databaseUrl = new URL(serverUrl)
+databaseUrl.pathname = `/${databaseName}`
+
+/** A GB address the address validation verifies (as in the tests); other countries need their own. */
+const addresses: Record<string, Record<string, string>> = {
+  GB: { countryCode: "GB", address1: "10 Downing Street", city: "London", postalCode: "SW1A 2AA" },
+  US: { countryCode: "US", address1: "1600 Pennsylvania Avenue NW", city: "Washington", provinceCode: "DC", postalCode: "20500" }
+}
+const recipient = { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", phone: "+44 20 7946 0958" }
+
+// ---------------------------------------------------------------------------------------------------------
+// 1. The database
+
+/** The tables one run fills; emptied before the next so that every run starts from the same state. */
+const runTables = [
+  "webhook_attempts",
+  "webhook_deliveries",
+  "notifications",
+  "events",
+  "orders",
+  "checkout_items",
+  "checkouts",
+  "quotes",
+  "jobs"
+]
+
+const prepareDatabase = async () => {
+  const admin = new pg.Client({ connectionString: serverUrl.toString() })
+  await admin.connect()
+  const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [databaseName])
+  await admin.end()
+  if (rowCount === 0) {
+    const creator = new pg.Client({ connectionString: serverUrl.toString() })
+    await creator.connect()
+    await creator.query(`CREATE DATABASE ${databaseName}`)
+    await creator.end()
+    return "created"
+  }
+  const db = new pg.Client({ connectionString: databaseUrl.toString() })
+  await db.connect()
+  const { rows } = await db.query<{ migrated: string | null }>("SELECT to_regclass('public.jobs')::text AS migrated")
+  if (rows[0]!.migrated !== null) await db.query(`TRUNCATE ${runTables.join(", ")} CASCADE`)
+  await db.end()
+  return "reset"
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 2. The server
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = Net.createServer()
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as Net.AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
+interface Answer {
+  readonly status: number
+  readonly body: string
+}
+
+/** Keep-alive sockets for the setup and the payment posts. */
+const agent = new Http.Agent({ keepAlive: true, maxSockets: Math.max(concurrency, setupConcurrency) })
+
+let port = 0
+let token = ""
+
+const request = (method: string, path: string, body?: { readonly json: unknown } | { readonly form: string }) =>
+  new Promise<Answer>((resolve, reject) => {
+    const headers: Record<string, string> = token === "" ? {} : { authorization: `Bearer ${token}` }
+    let payload: string | undefined
+    if (body !== undefined && "json" in body) {
+      payload = JSON.stringify(body.json)
+      headers["content-type"] = "application/json"
+    } else if (body !== undefined) {
+      payload = body.form
+      headers["content-type"] = "application/x-www-form-urlencoded"
+    }
+    const req = Http.request({ host, port, path, method, agent, headers }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks).toString("utf8") }))
+      response.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(payload)
+  })
+
+const expectStatus = async (answer: Promise<Answer>, status: number, what: string) => {
+  const { status: got, body } = await answer
+  if (got !== status) throw new Error(`${what}: ${got} (expected ${status}): ${body.slice(0, 500)}`)
+  return body
+}
+
+/** The server as `npm start` runs it (the esbuild bundle), on the bench database; resolves once it answers. */
+const startServer = async (publicUrl: string): Promise<ChildProcess> => {
+  await new Promise<void>((resolve, reject) =>
+    spawn(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" }).on("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error("build failed"))
+    )
+  )
+  const child = spawn(process.execPath, ["--enable-source-maps", "dist/ribbon.mjs", "serve"], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: databaseUrl.toString(),
+      PORT: String(port),
+      PUBLIC_URL: publicUrl,
+      NODE_ENV: "production",
+      LOG_LEVEL: "Warn",
+      FULFILLMENT_LATENCY: "0 millis",
+      FULFILLMENT_FAILURE_RATE: "0",
+      FULFILLMENT_PROGRESS_EVERY: "1 hour"
+    }
+  })
+  for (let attempt = 0; attempt < 3000; attempt++) {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`)
+    const up = await request("GET", "/health").then(
+      (answer) => answer.status === 200,
+      () => false
+    )
+    if (up) return child
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error("the server did not start within 5 minutes")
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 3. The buyer and the variants
+
+/** An access token of a new user, with the scopes a checkout needs, for the server at `publicUrl`. */
+const issueToken = (publicUrl: string) =>
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    const user = yield* (yield* Users).create({
+      email: `bench-checkout-${Date.now()}@example.com`,
+      password: "correct horse battery",
+      defaultCountry: country
+    })
+    const client = yield* oauth.register({
+      client_name: "bench:checkout",
+      redirect_uris: ["http://127.0.0.1/callback"],
+      token_endpoint_auth_method: "none"
+    })
+    const scope = "catalog:read orders:read orders:write"
+    const grant = { familyId: yield* makeId, clientId: client.client_id, userId: user.id, scope }
+    return (yield* oauth.issueTokens({ ...grant, refreshScope: scope })).access_token
+  }).pipe(
+    Effect.provide(
+      Layer.merge(OAuth.Default, Users.Default).pipe(
+        Layer.provide(Layer.succeed(PublicUrl, publicUrl)),
+        Layer.provide(postgres(Redacted.make(databaseUrl.toString()), { maxConnections: 2 })),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+      )
+    ),
+    Effect.scoped
+  )
+
+/**
+ * Physical variants that ship to the country with stock (tracked or not), each confirmed available over
+ * HTTP (as an agent would check); their tracked stock is then raised so the run cannot exhaust it.
+ */
+const pickVariants = async (db: pg.Client) => {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT v.id FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+     WHERE v.shipping_required AND $1 = ANY (l.ships_to) AND (l.stock IS NULL OR l.stock > 0)
+     ORDER BY md5(v.id) LIMIT $2`,
+    [country, variantCount * 3]
+  )
+  const picked: Array<string> = []
+  for (const { id } of rows) {
+    if (picked.length >= variantCount) break
+    const body = await expectStatus(
+      request("GET", `/v1/variants/${id}/availability?countries=${country}`),
+      200,
+      "availability"
+    )
+    const entry = (JSON.parse(body) as { countries: Array<{ available: boolean }> }).countries[0]
+    if (entry?.available === true) picked.push(id)
+  }
+  if (picked.length < itemsPerCheckout) throw new Error(`only ${picked.length} variants are available in ${country}`)
+  const needed = checkoutCount * itemsPerCheckout * 10
+  await db.query("UPDATE variant_locations SET stock = $2 WHERE variant_id = ANY ($1) AND stock < $2", [
+    picked,
+    needed
+  ])
+  return picked
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 4. Checkouts
+
+interface Created {
+  readonly id: string
+  /** Path and query of the hosted page. */
+  readonly payPath: string
+  readonly payToken: string
+}
+
+/** Runs `work` over `count` indexes with `inFlight` at a time. */
+const pool = async <A>(count: number, inFlight: number, work: (index: number) => Promise<A>) => {
+  const out = new Array<A>(count)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(inFlight, count) }, async () => {
+      while (next < count) {
+        const index = next++
+        out[index] = await work(index)
+      }
+    })
+  )
+  return out
+}
+
+const createCheckout = async (variants: ReadonlyArray<string>, index: number): Promise<Created> => {
+  const quoteIds: Array<string> = []
+  for (let item = 0; item < itemsPerCheckout; item++) {
+    const variantId = variants[(index + item) % variants.length]!
+    const body = await expectStatus(
+      request("POST", "/v1/quotes", { json: { variantId, countryCode: country } }),
+      201,
+      "quote"
+    )
+    quoteIds.push((JSON.parse(body) as { id: string }).id)
+  }
+  const body = await expectStatus(
+    request("POST", "/v1/checkouts", {
+      json: {
+        items: quoteIds.map((quoteId) => ({ quoteId })),
+        recipient,
+        shippingAddress: addresses[country] ?? { countryCode: country },
+        idempotencyKey: `bench-${index}`
+      }
+    }),
+    201,
+    "checkout"
+  )
+  const checkout = JSON.parse(body) as { id: string; paymentUrl: string }
+  const url = new URL(checkout.paymentUrl)
+  return { id: checkout.id, payPath: url.pathname, payToken: url.searchParams.get("t")! }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 5. The event streams
+
+interface Watched {
+  /** When each event type first arrived (performance.now()). */
+  readonly arrived: Map<string, number>
+  /** Resolves once `checkout.created` has been replayed: the stream is subscribed. */
+  readonly open: Promise<void>
+  /** Resolves at the first terminal event, with its type. */
+  readonly settled: Promise<string>
+  readonly close: () => void
+}
+
+const terminal = new Set([
+  "checkout.confirmed",
+  "checkout.partially_confirmed",
+  "checkout.failed",
+  "checkout.refunded",
+  "checkout.expired",
+  "checkout.cancelled"
+])
+
+/** One socket per stream: they stay open for the whole run. */
+const streamAgent = new Http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY })
+
+const watch = (checkoutId: string): Watched => {
+  const arrived = new Map<string, number>()
+  let opened!: () => void
+  let settle!: (type: string) => void
+  let fail!: (error: Error) => void
+  const open = new Promise<void>((resolve) => {
+    opened = resolve
+  })
+  const settled = new Promise<string>((resolve, reject) => {
+    settle = resolve
+    fail = reject
+  })
+  const req = Http.get(
+    {
+      host,
+      port,
+      path: `/v1/checkouts/${checkoutId}/events`,
+      agent: streamAgent,
+      headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", "last-event-id": "0" }
+    },
+    (response) => {
+      if (response.statusCode !== 200) {
+        fail(new Error(`events of ${checkoutId}: ${response.statusCode}`))
+        response.resume()
+        return
+      }
+      response.setEncoding("utf8")
+      let buffer = ""
+      response.on("data", (chunk: string) => {
+        const now = performance.now()
+        buffer += chunk
+        let end = buffer.indexOf("\n\n")
+        while (end !== -1) {
+          const block = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          end = buffer.indexOf("\n\n")
+          const type = /^event: (.+)$/m.exec(block)?.[1]
+          if (type === undefined) continue
+          if (!arrived.has(type)) arrived.set(type, now)
+          if (type === "checkout.created") opened()
+          if (terminal.has(type)) settle(type)
+        }
+      })
+      response.on("end", () => fail(new Error(`events of ${checkoutId} ended without a final status`)))
+    }
+  )
+  req.on("error", (error) => fail(error))
+  return { arrived, open, settled, close: () => req.destroy() }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 6. Figures
+
+const percentile = (values: ReadonlyArray<number>, p: number) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+const ms = (n: number) => n.toFixed(1).padStart(8)
+const row = (label: string, values: ReadonlyArray<number>) =>
+  `| ${label.padEnd(34)} | ${ms(percentile(values, 50))} | ${ms(percentile(values, 95))} | ${ms(percentile(values, 99))} | ${ms(Math.max(...values))} |`
+const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
+
+const main = async () => {
+  const state = await prepareDatabase()
+  port = await freePort()
+  const publicUrl = `http://${host}:${port}`
+  let server: ChildProcess | undefined
+  const db = new pg.Client({ connectionString: databaseUrl.toString() })
+  const watched: Array<Watched> = []
+  try {
+    const startedAt = performance.now()
+    server = await startServer(publicUrl)
+    console.log(
+      `database ${databaseName} (${state}); server up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`
+    )
+    await db.connect()
+    token = await Effect.runPromise(issueToken(publicUrl))
+    const variants = await pickVariants(db)
+
+    const setupStart = performance.now()
+    const checkouts = await pool(checkoutCount, setupConcurrency, (index) => createCheckout(variants, index))
+    console.log(
+      `${checkoutCount} checkouts of ${itemsPerCheckout} quotes over ${variants.length} variants in ${country}, ` +
+        `made in ${((performance.now() - setupStart) / 1000).toFixed(1)} s; payments ${concurrency} in flight`
+    )
+
+    // The baseline: the plain round trip of the status URL, one at a time, after a warm-up.
+    const getOne = (checkout: Created) =>
+      expectStatus(request("GET", `/v1/checkouts/${checkout.id}`), 200, "get checkout")
+    for (const checkout of checkouts.slice(0, 20)) await getOne(checkout)
+    const baseline: Array<number> = []
+    for (const checkout of checkouts) {
+      const t0 = performance.now()
+      await getOne(checkout)
+      baseline.push(performance.now() - t0)
+    }
+
+    // Every stream open and subscribed before the first payment.
+    for (const checkout of checkouts) watched.push(watch(checkout.id))
+    await Promise.all(watched.map((w) => w.open))
+
+    const paidAt = new Array<number>(checkoutCount)
+    const payLatency = new Array<number>(checkoutCount)
+    const firstPay = performance.now()
+    await pool(checkoutCount, concurrency, async (index) => {
+      const checkout = checkouts[index]!
+      const form = new URLSearchParams({
+        t: checkout.payToken,
+        number: "4242 4242 4242 4242",
+        expiry: "12/34",
+        cvc: "123",
+        name: "Ada Lovelace"
+      })
+      const t0 = performance.now()
+      await expectStatus(request("POST", checkout.payPath, { form: form.toString() }), 200, "pay")
+      paidAt[index] = performance.now()
+      payLatency[index] = paidAt[index] - t0
+    })
+    const outcomes = await Promise.all(
+      watched.map((w) =>
+        Promise.race([
+          w.settled,
+          new Promise<string>((_, reject) =>
+            setTimeout(() => reject(new Error("no final status within 5 minutes")), 300_000)
+          )
+        ])
+      )
+    )
+    const notConfirmed = outcomes.filter((type) => type !== "checkout.confirmed").length
+    const confirmedAt = watched.map((w) => w.arrived.get("checkout.confirmed") ?? Number.NaN)
+    const lastConfirmed = Math.max(...confirmedAt.filter((t) => !Number.isNaN(t)))
+    const placement = confirmedAt.map((t, index) => t - paidAt[index]!).filter((t) => !Number.isNaN(t))
+    const wallSeconds = (lastConfirmed - firstPay) / 1000
+
+    // Server-side: the events' own timestamps (the server's clock, milliseconds).
+    const ids = checkouts.map((c) => c.id)
+    const { rows: stamps } = await db.query<{ checkout_id: string; type: string; at: string }>(
+      `SELECT checkout_id, type, (extract(epoch FROM created_at) * 1000)::float8 AS at FROM events
+       WHERE checkout_id = ANY ($1) AND type IN ('checkout.paid', 'checkout.placing', 'checkout.confirmed')`,
+      [ids]
+    )
+    const byCheckout = new Map<string, Record<string, number>>()
+    for (const stamp of stamps) {
+      const entry = byCheckout.get(stamp.checkout_id) ?? {}
+      entry[stamp.type] = Number(stamp.at)
+      byCheckout.set(stamp.checkout_id, entry)
+    }
+    const waited: Array<number> = []
+    const placing: Array<number> = []
+    for (const entry of byCheckout.values()) {
+      const paid = entry["checkout.paid"]
+      const started = entry["checkout.placing"]
+      const done = entry["checkout.confirmed"]
+      if (paid !== undefined && started !== undefined) waited.push(started - paid)
+      if (started !== undefined && done !== undefined) placing.push(done - started)
+    }
+    const { rows: placeJobs } = await db.query<{ attempts: number; status: string }>(
+      "SELECT attempts, status FROM jobs WHERE kind = 'checkout.place'"
+    )
+    const retried = placeJobs.filter((job) => job.attempts > 1).length
+
+    // Duplicates: none, and exactly two orders per checkout.
+    const { rows: duplicates } = await db.query(
+      "SELECT checkout_id, item_index, count(*) FROM orders GROUP BY 1, 2 HAVING count(*) > 1"
+    )
+    const { rows: counts } = await db.query<{ id: string; orders: string }>(
+      `SELECT c.id, count(o.id) AS orders FROM checkouts c LEFT JOIN orders o ON o.checkout_id = c.id
+       WHERE c.id = ANY ($1) GROUP BY c.id`,
+      [ids]
+    )
+    const wrongCount = counts.filter((c) => Number(c.orders) !== itemsPerCheckout).length + (ids.length - counts.length)
+
+    const p50 = percentile(placement, 50)
+    const p95 = percentile(placement, 95)
+    const base = percentile(baseline, 50)
+    console.log("\n|                                    |   p50 ms |   p95 ms |   p99 ms |   max ms |")
+    console.log("|------------------------------------|----------|----------|----------|----------|")
+    console.log(row("paid → confirmed (client)", placement))
+    console.log(row("payment POST", payLatency))
+    console.log(row("  paid → placing (server: queued)", waited))
+    console.log(row("  placing → confirmed (server)", placing))
+    console.log(row("baseline: GET /v1/checkouts/{id}", baseline))
+    console.log(
+      `\npaid → confirmed p50 ${p50.toFixed(0)} ms = ${(p50 / base).toFixed(1)}× the baseline GET's p50 ` +
+        `(${base.toFixed(2)} ms); p95 ${(p95 / base).toFixed(1)}×`
+    )
+    console.log(
+      `throughput: ${checkoutCount} checkouts in ${wallSeconds.toFixed(2)} s from the first payment POST to the ` +
+        `last confirmation = ${(checkoutCount / wallSeconds).toFixed(1)} checkouts/s`
+    )
+    console.log(
+      `outcomes: ${checkoutCount - notConfirmed} confirmed, ${notConfirmed} not; placement jobs retried: ${retried}`
+    )
+    console.log(`\np50 ${p50.toFixed(0)} ms (target ≤ ${targets.p50}): ${verdict(p50 <= targets.p50)}`)
+    console.log(`p95 ${p95.toFixed(0)} ms (target ≤ ${targets.p95}): ${verdict(p95 <= targets.p95)}`)
+    console.log(
+      `duplicates: ${duplicates.length} items with more than one order, ${wrongCount} checkouts without exactly ` +
+        `${itemsPerCheckout} orders (target 0): ${verdict(duplicates.length === 0 && wrongCount === 0)}`
+    )
+    if (notConfirmed > 0 || duplicates.length > 0 || wrongCount > 0) process.exitCode = 1
+  } finally {
+    for (const w of watched) w.close()
+    agent.destroy()
+    streamAgent.destroy()
+    await db.end().catch(() => undefined)
+    server?.kill("SIGTERM")
+  }
+}
+
+await main()
