@@ -460,7 +460,7 @@ const main = async () => {
         Promise.race([
           w.settled,
           new Promise<string>((_, reject) =>
-            setTimeout(() => reject(new Error("no final status within 5 minutes")), 300_000)
+            setTimeout(() => reject(new Error("no final status within 5 minutes")), 300_000).unref()
           )
         ])
       )

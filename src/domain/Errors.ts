@@ -568,6 +568,13 @@ export class IdempotencyKeyReused extends DomainError<IdempotencyKeyReused>()(
   orderError(422, "Idempotency key reused", "idempotency_key_reused", "UNPROCESSABLE_ENTITY", "422_ORDS_055")
 ) {}
 
+/** A request with the same idempotency key is still being processed: retry after `retryAfterSeconds`. */
+export class IdempotencyInFlight extends DomainError<IdempotencyInFlight>()(
+  "IdempotencyInFlight",
+  { retryAfterSeconds: Schema.Int },
+  orderError(409, "Idempotent request in flight", "idempotency_in_flight", "CONFLICT", "409_ORDS_056")
+) {}
+
 /** No checkout with that id for this user. */
 export class CheckoutNotFound extends DomainError<CheckoutNotFound>()(
   "CheckoutNotFound",
@@ -649,6 +656,7 @@ export const catalogue = [
   AddressUnverified,
   SmsConsentRequired,
   IdempotencyKeyReused,
+  IdempotencyInFlight,
   CheckoutNotFound,
   CheckoutStateConflict,
   OrderNotFound,

@@ -19,6 +19,7 @@ import {
   CheckoutStateConflict,
   CountryMismatch,
   FieldIssue,
+  IdempotencyInFlight,
   IdempotencyKeyReused,
   InvalidRequest,
   QuoteAlreadyUsed,
@@ -393,6 +394,18 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       }
       const inserted = sql.withTransaction(
         Effect.gen(function* () {
+          if (request.idempotencyKey != null) {
+            // Held until commit: a second request with the key while this one runs is told to retry.
+            const [{ locked }] = yield* sql<{ locked: boolean }>`
+              SELECT pg_try_advisory_xact_lock(hashtextextended(${`${buyer.id}:${request.idempotencyKey}`}, 1))
+                AS locked`
+            if (!locked) {
+              return yield* new IdempotencyInFlight({
+                message: "A checkout with this idempotencyKey is still being created; retry in a second.",
+                retryAfterSeconds: 1
+              })
+            }
+          }
           const [claimed] = yield* sql<{ id: string }>`
             INSERT INTO checkouts ${sql.insert({
               ...row,

@@ -52,9 +52,12 @@ export class Events extends Effect.Service<Events>()("Events", {
     const sql = yield* SqlClient.SqlClient
     const signals = yield* Signals
 
-    /** Appends an event on the ambient SqlClient (join the caller's transaction). */
+    /** Appends an event on the ambient SqlClient: call it inside the transaction of the change. */
     const append = Effect.fn("Events.append")(function* (event: NewEvent) {
       const createdAt = new Date(yield* Clock.currentTimeMillis)
+      // One writer per checkout until commit: its events then commit in the order of their ids, so a
+      // stream reading "after id n" never misses one that took a lower id but committed later.
+      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${event.checkoutId}, 0))`.pipe(Effect.orDie)
       const [row] = yield* sql<{ id: string }>`
         INSERT INTO events (type, checkout_id, user_id, data, created_at)
         VALUES (${event.type}, ${event.checkoutId}, ${event.userId}, ${JSON.stringify(event.data)}::jsonb, ${createdAt})

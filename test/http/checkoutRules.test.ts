@@ -356,7 +356,7 @@ describe("checkout rules", () => {
           if (response.status === 201) {
             expect(response.body.id).toBe(row!.id)
           } else {
-            expectProblem(response, 409, response.body.code)
+            expectProblem(response, 409, "idempotency_in_flight")
             expect(response.headers["retry-after"], response.text).toBe("1")
           }
         }

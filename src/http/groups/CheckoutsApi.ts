@@ -6,6 +6,7 @@ import {
   CheckoutNotFound,
   CheckoutStateConflict,
   CountryMismatch,
+  IdempotencyInFlight,
   IdempotencyKeyReused,
   InvalidRequest,
   OrderAlreadyCancelled,
@@ -76,6 +77,7 @@ export class CheckoutsApi extends HttpApiGroup.make("checkouts")
       .addError(lineError("v1", AddressUnverified))
       .addError(lineError("v1", SmsConsentRequired))
       .addError(lineError("v1", IdempotencyKeyReused))
+      .addError(lineError("v1", IdempotencyInFlight))
       .annotate(
         OpenApi.Summary,
         "Create one checkout for the cart's quotes; the user pays at paymentUrl. Confirm items, total, recipient and address with the user first"
