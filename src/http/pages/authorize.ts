@@ -1,13 +1,11 @@
 import { type AuthorizeParams, type Scope, scopeDescriptions } from "../../domain/OAuth.js"
+import { escapeHtml, layout } from "./html.js"
 
 /**
  * The HTML of the authorize pages (DESIGN.md §4.4): sign in or create an account, then consent. Plain
  * server-rendered forms: every input has a label, buttons read "Sign in", "Create account", "Allow" and
  * "Deny", and every form carries the CSRF token and the authorization request's parameters.
  */
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c as "&"])
 
 const paramNames = [
   "response_type",
@@ -31,36 +29,12 @@ const hiddenFields = (params: AuthorizeParams, csrf: string) =>
     })
   ].join("\n      ")
 
-const layout = (title: string, body: string) => `<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-  <title>${escapeHtml(title)}</title>
-  <style>
-    body { font-family: system-ui, sans-serif; background: #f6f4f1; color: #222; margin: 0; }
-    main { max-width: 26rem; margin: 3rem auto; background: #fff; padding: 2rem; border-radius: 12px;
-           box-shadow: 0 1px 4px rgba(0, 0, 0, .12); }
-    h1 { font-size: 1.35rem; margin-top: 0; }
-    h2 { font-size: 1.05rem; margin-top: 2rem; border-top: 1px solid #eee; padding-top: 1.5rem; }
-    label { display: block; margin: .9rem 0 .3rem; font-weight: 600; }
-    input { width: 100%; box-sizing: border-box; padding: .55rem; font-size: 1rem; border: 1px solid #bbb;
-            border-radius: 6px; }
-    button { margin-top: 1.2rem; padding: .6rem 1.2rem; font-size: 1rem; border-radius: 6px; border: 0;
-             background: #b3261e; color: #fff; cursor: pointer; }
+const css = `
     button.secondary { background: #e8e4df; color: #222; margin-left: .5rem; }
-    .error { background: #fde8e7; color: #8c1d18; padding: .6rem .8rem; border-radius: 6px; }
     ul.scopes li { margin: .5rem 0; }
-    code { font-size: .85em; color: #666; }
-  </style>
-</head>
-<body>
-<main>
-${body}
-</main>
-</body>
-</html>
-`
+    code { font-size: .85em; color: #666; }`
+
+const render = (title: string, body: string) => layout(title, body, { width: "26rem", css })
 
 export interface SignInPage {
   readonly clientName: string
@@ -71,7 +45,7 @@ export interface SignInPage {
 }
 
 export const signInPage = (page: SignInPage) =>
-  layout(
+  render(
     "Sign in to Ribbon",
     `  <h1>Sign in to Ribbon</h1>
   <p><strong>${escapeHtml(page.clientName)}</strong> wants to connect to your Ribbon account.</p>
@@ -107,7 +81,7 @@ export interface ConsentPage {
 }
 
 export const consentPage = (page: ConsentPage) =>
-  layout(
+  render(
     `Allow ${page.clientName}?`,
     `  <h1>Allow <span class="client">${escapeHtml(page.clientName)}</span> to use your Ribbon account?</h1>
   <p>Signed in as <strong>${escapeHtml(page.email)}</strong>.</p>
@@ -125,7 +99,7 @@ export const consentPage = (page: ConsentPage) =>
 
 /** Errors that must not go back to the client (unknown client, unregistered redirect URI, a stale form). */
 export const errorPage = (description: string) =>
-  layout(
+  render(
     "Cannot continue",
     `  <h1>This sign-in link cannot be used</h1>
   <p class="error" role="alert">${escapeHtml(description)}</p>

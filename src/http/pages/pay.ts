@@ -1,5 +1,6 @@
 import { type CheckoutStatus, terminalStatuses } from "../../domain/Checkout.js"
 import type { CardField, CardFieldError } from "../../services/Payments.js"
+import { escapeHtml, layout as htmlLayout, nonceAttr } from "./html.js"
 
 /**
  * The hosted payment page (DESIGN.md §4.5): `/pay/{checkoutId}?t={token}`. Pure functions from a view to a
@@ -10,17 +11,12 @@ import type { CardField, CardFieldError } from "../../services/Payments.js"
  * product images (which may live elsewhere) must not receive it in a Referer header.
  */
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c as "&"])
-
 /** JSON for inside a `<script>`: `<` is escaped, so no value can close the element. */
 const scriptJson = (value: unknown) =>
   JSON.stringify(value)
     .replace(/</g, "\\u003c")
     .replace(/\u2028/g, "\\u2028")
     .replace(/\u2029/g, "\\u2029")
-
-const nonceAttr = (nonce: string | undefined) => (nonce === undefined ? "" : ` nonce="${escapeHtml(nonce)}"`)
 
 /**
  * A Content-Security-Policy for these pages, whose one inline style and script carry `nonce`. Images may
@@ -39,29 +35,10 @@ export const payPageCsp = (nonce: string) =>
     "frame-ancestors 'none'"
   ].join("; ")
 
-const layout = (title: string, body: string, nonce: string | undefined) => `<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-  <meta name="referrer" content="no-referrer">
-  <meta name="robots" content="noindex, nofollow">
-  <title>${escapeHtml(title)}</title>
-  <style${nonceAttr(nonce)}>
-    body { font-family: system-ui, sans-serif; background: #f6f4f1; color: #222; margin: 0; }
-    main { max-width: 34rem; margin: 3rem auto; background: #fff; padding: 2rem; border-radius: 12px;
-           box-shadow: 0 1px 4px rgba(0, 0, 0, .12); }
-    h1 { font-size: 1.35rem; margin-top: 0; }
-    h2 { font-size: 1.05rem; margin-top: 2rem; border-top: 1px solid #eee; padding-top: 1.5rem; }
-    label { display: block; margin: .9rem 0 .3rem; font-weight: 600; }
-    input { width: 100%; box-sizing: border-box; padding: .55rem; font-size: 1rem; border: 1px solid #bbb;
-            border-radius: 6px; }
+const css = `
     input[aria-invalid="true"] { border: 2px solid #b3261e; }
-    button { margin-top: 1.2rem; padding: .6rem 1.2rem; font-size: 1rem; border-radius: 6px; border: 0;
-             background: #b3261e; color: #fff; cursor: pointer; }
     button.pay { width: 100%; font-weight: 600; }
     a { color: #8c1d18; }
-    .error { background: #fde8e7; color: #8c1d18; padding: .6rem .8rem; border-radius: 6px; }
     div.error { margin: 1rem 0; }
     div.error p { margin: 0; }
     .error ul { margin: .3rem 0 0; padding-left: 1.2rem; }
@@ -79,16 +56,15 @@ const layout = (title: string, body: string, nonce: string | undefined) => `<!do
     dl.breakdown dd { margin: 0; padding-left: 1rem; text-align: right; }
     dl.breakdown .total { font-weight: 700; border-top: 1px solid #eee; padding-top: .4rem; }
     address { font-style: normal; line-height: 1.5; }
-    .status { font-size: 1.1rem; font-weight: 600; background: #f1efe9; padding: .8rem; border-radius: 6px; }
-  </style>
-</head>
-<body>
-<main>
-${body}
-</main>
-</body>
-</html>
-`
+    .status { font-size: 1.1rem; font-weight: 600; background: #f1efe9; padding: .8rem; border-radius: 6px; }`
+
+const head = `
+  <meta name="referrer" content="no-referrer">
+  <meta name="robots" content="noindex, nofollow">
+  <link rel="icon" href="data:,">`
+
+const layout = (title: string, body: string, nonce: string | undefined) =>
+  htmlLayout(title, body, { width: "34rem", css, head, nonce })
 
 // ---------------------------------------------------------------------------------------------------------
 // The view
