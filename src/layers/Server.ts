@@ -200,9 +200,12 @@ const SettingsLive = Layer.mergeAll(
   )
 )
 
+/** The callback signing key, made at start (once per database) rather than by the first callback. */
+const SigningKeyLive = Layer.effectDiscard(Effect.flatMap(SigningKeys, (keys) => keys.current()))
+
 /** The migrated, seeded database, and the services on it. */
 export const AppLive = Layer.provideMerge(
-  Layer.merge(OAuthPurgeLive, WorkerLive),
+  Layer.mergeAll(OAuthPurgeLive, WorkerLive, SigningKeyLive),
   Layer.merge(ServicesLive, RateLimitsLive)
 ).pipe(
   Layer.provide(SettingsLive),
