@@ -336,9 +336,10 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         }
         address = validation.address
       }
-      const [{ locale }] = yield* sql<{ locale: string }>`SELECT locale FROM countries WHERE code = ${country}`.pipe(
+      const [countryRow] = yield* sql<{ locale: string }>`SELECT locale FROM countries WHERE code = ${country}`.pipe(
         Effect.orDie
-      ) as Effect.Effect<ReadonlyArray<{ locale: string }>>
+      )
+      const locale = countryRow?.locale ?? "en-US"
       const id = yield* makeId
       const items: Array<CheckoutItemRow> = ordered.map((quote, index) => {
         const quantity = request.items[index]!.quantity ?? 1
@@ -371,7 +372,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         status: "pending_payment",
         countryCode: country,
         currency: ordered[0]!.currency,
-        locale: locale!,
+        locale,
         totalAmount: items.reduce((sum, item) => sum + item.amount, 0),
         refundedAmount: 0,
         shippingRequired,

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
-import { Order, OrderPage } from "../domain/Checkout.js"
+import { Order, OrderPage, OrderStatus } from "../domain/Checkout.js"
 import { OrderNotFound } from "../domain/Errors.js"
 import { Checkouts } from "./Checkouts.js"
 import { Fulfillment, FulfillmentSettings, type OrderRow } from "./Fulfillment.js"
@@ -16,7 +16,7 @@ import { formatMoney } from "./Pricing.js"
  */
 
 /** One step of an order's progress. */
-export const AdvanceOrder = JobKind.make("order.advance", Schema.Struct({ orderId: Schema.String }))
+export const AdvanceOrder = JobKind.make("order.advance", Schema.Struct({ orderId: Schema.String, from: OrderStatus }))
 
 export class Orders extends Effect.Service<Orders>()("Orders", {
   dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
@@ -101,8 +101,11 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
       )
     })
 
-    /** One step of an order's progress (the `order.advance` job); schedules the next one. */
-    const advance = Effect.fn("Orders.advance")(function* (orderId: string) {
+    /**
+     * One step of an order's progress (the `order.advance` job), if it is still `from` (so a job run twice
+     * steps once); schedules the next one.
+     */
+    const advance = Effect.fn("Orders.advance")(function* (orderId: string, from?: OrderStatus) {
       const [found] = yield* sql<{ checkoutId: string }>`SELECT checkout_id FROM orders WHERE id = ${orderId}`.pipe(
         Effect.orDie
       )
@@ -110,7 +113,7 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
       return yield* checkouts.commit(
         found.checkoutId,
         Effect.gen(function* () {
-          const next = yield* fulfillment.advance(orderId)
+          const next = yield* fulfillment.advance(orderId, from === undefined ? {} : { from })
           if (Option.isNone(next)) return Option.none()
           const order = yield* toOrder(next.value)
           const { row: checkout } = yield* checkouts.snapshot(found.checkoutId)
@@ -119,7 +122,7 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
           if (order.status !== "delivered") {
             yield* jobs.enqueue(
               AdvanceOrder,
-              { orderId },
+              { orderId, from: order.status },
               { key: `${orderId}:${order.status}`, delay: settings.progressEvery }
             )
           }
@@ -128,7 +131,7 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
       )
     })
 
-    const handler = AdvanceOrder.handle(({ orderId }) => advance(orderId))
+    const handler = AdvanceOrder.handle(({ from, orderId }) => advance(orderId, from))
 
     return { list, get, cancel, advance, toOrder, handler } as const
   })

@@ -96,7 +96,7 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
             yield* checkouts.record(checkoutId, "checkout.item_placed", yield* orders.toOrder(placed))
             yield* jobs.enqueue(
               AdvanceOrder,
-              { orderId: placed.id },
+              { orderId: placed.id, from: "placed" as const },
               { key: `${placed.id}:placed`, delay: settings.progressEvery }
             )
           })

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { QUOTE_TTL_MINUTES, Quote } from "../domain/Checkout.js"
 import {
   FieldIssue,
@@ -138,10 +138,6 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
       return row
     })
 
-    /** Whether the quote's price lock still holds. */
-    const isLive = (row: QuoteRow) =>
-      Effect.map(DateTime.now, (now) => DateTime.toEpochMillis(now) < row.expiresAt.getTime())
-
-    return { create, get, isLive } as const
+    return { create, get } as const
   })
 }) {}
