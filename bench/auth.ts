@@ -63,7 +63,7 @@ const store = Option.match(redisUrl, {
     )
 })
 
-const Services = Layer.mergeAll(ServicesLive, RateLimits.Default.pipe(Layer.provide(store))).pipe(
+const Services = Layer.mergeAll(ServicesLive, RateLimits.Default.pipe(Layer.provideMerge(store))).pipe(
   Layer.provide([
     Layer.succeed(PublicUrl, "http://localhost"),
     Signals.layerInProcess,

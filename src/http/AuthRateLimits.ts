@@ -1,13 +1,15 @@
 import { RateLimiter } from "@effect/experimental"
 import { HttpServerRequest } from "@effect/platform"
-import { Context, Duration, Effect, Option } from "effect"
+import { Context, Duration, Effect, Metric, Option } from "effect"
 import { RateLimited } from "../domain/Errors.js"
+import { storeErrors } from "../services/RateLimits.js"
 
 /**
  * Rate limits on the authorization server, so that a misbehaving agent (or a password guesser) cannot
  * flood it: registration per IP, the token endpoint per client and per IP, the sign-in and sign-up forms
- * per IP. Fixed windows in the RateLimiter's store (in memory by default). The limits are a Reference,
- * so tests can set their own.
+ * per IP. Fixed windows in the RateLimiter's store: Redis when REDIS_URL is set (shared by every instance),
+ * memory otherwise; when the store is down the request goes through. The limits are a Reference, so tests
+ * can set their own.
  */
 
 export interface Rule {
@@ -36,13 +38,17 @@ export const consume = (key: string, rule: Rule) =>
   ).pipe(
     Effect.asVoid,
     Effect.catchAll((e) =>
-      e instanceof RateLimiter.RateLimitExceeded
+      e.reason === "Exceeded"
         ? Effect.fail(
             new RateLimited({
               message: "Too many requests; retry later.",
               retryAfterSeconds: Math.max(1, Math.ceil(Duration.toSeconds(e.retryAfter)))
             })
           )
-        : Effect.die(e)
+        : // The store (Redis) is down: let the request through, as the company API's limits do.
+          Effect.logWarning("Rate-limit store unavailable; letting the request through").pipe(
+            Effect.annotateLogs("cause", String(e.cause)),
+            Effect.zipRight(Metric.increment(storeErrors))
+          )
     )
   )

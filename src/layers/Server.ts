@@ -50,7 +50,7 @@ import { AppConfig } from "./Config.js"
 import { DatabaseLive, SignalsLive } from "./Database.js"
 import { latestMigrationId, MigrationsLive } from "./Migrations.js"
 import { mtlsHttpServer, publicApiOnly } from "./Mtls.js"
-import { RateLimiterLive, RateLimiterMemoryLive } from "./Redis.js"
+import { RateLimiterLive } from "./Redis.js"
 import { TelemetryLive, traceRequests } from "./Telemetry.js"
 
 const untraced = new Set(["/health", "/ready"])
@@ -114,13 +114,14 @@ export const ServicesLive = Layer.mergeAll(
   Notifications.Default,
   Payments.Default,
   Webhooks.Default,
-  Events.Default,
-  // The limits of the OAuth endpoints and sign-in forms (docs/oauth.md), per instance.
-  RateLimiterMemoryLive
+  Events.Default
 ).pipe(Layer.provideMerge(Jobs.Default))
 
-/** The company API's rate limits, on the memory store or Redis (REDIS_URL). */
-export const RateLimitsLive = RateLimits.Default.pipe(Layer.provide(RateLimiterLive))
+/**
+ * The rate limiter on the memory store or Redis (REDIS_URL): the company API's token buckets (RateLimits)
+ * and the OAuth endpoints' windows (src/http/AuthRateLimits.ts) share it, so every instance counts alike.
+ */
+export const RateLimitsLive = RateLimits.Default.pipe(Layer.provideMerge(RateLimiterLive))
 
 /**
  * The handlers of every group of the Ribbon API, with the middleware they use: the bearer token on `/v1`,

@@ -87,7 +87,7 @@ const ObservedLive = Layer.scoped(
     })
     const server = serveForTest(FixtureLive).pipe(
       Layer.provide(FixtureCatalog.Default),
-      Layer.provide([ServicesLive, RateLimits.Default.pipe(Layer.provide(RateLimiterMemoryLive))]),
+      Layer.provide([ServicesLive, RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))]),
       Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess, TestSettingsLive]),
       Layer.provide(telemetry),
       Layer.provide(TestDatabase)

@@ -28,8 +28,8 @@ export const serveForTest = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>) =>
 /** The base URL tests serve under: image URLs in responses start with it. */
 export const testPublicUrl = "http://ribbon.test"
 
-/** The company API's rate limits on the memory store. */
-export const RateLimitsMemoryLive = RateLimits.Default.pipe(Layer.provide(RateLimiterMemoryLive))
+/** The rate limiter and the company API's rate limits on the memory store. */
+export const RateLimitsMemoryLive = RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))
 
 const serveRibbon = <E, R>(database: Layer.Layer<R, E>) =>
   serveForTest(ApiLive).pipe(
