@@ -2,8 +2,8 @@ import { createHash, randomBytes } from "node:crypto"
 import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { chromium } from "playwright-core"
 import { BaseUrl, RealPortServer } from "../support/auth.js"
+import { launchChromium, noChromium } from "../support/browser.js"
 
 /**
  * The authorize pages in a real browser (Debian's chromium): create an account, consent, land on the
@@ -11,20 +11,9 @@ import { BaseUrl, RealPortServer } from "../support/auth.js"
  * /usr/bin/chromium is absent, so `npm test` passes on a machine without a browser.
  */
 
-const executablePath = "/usr/bin/chromium"
 const output = new URL("../../test-output/e2e/", import.meta.url)
-const args = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
 
-describe.skipIf(!Fs.existsSync(executablePath))("authorize pages in chromium", () => {
+describe.skipIf(noChromium)("authorize pages in chromium", () => {
   it.layer(RealPortServer, { timeout: 120_000 })((it) => {
     it.effect(
       "signs up, shows the client and every scope on the consent page, and lands on the redirect with a code",
@@ -55,7 +44,7 @@ describe.skipIf(!Fs.existsSync(executablePath))("authorize pages in chromium", (
             }).toString()
 
             Fs.mkdirSync(output, { recursive: true })
-            const browser = await chromium.launch({ executablePath, args })
+            const browser = await launchChromium()
             try {
               const page = await browser.newPage()
               // Nothing listens on the client's redirect URI: answer it here and record where we landed.

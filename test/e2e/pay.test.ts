@@ -2,8 +2,8 @@ import * as Fs from "node:fs"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { chromium } from "playwright-core"
 import { BaseUrl, issueTestToken } from "../support/auth.js"
+import { launchChromium, noChromium } from "../support/browser.js"
 import { availableVariants, londonAddress, makeCheckoutRealPortServer, recipient } from "../support/checkout.js"
 import { ribbonClient } from "../support/http.js"
 
@@ -15,23 +15,12 @@ import { ribbonClient } from "../support/http.js"
  * /usr/bin/chromium is absent.
  */
 
-const executablePath = "/usr/bin/chromium"
 const output = new URL("../../test-output/", import.meta.url)
-const args = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync"
-]
 
 /** "£1,234.56" → 123456 (two-decimal currencies). */
 const minorUnits = (display: string) => Number(display.replace(/[^\d]/g, ""))
 
-describe.skipIf(!Fs.existsSync(executablePath))("payment page in chromium", () => {
+describe.skipIf(noChromium)("payment page in chromium", () => {
   it.layer(makeCheckoutRealPortServer(), { timeout: 180_000 })((it) => {
     it.effect("shows the checkout, survives a declined card, pays, and follows the live status to confirmed", () =>
       Effect.gen(function* () {
@@ -66,7 +55,7 @@ describe.skipIf(!Fs.existsSync(executablePath))("payment page in chromium", () =
 
         yield* Effect.promise(async () => {
           Fs.mkdirSync(output, { recursive: true })
-          const browser = await chromium.launch({ executablePath, args })
+          const browser = await launchChromium()
           try {
             const page = await browser.newPage({ viewport: { width: 900, height: 900 } })
             const problems: Array<string> = []

@@ -2,7 +2,6 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import {
   Chunk,
-  Clock,
   Data,
   DateTime,
   Deferred,
@@ -34,6 +33,7 @@ import {
 } from "../../src/services/Jobs.js"
 import { Signals } from "../../src/services/Signals.js"
 import { TestDatabase } from "../support/database.js"
+import { eventually, settle } from "../support/eventually.js"
 
 // On real Postgres the workers are woken through LISTEN/NOTIFY, as in production.
 const SignalsLive = process.env.DATABASE_URL === undefined ? Signals.layerInProcess : Signals.layerPostgres
@@ -47,23 +47,6 @@ const TestLayer = Jobs.Default.pipe(
 class Boom extends Data.TaggedError("Boom")<{ readonly message: string }> {}
 
 const Payload = Schema.Struct({ n: Schema.Number })
-
-const realClock = Clock.make()
-
-/** Re-runs `self` on the real clock until `done` holds (at most 10 s). */
-const eventually = <A, E, R>(self: Effect.Effect<A, E, R>, done: (a: A) => boolean, what: string) =>
-  Effect.gen(function* () {
-    let last: A | undefined
-    for (let i = 0; i < 400; i++) {
-      last = yield* self
-      if (done(last)) return last
-      yield* Effect.sleep("25 millis")
-    }
-    return yield* Effect.dieMessage(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`)
-  }).pipe(Effect.withClock(realClock))
-
-/** Real time for the workers to act (or, as asserted afterwards, not to). */
-const settle = Effect.sleep("200 millis").pipe(Effect.withClock(realClock))
 
 const job = (id: Id) => Effect.flatMap(Jobs, (jobs) => jobs.get(id)).pipe(Effect.map(Option.getOrThrow))
 

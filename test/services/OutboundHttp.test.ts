@@ -1,11 +1,3 @@
-import { execFileSync } from "node:child_process"
-import * as Fs from "node:fs"
-import type { IncomingHttpHeaders } from "node:http"
-import { createServer } from "node:https"
-import type { AddressInfo } from "node:net"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import type { TLSSocket } from "node:tls"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Either, Layer, Option } from "effect"
 import {
@@ -16,111 +8,14 @@ import {
   type OutboundPolicyShape,
   parseIp
 } from "../../src/services/OutboundHttp.js"
+import { certificate, httpsReceiver as receiver } from "../support/receiver.js"
 
 /**
- * The SSRF-guarded POST against a real HTTPS receiver on loopback, whose self-signed certificate (for
- * 127.0.0.1, ::1 and localhost) is made with openssl when the file loads.
+ * The SSRF-guarded POST against a real HTTPS receiver on loopback (test/support/receiver.ts), whose
+ * self-signed certificate (for 127.0.0.1, ::1 and localhost) is made with openssl when the file loads.
  */
 
-const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "ribbon-outbound-"))
-execFileSync(
-  "openssl",
-  [
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-keyout",
-    "key.pem",
-    "-out",
-    "cert.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=localhost",
-    "-addext",
-    "subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost"
-  ],
-  { cwd: dir, stdio: "pipe" }
-)
-const key = Fs.readFileSync(Path.join(dir, "key.pem"), "utf8")
-const cert = Fs.readFileSync(Path.join(dir, "cert.pem"), "utf8")
-
-interface Received {
-  readonly method: string
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-  readonly servername: string | false | null
-}
-
-interface Reply {
-  readonly status: number
-  readonly headers?: Record<string, string>
-  readonly body?: string
-  /** Never answer (for the time limit). */
-  readonly hang?: boolean
-}
-
-/** A real HTTPS server on 127.0.0.1 that records every request and TCP connection; closed with the scope. */
-const receiver = (reply: (request: Received) => Reply) =>
-  Effect.acquireRelease(
-    Effect.async<{
-      readonly port: number
-      readonly url: (path: string, host?: string) => string
-      readonly received: Array<Received>
-      readonly connections: () => number
-      readonly close: () => void
-    }>((resume) => {
-      const received: Array<Received> = []
-      let connections = 0
-      const server = createServer({ key, cert }, (req, res) => {
-        let body = ""
-        req.setEncoding("utf8")
-        req.on("data", (chunk: string) => {
-          body += chunk
-        })
-        req.on("end", () => {
-          const request: Received = {
-            method: req.method ?? "",
-            path: req.url ?? "",
-            headers: req.headers,
-            body,
-            servername: (req.socket as TLSSocket).servername ?? false
-          }
-          received.push(request)
-          const answer = reply(request)
-          if (answer.hang === true) return
-          res.writeHead(answer.status, answer.headers ?? {})
-          res.end(answer.body ?? "")
-        })
-      })
-      server.on("connection", () => {
-        connections++
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const port = (server.address() as AddressInfo).port
-        resume(
-          Effect.succeed({
-            port,
-            url: (path: string, host = "127.0.0.1") => `https://${host}:${port}${path}`,
-            received,
-            connections: () => connections,
-            close: () => {
-              server.closeAllConnections()
-              server.close()
-            }
-          })
-        )
-      })
-    }),
-    (server) => Effect.sync(server.close)
-  )
-
-const testPolicy: Partial<OutboundPolicyShape> = { allowLoopback: true, trustedCaPems: [cert] }
+const testPolicy: Partial<OutboundPolicyShape> = { allowLoopback: true, trustedCaPems: [certificate.cert] }
 
 const post = (url: string, policy: Partial<OutboundPolicyShape> = testPolicy, body = '{"hello":"world"}') =>
   Effect.flatMap(OutboundHttp, (http) =>
@@ -255,7 +150,7 @@ describe("OutboundHttp", () => {
   it.scoped("refuses non-https URLs and non-public addresses without connecting", () =>
     Effect.gen(function* () {
       const server = yield* receiver(() => ({ status: 200 }))
-      const strict: Partial<OutboundPolicyShape> = { allowLoopback: false, trustedCaPems: [cert] }
+      const strict: Partial<OutboundPolicyShape> = { allowLoopback: false, trustedCaPems: [certificate.cert] }
       const cases: Array<[string, string]> = [
         [`http://127.0.0.1:${server.port}/hook`, "must be https"],
         [server.url("/hook"), "127.0.0.1 is not a public address (loopback)"],

@@ -1,26 +1,7 @@
-import { execFileSync } from "node:child_process"
 import { createPublicKey, verify } from "node:crypto"
-import * as Fs from "node:fs"
-import type { IncomingHttpHeaders } from "node:http"
-import { createServer } from "node:https"
-import type { AddressInfo } from "node:net"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import {
-  Clock,
-  Data,
-  DateTime,
-  Duration,
-  Effect,
-  Layer,
-  Logger,
-  LogLevel,
-  Option,
-  TestClock,
-  TestContext
-} from "effect"
+import { Data, DateTime, Duration, Effect, Layer, Logger, LogLevel, Option, TestClock, TestContext } from "effect"
 import type { Id } from "../../src/domain/Ids.js"
 import { migrations } from "../../src/layers/Migrations.js"
 import webhooksMigration from "../../src/layers/migrations/0008_webhooks.js"
@@ -40,97 +21,14 @@ import {
   webhookRetryDelays
 } from "../../src/services/Webhooks.js"
 import { TestDatabase } from "../support/database.js"
+import { eventually, settle } from "../support/eventually.js"
+import { certificate, type Received, httpsReceiver as receiver } from "../support/receiver.js"
 
 /**
  * Agent callbacks end to end: `Webhooks.enqueue`, the Jobs worker running `deliverWebhookHandler` on
- * TestClock, and a real HTTPS receiver on loopback (self-signed certificate made with openssl) that
+ * TestClock, and a real HTTPS receiver on loopback (test/support/receiver.ts, self-signed certificate) that
  * verifies nothing itself: the tests verify each received signature with the JWKS's public key.
  */
-
-const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "ribbon-webhooks-"))
-execFileSync(
-  "openssl",
-  [
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-keyout",
-    "key.pem",
-    "-out",
-    "cert.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=localhost",
-    "-addext",
-    "subjectAltName=IP:127.0.0.1,DNS:localhost"
-  ],
-  { cwd: dir, stdio: "pipe" }
-)
-const key = Fs.readFileSync(Path.join(dir, "key.pem"), "utf8")
-const cert = Fs.readFileSync(Path.join(dir, "cert.pem"), "utf8")
-
-interface Received {
-  readonly path: string
-  readonly headers: IncomingHttpHeaders
-  readonly body: string
-}
-
-interface Reply {
-  readonly status: number
-  readonly headers?: Record<string, string>
-  readonly body?: string
-}
-
-/** A real HTTPS server on 127.0.0.1 answering with `reply` (given the request and how many came before). */
-const receiver = (reply: (request: Received, index: number) => Reply) =>
-  Effect.acquireRelease(
-    Effect.async<{
-      readonly url: (path: string) => string
-      readonly received: Array<Received>
-      readonly connections: () => number
-      readonly close: () => void
-    }>((resume) => {
-      const received: Array<Received> = []
-      let connections = 0
-      const server = createServer({ key, cert }, (req, res) => {
-        let body = ""
-        req.setEncoding("utf8")
-        req.on("data", (chunk: string) => {
-          body += chunk
-        })
-        req.on("end", () => {
-          const request: Received = { path: req.url ?? "", headers: req.headers, body }
-          const answer = reply(request, received.length)
-          received.push(request)
-          res.writeHead(answer.status, answer.headers ?? {})
-          res.end(answer.body ?? "")
-        })
-      })
-      server.on("connection", () => {
-        connections++
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const port = (server.address() as AddressInfo).port
-        resume(
-          Effect.succeed({
-            url: (path: string) => `https://127.0.0.1:${port}${path}`,
-            received,
-            connections: () => connections,
-            close: () => {
-              server.closeAllConnections()
-              server.close()
-            }
-          })
-        )
-      })
-    }),
-    (server) => Effect.sync(server.close)
-  )
 
 // On real Postgres the workers are woken through LISTEN/NOTIFY, as in production.
 const SignalsLive = process.env.DATABASE_URL === undefined ? Signals.layerInProcess : Signals.layerPostgres
@@ -141,29 +39,12 @@ const WebhookTables: Layer.Layer<never, never, SqlClient.SqlClient> =
 
 const TestLayer = Layer.mergeAll(Webhooks.Default, SigningKeys.Default).pipe(
   Layer.provideMerge(Jobs.Default),
-  Layer.provide(OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [cert] })),
+  Layer.provide(OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [certificate.cert] })),
   Layer.provideMerge(SignalsLive),
   Layer.provideMerge(WebhookTables),
   Layer.provideMerge(TestDatabase),
   Layer.merge(Logger.minimumLogLevel(process.env.TEST_LOG === undefined ? LogLevel.None : LogLevel.Debug))
 )
-
-const realClock = Clock.make()
-
-/** Re-runs `self` on the real clock until `done` holds (at most 10 s). */
-const eventually = <A, E, R>(self: Effect.Effect<A, E, R>, done: (a: A) => boolean, what: string) =>
-  Effect.gen(function* () {
-    let last: A | undefined
-    for (let i = 0; i < 400; i++) {
-      last = yield* self
-      if (done(last)) return last
-      yield* Effect.sleep("25 millis")
-    }
-    return yield* Effect.dieMessage(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`)
-  }).pipe(Effect.withClock(realClock))
-
-/** Real time for the workers to act (or, as asserted afterwards, not to). */
-const settle = Effect.sleep("200 millis").pipe(Effect.withClock(realClock))
 
 const wakeWorkers = Effect.flatMap(Signals, (signals) => signals.notify("jobs", DeliverWebhook.name))
 

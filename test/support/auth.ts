@@ -91,7 +91,7 @@ export const signedIn =
     ).pipe(Layer.provideMerge(server))
 
 /** A free loopback port (closed again at once; the server binds it right after). */
-const freePort = Effect.async<number>((resume) => {
+export const freePort = Effect.async<number>((resume) => {
   const probe = Net.createServer()
   probe.listen(0, "127.0.0.1", () => {
     const { port } = probe.address() as Net.AddressInfo
@@ -139,23 +139,40 @@ const unlimited: AuthRateLimits["Type"] = {
   signInPerIp: { limit: 1_000_000, window: "1 minute" }
 }
 
+/** The Ribbon API served on `port` of 127.0.0.1, its services still to provide. */
+const serveOnPort = (port: number) =>
+  serveApi(ApiLive, { maxBodyBytes: testMaxBodyBytes, telemetry: false }).pipe(
+    Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+  )
+
+/**
+ * A server on a free loopback port: `build` gets the API served there (its services still to provide), the
+ * port's address `http://127.0.0.1:port` (also the public URL and `BaseUrl`), and a fresh server clock with
+ * the `TimeTravel` that moves it.
+ */
+export const onRealPort = <A, E, R>(
+  build: (
+    api: ReturnType<typeof serveOnPort>,
+    baseUrl: string,
+    time: ReturnType<typeof shiftedClock>
+  ) => Layer.Layer<A, E, R>
+) =>
+  Layer.unwrapEffect(
+    Effect.map(freePort, (port) => build(serveOnPort(port), `http://127.0.0.1:${port}`, shiftedClock()))
+  )
+
 /** The Ribbon API on a fresh database, on a real loopback port that is also its public URL. */
 export const makeRealPortServer = (limits: AuthRateLimits["Type"] = unlimited) =>
-  Layer.unwrapEffect(
-    Effect.map(freePort, (port) => {
-      const baseUrl = `http://127.0.0.1:${port}`
-      const { clock, travel } = shiftedClock()
-      return serveApi(ApiLive, { maxBodyBytes: testMaxBodyBytes, telemetry: false }).pipe(
-        Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
-        Layer.provideMerge(Layer.merge(ServicesLive, RateLimitsMemoryLive)),
-        Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess, TestSettingsLive]),
-        Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
-        Layer.provideMerge(TestDatabase),
-        Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
-        Layer.provide(Layer.setClock(clock)),
-        Layer.provide(Layer.succeed(AuthRateLimits, limits))
-      )
-    })
+  onRealPort((api, baseUrl, { clock, travel }) =>
+    api.pipe(
+      Layer.provideMerge(Layer.merge(ServicesLive, RateLimitsMemoryLive)),
+      Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess, TestSettingsLive]),
+      Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
+      Layer.provideMerge(TestDatabase),
+      Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
+      Layer.provide(Layer.setClock(clock)),
+      Layer.provide(Layer.succeed(AuthRateLimits, limits))
+    )
   )
 
 export const RealPortServer = makeRealPortServer()

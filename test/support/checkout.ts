@@ -1,15 +1,12 @@
-import { createServer } from "node:http"
-import * as Net from "node:net"
 import { HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Schedule } from "effect"
 import type { Checkout } from "../../src/domain/Checkout.js"
-import { ApiLive, ServicesLive, serveApi, WorkerLive } from "../../src/layers/Server.js"
+import { ApiLive, ServicesLive, WorkerLive } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/Catalog.js"
 import type { FulfillmentSettings } from "../../src/services/Fulfillment.js"
 import type { OutboundPolicy } from "../../src/services/OutboundHttp.js"
 import { Signals } from "../../src/services/Signals.js"
-import { BaseUrl, shiftedClock, TimeTravel } from "./auth.js"
+import { BaseUrl, onRealPort, shiftedClock, TimeTravel } from "./auth.js"
 import {
   RateLimitsMemoryLive,
   raw,
@@ -17,7 +14,6 @@ import {
   SeededTestDatabase,
   serveForTest,
   TestSettingsLive,
-  testMaxBodyBytes,
   testPublicUrl
 } from "./http.js"
 
@@ -44,15 +40,6 @@ export const makeCheckoutTestServer = (
 
 export const CheckoutTestServer = makeCheckoutTestServer()
 
-/** A free loopback port (closed again at once; the server binds it right after). */
-const freePort = Effect.async<number>((resume) => {
-  const probe = Net.createServer()
-  probe.listen(0, "127.0.0.1", () => {
-    const { port } = probe.address() as Net.AddressInfo
-    probe.close(() => resume(Effect.succeed(port)))
-  })
-})
-
 /**
  * The checkout test server on a real loopback port whose address is its public URL (`BaseUrl`), for a
  * browser: the seeded database, the background worker, and `TimeTravel`, as `makeCheckoutTestServer`.
@@ -60,21 +47,16 @@ const freePort = Effect.async<number>((resume) => {
 export const makeCheckoutRealPortServer = (
   settings: Layer.Layer<FulfillmentSettings | OutboundPolicy> = TestSettingsLive
 ) =>
-  Layer.unwrapEffect(
-    Effect.map(freePort, (port) => {
-      const baseUrl = `http://127.0.0.1:${port}`
-      const { clock, travel } = shiftedClock()
-      return serveApi(ApiLive, { maxBodyBytes: testMaxBodyBytes, telemetry: false }).pipe(
-        Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
-        Layer.provideMerge(Layer.provideMerge(WorkerLive, Layer.merge(ServicesLive, RateLimitsMemoryLive))),
-        Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess]),
-        Layer.provideMerge(settings),
-        Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
-        Layer.provideMerge(SeededTestDatabase),
-        Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
-        Layer.provide(Layer.setClock(clock))
-      )
-    })
+  onRealPort((api, baseUrl, { clock, travel }) =>
+    api.pipe(
+      Layer.provideMerge(Layer.provideMerge(WorkerLive, Layer.merge(ServicesLive, RateLimitsMemoryLive))),
+      Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess]),
+      Layer.provideMerge(settings),
+      Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
+      Layer.provideMerge(SeededTestDatabase),
+      Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
+      Layer.provide(Layer.setClock(clock))
+    )
   )
 
 export const recipient = { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", phone: "+44 20 7946 0958" }
