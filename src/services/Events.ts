@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Chunk, Clock, Effect, Option, Ref, Schedule, Stream } from "effect"
+import { Chunk, Clock, Effect, Option, Queue, Ref, Schedule, Stream } from "effect"
 import type { EventType } from "../domain/Checkout.js"
 import { Signals } from "./Signals.js"
 
@@ -48,9 +48,38 @@ const pageSize = 200
 const pollEvery = Schedule.spaced("2 seconds")
 
 export class Events extends Effect.Service<Events>()("Events", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const signals = yield* Signals
+
+    // One subscription for the service, fanned out by checkout id to the streams watching it: a signal
+    // wakes one checkout's streams, not every open stream (which costs most of the CPU with many open).
+    const watchers = new Map<string, Set<Queue.Queue<void>>>()
+    const signalled = yield* signals.subscribe(EventsChannel)
+    yield* signalled.pipe(
+      Stream.runForEach((checkoutId) =>
+        Effect.forEach(watchers.get(checkoutId) ?? [], (wake) => Queue.offer(wake, undefined), { discard: true })
+      ),
+      Effect.forkScoped
+    )
+
+    /** A wake-up queue for one stream of `checkoutId`, registered for the scope (coalescing: capacity 1). */
+    const watch = (checkoutId: string) =>
+      Effect.acquireRelease(
+        Effect.tap(Queue.sliding<void>(1), (wake) =>
+          Effect.sync(() => {
+            const set = watchers.get(checkoutId) ?? new Set()
+            set.add(wake)
+            watchers.set(checkoutId, set)
+          })
+        ),
+        (wake) =>
+          Effect.sync(() => {
+            const set = watchers.get(checkoutId)
+            set?.delete(wake)
+            if (set?.size === 0) watchers.delete(checkoutId)
+          })
+      )
 
     /** Appends an event on the ambient SqlClient: call it inside the transaction of the change. */
     const append = Effect.fn("Events.append")(function* (event: NewEvent) {
@@ -84,14 +113,12 @@ export class Events extends Effect.Service<Events>()("Events", {
 
     /**
      * The checkout's events after `afterId`, then new ones as they are appended; ends after a terminal
-     * event. Subscribes before the first read, so nothing appended in between is missed.
+     * event. Watches for signals before the first read, so nothing appended in between is missed.
      */
     const stream = (checkoutId: string, afterId: string): Stream.Stream<EventRow> =>
       Stream.unwrapScoped(
         Effect.gen(function* () {
-          const signalled = (yield* signals.subscribe(EventsChannel)).pipe(
-            Stream.filter((payload) => payload === checkoutId)
-          )
+          const wake = yield* watch(checkoutId)
           const cursor = yield* Ref.make(afterId)
           const readNew = Effect.gen(function* () {
             const rows = yield* after(checkoutId, yield* Ref.get(cursor))
@@ -101,10 +128,10 @@ export class Events extends Effect.Service<Events>()("Events", {
           const wakeUps = Stream.concat(
             Stream.make(undefined),
             Stream.merge(
-              Stream.map(signalled, () => undefined),
-              Stream.fromSchedule(pollEvery)
+              Stream.fromQueue(wake),
+              Stream.map(Stream.fromSchedule(pollEvery), () => undefined)
             )
-          ).pipe(Stream.buffer({ capacity: 1, strategy: "sliding" }))
+          )
           // A full page may have more behind it: read again at once rather than waiting for a wake-up.
           const drain = Stream.paginateChunkEffect(undefined, () =>
             Effect.map(
