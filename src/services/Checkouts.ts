@@ -213,15 +213,17 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const snapshot = Effect.fn("Checkouts.snapshot")(function* (checkoutId: string) {
       const row = yield* findRow(checkoutId)
       if (Option.isNone(row)) return yield* Effect.dieMessage(`checkout ${checkoutId} vanished`)
-      return { row: row.value, checkout: toCheckout(row.value, yield* itemRows(checkoutId)) }
+      const items = yield* itemRows(checkoutId)
+      return { row: row.value, items, checkout: toCheckout(row.value, items) }
     })
 
     /**
      * Appends an event carrying the checkout as this transaction sees it (and the order, for `order.*`),
-     * and queues its callback. Call inside the transaction of the change.
+     * and queues its callback. Call inside the transaction of the change. Returns that checkout.
      */
     const record = Effect.fn("Checkouts.record")(function* (checkoutId: string, type: EventType, order?: OrderSchema) {
-      const { row, checkout } = yield* snapshot(checkoutId)
+      const seen = yield* snapshot(checkoutId)
+      const { row, checkout } = seen
       const encoded = yield* Schema.encode(Checkout)(checkout).pipe(Effect.orDie)
       const data =
         order === undefined
@@ -236,7 +238,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           payload: { id: event.id, type, createdAt: event.createdAt.toISOString(), data }
         })
       }
-      return event
+      return seen
     })
 
     /** Runs `change` in a transaction, then wakes the checkout's event streams. */
@@ -513,20 +515,20 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     })
 
     /**
-     * Marks a checkout paid and queues its placement, if it is still awaiting payment within its window.
-     * Runs inside the caller's transaction (the payment page holds the row lock while charging).
+     * Marks a checkout paid and queues its placement, if it is still awaiting payment within its window:
+     * the paid checkout, or none. Runs inside the caller's transaction (the payment page holds the row lock
+     * while charging).
      */
     const markPaid = Effect.fn("Checkouts.markPaid")(function* (checkoutId: string, chargeId: string) {
       const now = yield* nowDate
       const updated = yield* sql`
         UPDATE checkouts SET status = 'paid', charge_id = ${chargeId}, paid_at = ${now}, updated_at = ${now}
         WHERE id = ${checkoutId} AND status = 'pending_payment' AND expires_at > ${now} RETURNING id`.pipe(Effect.orDie)
-      if (updated.length === 0) return false
-      yield* record(checkoutId, "checkout.paid")
-      const { row, checkout } = yield* snapshot(checkoutId)
-      yield* notifications.receipt(row, checkout)
+      if (updated.length === 0) return Option.none()
+      const paid = yield* record(checkoutId, "checkout.paid")
+      yield* notifications.receipt(paid.row, paid.checkout)
       yield* jobs.enqueue(PlaceCheckout, { checkoutId }, { key: checkoutId })
-      return true
+      return Option.some(paid)
     })
 
     return {

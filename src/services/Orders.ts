@@ -116,9 +116,8 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
           const next = yield* fulfillment.advance(orderId, from === undefined ? {} : { from })
           if (Option.isNone(next)) return Option.none()
           const order = yield* toOrder(next.value)
-          const { row: checkout } = yield* checkouts.snapshot(found.checkoutId)
-          yield* checkouts.record(found.checkoutId, `order.${order.status}` as "order.shipped", order)
-          if (order.status === "shipped") yield* notifications.shipped(checkout, order)
+          const { row } = yield* checkouts.record(found.checkoutId, `order.${order.status}` as "order.shipped", order)
+          if (order.status === "shipped") yield* notifications.shipped(row, order)
           if (order.status !== "delivered") {
             yield* jobs.enqueue(
               AdvanceOrder,

@@ -117,9 +117,8 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
             UPDATE checkouts SET status = ${status}, failure_reason = ${failureReason}, updated_at = ${yield* nowDate}
             WHERE id = ${checkoutId} AND status = 'placing' RETURNING id`
           if (updated.length === 0) return
-          yield* checkouts.record(checkoutId, `checkout.${status}`)
-          const { row: final, checkout } = yield* checkouts.snapshot(checkoutId)
-          yield* notifications.outcome(final, checkout)
+          const final = yield* checkouts.record(checkoutId, `checkout.${status}`)
+          yield* notifications.outcome(final.row, final.checkout)
         })
       )
     })

@@ -156,9 +156,10 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
                 if (Either.isLeft(charged)) {
                   return { kind: "declined", view, state: { values, declineMessage: charged.left.message } } as const
                 }
-                yield* checkouts.markPaid(checkoutId, charged.right.chargeId)
-                const paid = yield* checkouts.snapshot(checkoutId)
-                return { kind: "paid", row: paid.row, items: yield* checkouts.itemRows(checkoutId) } as const
+                const paid = yield* checkouts.markPaid(checkoutId, charged.right.chargeId)
+                // The window cannot have closed under the row lock; if it had, the page says expired.
+                if (Option.isNone(paid)) return { kind: "problem", problem: "expired" } as const
+                return { kind: "paid", row: paid.value.row, items: paid.value.items } as const
               })
             )
             .pipe(Effect.orDie)
