@@ -3,7 +3,7 @@
  * paid at once, on PostgreSQL, with the server run from its bundle as `npm start` runs it.
  *
  *   npm run bench:checkout -- [--checkouts 200] [--concurrency 200] [--database ribbon_bench_checkout]
- *                             [--country GB] [--variants 20]
+ *                             [--country GB] [--variants 20] [--watch sse|sql] [--cpu-prof DIR]
  *
  * 1. Creates the database (on the server named by DATABASE_URL, default the local one) unless it exists; if
  *    it does, empties the tables of the order flow (quotes, checkouts, orders, events, notifications, jobs,
@@ -23,14 +23,21 @@
  *    payment POST's response to the arrival of its `checkout.confirmed` event. (The streams were chosen over
  *    polling `statusUrl`: 200 pollers every 20 ms would ask 10,000 requests a second of the server whose
  *    placement is being measured, while a stream costs one read per event and one every 2 seconds.)
+ *    `--watch sql` instead polls the `checkouts` table from the bench (every 20 ms, its own connection): no
+ *    streams open, so no load from the observer on the server (see docs/performance.md for how much 200
+ *    open streams cost).
  * 7. Checks in SQL that no checkout item has two orders and every checkout has exactly 2.
  *
  * Prints paid→confirmed p50/p95/p99 against the targets (p50 ≤ 250 ms, p95 ≤ 1 s, zero duplicates), as a
  * ratio to the baseline GET's p50, checkouts per second (checkouts ÷ the time from the first payment POST to
  * the last confirmation), and where the time went, from the events' own timestamps: waiting for the worker
- * (`checkout.paid` → `checkout.placing`) and placing (`checkout.placing` → `checkout.confirmed`).
+ * (`checkout.paid` → `checkout.placing`) and placing (`checkout.placing` → `checkout.confirmed`); the
+ * server's CPU use over the measured window, and what its Postgres connections were doing (sampled every
+ * 50 ms from `pg_stat_activity`). `--cpu-prof DIR` runs the server with `node --cpu-prof` (the profile is
+ * written when the bench stops it).
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Path from "node:path"
@@ -57,6 +64,10 @@ const concurrency = Number(option("concurrency", "200"))
 const databaseName = option("database", "ribbon_bench_checkout")
 const country = option("country", "GB")
 const variantCount = Number(option("variants", "20"))
+const cpuProfileDir = option("cpu-prof", "")
+/** `sse`: each checkout's event stream over HTTP; `sql`: the bench polls the table itself (no load on the server). */
+const watchMode = option("watch", "sse")
+if (watchMode !== "sse" && watchMode !== "sql") throw new Error("--watch: sse or sql")
 /** Requests in flight while setting up (quotes, checkouts). */
 const setupConcurrency = 16
 const itemsPerCheckout = 2
@@ -73,7 +84,13 @@ databaseUrl.pathname = `/${databaseName}`
 /** A GB address the address validation verifies (as in the tests); other countries need their own. */
 const addresses: Record<string, Record<string, string>> = {
   GB: { countryCode: "GB", address1: "10 Downing Street", city: "London", postalCode: "SW1A 2AA" },
-  US: { countryCode: "US", address1: "1600 Pennsylvania Avenue NW", city: "Washington", provinceCode: "DC", postalCode: "20500" }
+  US: {
+    countryCode: "US",
+    address1: "1600 Pennsylvania Avenue NW",
+    city: "Washington",
+    provinceCode: "DC",
+    postalCode: "20500"
+  }
 }
 const recipient = { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", phone: "+44 20 7946 0958" }
 
@@ -170,7 +187,8 @@ const startServer = async (publicUrl: string): Promise<ChildProcess> => {
       code === 0 ? resolve() : reject(new Error("build failed"))
     )
   )
-  const child = spawn(process.execPath, ["--enable-source-maps", "dist/ribbon.mjs", "serve"], {
+  const profile = cpuProfileDir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", Path.resolve(cpuProfileDir)]
+  const child = spawn(process.execPath, [...profile, "--enable-source-maps", "dist/ribbon.mjs", "serve"], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
     env: {
@@ -252,10 +270,7 @@ const pickVariants = async (db: pg.Client) => {
   }
   if (picked.length < itemsPerCheckout) throw new Error(`only ${picked.length} variants are available in ${country}`)
   const needed = checkoutCount * itemsPerCheckout * 10
-  await db.query("UPDATE variant_locations SET stock = $2 WHERE variant_id = ANY ($1) AND stock < $2", [
-    picked,
-    needed
-  ])
+  await db.query("UPDATE variant_locations SET stock = $2 WHERE variant_id = ANY ($1) AND stock < $2", [picked, needed])
   return picked
 }
 
@@ -387,8 +402,53 @@ const watch = (checkoutId: string): Watched => {
   return { arrived, open, settled, close: () => req.destroy() }
 }
 
+/** A checkout watched by `pollTable` instead of its stream. */
+const pollWatch = (checkoutId: string): Watched & { readonly id: string; readonly done: (type: string) => void } => {
+  const arrived = new Map<string, number>()
+  let settle!: (type: string) => void
+  const settled = new Promise<string>((resolve) => {
+    settle = resolve
+  })
+  return {
+    id: checkoutId,
+    arrived,
+    open: Promise.resolve(),
+    settled,
+    close: () => undefined,
+    done: (type) => {
+      arrived.set(type, performance.now())
+      settle(type)
+    }
+  }
+}
+
+/** `--watch sql`: the statuses straight from the table every 20 ms, until every checkout is final. */
+const pollTable = async (db: pg.Client, watched: ReadonlyArray<Watched>) => {
+  const pending = new Map(
+    watched.map((w) => [(w as ReturnType<typeof pollWatch>).id, w as ReturnType<typeof pollWatch>])
+  )
+  while (pending.size > 0) {
+    const { rows } = await db.query<{ id: string; status: string }>(
+      `SELECT id, status FROM checkouts WHERE id = ANY ($1)
+       AND status NOT IN ('pending_payment', 'paid', 'placing')`,
+      [[...pending.keys()]]
+    )
+    for (const { id, status } of rows) {
+      pending.get(id)?.done(`checkout.${status}`)
+      pending.delete(id)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // 6. Figures
+
+/** CPU time (user + system, every thread) a process has used so far, in milliseconds. */
+const cpuMillisOf = (pid: number) => {
+  const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+}
 
 const percentile = (values: ReadonlyArray<number>, p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -396,7 +456,7 @@ const percentile = (values: ReadonlyArray<number>, p: number) => {
 }
 const ms = (n: number) => n.toFixed(1).padStart(8)
 const row = (label: string, values: ReadonlyArray<number>) =>
-  `| ${label.padEnd(34)} | ${ms(percentile(values, 50))} | ${ms(percentile(values, 95))} | ${ms(percentile(values, 99))} | ${ms(Math.max(...values))} |`
+  `| ${label.padEnd(34)} | ${ms(Math.min(...values))} | ${ms(percentile(values, 50))} | ${ms(percentile(values, 95))} | ${ms(percentile(values, 99))} | ${ms(Math.max(...values))} |`
 const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
 
 const main = async () => {
@@ -435,12 +495,35 @@ const main = async () => {
     }
 
     // Every stream open and subscribed before the first payment.
-    for (const checkout of checkouts) watched.push(watch(checkout.id))
-    await Promise.all(watched.map((w) => w.open))
+    if (watchMode === "sse") {
+      for (const checkout of checkouts) watched.push(watch(checkout.id))
+      await Promise.all(watched.map((w) => w.open))
+    } else {
+      for (const checkout of checkouts) watched.push(pollWatch(checkout.id))
+    }
 
     const paidAt = new Array<number>(checkoutCount)
     const payLatency = new Array<number>(checkoutCount)
     const firstPay = performance.now()
+    const cpuBefore = cpuMillisOf(server.pid!)
+    // What the server's connections do meanwhile, sampled every 50 ms (this client excluded).
+    const backendStates = new Map<string, number>()
+    let samples = 0
+    let sampling = true
+    const sampler = (async () => {
+      while (sampling) {
+        const { rows } = await db.query<{ state: string; n: string }>(
+          `SELECT coalesce(state, '?') || coalesce(' (' || wait_event_type || ': ' || wait_event || ')', '') AS state,
+             count(*) AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+           GROUP BY 1`
+        )
+        samples++
+        for (const r of rows) backendStates.set(r.state, (backendStates.get(r.state) ?? 0) + Number(r.n))
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+    })()
+    const polling = watchMode === "sql" ? pollTable(db, watched) : Promise.resolve()
     await pool(checkoutCount, concurrency, async (index) => {
       const checkout = checkouts[index]!
       const form = new URLSearchParams({
@@ -465,11 +548,15 @@ const main = async () => {
         ])
       )
     )
+    await polling
     const notConfirmed = outcomes.filter((type) => type !== "checkout.confirmed").length
     const confirmedAt = watched.map((w) => w.arrived.get("checkout.confirmed") ?? Number.NaN)
     const lastConfirmed = Math.max(...confirmedAt.filter((t) => !Number.isNaN(t)))
     const placement = confirmedAt.map((t, index) => t - paidAt[index]!).filter((t) => !Number.isNaN(t))
     const wallSeconds = (lastConfirmed - firstPay) / 1000
+    const serverCpu = (cpuMillisOf(server.pid!) - cpuBefore) / (performance.now() - firstPay)
+    sampling = false
+    await sampler
 
     // Server-side: the events' own timestamps (the server's clock, milliseconds).
     const ids = checkouts.map((c) => c.id)
@@ -512,8 +599,8 @@ const main = async () => {
     const p50 = percentile(placement, 50)
     const p95 = percentile(placement, 95)
     const base = percentile(baseline, 50)
-    console.log("\n|                                    |   p50 ms |   p95 ms |   p99 ms |   max ms |")
-    console.log("|------------------------------------|----------|----------|----------|----------|")
+    console.log("\n|                                    |   min ms |   p50 ms |   p95 ms |   p99 ms |   max ms |")
+    console.log("|------------------------------------|----------|----------|----------|----------|----------|")
     console.log(row("paid → confirmed (client)", placement))
     console.log(row("payment POST", payLatency))
     console.log(row("  paid → placing (server: queued)", waited))
@@ -526,6 +613,13 @@ const main = async () => {
     console.log(
       `throughput: ${checkoutCount} checkouts in ${wallSeconds.toFixed(2)} s from the first payment POST to the ` +
         `last confirmation = ${(checkoutCount / wallSeconds).toFixed(1)} checkouts/s`
+    )
+    console.log(`server CPU while paying and placing: ${(serverCpu * 100).toFixed(0)} % of one core`)
+    console.log(
+      `the server's Postgres connections meanwhile (mean of ${samples} samples): ${[...backendStates]
+        .sort((a, b) => b[1] - a[1])
+        .map(([state, n]) => `${(n / samples).toFixed(1)} ${state}`)
+        .join(", ")}`
     )
     console.log(
       `outcomes: ${checkoutCount - notConfirmed} confirmed, ${notConfirmed} not; placement jobs retried: ${retried}`
