@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Option } from "effect"
+import { parsePhoneNumber } from "libphonenumber-js/min"
 import { eventTypes } from "../../domain/Checkout.js"
 import { type CheckoutItemRow, type CheckoutRow, Checkouts } from "../../services/Checkouts.js"
 import { Events } from "../../services/Events.js"
@@ -73,7 +74,8 @@ const viewOf = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: 
       serviceFee: sum((item) => item.serviceFeeAmount),
       total: money(row.totalAmount)
     },
-    recipient: row.recipient,
+    // Stored in E.164; shown as people write it ("+44 20 7946 0958").
+    recipient: { ...row.recipient, phone: parsePhoneNumber(row.recipient.phone).formatInternational() },
     address: {
       address1: address.address1 ?? null,
       address2: address.address2 ?? null,
