@@ -10,6 +10,15 @@ import { Address1, Address2, AddressCountryCode, City, PhoneInput, PostalCode, P
 /** Path ids are taken as they come: an id that names nothing is a 404, not a 400. */
 export const PathId = Schema.String.pipe(Schema.maxLength(64))
 
+/** The `Last-Event-ID` header of an event stream request. */
+export const LastEventId = Schema.Struct({
+  "last-event-id": Schema.optional(
+    Schema.String.pipe(Schema.pattern(/^\d{1,18}$/)).annotations({
+      description: "Replay the events after this id (0: from the start)"
+    })
+  )
+})
+
 /** The quote's price lock. */
 export const QUOTE_TTL_MINUTES = 15
 /** The payment window of a checkout. */
@@ -74,8 +83,7 @@ export class CheckoutItem extends Schema.Class<CheckoutItem>("CheckoutItem")({
   productTitle: Schema.String,
   variantTitle: Schema.String,
   imageUrl: Schema.NullOr(Schema.String),
-  quantity: Schema.Int,
-  amount: Schema.Int,
+  amount: Schema.Int.annotations({ description: "The line's all-in amount: quantity × the quote's totalAmount" }),
   amountDisplay: Schema.String,
   status: CheckoutItemStatus,
   orderId: Schema.NullOr(Schema.String),
@@ -216,7 +224,9 @@ export const eventTypes: ReadonlyArray<EventType> = EventType.literals
 
 /** The envelope of every event: the SSE `data`, and the body of each callback. */
 export class CheckoutEvent extends Schema.Class<CheckoutEvent>("CheckoutEvent")({
-  id: Schema.String.annotations({ description: "Global sequence number; the SSE id and the webhook-id" }),
+  id: Schema.String.annotations({
+    description: "Global sequence number: the SSE id; callbacks carry it as webhook-id `evt_{id}`"
+  }),
   type: EventType,
   createdAt: Schema.String,
   data: Schema.Struct({ checkout: Checkout, order: Schema.optional(Order) })

@@ -1,12 +1,13 @@
 import { HttpServerResponse } from "@effect/platform"
-import { Schedule, Stream } from "effect"
-import type { EventRow } from "../services/Events.js"
+import { Effect, Schedule, Stream } from "effect"
+import { type CheckoutStatus, terminalStatuses } from "../domain/Checkout.js"
+import { type EventRow, Events } from "../services/Events.js"
 
 /**
  * A checkout's events as `text/event-stream` (DESIGN.md §4.6): each event with its `id` (for
  * `Last-Event-ID`), its type as the SSE `event` name and the JSON envelope `{id, type, createdAt, data}` as
  * `data`; a keep-alive comment every 15 seconds; the response ends when the event stream does (after a
- * final status).
+ * final status). A client that reconnects after the final event gets 204, which tells `EventSource` to stop.
  */
 
 export const keepAliveEvery = Schedule.spaced("15 seconds")
@@ -35,3 +36,14 @@ export const eventStreamResponse = (events: Stream.Stream<EventRow>) =>
       headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
     }
   )
+
+/** The response for a checkout's stream after `lastEventId`, given the checkout's current status. */
+export const checkoutEvents = (checkoutId: string, status: CheckoutStatus, lastEventId: string) =>
+  Effect.gen(function* () {
+    const events = yield* Events
+    const final = terminalStatuses.has(status)
+    if (final && (yield* events.after(checkoutId, lastEventId, 1)).length === 0) {
+      return HttpServerResponse.empty({ status: 204 })
+    }
+    return eventStreamResponse(events.stream(checkoutId, lastEventId, { follow: !final }))
+  })

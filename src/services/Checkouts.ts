@@ -34,6 +34,7 @@ import { PublicUrl } from "./Catalog.js"
 import { Events } from "./Events.js"
 import { JobKind, Jobs } from "./Jobs.js"
 import { Notifications } from "./Notifications.js"
+import { checkOutboundUrl } from "./OutboundHttp.js"
 import { formatMoney } from "./Pricing.js"
 import type { QuoteRow } from "./Quotes.js"
 import { Webhooks } from "./Webhooks.js"
@@ -164,10 +165,11 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         Effect.orDie
       )
 
-    const itemRows = (checkoutId: string) =>
+    const itemRows = Effect.fn("Checkouts.itemRows")((checkoutId: string) =>
       sql<CheckoutItemRow>`SELECT * FROM checkout_items WHERE checkout_id = ${checkoutId} ORDER BY index`.pipe(
         Effect.orDie
       )
+    )
 
     const money = (row: CheckoutRow, amount: number) => formatMoney(amount, row.currency, row.locale).display
 
@@ -184,7 +186,6 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
             productTitle: item.productTitle,
             variantTitle: item.variantTitle,
             imageUrl: item.imageUrl,
-            quantity: item.quantity,
             amount: item.amount,
             amountDisplay: money(row, item.amount),
             status: item.status,
@@ -222,6 +223,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * and queues its callback. Call inside the transaction of the change. Returns that checkout.
      */
     const record = Effect.fn("Checkouts.record")(function* (checkoutId: string, type: EventType, order?: OrderSchema) {
+      // The checkout's event lock first, so the snapshot is the state this event commits after.
+      yield* events.lock(checkoutId)
       const seen = yield* snapshot(checkoutId)
       const { row, checkout } = seen
       const encoded = yield* Schema.encode(Checkout)(checkout).pipe(Effect.orDie)
@@ -264,6 +267,11 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           message: "Sending texts needs the user's consent: show them consentText, then retry with smsConsent: true.",
           consentText: SMS_CONSENT_TEXT
         })
+      }
+      if (request.callbackUrl != null) {
+        const refused = checkOutboundUrl(request.callbackUrl)
+        if (Either.isLeft(refused))
+          return yield* invalid("callbackUrl", `Not a URL callbacks can go to: ${refused.left.reason}`)
       }
       const quoteIds = request.items.map((item) => item.quoteId)
       const seen = new Set<string>()
@@ -462,7 +470,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     /** Cancels an unpaid checkout. */
     const cancel = Effect.fn("Checkouts.cancel")(function* (userId: string, checkoutId: string) {
-      const current = yield* get(userId, checkoutId)
+      yield* get(userId, checkoutId)
       const changed = yield* commit(
         checkoutId,
         Effect.gen(function* () {
@@ -475,9 +483,11 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         })
       )
       if (!changed) {
+        // Read again: the status that made the update miss, not the one seen before it.
+        const { status } = yield* get(userId, checkoutId)
         return yield* new CheckoutStateConflict({
-          message: `A ${current.status} checkout cannot be cancelled; only one awaiting payment can.`,
-          checkoutStatus: current.status
+          message: `A ${status} checkout cannot be cancelled; only one awaiting payment can.`,
+          checkoutStatus: status
         })
       }
       return yield* get(userId, checkoutId)
@@ -515,18 +525,17 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     })
 
     /**
-     * Marks a checkout paid and queues its placement, if it is still awaiting payment within its window:
-     * the paid checkout, or none. Runs inside the caller's transaction (the payment page holds the row lock
-     * while charging).
+     * Marks a checkout paid and queues its placement, if it is still awaiting payment within its window at
+     * `now` (the instant the page checked it before charging): the paid checkout, or none. Runs inside the
+     * caller's transaction (the payment page holds the row lock while charging).
      */
-    const markPaid = Effect.fn("Checkouts.markPaid")(function* (checkoutId: string, chargeId: string) {
-      const now = yield* nowDate
+    const markPaid = Effect.fn("Checkouts.markPaid")(function* (checkoutId: string, chargeId: string, now: Date) {
       const updated = yield* sql`
         UPDATE checkouts SET status = 'paid', charge_id = ${chargeId}, paid_at = ${now}, updated_at = ${now}
         WHERE id = ${checkoutId} AND status = 'pending_payment' AND expires_at > ${now} RETURNING id`.pipe(Effect.orDie)
       if (updated.length === 0) return Option.none()
       const paid = yield* record(checkoutId, "checkout.paid")
-      yield* notifications.receipt(paid.row, paid.checkout)
+      yield* notifications.receipt(paid.row, paid.items)
       yield* jobs.enqueue(PlaceCheckout, { checkoutId }, { key: checkoutId })
       return Option.some(paid)
     })

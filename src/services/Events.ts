@@ -81,12 +81,19 @@ export class Events extends Effect.Service<Events>()("Events", {
           })
       )
 
+    /**
+     * One writer per checkout until commit: its events then commit in the order of their ids, so a stream
+     * reading "after id n" never misses one that took a lower id but committed later. `append` takes it;
+     * take it earlier to read the state an event will carry.
+     */
+    const lock = Effect.fn("Events.lock")(function* (checkoutId: string) {
+      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${checkoutId}, 0))`.pipe(Effect.orDie)
+    })
+
     /** Appends an event on the ambient SqlClient: call it inside the transaction of the change. */
     const append = Effect.fn("Events.append")(function* (event: NewEvent) {
       const createdAt = new Date(yield* Clock.currentTimeMillis)
-      // One writer per checkout until commit: its events then commit in the order of their ids, so a
-      // stream reading "after id n" never misses one that took a lower id but committed later.
-      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${event.checkoutId}, 0))`.pipe(Effect.orDie)
+      yield* lock(event.checkoutId)
       const [row] = yield* sql<{ id: string }>`
         INSERT INTO events (type, checkout_id, user_id, data, created_at)
         VALUES (${event.type}, ${event.checkoutId}, ${event.userId}, ${JSON.stringify(event.data)}::jsonb, ${createdAt})
@@ -95,7 +102,7 @@ export class Events extends Effect.Service<Events>()("Events", {
     })
 
     /** Wakes the streams of `checkoutId`; call after the transaction that appended has committed. */
-    const publish = (checkoutId: string) => signals.notify(EventsChannel, checkoutId)
+    const publish = Effect.fn("Events.publish")((checkoutId: string) => signals.notify(EventsChannel, checkoutId))
 
     /** A checkout's events with an id above `afterId`, oldest first. */
     const after = Effect.fn("Events.after")(function* (checkoutId: string, afterId: string, limit = pageSize) {
@@ -112,10 +119,14 @@ export class Events extends Effect.Service<Events>()("Events", {
     })
 
     /**
-     * The checkout's events after `afterId`, then new ones as they are appended; ends after a terminal
-     * event. Watches for signals before the first read, so nothing appended in between is missed.
+     * The checkout's events after `afterId`, then (`follow`) new ones as they are appended; ends after a
+     * terminal event. Watches for signals before the first read, so nothing appended in between is missed.
      */
-    const stream = (checkoutId: string, afterId: string): Stream.Stream<EventRow> =>
+    const stream = (
+      checkoutId: string,
+      afterId: string,
+      options: { readonly follow: boolean }
+    ): Stream.Stream<EventRow> =>
       Stream.unwrapScoped(
         Effect.gen(function* () {
           const wake = yield* watch(checkoutId)
@@ -143,13 +154,13 @@ export class Events extends Effect.Service<Events>()("Events", {
                 ] as const
             )
           )
-          return wakeUps.pipe(
-            Stream.flatMap(() => drain),
+          // Not following (the checkout is already final): what is there, then the end.
+          return (options.follow ? Stream.flatMap(wakeUps, () => drain) : drain).pipe(
             Stream.takeUntil((row) => terminalEventTypes.has(row.type))
           )
         })
       )
 
-    return { append, publish, after, stream } as const
+    return { lock, append, publish, after, stream } as const
   })
 }) {}

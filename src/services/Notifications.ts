@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import type { Checkout, Order } from "../domain/Checkout.js"
+import type { CheckoutItemStatus, CheckoutStatus, Order } from "../domain/Checkout.js"
 import { makeId } from "../domain/Ids.js"
+import { formatMoney } from "./Pricing.js"
 
 /**
  * The notifications outbox (DESIGN.md §4.5; docs/checkout.md): receipts, confirmations and shipping
@@ -20,6 +21,24 @@ export interface NotifyTargets {
   readonly notifySms: string | null
 }
 
+/** What a message says about a checkout (a checkout row with its items fits). */
+export interface CheckoutSummary {
+  readonly id: string
+  readonly status: CheckoutStatus
+  readonly currency: string
+  readonly locale: string
+  readonly totalAmount: number
+  readonly refundedAmount: number
+}
+
+export interface ItemSummary {
+  readonly quantity: number
+  readonly productTitle: string
+  readonly variantTitle: string
+  readonly amount: number
+  readonly status: CheckoutItemStatus
+}
+
 export interface NotificationRow {
   readonly id: string
   readonly userId: string
@@ -32,9 +51,12 @@ export interface NotificationRow {
   readonly createdAt: Date
 }
 
-const itemLines = (checkout: Checkout) =>
-  checkout.items.map(
-    (item) => `- ${item.quantity} × ${item.productTitle} (${item.variantTitle}): ${item.amountDisplay}`
+const money = (checkout: CheckoutSummary, amount: number) =>
+  formatMoney(amount, checkout.currency, checkout.locale).display
+
+const itemLines = (checkout: CheckoutSummary, items: ReadonlyArray<ItemSummary>) =>
+  items.map(
+    (item) => `- ${item.quantity} × ${item.productTitle} (${item.variantTitle}): ${money(checkout, item.amount)}`
   )
 
 export class Notifications extends Effect.Service<Notifications>()("Notifications", {
@@ -61,36 +83,49 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
     })
 
     /** The payment receipt, on the channels the buyer's `receiptPreference` picks. */
-    const receipt = Effect.fn("Notifications.receipt")(function* (target: NotifyTargets, checkout: Checkout) {
+    const receipt = Effect.fn("Notifications.receipt")(function* (
+      checkout: NotifyTargets & CheckoutSummary,
+      items: ReadonlyArray<ItemSummary>
+    ) {
       const [buyer] = yield* sql<{ receiptPreference: string }>`
-        SELECT receipt_preference FROM users WHERE id = ${target.userId}`.pipe(Effect.orDie)
+        SELECT receipt_preference FROM users WHERE id = ${checkout.userId}`.pipe(Effect.orDie)
       const preference = buyer?.receiptPreference ?? "email"
       const channels = preference === "both" ? (["email", "sms"] as const) : preference === "none" ? [] : [preference]
+      const total = money(checkout, checkout.totalAmount)
       yield* write(
-        target,
+        checkout,
         "receipt",
         channels as ReadonlyArray<"email" | "sms">,
-        `Ribbon receipt: ${checkout.totalDisplay} paid`,
-        [`You paid ${checkout.totalDisplay} for:`, ...itemLines(checkout), `Checkout ${checkout.id}`].join("\n")
+        `Ribbon receipt: ${total} paid`,
+        [`You paid ${total} for:`, ...itemLines(checkout, items), `Checkout ${checkout.id}`].join("\n")
       )
     })
 
     /** The outcome of placement: confirmed, partially confirmed or failed. */
-    const outcome = Effect.fn("Notifications.outcome")(function* (target: NotifyTargets, checkout: Checkout) {
-      const placed = checkout.items.filter((item) => item.status === "placed")
+    const outcome = Effect.fn("Notifications.outcome")(function* (
+      checkout: NotifyTargets & CheckoutSummary,
+      items: ReadonlyArray<ItemSummary>
+    ) {
       const subject =
         checkout.status === "confirmed"
           ? "Your Ribbon order is confirmed"
           : checkout.status === "partially_confirmed"
             ? "Part of your Ribbon order is confirmed"
             : "Your Ribbon order could not be placed"
-      const refund = checkout.refundedAmount > 0 ? [`Refunded: ${checkout.refundedAmount} (minor units)`] : []
+      const refund = checkout.refundedAmount > 0 ? [`Refunded: ${money(checkout, checkout.refundedAmount)}`] : []
       yield* write(
-        target,
+        checkout,
         "confirmation",
         ["email", "sms"],
         subject,
-        [subject, ...itemLines({ ...checkout, items: placed } as Checkout), ...refund].join("\n")
+        [
+          subject,
+          ...itemLines(
+            checkout,
+            items.filter((item) => item.status === "placed")
+          ),
+          ...refund
+        ].join("\n")
       )
     })
 

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Schema } from "effect"
 import { Order, OrderPage, OrderStatus } from "../domain/Checkout.js"
-import { OrderNotFound } from "../domain/Errors.js"
+import { CheckoutStateConflict, OrderNotFound } from "../domain/Errors.js"
 import { Checkouts } from "./Checkouts.js"
 import { Fulfillment, FulfillmentSettings, type OrderRow } from "./Fulfillment.js"
 import { JobKind, Jobs } from "./Jobs.js"
@@ -71,7 +71,8 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
 
     /**
      * Cancels an order that has not shipped: its item is refunded, and the checkout becomes `refunded` once
-     * every placed order is.
+     * every placed order is. Only once placement has settled (`confirmed` or `partially_confirmed`): while
+     * the checkout is still placing, its item may not be marked placed yet.
      */
     const cancel = Effect.fn("Orders.cancel")(function* (userId: string, orderId: string) {
       const existing = yield* get(userId, orderId)
@@ -79,12 +80,22 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
       return yield* checkouts.commit(
         checkoutId,
         Effect.gen(function* () {
+          // The checkout row first (as placement takes it), locked until commit.
+          const [checkout] = yield* sql<{ status: string }>`
+            SELECT status FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
+          if (checkout?.status !== "confirmed" && checkout?.status !== "partially_confirmed") {
+            return yield* new CheckoutStateConflict({
+              message: `The checkout is ${checkout?.status}: its orders can be cancelled once it is confirmed.`,
+              checkoutStatus: checkout?.status ?? "unknown"
+            })
+          }
           const row = yield* fulfillment.cancel(orderId, userId)
           const now = new Date(yield* Clock.currentTimeMillis)
           const refunded = yield* sql<{ amount: number }>`
             UPDATE checkout_items SET status = 'refunded'
             WHERE checkout_id = ${checkoutId} AND index = ${row.itemIndex} AND status = 'placed' RETURNING amount`
-          const amount = refunded[0]?.amount ?? 0
+          if (refunded.length === 0) return yield* Effect.dieMessage(`order ${orderId} has no placed item`)
+          const amount = refunded[0]!.amount
           yield* sql`
             UPDATE checkouts SET refunded_amount = refunded_amount + ${amount}, updated_at = ${now}
             WHERE id = ${checkoutId}`

@@ -38,8 +38,12 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
 
     const nowDate = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
-    /** Places every pending item of a paid (or resumed) checkout and settles its status. */
-    const place = Effect.fn("Placement.place")(function* (checkoutId: string) {
+    /**
+     * Places every pending item of a paid (or resumed) checkout and settles its status. On the job's
+     * `lastAttempt`, an item the supplier still cannot take fails and is refunded, so that no paid checkout
+     * is left placing.
+     */
+    const place = Effect.fn("Placement.place")(function* (checkoutId: string, lastAttempt = false) {
       yield* Effect.annotateCurrentSpan("checkout.id", checkoutId)
       yield* checkouts.commit(
         checkoutId,
@@ -72,7 +76,15 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
           })
           .pipe(
             Effect.retry({ schedule: itemRetry, while: (e) => e._tag === "FulfillmentUnavailable" }),
-            Effect.catchTag("FulfillmentRejected", (rejected) => Effect.succeed(rejected))
+            Effect.catchTag("FulfillmentRejected", (rejected) => Effect.succeed(rejected)),
+            Effect.catchTag("FulfillmentUnavailable", (unavailable) =>
+              lastAttempt
+                ? Effect.succeed({
+                    _tag: "Unavailable" as const,
+                    message: "The supplier could not take the order in time; the item was refunded."
+                  })
+                : Effect.fail(unavailable)
+            )
           )
         yield* checkouts.commit(
           checkoutId,
@@ -118,13 +130,13 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
             WHERE id = ${checkoutId} AND status = 'placing' RETURNING id`
           if (updated.length === 0) return
           const final = yield* checkouts.record(checkoutId, `checkout.${status}`)
-          yield* notifications.outcome(final.row, final.checkout)
+          yield* notifications.outcome(final.row, final.items)
         })
       )
     })
 
     /** The `checkout.place` job handler. */
-    const handler = PlaceCheckout.handle(({ checkoutId }) => place(checkoutId))
+    const handler = PlaceCheckout.handle(({ checkoutId }, job) => place(checkoutId, job.attempt >= job.maxAttempts))
 
     return { place, handler } as const
   })

@@ -118,9 +118,8 @@ describe("checkout flow", () => {
           for (const request of receiver.received) {
             expect(request.headers["webhook-id"]).toMatch(/^evt_\d+$/)
             expect(verifiesWith(jwks.keys[0], request)).toBe(true)
-            expect(
-              verifiesWith(jwks.keys[0], { ...request, body: request.body.replace("confirmed", "cancelled") })
-            ).toBe(request.body.includes("confirmed") ? false : true)
+            // Any change to the body breaks the signature.
+            expect(verifiesWith(jwks.keys[0], { ...request, body: `${request.body} ` })).toBe(false)
           }
 
           // The orders progress on the simulator's schedule: shipped, with carrier and tracking.

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Array as Arr, Effect, Exit, Fiber, Schedule } from "effect"
 import type { Checkout } from "../../src/domain/Checkout.js"
-import { Checkouts, SMS_CONSENT_TEXT } from "../../src/services/Checkouts.js"
+import { SMS_CONSENT_TEXT } from "../../src/services/Checkouts.js"
 import { Fulfillment } from "../../src/services/Fulfillment.js"
 import { Orders } from "../../src/services/Orders.js"
 import { Placement } from "../../src/services/Placement.js"
@@ -169,6 +169,11 @@ describe("checkout rules", () => {
           ["11-char provinceCode", withAddress({ provinceCode: chars(11, "A") }), "shippingAddress.provinceCode"],
           ["21-char postalCode", withAddress({ postalCode: chars(21, "1") }), "shippingAddress.postalCode"],
           ["http callbackUrl", { ...base, callbackUrl: "http://example.com/x" }, "callbackUrl"],
+          [
+            "callbackUrl with credentials",
+            { ...base, callbackUrl: "https://agent:secret@example.com/x" },
+            "callbackUrl"
+          ],
           ["121-char idempotencyKey", { ...base, idempotencyKey: chars(121) }, "idempotencyKey"],
           ["bad notify.email", { ...base, notify: { email: "nobody" } }, "notify.email"],
           ["bad notify.sms", { ...base, notify: { sms: "not-a-phone" }, smsConsent: true }, "notify.sms"]
@@ -519,7 +524,6 @@ describe("checkout rules", () => {
     it.effect("expiry: the payment window closes after 30 minutes", () =>
       Effect.gen(function* () {
         const travel = yield* TimeTravel
-        const checkouts = yield* Checkouts
         const [q] = yield* quotes(1)
         const checkout = yield* createCheckout([q!.id])
         yield* travel.advance("31 minutes")
@@ -530,10 +534,6 @@ describe("checkout rules", () => {
             until: (c) => c.status === "expired"
           })
         )
-        if ((yield* getCheckout(checkout.id)).status !== "expired") {
-          console.warn("checkout.expire did not fire within 10 s; expiring directly")
-          yield* checkouts.expire(checkout.id)
-        }
         const expired = yield* getCheckout(checkout.id)
         expect(expired.status).toBe("expired")
         expect(expired.paymentUrl).toBeNull()
@@ -545,7 +545,61 @@ describe("checkout rules", () => {
         expect(late.status).toBe(410)
         expect((yield* getCheckout(checkout.id)).status).toBe("expired")
         expectProblem(yield* postEmpty(`/v1/checkouts/${checkout.id}/cancel`), 409, "checkout_state_conflict")
+
+        // The stream of a final checkout replays and ends; reconnecting after its last event is a 204,
+        // which tells EventSource to stop.
+        const replay = yield* get(`/v1/checkouts/${checkout.id}/events`, { "last-event-id": "0" })
+        expect(replay.status).toBe(200)
+        expect(replay.text).toContain("event: checkout.expired")
+        const lastId = [...replay.text.matchAll(/^id: (\d+)$/gm)].at(-1)![1]!
+        const reconnect = yield* get(`/v1/checkouts/${checkout.id}/events`, { "last-event-id": lastId })
+        expect(reconnect.status).toBe(204)
+        expect(reconnect.text).toBe("")
       })
+    )
+
+    it.effect("orders wait for placement to settle; a supplier still down at the last attempt refunds the item", () =>
+      Effect.gen(function* () {
+        const fulfillment = yield* Fulfillment
+        const placement = yield* Placement
+        const [first, second] = yield* stockedVariants(2)
+        const q1 = yield* quote(first!)
+        const q2 = yield* quote(second!)
+        yield* fulfillment.forceFailure(second!, "transient")
+        const checkout = yield* createCheckout([q1.id, q2.id])
+        expect((yield* payWith(checkout)).status).toBe(200)
+
+        // The first item is ordered; the second keeps failing, so the checkout stays placing.
+        const placing = yield* getCheckout(checkout.id).pipe(
+          Effect.repeat(
+            Schedule.recurWhile((c: Checkout) => c.items[0]!.orderId === null).pipe(
+              Schedule.addDelay(() => "50 millis"),
+              Schedule.intersect(Schedule.recurs(200)),
+              Schedule.map(([c]) => c)
+            )
+          )
+        )
+        expect(placing.status).toBe("placing")
+        expect(placing.items.map((item) => item.status)).toEqual(["placed", "pending"])
+        const early = yield* postEmpty(`/v1/orders/${placing.items[0]!.orderId}/cancel`)
+        expectProblem(early, 409, "checkout_state_conflict")
+        expect(early.body.checkoutStatus).toBe("placing")
+
+        // The job's last attempt gives up on the second item: failed, refunded, the checkout settled.
+        yield* placement.place(checkout.id, true)
+        const settledCheckout = yield* getCheckout(checkout.id)
+        expect(settledCheckout.status).toBe("partially_confirmed")
+        expect(settledCheckout.items[1]).toMatchObject({ status: "failed", orderId: null })
+        expect(settledCheckout.items[1]!.failureReason).toMatch(/supplier/)
+        expect(settledCheckout.refundedAmount).toBe(settledCheckout.items[1]!.amount)
+
+        // Now the order can be cancelled, and with it every placed order: the checkout is refunded.
+        const cancelled = yield* postEmpty(`/v1/orders/${placing.items[0]!.orderId}/cancel`)
+        expect(cancelled.status, cancelled.text).toBe(200)
+        const refunded = yield* getCheckout(checkout.id)
+        expect(refunded.status).toBe("refunded")
+        expect(refunded.refundedAmount).toBe(refunded.totalAmount)
+      }).pipe(Effect.ensuring(Effect.flatMap(Fulfillment, (f) => f.clearForcedFailures())))
     )
 
     it.effect("a placement stopped half-way and run again books exactly one order per item", () =>

@@ -1,6 +1,15 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Checkout, CheckoutRequest, Order, OrderPage, PathId, Quote, QuoteRequest } from "../../domain/Checkout.js"
+import {
+  Checkout,
+  CheckoutRequest,
+  LastEventId,
+  Order,
+  OrderPage,
+  PathId,
+  Quote,
+  QuoteRequest
+} from "../../domain/Checkout.js"
 import {
   AddressUnverified,
   CheckoutNotFound,
@@ -56,14 +65,6 @@ export class QuotesApi extends HttpApiGroup.make("quotes")
   .middleware(Bearer)
   .annotate(OpenApi.Title, "Quotes")
   .annotate(OpenApi.Description, "All-in prices locked for 15 minutes, one quote per cart line.") {}
-
-const LastEventId = Schema.Struct({
-  "last-event-id": Schema.optional(
-    Schema.String.pipe(Schema.pattern(/^\d{1,18}$/)).annotations({
-      description: "Replay the events after this id (0: from the start)"
-    })
-  )
-})
 
 export class CheckoutsApi extends HttpApiGroup.make("checkouts")
   .add(
@@ -155,6 +156,7 @@ export class OrdersApi extends HttpApiGroup.make("orders")
       .addError(lineError("v1", OrderNotFound))
       .addError(lineError("v1", OrderInTransit))
       .addError(lineError("v1", OrderAlreadyCancelled))
+      .addError(lineError("v1", CheckoutStateConflict))
       .annotate(
         OpenApi.Summary,
         "Cancel an order that has not shipped and refund its item. Confirm with the user first"

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { PathId } from "../../domain/Checkout.js"
+import { LastEventId, PathId } from "../../domain/Checkout.js"
 
 /**
  * The hosted payment page (DESIGN.md §4.5; docs/checkout.md): the person opens the checkout's
@@ -42,6 +42,7 @@ export class PayApi extends HttpApiGroup.make("pay")
     HttpApiEndpoint.get("payEvents", "/pay/:checkoutId/events")
       .setPath(Path)
       .setUrlParams(Schema.Struct({ t: Schema.optionalWith(Token, { default: () => "" }) }))
+      .setHeaders(LastEventId)
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
       .annotate(OpenApi.Summary, "The checkout's events for the payment page's live status (server-sent events)")
   )

@@ -2,12 +2,11 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
 import { Checkout } from "../../domain/Checkout.js"
 import { Checkouts } from "../../services/Checkouts.js"
-import { Events } from "../../services/Events.js"
 import { Orders } from "../../services/Orders.js"
 import { Quotes, toQuote } from "../../services/Quotes.js"
 import { CurrentUser } from "../Agent.js"
 import { Api } from "../Api.js"
-import { eventStreamResponse } from "../Sse.js"
+import { checkoutEvents } from "../Sse.js"
 
 const QuotesLive = HttpApiBuilder.group(Api, "quotes", (handlers) =>
   Effect.gen(function* () {
@@ -27,7 +26,6 @@ const QuotesLive = HttpApiBuilder.group(Api, "quotes", (handlers) =>
 const CheckoutsGroupLive = HttpApiBuilder.group(Api, "checkouts", (handlers) =>
   Effect.gen(function* () {
     const checkouts = yield* Checkouts
-    const events = yield* Events
     return handlers
       .handle("createCheckout", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
@@ -48,8 +46,8 @@ const CheckoutsGroupLive = HttpApiBuilder.group(Api, "checkouts", (handlers) =>
       .handle("checkoutEvents", ({ path, headers }) =>
         Effect.gen(function* () {
           const { user } = yield* CurrentUser
-          yield* checkouts.get(user.id, path.checkoutId)
-          return eventStreamResponse(events.stream(path.checkoutId, headers["last-event-id"] ?? "0"))
+          const checkout = yield* checkouts.get(user.id, path.checkoutId)
+          return yield* checkoutEvents(checkout.id, checkout.status, headers["last-event-id"] ?? "0")
         })
       )
       .handle("cancelCheckout", ({ path }) =>

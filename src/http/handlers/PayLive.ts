@@ -19,7 +19,7 @@ import {
   payProblemPage,
   payProblems
 } from "../pages/pay.js"
-import { eventStreamResponse } from "../Sse.js"
+import { checkoutEvents } from "../Sse.js"
 
 /** An HTML page with a fresh CSP nonce, never cached (the URL carries the payment token). */
 const page = (render: (nonce: string) => string, status = 200) => {
@@ -158,9 +158,10 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
                 if (Either.isLeft(charged)) {
                   return { kind: "declined", view, state: { values, declineMessage: charged.left.message } } as const
                 }
-                const paid = yield* checkouts.markPaid(checkoutId, charged.right.chargeId)
-                // The window cannot have closed under the row lock; if it had, the page says expired.
-                if (Option.isNone(paid)) return { kind: "problem", problem: "expired" } as const
+                // Paid as of the instant the window was checked, before charging.
+                const paid = yield* checkouts.markPaid(checkoutId, charged.right.chargeId, new Date(now))
+                if (Option.isNone(paid))
+                  return yield* Effect.dieMessage(`checkout ${checkoutId} changed under its lock`)
                 return { kind: "paid", row: paid.value.row, items: paid.value.items } as const
               })
             )
@@ -179,11 +180,11 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
           }
         })
       )
-      .handle("payEvents", ({ path, urlParams }) =>
+      .handle("payEvents", ({ headers, path, urlParams }) =>
         Effect.gen(function* () {
           const found = yield* checkouts.forPayment(path.checkoutId, urlParams.t)
           if (Option.isNone(found)) return problem("not_found")
-          return eventStreamResponse(events.stream(path.checkoutId, "0"))
+          return yield* checkoutEvents(path.checkoutId, found.value.row.status, headers["last-event-id"] ?? "0")
         })
       )
   })
