@@ -2,7 +2,7 @@
  * `npm run bench:http`: the HTTP overhead of the Ribbon server, against a bare `node:http` server that
  * sends the same bytes for the same route.
  *
- * Each server runs in a child process of its own (node with the tsx loader, as `npm start` runs),
+ * Each server runs in a child process of its own (node with the tsx loader, as `npm run ribbon` runs),
  * listening on 127.0.0.1; autocannon runs in this process. Both servers get the same connections,
  * warm-up and measuring time, in alternating rounds so that a noisy neighbour hurts both alike. While
  * Ribbon is loaded we sample its RSS from /proc; each child also reports how busy its event loop was,
