@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Schedule } from "effect"
+import { Clock, Effect, Metric, MetricBoundaries, Schedule } from "effect"
 import { Checkouts, PlaceCheckout } from "./Checkouts.js"
 import { Fulfillment, FulfillmentSettings } from "./Fulfillment.js"
 import { Jobs } from "./Jobs.js"
@@ -24,6 +24,19 @@ export const itemRetry = Schedule.exponential("100 millis", 2).pipe(
 )
 
 export const placementKey = (checkoutId: string, index: number) => `${checkoutId}:${index}`
+
+/** Checkouts that finished placement, by final `status` (confirmed, partially_confirmed, failed). */
+export const checkoutsSettled = Metric.counter("ribbon_checkouts_settled_total", {
+  description: "Checkouts whose placement finished, by final status",
+  incremental: true
+})
+
+/** From payment to the final status, in seconds, by final `status`. */
+export const placementDuration = Metric.histogram(
+  "ribbon_checkout_placement_duration",
+  MetricBoundaries.fromIterable([0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900]),
+  "Seconds from a checkout's payment to its final status"
+).pipe(Metric.tagged("unit", "s"))
 
 export class Placement extends Effect.Service<Placement>()("Placement", {
   dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default, Orders.Default],
@@ -114,7 +127,7 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
           })
         )
       }
-      yield* checkouts.commit(
+      const outcome = yield* checkouts.commit(
         checkoutId,
         Effect.gen(function* () {
           const settled = yield* checkouts.itemRows(checkoutId)
@@ -128,11 +141,20 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
           const updated = yield* sql`
             UPDATE checkouts SET status = ${status}, failure_reason = ${failureReason}, updated_at = ${yield* nowDate}
             WHERE id = ${checkoutId} AND status = 'placing' RETURNING id`
-          if (updated.length === 0) return
+          if (updated.length === 0) return undefined
           const final = yield* checkouts.record(checkoutId, `checkout.${status}`)
           yield* notifications.outcome(final.row, final.items)
+          return final.row
         })
       )
+      // Counted once the outcome has committed.
+      if (outcome !== undefined) {
+        yield* Metric.increment(Metric.tagged(checkoutsSettled, "status", outcome.status))
+        if (outcome.paidAt !== null) {
+          const seconds = (outcome.updatedAt.getTime() - outcome.paidAt.getTime()) / 1000
+          yield* Metric.update(Metric.tagged(placementDuration, "status", outcome.status), seconds)
+        }
+      }
     })
 
     /** The `checkout.place` job handler. */

@@ -1,6 +1,6 @@
 import { createPrivateKey, sign } from "node:crypto"
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Data, Duration, Effect, Either, type Layer, Option, Schedule, Schema } from "effect"
+import { Clock, Data, Duration, Effect, Either, type Layer, Metric, Option, Schedule, Schema } from "effect"
 import { Id, makeId } from "../domain/Ids.js"
 import {
   JobAbandoned,
@@ -86,6 +86,12 @@ export const webhookMaxAttempts = webhookRetryDelays.length + 1
 export const maxRetryAfter = Duration.hours(24)
 
 export const userAgent = "Ribbon-Webhooks/1"
+
+/** Delivery attempts, by `outcome`: delivered, failed (retried or not), gone (410), refused (SSRF guard). */
+export const webhookAttempts = Metric.counter("ribbon_webhook_attempts_total", {
+  description: "Callback delivery attempts, by outcome",
+  incremental: true
+})
 
 /** The job that sends one delivery (key: the delivery id). */
 export const DeliverWebhook = JobKind.make("webhook.deliver", Schema.Struct({ deliveryId: Id }), {
@@ -372,6 +378,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       const number = recorded.attempt
 
       yield* Effect.annotateCurrentSpan({ "webhook.status": status, "http.response.status_code": statusCode ?? 0 })
+      yield* Metric.increment(Metric.tagged(webhookAttempts, "outcome", outcome._tag.toLowerCase()))
       switch (outcome._tag) {
         case "Delivered":
           return yield* Effect.logDebug("webhook delivered")

@@ -1,12 +1,12 @@
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Array as Arr, Effect, Exit, Fiber, Schedule } from "effect"
+import { Array as Arr, Effect, Exit, Fiber, Metric, Schedule } from "effect"
 import type { Checkout } from "../../src/domain/Checkout.js"
 import { SMS_CONSENT_TEXT } from "../../src/services/Checkouts.js"
 import { Fulfillment } from "../../src/services/Fulfillment.js"
 import { Orders } from "../../src/services/Orders.js"
-import { Placement } from "../../src/services/Placement.js"
+import { checkoutsSettled, Placement } from "../../src/services/Placement.js"
 import { issueTestToken, SignedInUser, signedIn, TimeTravel } from "../support/auth.js"
 import { CheckoutTestServer, londonAddress, payWith, recipient, settled } from "../support/checkout.js"
 import { get, postText, type RawResponse, raw, ribbonClient } from "../support/http.js"
@@ -383,12 +383,16 @@ describe("checkout rules", () => {
     it.effect("partially_confirmed: one item out of stock at the supplier is failed and refunded", () =>
       Effect.gen(function* () {
         const fulfillment = yield* Fulfillment
+        const settledPartially = Metric.tagged(checkoutsSettled, "status", "partially_confirmed")
+        const counted = (yield* Metric.value(settledPartially)).count
         const qs = yield* quotes(2)
         const checkout = yield* createCheckout(qs.map((q) => q.id))
         yield* fulfillment.forceFailure(qs[1]!.variantId, "out_of_stock", 1)
         expect((yield* payWith(checkout)).status).toBe(200)
         const final = yield* settled(checkout.id)
         expect(final.status).toBe("partially_confirmed")
+        // Counted once, in the metric of its final status.
+        expect((yield* Metric.value(settledPartially)).count).toBe(counted + 1)
         expect(final.items.map((i) => i.status)).toEqual(["placed", "failed"])
         expect(final.items[1]!.failureReason).toBeTruthy()
         expect(final.failureReason).toBeTruthy()

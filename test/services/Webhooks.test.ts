@@ -1,7 +1,19 @@
 import { createPublicKey, verify } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Data, DateTime, Duration, Effect, Layer, Logger, LogLevel, Option, TestClock, TestContext } from "effect"
+import {
+  Data,
+  DateTime,
+  Duration,
+  Effect,
+  Layer,
+  Logger,
+  LogLevel,
+  Metric,
+  Option,
+  TestClock,
+  TestContext
+} from "effect"
 import type { Id } from "../../src/domain/Ids.js"
 import { migrations } from "../../src/layers/Migrations.js"
 import webhooksMigration from "../../src/layers/migrations/0008_webhooks.js"
@@ -17,6 +29,7 @@ import {
   userAgent,
   type WebhookDelivery,
   Webhooks,
+  webhookAttempts,
   webhookMaxAttempts,
   webhookRetryDelays
 } from "../../src/services/Webhooks.js"
@@ -127,6 +140,8 @@ describe("Webhooks", () => {
       Effect.gen(function* () {
         yield* TestClock.setTime(start)
         const webhooks = yield* Webhooks
+        const delivered = Metric.tagged(webhookAttempts, "outcome", "delivered")
+        const deliveredBefore = (yield* Metric.value(delivered)).count
         const server = yield* receiver(() => ({ status: 204 }))
         const payload = { id: "42", type: "checkout.completed", data: { total: { amount: 2500, currency: "USD" } } }
         const id = yield* webhooks.enqueue({
@@ -155,6 +170,7 @@ describe("Webhooks", () => {
         )
 
         expect(done.attempts).toBe(1)
+        expect((yield* Metric.value(delivered)).count).toBe(deliveredBefore + 1)
         expect(done.lastStatusCode).toBe(204)
         expect(done.lastError).toBeNull()
         expect(millis(done.deliveredAt)).toBe(start)
