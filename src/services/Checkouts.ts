@@ -52,6 +52,9 @@ export const SMS_CONSENT_TEXT =
   "By providing your mobile number you agree to receive order confirmations, receipts and delivery updates " +
   "for this purchase from Ribbon by text message. Message and data rates may apply. Reply STOP to opt out."
 
+/** How many declined payments of one checkout become events (and callbacks). */
+export const MAX_RECORDED_DECLINES = 5
+
 /** Placement of a paid checkout (src/services/Placement.ts). */
 export const PlaceCheckout = JobKind.make("checkout.place", Schema.Struct({ checkoutId: Schema.String }), {
   maxAttempts: 10
@@ -521,7 +524,18 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     /** Records a refused card (the checkout stays `pending_payment`). */
     const paymentDeclined = Effect.fn("Checkouts.paymentDeclined")(function* (checkoutId: string) {
-      yield* commit(checkoutId, record(checkoutId, "checkout.payment_declined"))
+      yield* commit(
+        checkoutId,
+        Effect.gen(function* () {
+          // The first few declines are news for the agent; more (from anyone holding the link) would only
+          // flood its stream and callback URL. The page still answers each one.
+          yield* events.lock(checkoutId)
+          const [{ declines }] = yield* sql<{ declines: number }>`
+            SELECT count(*)::int AS declines FROM events
+            WHERE checkout_id = ${checkoutId} AND type = 'checkout.payment_declined'`
+          if (declines < MAX_RECORDED_DECLINES) yield* record(checkoutId, "checkout.payment_declined")
+        })
+      )
     })
 
     /**

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Array as Arr, Effect, Exit, Fiber, Metric, Schedule } from "effect"
 import type { Checkout } from "../../src/domain/Checkout.js"
-import { SMS_CONSENT_TEXT } from "../../src/services/Checkouts.js"
+import { MAX_RECORDED_DECLINES, SMS_CONSENT_TEXT } from "../../src/services/Checkouts.js"
 import { Fulfillment } from "../../src/services/Fulfillment.js"
 import { Orders } from "../../src/services/Orders.js"
 import { checkoutsSettled, Placement } from "../../src/services/Placement.js"
@@ -439,6 +439,13 @@ describe("checkout rules", () => {
         expect(poor.text).toMatch(/insufficient funds/i)
         expect((yield* getCheckout(checkout.id)).status).toBe("pending_payment")
         expect((yield* eventTypesOf(checkout.id)).filter((t) => t === "checkout.payment_declined")).toHaveLength(2)
+        // Past MAX_RECORDED_DECLINES, declines are still answered but no longer recorded.
+        for (let i = 0; i < MAX_RECORDED_DECLINES; i++) {
+          expect((yield* payWith(checkout, { number: "4000 0000 0000 0002" })).status).toBe(402)
+        }
+        expect((yield* eventTypesOf(checkout.id)).filter((t) => t === "checkout.payment_declined")).toHaveLength(
+          MAX_RECORDED_DECLINES
+        )
 
         const before = yield* eventTypesOf(checkout.id)
         const forged = withToken(checkout, "A".repeat(43))
