@@ -2,7 +2,7 @@
  * `npm run bench:search`: `GET /v1/search` over HTTP on a 100k-product catalog in PostgreSQL, against the
  * same SQL sent straight through `pg` (the floor: what the database alone costs).
  *
- *   npm run bench:search -- [--products 100000] [--queries 2000] [--concurrency 8] [--rounds 2]
+ *   npm run bench:search -- [--products 100000] [--queries 2000] [--concurrency N] [--rounds 2]
  *                           [--database ribbon_bench_search] [--slowest 5]
  *
  * 1. Creates the database (on the server named by DATABASE_URL, default the local one) unless it exists,
@@ -22,10 +22,12 @@
  * RSS, against the targets: p95 ≤ 25 ms over HTTP, HTTP/direct throughput ≥ 0.6, RSS ≤ 300 MB; then the
  * `--slowest` searches of the HTTP rounds, to say where the time goes.
  */
+
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Net from "node:net"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
@@ -52,7 +54,9 @@ const option = (name: string, fallback: string) => {
 }
 const products = Number(option("products", "100000"))
 const queryCount = Number(option("queries", "2000"))
-const concurrency = Number(option("concurrency", "8"))
+// One request in flight per core by default: more only queue (the throughput stays the same, and by
+// Little's law the latency grows with the queue), which measures the queue rather than a search.
+const concurrency = Number(option("concurrency", String(Os.availableParallelism())))
 const rounds = Number(option("rounds", "2"))
 const databaseName = option("database", "ribbon_bench_search")
 const slowest = Number(option("slowest", "5"))
