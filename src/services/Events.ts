@@ -83,17 +83,19 @@ export class Events extends Effect.Service<Events>()("Events", {
 
     /**
      * One writer per checkout until commit: its events then commit in the order of their ids, so a stream
-     * reading "after id n" never misses one that took a lower id but committed later. `append` takes it;
-     * take it earlier to read the state an event will carry.
+     * reading "after id n" never misses one that took a lower id but committed later. Take it before reading
+     * the state an event will carry, and before `append`.
      */
     const lock = Effect.fn("Events.lock")(function* (checkoutId: string) {
       yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${checkoutId}, 0))`.pipe(Effect.orDie)
     })
 
-    /** Appends an event on the ambient SqlClient: call it inside the transaction of the change. */
+    /**
+     * Appends an event on the ambient SqlClient: call it inside the transaction of the change, after
+     * `lock(checkoutId)`.
+     */
     const append = Effect.fn("Events.append")(function* (event: NewEvent) {
       const createdAt = new Date(yield* Clock.currentTimeMillis)
-      yield* lock(event.checkoutId)
       const [row] = yield* sql<{ id: string }>`
         INSERT INTO events (type, checkout_id, user_id, data, created_at)
         VALUES (${event.type}, ${event.checkoutId}, ${event.userId}, ${JSON.stringify(event.data)}::jsonb, ${createdAt})

@@ -18,6 +18,28 @@ import { formatMoney } from "./Pricing.js"
 /** One step of an order's progress. */
 export const AdvanceOrder = JobKind.make("order.advance", Schema.Struct({ orderId: Schema.String, from: OrderStatus }))
 
+/** The Order resource of a booked row, its amount shown in `locale` (its checkout's). */
+export const orderOf = (row: OrderRow, locale: string): Order =>
+  Order.make({
+    id: row.id,
+    checkoutId: row.checkoutId,
+    itemIndex: row.itemIndex,
+    status: row.status,
+    productId: row.productId,
+    productTitle: row.productTitle,
+    variantId: row.variantId,
+    variantTitle: row.variantTitle,
+    quantity: row.quantity,
+    amount: row.amount,
+    currency: row.currency,
+    amountDisplay: formatMoney(row.amount, row.currency, locale).display,
+    carrier: row.carrier,
+    trackingNumber: row.trackingNumber,
+    trackingUrl: row.trackingUrl,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString()
+  })
+
 export class Orders extends Effect.Service<Orders>()("Orders", {
   dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
   effect: Effect.gen(function* () {
@@ -28,37 +50,27 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
     const jobs = yield* Jobs
     const settings = yield* FulfillmentSettings
 
-    /** The Order resource of a booked row (amounts displayed in its checkout's locale). */
+    /** The locales of checkouts, by id (an order's amounts are shown in its checkout's). */
+    const localesOf = (checkoutIds: ReadonlyArray<string>) =>
+      checkoutIds.length === 0
+        ? Effect.succeed(new Map<string, string>())
+        : sql<{ id: string; locale: string }>`SELECT id, locale FROM checkouts WHERE id IN ${sql.in(checkoutIds)}`.pipe(
+            Effect.map((rows) => new Map(rows.map((row) => [row.id, row.locale]))),
+            Effect.orDie
+          )
+
+    /** The Order resource of a booked row. */
     const toOrder = Effect.fn("Orders.toOrder")(function* (row: OrderRow) {
-      const [checkout] = yield* sql<{ locale: string }>`SELECT locale FROM checkouts WHERE id = ${row.checkoutId}`.pipe(
-        Effect.orDie
-      )
-      return Order.make({
-        id: row.id,
-        checkoutId: row.checkoutId,
-        itemIndex: row.itemIndex,
-        status: row.status,
-        productId: row.productId,
-        productTitle: row.productTitle,
-        variantId: row.variantId,
-        variantTitle: row.variantTitle,
-        quantity: row.quantity,
-        amount: row.amount,
-        currency: row.currency,
-        amountDisplay: formatMoney(row.amount, row.currency, checkout?.locale ?? "en-US").display,
-        carrier: row.carrier,
-        trackingNumber: row.trackingNumber,
-        trackingUrl: row.trackingUrl,
-        createdAt: row.createdAt.toISOString(),
-        updatedAt: row.updatedAt.toISOString()
-      })
+      const locales = yield* localesOf([row.checkoutId])
+      return orderOf(row, locales.get(row.checkoutId) ?? "en-US")
     })
 
     /** The user's orders, newest first. */
     const list = Effect.fn("Orders.list")(function* (userId: string, options: { limit: number; cursor?: string }) {
       const page = yield* fulfillment.list(userId, options)
+      const locales = yield* localesOf([...new Set(page.rows.map((row) => row.checkoutId))])
       return OrderPage.make({
-        orders: yield* Effect.forEach(page.rows, toOrder),
+        orders: page.rows.map((row) => orderOf(row, locales.get(row.checkoutId) ?? "en-US")),
         nextCursor: page.nextCursor
       })
     })

@@ -4,7 +4,7 @@ import { Checkouts, PlaceCheckout } from "./Checkouts.js"
 import { Fulfillment, FulfillmentSettings } from "./Fulfillment.js"
 import { Jobs } from "./Jobs.js"
 import { Notifications } from "./Notifications.js"
-import { AdvanceOrder, Orders } from "./Orders.js"
+import { AdvanceOrder, orderOf } from "./Orders.js"
 
 /**
  * Placement of a paid checkout (DESIGN.md §4.5; docs/checkout.md), the `checkout.place` job: `paid` →
@@ -39,14 +39,13 @@ export const placementDuration = Metric.histogram(
 ).pipe(Metric.tagged("unit", "s"))
 
 export class Placement extends Effect.Service<Placement>()("Placement", {
-  dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default, Orders.Default],
+  dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const checkouts = yield* Checkouts
     const fulfillment = yield* Fulfillment
     const notifications = yield* Notifications
     const jobs = yield* Jobs
-    const orders = yield* Orders
     const settings = yield* FulfillmentSettings
 
     const nowDate = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
@@ -118,7 +117,7 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
               UPDATE checkout_items SET status = 'placed', order_id = ${placed.id}
               WHERE checkout_id = ${checkoutId} AND index = ${item.index} AND status = 'pending' RETURNING index`
             if (updated.length === 0) return
-            yield* checkouts.record(checkoutId, "checkout.item_placed", yield* orders.toOrder(placed))
+            yield* checkouts.record(checkoutId, "checkout.item_placed", orderOf(placed, row.locale))
             yield* jobs.enqueue(
               AdvanceOrder,
               { orderId: placed.id, from: "placed" as const },
