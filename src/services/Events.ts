@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Chunk, Clock, Effect, Option, Queue, Ref, Schedule, Stream } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Ref, Schedule, Stream } from "effect"
 import type { EventType } from "../domain/Checkout.js"
 import { Signals } from "./Signals.js"
 
@@ -44,8 +44,10 @@ export const terminalEventTypes: ReadonlySet<EventType> = new Set([
 /** Rows read per round trip while replaying. */
 const pageSize = 200
 
-/** How often a stream re-reads without a signal. */
-const pollEvery = Schedule.spaced("2 seconds")
+/** How often a stream re-reads without a signal (signals are hints). A Reference, so tests can stop it. */
+export class EventsPollInterval extends Context.Reference<EventsPollInterval>()("ribbon/EventsPollInterval", {
+  defaultValue: (): Duration.Duration => Duration.seconds(2)
+}) {}
 
 export class Events extends Effect.Service<Events>()("Events", {
   scoped: Effect.gen(function* () {
@@ -142,7 +144,7 @@ export class Events extends Effect.Service<Events>()("Events", {
             Stream.make(undefined),
             Stream.merge(
               Stream.fromQueue(wake),
-              Stream.map(Stream.fromSchedule(pollEvery), () => undefined)
+              Stream.map(Stream.fromSchedule(Schedule.spaced(yield* EventsPollInterval)), () => undefined)
             )
           )
           // A full page may have more behind it: read again at once rather than waiting for a wake-up.
