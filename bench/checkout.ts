@@ -36,29 +36,16 @@
  * 50 ms from `pg_stat_activity`). `--cpu-prof DIR` runs the server with `node --cpu-prof` (the profile is
  * written when the bench stops it).
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
-import * as Net from "node:net"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
-import { fileURLToPath } from "node:url"
-import { Config, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Effect } from "effect"
 import pg from "pg"
-import { makeId } from "../src/domain/Ids.js"
-import { postgres } from "../src/layers/Database.js"
-import { PublicUrl } from "../src/services/Catalog.js"
-import { OAuth } from "../src/services/OAuth.js"
-import { Users } from "../src/services/Users.js"
+import { terminalEventTypes } from "../src/services/Events.js"
+import { benchDatabase, freePort, host, issueToken, option, percentile, startServer } from "./support.js"
 
-const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const host = "127.0.0.1"
-
-const argv = process.argv.slice(2)
-const option = (name: string, fallback: string) => {
-  const index = argv.indexOf(`--${name}`)
-  return index === -1 ? fallback : argv[index + 1]!
-}
 const checkoutCount = Number(option("checkouts", "200"))
 const concurrency = Number(option("concurrency", "200"))
 const databaseName = option("database", "ribbon_bench_checkout")
@@ -73,13 +60,7 @@ const setupConcurrency = 16
 const itemsPerCheckout = 2
 const targets = { p50: 250, p95: 1000 }
 
-if (!/^[a-z_][a-z0-9_]*$/.test(databaseName)) throw new Error(`--database: not a plain identifier: ${databaseName}`)
-
-const serverUrl = new URL(
-  Effect.runSync(Config.string("DATABASE_URL").pipe(Config.withDefault("postgres://postgres@127.0.0.1:5432/postgres")))
-)
-const databaseUrl = new URL(serverUrl)
-databaseUrl.pathname = `/${databaseName}`
+const { serverUrl, databaseUrl } = benchDatabase(databaseName)
 
 /** A GB address the address validation verifies (as in the tests); other countries need their own. */
 const addresses: Record<string, Record<string, string>> = {
@@ -133,15 +114,6 @@ const prepareDatabase = async () => {
 // ---------------------------------------------------------------------------------------------------------
 // 2. The server
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = Net.createServer()
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as Net.AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
 interface Answer {
   readonly status: number
   readonly body: string
@@ -180,71 +152,26 @@ const expectStatus = async (answer: Promise<Answer>, status: number, what: strin
   return body
 }
 
-/** The server as `npm start` runs it (the esbuild bundle), on the bench database; resolves once it answers. */
-const startServer = async (publicUrl: string): Promise<ChildProcess> => {
-  await new Promise<void>((resolve, reject) =>
-    spawn(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" }).on("exit", (code) =>
-      code === 0 ? resolve() : reject(new Error("build failed"))
-    )
-  )
-  const profile = cpuProfileDir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", Path.resolve(cpuProfileDir)]
-  const child = spawn(process.execPath, [...profile, "--enable-source-maps", "dist/ribbon.mjs", "serve"], {
-    cwd: root,
-    stdio: ["ignore", "ignore", "inherit"],
-    env: {
-      PATH: process.env.PATH,
+/** The server as `npm start` runs it, on the bench database, with a simulator that answers at once. */
+const startRibbon = (publicUrl: string) =>
+  startServer(
+    port,
+    {
       DATABASE_URL: databaseUrl.toString(),
-      PORT: String(port),
       PUBLIC_URL: publicUrl,
       NODE_ENV: "production",
-      LOG_LEVEL: "Warn",
       FULFILLMENT_LATENCY: "0 millis",
       FULFILLMENT_FAILURE_RATE: "0",
       FULFILLMENT_PROGRESS_EVERY: "1 hour"
-    }
-  })
-  for (let attempt = 0; attempt < 3000; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`)
-    const up = await request("GET", "/health").then(
-      (answer) => answer.status === 200,
-      () => false
-    )
-    if (up) return child
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error("the server did not start within 5 minutes")
-}
+    },
+    [
+      ...(cpuProfileDir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", Path.resolve(cpuProfileDir)]),
+      "--enable-source-maps"
+    ]
+  )
 
 // ---------------------------------------------------------------------------------------------------------
 // 3. The buyer and the variants
-
-/** An access token of a new user, with the scopes a checkout needs, for the server at `publicUrl`. */
-const issueToken = (publicUrl: string) =>
-  Effect.gen(function* () {
-    const oauth = yield* OAuth
-    const user = yield* (yield* Users).create({
-      email: `bench-checkout-${Date.now()}@example.com`,
-      password: "correct horse battery",
-      defaultCountry: country
-    })
-    const client = yield* oauth.register({
-      client_name: "bench:checkout",
-      redirect_uris: ["http://127.0.0.1/callback"],
-      token_endpoint_auth_method: "none"
-    })
-    const scope = "catalog:read orders:read orders:write"
-    const grant = { familyId: yield* makeId, clientId: client.client_id, userId: user.id, scope }
-    return (yield* oauth.issueTokens({ ...grant, refreshScope: scope })).access_token
-  }).pipe(
-    Effect.provide(
-      Layer.merge(OAuth.Default, Users.Default).pipe(
-        Layer.provide(Layer.succeed(PublicUrl, publicUrl)),
-        Layer.provide(postgres(Redacted.make(databaseUrl.toString()), { maxConnections: 2 })),
-        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-      )
-    ),
-    Effect.scoped
-  )
 
 /**
  * Physical variants that ship to the country with stock (tracked or not), each confirmed available over
@@ -340,15 +267,6 @@ interface Watched {
   readonly close: () => void
 }
 
-const terminal = new Set([
-  "checkout.confirmed",
-  "checkout.partially_confirmed",
-  "checkout.failed",
-  "checkout.refunded",
-  "checkout.expired",
-  "checkout.cancelled"
-])
-
 /** One socket per stream: they stay open for the whole run. */
 const streamAgent = new Http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY })
 
@@ -392,7 +310,7 @@ const watch = (checkoutId: string): Watched => {
           if (type === undefined) continue
           if (!arrived.has(type)) arrived.set(type, now)
           if (type === "checkout.created") opened()
-          if (terminal.has(type)) settle(type)
+          if (terminalEventTypes.has(type)) settle(type)
         }
       })
       response.on("end", () => fail(new Error(`events of ${checkoutId} ended without a final status`)))
@@ -450,10 +368,6 @@ const cpuMillisOf = (pid: number) => {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
 }
 
-const percentile = (values: ReadonlyArray<number>, p: number) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-}
 const ms = (n: number) => n.toFixed(1).padStart(8)
 const row = (label: string, values: ReadonlyArray<number>) =>
   `| ${label.padEnd(34)} | ${ms(Math.min(...values))} | ${ms(percentile(values, 50))} | ${ms(percentile(values, 95))} | ${ms(percentile(values, 99))} | ${ms(Math.max(...values))} |`
@@ -468,12 +382,20 @@ const main = async () => {
   const watched: Array<Watched> = []
   try {
     const startedAt = performance.now()
-    server = await startServer(publicUrl)
+    server = await startRibbon(publicUrl)
     console.log(
       `database ${databaseName} (${state}); server up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`
     )
     await db.connect()
-    token = await Effect.runPromise(issueToken(publicUrl))
+    token = await Effect.runPromise(
+      issueToken({
+        publicUrl,
+        databaseUrl,
+        scope: "catalog:read orders:read orders:write",
+        clientName: "bench:checkout",
+        defaultCountry: country
+      })
+    )
     const variants = await pickVariants(db)
 
     const setupStart = performance.now()

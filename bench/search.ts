@@ -23,35 +23,21 @@
  * `--slowest` searches of the HTTP rounds, to say where the time goes.
  */
 
-import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
-import * as Net from "node:net"
 import * as Os from "node:os"
-import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
-import { fileURLToPath } from "node:url"
 import { SqlClient, Statement } from "@effect/sql"
-import { Config, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import pg from "pg"
-import { makeId } from "../src/domain/Ids.js"
 import { postgres } from "../src/layers/Database.js"
 import { MigrationsLive } from "../src/layers/Migrations.js"
 import { PublicUrl } from "../src/services/Catalog.js"
-import { OAuth } from "../src/services/OAuth.js"
 import { Search, type SearchParams, type SearchSort } from "../src/services/Search.js"
 import { Seed } from "../src/services/Seed.js"
 import { rngFor } from "../src/services/seed/random.js"
-import { Users } from "../src/services/Users.js"
+import { benchDatabase, freePort, host, issueToken, option, percentile, startServer } from "./support.js"
 
-const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
-const host = "127.0.0.1"
-
-const argv = process.argv.slice(2)
-const option = (name: string, fallback: string) => {
-  const index = argv.indexOf(`--${name}`)
-  return index === -1 ? fallback : argv[index + 1]!
-}
 const products = Number(option("products", "100000"))
 const queryCount = Number(option("queries", "2000"))
 // One request in flight per core by default: more only queue (the throughput stays the same, and by
@@ -63,11 +49,7 @@ const slowest = Number(option("slowest", "5"))
 /** The server's pool size on Postgres (`postgres()` in src/layers/Database.ts); the floor gets the same. */
 const serverPoolSize = 10
 
-const serverUrl = new URL(
-  Effect.runSync(Config.string("DATABASE_URL").pipe(Config.withDefault("postgres://postgres@127.0.0.1:5432/postgres")))
-)
-const databaseUrl = new URL(serverUrl)
-databaseUrl.pathname = `/${databaseName}`
+const { serverUrl, databaseUrl } = benchDatabase(databaseName)
 
 // ---------------------------------------------------------------------------------------------------------
 // 1. The database
@@ -208,27 +190,6 @@ const recordMix = (mix: ReadonlyArray<SearchParams>) =>
     return out.slice(0, mix.length)
   })
 
-/** An access token (scope `catalog:read`) of a new user, for the server at `publicUrl`. */
-const issueToken = (publicUrl: string) =>
-  Effect.gen(function* () {
-    const oauth = yield* OAuth
-    const user = yield* (yield* Users).create({
-      email: `bench-${Date.now()}@example.com`,
-      password: "correct horse battery",
-      defaultCountry: "US"
-    })
-    const client = yield* oauth.register({
-      client_name: "bench:search",
-      redirect_uris: ["http://127.0.0.1/callback"],
-      token_endpoint_auth_method: "none"
-    })
-    const familyId = yield* makeId
-    const grant = { familyId, clientId: client.client_id, userId: user.id, scope: "catalog:read" }
-    return (yield* oauth.issueTokens({ ...grant, refreshScope: grant.scope })).access_token
-  }).pipe(
-    Effect.provide(Layer.merge(OAuth.Default, Users.Default).pipe(Layer.provide(Layer.succeed(PublicUrl, publicUrl))))
-  )
-
 // ---------------------------------------------------------------------------------------------------------
 // 4. Load
 
@@ -274,49 +235,13 @@ const httpGet = (port: number, path: string, token?: string) =>
     request.on("error", reject)
   })
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = Net.createServer()
-    probe.listen(0, host, () => {
-      const { port } = probe.address() as Net.AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-
 const rssOf = (pid: number) => {
   const match = /^VmRSS:\s+(\d+) kB/m.exec(Fs.readFileSync(`/proc/${pid}/status`, "utf8"))
   return match === null ? 0 : Number(match[1]) * 1024
 }
 
-/** The server as `npm start` runs it (the esbuild bundle), on the bench database; resolves once it answers. */
-const startServer = async (port: number, publicUrl: string): Promise<ChildProcess> => {
-  await new Promise<void>((resolve, reject) =>
-    spawn(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" }).on("exit", (code) =>
-      code === 0 ? resolve() : reject(new Error("build failed"))
-    )
-  )
-  const child = spawn(process.execPath, ["dist/ribbon.mjs", "serve"], {
-    cwd: root,
-    stdio: ["ignore", "ignore", "inherit"],
-    env: { DATABASE_URL: databaseUrl.toString(), PORT: String(port), PUBLIC_URL: publicUrl, LOG_LEVEL: "Warn" }
-  })
-  for (let attempt = 0; attempt < 600; attempt++) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`)
-    const up = await httpGet(port, "/health").then(
-      () => true,
-      () => false
-    )
-    if (up) return child
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error("the server did not start")
-}
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
-
 const summarize = (results: ReadonlyArray<RoundResult>) => {
-  const latencies = results.flatMap((r) => r.latencies).sort((a, b) => a - b)
+  const latencies = results.flatMap((r) => r.latencies)
   const seconds = results.reduce((sum, r) => sum + r.seconds, 0)
   return {
     p50: percentile(latencies, 50),
@@ -336,7 +261,14 @@ const main = async () => {
       yield* seed.generate(products, progress)
       process.stderr.write("\n")
       const mix = makeMix(yield* vocabulary, queryCount)
-      return { recorded: yield* recordMix(mix), token: yield* issueToken(publicUrl) }
+      const token = yield* issueToken({
+        publicUrl,
+        databaseUrl,
+        scope: "catalog:read",
+        clientName: "bench:search",
+        defaultCountry: "US"
+      })
+      return { recorded: yield* recordMix(mix), token }
     }).pipe(Effect.provide(BenchLive), Effect.scoped)
   )
   const statements = recorded.reduce((sum, r) => sum + r.statements.length, 0)
@@ -345,7 +277,7 @@ const main = async () => {
       `${(statements / recorded.length).toFixed(1)} statements each; ${concurrency} in flight`
   )
 
-  const server = await startServer(port, publicUrl)
+  const server = await startServer(port, { DATABASE_URL: databaseUrl.toString(), PUBLIC_URL: publicUrl })
   const pool = new pg.Pool({ connectionString: databaseUrl.toString(), max: serverPoolSize })
   let peakRss = 0
   const sampler = setInterval(() => {
