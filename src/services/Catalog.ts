@@ -24,6 +24,10 @@ export const DEFAULT_COUNTRY = "US"
  */
 export class PublicUrl extends Context.Tag("PublicUrl")<PublicUrl, string>() {}
 
+/** A catalog path (`/images/…`) made absolute under the public URL; absolute URLs pass as they are. */
+export const absoluteUrl = (publicUrl: string, path: string | null) =>
+  path === null || /^https?:\/\//.test(path) ? path : `${publicUrl}${path.startsWith("/") ? "" : "/"}${path}`
+
 // ---------------------------------------------------------------------------------------------------------
 // Cursors: opaque base64url of the last row's sort key (DESIGN.md §4.3).
 
@@ -152,8 +156,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     const pricing = yield* Pricing
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
 
-    const absolute = (path: string | null) =>
-      path === null ? null : /^https?:\/\//.test(path) ? path : `${publicUrl}${path.startsWith("/") ? "" : "/"}${path}`
+    const absolute = (path: string | null) => absoluteUrl(publicUrl, path)
 
     const money = (usd: number, country: PricingCountry) =>
       formatMoney(convertUsd(usd, country.fxRate, country.digits), country.currency, country.locale)

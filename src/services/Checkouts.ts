@@ -283,28 +283,27 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         seen.add(id)
       }
       const requestHash = request.idempotencyKey == null ? null : hashRequest(request)
-      const replay = Effect.gen(function* () {
+      /** The checkout this user already made with the idempotency key, if any. */
+      const byKey = Effect.gen(function* () {
+        if (request.idempotencyKey == null) return Option.none<CheckoutRow>()
         const [existing] = yield* sql<CheckoutRow>`
-          SELECT * FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey!}`.pipe(
+          SELECT * FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey}`.pipe(
           Effect.orDie
         )
-        if (existing === undefined) return yield* Effect.dieMessage("idempotency key vanished")
-        if (existing.requestHash !== requestHash) {
-          return yield* new IdempotencyKeyReused({
-            message: "This idempotencyKey was used with a different request; use a new key for a new checkout."
-          })
-        }
-        return { checkout: toCheckout(existing, yield* itemRows(existing.id)), replayed: true }
+        return Option.fromNullable(existing)
       })
-      const keyTaken = Effect.gen(function* () {
-        if (request.idempotencyKey == null) return false
-        const [existing] = yield* sql<{ id: string }>`
-          SELECT id FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey}`.pipe(
-          Effect.orDie
-        )
-        return existing !== undefined
-      })
-      if (yield* keyTaken) return yield* replay
+      /** The stored checkout again, when the request is the same one. */
+      const replay = (existing: CheckoutRow) =>
+        Effect.gen(function* () {
+          if (existing.requestHash !== requestHash) {
+            return yield* new IdempotencyKeyReused({
+              message: "This idempotencyKey was used with a different request; use a new key for a new checkout."
+            })
+          }
+          return { checkout: toCheckout(existing, yield* itemRows(existing.id)), replayed: true }
+        })
+      const earlier = yield* byKey
+      if (Option.isSome(earlier)) return yield* replay(earlier.value)
 
       const quotes = yield* sql<QuoteRow>`
         SELECT * FROM quotes WHERE id IN ${sql.in(quoteIds)} AND user_id = ${buyer.id}`.pipe(Effect.orDie)
@@ -319,7 +318,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       for (const quote of ordered) {
         if (quote.checkoutId !== null) {
           // A concurrent request with this idempotency key made the checkout after the check above: replay it.
-          if (yield* keyTaken) return yield* replay
+          const made = yield* byKey
+          if (Option.isSome(made)) return yield* replay(made.value)
           return yield* new QuoteAlreadyUsed({
             message: `Quote ${quote.id} already backs another checkout; create a new quote.`,
             quoteId: quote.id
@@ -457,7 +457,11 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           (e) => Effect.succeed(Either.left(e))
         )
       )
-      if (Either.isLeft(outcome)) return yield* replay
+      if (Either.isLeft(outcome)) {
+        const made = yield* byKey
+        if (Option.isNone(made)) return yield* Effect.dieMessage("idempotency key vanished")
+        return yield* replay(made.value)
+      }
       yield* events.publish(id)
       return { checkout: toCheckout(row, items), replayed: false }
     })

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Ref, Schedule, Stream } from "effect"
-import type { EventType } from "../domain/Checkout.js"
+import { type EventType, terminalStatuses } from "../domain/Checkout.js"
 import { Signals } from "./Signals.js"
 
 /**
@@ -31,15 +31,10 @@ export interface NewEvent {
   readonly data: unknown
 }
 
-/** Event types after which a checkout's stream ends. */
-export const terminalEventTypes: ReadonlySet<EventType> = new Set([
-  "checkout.confirmed",
-  "checkout.partially_confirmed",
-  "checkout.failed",
-  "checkout.refunded",
-  "checkout.expired",
-  "checkout.cancelled"
-])
+/** Event types after which a checkout's stream ends: those announcing a final status. */
+export const terminalEventTypes: ReadonlySet<string> = new Set(
+  [...terminalStatuses].map((status) => `checkout.${status}`)
+)
 
 /** Rows read per round trip while replaying. */
 const pageSize = 200

@@ -10,7 +10,7 @@ import {
   VariantOutOfStock
 } from "../domain/Errors.js"
 import { makeId } from "../domain/Ids.js"
-import { PublicUrl } from "./Catalog.js"
+import { absoluteUrl, PublicUrl } from "./Catalog.js"
 import { formatMoney, landedAmounts, landedInput, Pricing } from "./Pricing.js"
 
 /**
@@ -69,9 +69,6 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
     const pricing = yield* Pricing
     const publicUrl = yield* PublicUrl
 
-    const absolute = (path: string | null) =>
-      path === null || /^https?:\/\//.test(path) ? path : `${publicUrl}${path.startsWith("/") ? "" : "/"}${path}`
-
     /** Prices one unit of `variantId` for `countryCode` and locks the price for 15 minutes. */
     const create = Effect.fn("Quotes.create")(function* (userId: string, variantId: string, countryCode: string) {
       const reference = yield* pricing.reference()
@@ -111,7 +108,7 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
         productId: variant.productId,
         productTitle: facts.productTitle,
         variantTitle: facts.variantTitle,
-        imageUrl: absolute(facts.imageUrl),
+        imageUrl: absoluteUrl(publicUrl, facts.imageUrl),
         countryCode: country.code,
         currency: country.currency,
         itemAmount: amounts.item,

@@ -15,6 +15,7 @@ import { Users } from "../../services/Users.js"
 import { Api } from "../Api.js"
 import { AuthRateLimits, clientIp, consume } from "../AuthRateLimits.js"
 import { consentPage, errorPage, signInPage } from "../pages/authorize.js"
+import { htmlResponse } from "../pages/html.js"
 
 /**
  * The authorization server's endpoints. The authorize pages: a GET checks the request, then shows
@@ -29,16 +30,7 @@ const SESSION_COOKIE = "ribbon_session"
 const noStore = { "cache-control": "no-store", pragma: "no-cache" } as const
 
 const html = (body: string, status = 200) =>
-  HttpServerResponse.text(body, {
-    status,
-    contentType: "text/html; charset=utf-8",
-    headers: {
-      ...noStore,
-      "x-frame-options": "DENY",
-      "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-      "referrer-policy": "no-referrer"
-    }
-  })
+  htmlResponse(body, { status, csp: "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'" })
 
 /** RFC 6749 §2.3.1: `Basic base64(urlencode(id):urlencode(secret))`; absent when there is no Basic header. */
 const basicCredentials = (request: HttpServerRequest.HttpServerRequest) => {

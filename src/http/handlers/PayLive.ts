@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either, Option } from "effect"
 import { parsePhoneNumber } from "libphonenumber-js/min"
@@ -9,6 +9,7 @@ import { Events } from "../../services/Events.js"
 import { Payments, validateCard } from "../../services/Payments.js"
 import { formatMoney } from "../../services/Pricing.js"
 import { Api } from "../Api.js"
+import { htmlResponse } from "../pages/html.js"
 import {
   type PayFormState,
   type PayPageView,
@@ -21,19 +22,10 @@ import {
 } from "../pages/pay.js"
 import { checkoutEvents } from "../Sse.js"
 
-/** An HTML page with a fresh CSP nonce, never cached (the URL carries the payment token). */
+/** An HTML page with a fresh CSP nonce (the URL carries the payment token: nothing is cached or referred). */
 const page = (render: (nonce: string) => string, status = 200) => {
   const nonce = randomBytes(16).toString("base64")
-  return HttpServerResponse.text(render(nonce), {
-    status,
-    contentType: "text/html; charset=utf-8",
-    headers: {
-      "cache-control": "no-store",
-      "content-security-policy": payPageCsp(nonce),
-      "referrer-policy": "no-referrer",
-      "x-frame-options": "DENY"
-    }
-  })
+  return htmlResponse(render(nonce), { status, csp: payPageCsp(nonce) })
 }
 
 const problem = (kind: PayProblemKind) => page((nonce) => payProblemPage(kind, { nonce }), payProblems[kind].status)

@@ -1,6 +1,8 @@
+import { HttpServerResponse } from "@effect/platform"
+
 /**
- * What every server-rendered page shares: escaping, and one document layout with the base look (the
- * authorize pages, the payment page). Each page adds its own CSS and width.
+ * What every server-rendered page shares: escaping, one document layout with the base look (the authorize
+ * pages, the payment page), and the response headers. Each page adds its own CSS, width and CSP.
  */
 
 export const escapeHtml = (text: string) =>
@@ -50,3 +52,20 @@ ${body}
 </body>
 </html>
 `
+
+/**
+ * A page as a response: never cached, never framed, no Referer sent from it, under `csp` (the page's own
+ * Content-Security-Policy).
+ */
+export const htmlResponse = (body: string, options: { readonly status?: number; readonly csp: string }) =>
+  HttpServerResponse.text(body, {
+    status: options.status ?? 200,
+    contentType: "text/html; charset=utf-8",
+    headers: {
+      "cache-control": "no-store",
+      pragma: "no-cache",
+      "x-frame-options": "DENY",
+      "content-security-policy": options.csp,
+      "referrer-policy": "no-referrer"
+    }
+  })
