@@ -379,42 +379,37 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
 
     /**
      * Moves an order one step: placed → processing → shipped (carrier and tracking set) → delivered.
-     * None when there is nothing to do: delivered, cancelled, unknown, or (with `from`) no longer in `from`.
-     * `from` makes a retried step idempotent: the step happens only from that status.
+     * None when there is nothing to do: delivered, cancelled, unknown, (with `from`) no longer in `from`,
+     * or changed meanwhile by a cancel or another step. `from` makes a retried step idempotent.
      */
     const advance = Effect.fn("Fulfillment.advance")(function* (
       orderId: string,
       options: { readonly from?: OrderStatus | undefined } = {}
     ) {
       yield* Effect.annotateCurrentSpan({ "fulfillment.order_id": orderId })
-      // A concurrent change (a cancel, another advance) makes the conditional update miss: read again.
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const [current] = yield* sql<{ readonly status: OrderStatus; readonly countryCode: string | null }>`
-          SELECT o.status, c.country_code FROM orders o LEFT JOIN checkouts c ON c.id = o.checkout_id
-          WHERE o.id = ${orderId}`.pipe(Effect.orDie)
-        if (current === undefined) return Option.none<OrderRow>()
-        if (options.from !== undefined && current.status !== options.from) return Option.none<OrderRow>()
-        const next = nextOrderStatus[current.status]
-        if (next === undefined) return Option.none<OrderRow>()
-        const now = yield* nowDate
-        let extra = sql``
-        if (next === "shipped") {
-          const tracking = trackingFor(orderId, current.countryCode)
-          extra = sql`, carrier = ${tracking.carrier}, tracking_number = ${tracking.trackingNumber},
-            tracking_url = ${tracking.trackingUrl}, shipped_at = ${now}`
-        } else if (next === "delivered") {
-          extra = sql`, delivered_at = ${now}`
-        }
-        const updated = yield* findOne(sql`
-          UPDATE orders SET status = ${next}, updated_at = ${now} ${extra}
-          WHERE id = ${orderId} AND status = ${current.status}
-          RETURNING *`)
-        if (Option.isSome(updated)) {
-          yield* Effect.logInfo(`order ${next}`).pipe(Effect.annotateLogs({ orderId }))
-          return updated
-        }
+      const [current] = yield* sql<{ readonly status: OrderStatus; readonly countryCode: string | null }>`
+        SELECT o.status, c.country_code FROM orders o LEFT JOIN checkouts c ON c.id = o.checkout_id
+        WHERE o.id = ${orderId}`.pipe(Effect.orDie)
+      if (current === undefined) return Option.none<OrderRow>()
+      if (options.from !== undefined && current.status !== options.from) return Option.none<OrderRow>()
+      const next = nextOrderStatus[current.status]
+      if (next === undefined) return Option.none<OrderRow>()
+      const now = yield* nowDate
+      let extra = sql``
+      if (next === "shipped") {
+        const tracking = trackingFor(orderId, current.countryCode)
+        extra = sql`, carrier = ${tracking.carrier}, tracking_number = ${tracking.trackingNumber},
+          tracking_url = ${tracking.trackingUrl}, shipped_at = ${now}`
+      } else if (next === "delivered") {
+        extra = sql`, delivered_at = ${now}`
       }
-      return Option.none<OrderRow>()
+      // Conditional: a concurrent change (a cancel, another advance) wins, and this step does nothing.
+      const updated = yield* findOne(sql`
+        UPDATE orders SET status = ${next}, updated_at = ${now} ${extra}
+        WHERE id = ${orderId} AND status = ${current.status}
+        RETURNING *`)
+      if (Option.isSome(updated)) yield* Effect.logInfo(`order ${next}`).pipe(Effect.annotateLogs({ orderId }))
+      return updated
     })
 
     /** The user's order. */
