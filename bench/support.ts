@@ -54,9 +54,14 @@ const healthy = (port: number) =>
     request.on("error", () => resolve(false))
   })
 
+/** The server's tuning settings, passed through from the bench's own environment when set there. */
+const tuning = ["DATABASE_POOL_SIZE", "WORKER_CONCURRENCY", "PAYMENTS_CONCURRENCY"]
+const passThrough = () =>
+  Object.fromEntries(tuning.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])))
+
 /**
- * The server as `npm start` runs it (the esbuild bundle, rebuilt first), on `port` with `env`; resolves
- * once `/health` answers.
+ * The server as `npm start` runs it (the esbuild bundle, rebuilt first), on `port` with `env` (and the
+ * tuning settings of the bench's environment); resolves once `/health` answers.
  */
 export const startServer = async (
   port: number,
@@ -71,7 +76,7 @@ export const startServer = async (
   const child = spawn(process.execPath, [...nodeFlags, "dist/ribbon.mjs", "serve"], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
-    env: { PATH: process.env.PATH ?? "", PORT: String(port), LOG_LEVEL: "Warn", ...env }
+    env: { PATH: process.env.PATH ?? "", PORT: String(port), LOG_LEVEL: "Warn", ...passThrough(), ...env }
   })
   for (let attempt = 0; attempt < 3000; attempt++) {
     if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`)

@@ -1,5 +1,11 @@
 import { Config, type ConfigError, Effect, LogLevel, Option } from "effect"
 
+const positiveInteger = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
 /** The whole runtime configuration, read once from `Config.*` (the environment by default). */
 export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
   effect: Effect.gen(function* () {
@@ -13,6 +19,12 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
       publicUrl,
       dataDir: yield* Config.string("DATA_DIR").pipe(Config.withDefault(".data")),
       databaseUrl: yield* Config.option(Config.redacted("DATABASE_URL")),
+      /** Connections to DATABASE_URL (embedded PGlite always uses one). */
+      databasePoolSize: yield* positiveInteger("DATABASE_POOL_SIZE", 10),
+      /** Jobs (placement, order progress, expiry, callbacks) one instance runs at once. */
+      workerConcurrency: yield* positiveInteger("WORKER_CONCURRENCY", 8),
+      /** Payments one instance takes at once; more wait their turn (docs/performance.md). */
+      paymentsConcurrency: yield* positiveInteger("PAYMENTS_CONCURRENCY", 2),
       redisUrl: yield* Config.option(Config.redacted("REDIS_URL")),
       otlpEndpoint: yield* Config.option(Config.url("OTEL_EXPORTER_OTLP_ENDPOINT")).pipe(
         Config.map(Option.map((url) => url.toString().replace(/\/$/, "")))
@@ -24,10 +36,7 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
         "production"
       )("NODE_ENV").pipe(Config.withDefault("development" as const)),
       /** Largest request body accepted, in bytes. */
-      maxBodyBytes: yield* Config.integer("MAX_BODY_BYTES").pipe(
-        Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
-        Config.withDefault(1024 * 1024)
-      ),
+      maxBodyBytes: yield* positiveInteger("MAX_BODY_BYTES", 1024 * 1024),
       /** The mutual-TLS listener, when MTLS_PORT, MTLS_CA, TLS_CERT and TLS_KEY are all set (PEM file paths). */
       mtls: yield* Config.option(
         Config.all({

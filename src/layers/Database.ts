@@ -111,7 +111,9 @@ export class DataDirInUse extends Data.TaggedError("DataDirInUse")<{ readonly me
 export const DatabaseLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
-    if (Option.isSome(config.databaseUrl)) return postgres(config.databaseUrl.value)
+    if (Option.isSome(config.databaseUrl)) {
+      return postgres(config.databaseUrl.value, { maxConnections: config.databasePoolSize })
+    }
     if (yield* embeddedServerRunning(config.dataDir)) {
       return yield* new DataDirInUse({
         message: `Another Ribbon server is using DATA_DIR ${config.dataDir}; stop it or choose another DATA_DIR.`

@@ -30,13 +30,13 @@ import { Checkouts, ExpireCheckout } from "../services/Checkouts.js"
 import { Companies } from "../services/Companies.js"
 import { Events } from "../services/Events.js"
 import { Fulfillment, FulfillmentSettings } from "../services/Fulfillment.js"
-import { Jobs } from "../services/Jobs.js"
+import { Jobs, WorkerConcurrency } from "../services/Jobs.js"
 import { KeyStore } from "../services/KeyStore.js"
 import { Notifications } from "../services/Notifications.js"
 import { OAuth } from "../services/OAuth.js"
 import { Orders } from "../services/Orders.js"
 import { OutboundPolicy } from "../services/OutboundHttp.js"
-import { Payments } from "../services/Payments.js"
+import { PaymentConcurrency, Payments } from "../services/Payments.js"
 import { Placement } from "../services/Placement.js"
 import { Quotes } from "../services/Quotes.js"
 import { RateLimits } from "../services/RateLimits.js"
@@ -196,6 +196,14 @@ const SettingsLive = Layer.mergeAll(
     Effect.map(AppConfig, (config) => config.publicUrl)
   ),
   Layer.unwrapEffect(Effect.map(AppConfig, (config) => FulfillmentSettings.layer(config.fulfillment))),
+  Layer.effect(
+    PaymentConcurrency,
+    Effect.map(AppConfig, (config) => config.paymentsConcurrency)
+  ),
+  Layer.effect(
+    WorkerConcurrency,
+    Effect.map(AppConfig, (config) => config.workerConcurrency)
+  ),
   Layer.unwrapEffect(
     Effect.map(AppConfig, (config) => OutboundPolicy.layer({ allowLoopback: config.webhooksAllowLoopback }))
   )

@@ -112,6 +112,9 @@ export interface CheckoutItemRow {
   readonly failureReason: string | null
 }
 
+/** The columns a change of a checkout sets (`updated_at` is always set). */
+export type CheckoutChange = Partial<Pick<CheckoutRow, "status" | "refundedAmount" | "failureReason">>
+
 /** What the agent should do next, in plain words, per status. */
 export const nextStepFor = (status: CheckoutStatus): string => {
   switch (status) {
@@ -213,29 +216,50 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     const paymentUrl = (row: CheckoutRow) => `${publicUrl}/pay/${row.id}?t=${row.paymentToken}`
 
-    /** The checkout as it is now (inside a transaction: as this transaction sees it). */
-    const snapshot = Effect.fn("Checkouts.snapshot")(function* (checkoutId: string) {
-      const row = yield* findRow(checkoutId)
-      if (Option.isNone(row)) return yield* Effect.dieMessage(`checkout ${checkoutId} vanished`)
-      const items = yield* itemRows(checkoutId)
-      return { row: row.value, items, checkout: toCheckout(row.value, items) }
+    /** The checkout's row, locked until the transaction ends. */
+    const lockRow = (checkoutId: string) =>
+      sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`.pipe(
+        Effect.orDie,
+        Effect.flatMap(([row]) =>
+          row === undefined ? Effect.dieMessage(`checkout ${checkoutId} vanished`) : Effect.succeed(row)
+        )
+      )
+
+    /**
+     * A conditional update in the caller's transaction: sets `set` (and `updated_at`) if the checkout's
+     * status is one of `from`. The row as it now is, or none when the status was another.
+     */
+    const transition = Effect.fn("Checkouts.transition")(function* (
+      checkoutId: string,
+      from: ReadonlyArray<CheckoutStatus>,
+      set: CheckoutChange
+    ) {
+      const [row] = yield* sql<CheckoutRow>`
+        UPDATE checkouts SET ${sql.update({ ...set, updatedAt: yield* nowDate })}
+        WHERE id = ${checkoutId} AND status IN ${sql.in(from)} RETURNING *`.pipe(Effect.orDie)
+      return Option.fromNullable(row)
     })
 
     /**
-     * Appends an event carrying the checkout as this transaction sees it (and the order, for `order.*`),
-     * and queues its callback. Call inside the transaction of the change. Returns that checkout.
+     * Appends an event carrying `row` (the checkout as this transaction leaves it) with its items (read
+     * unless given), and the order for `order.*`, and queues its callback. Call inside the transaction of
+     * the change, holding the checkout's row lock (`commit`, `forPayment` or the creating insert): one
+     * checkout's events then commit in the order of their ids, so a stream reading "after id n" never
+     * misses one that took a lower id but committed later.
      */
-    const record = Effect.fn("Checkouts.record")(function* (checkoutId: string, type: EventType, order?: OrderSchema) {
-      // The checkout's event lock first, so the snapshot is the state this event commits after.
-      yield* events.lock(checkoutId)
-      const seen = yield* snapshot(checkoutId)
-      const { row, checkout } = seen
+    const record = Effect.fn("Checkouts.record")(function* (
+      row: CheckoutRow,
+      type: EventType,
+      options: { readonly items?: ReadonlyArray<CheckoutItemRow>; readonly order?: OrderSchema } = {}
+    ) {
+      const items = options.items ?? (yield* itemRows(row.id))
+      const checkout = toCheckout(row, items)
       const encoded = yield* Schema.encode(Checkout)(checkout).pipe(Effect.orDie)
       const data =
-        order === undefined
+        options.order === undefined
           ? { checkout: encoded }
-          : { checkout: encoded, order: Schema.encodeSync(OrderSchema)(order) }
-      const event = yield* events.append({ type, checkoutId, userId: row.userId, data })
+          : { checkout: encoded, order: Schema.encodeSync(OrderSchema)(options.order) }
+      const event = yield* events.append({ type, checkoutId: row.id, userId: row.userId, data })
       if (row.callbackUrl !== null) {
         yield* webhooks.enqueue({
           url: row.callbackUrl,
@@ -244,12 +268,16 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           payload: { id: event.id, type, createdAt: event.createdAt.toISOString(), data }
         })
       }
-      return seen
+      return { row, items, checkout }
     })
 
-    /** Runs `change` in a transaction, then wakes the checkout's event streams. */
-    const commit = <A, E, R>(checkoutId: string, change: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(change).pipe(
+    /**
+     * Runs `change` in a transaction that first locks the checkout's row (every change of a checkout and
+     * its items starts there, so changes and their events are serialized per checkout, and locks are always
+     * taken checkout first), then wakes the checkout's event streams. `change` gets the locked row.
+     */
+    const commit = <A, E, R>(checkoutId: string, change: (row: CheckoutRow) => Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.flatMap(lockRow(checkoutId), change)).pipe(
         Effect.catchTag("SqlError", Effect.die),
         Effect.tap(() => events.publish(checkoutId))
       )
@@ -441,7 +469,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
             })
           }
           yield* sql`INSERT INTO checkout_items ${sql.insert(items as never)}`
-          yield* record(id, "checkout.created")
+          yield* record(row, "checkout.created", { items })
           yield* jobs.enqueue(
             ExpireCheckout,
             { checkoutId: id },
@@ -478,14 +506,11 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     /** Cancels an unpaid checkout. */
     const cancel = Effect.fn("Checkouts.cancel")(function* (userId: string, checkoutId: string) {
       yield* get(userId, checkoutId)
-      const changed = yield* commit(
-        checkoutId,
+      const changed = yield* commit(checkoutId, () =>
         Effect.gen(function* () {
-          const updated = yield* sql`
-            UPDATE checkouts SET status = 'cancelled', updated_at = ${yield* nowDate}
-            WHERE id = ${checkoutId} AND status = 'pending_payment' RETURNING id`
-          if (updated.length === 0) return false
-          yield* record(checkoutId, "checkout.cancelled")
+          const cancelled = yield* transition(checkoutId, ["pending_payment"], { status: "cancelled" })
+          if (Option.isNone(cancelled)) return false
+          yield* record(cancelled.value, "checkout.cancelled")
           return true
         })
       )
@@ -502,14 +527,11 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     /** Expires an unpaid checkout whose payment window has passed (the `checkout.expire` job). */
     const expire = Effect.fn("Checkouts.expire")(function* (checkoutId: string) {
-      yield* commit(
-        checkoutId,
+      yield* commit(checkoutId, (row) =>
         Effect.gen(function* () {
-          const updated = yield* sql`
-            UPDATE checkouts SET status = 'expired', updated_at = ${yield* nowDate}
-            WHERE id = ${checkoutId} AND status = 'pending_payment' AND expires_at <= ${yield* nowDate}
-            RETURNING id`
-          if (updated.length > 0) yield* record(checkoutId, "checkout.expired")
+          if (row.expiresAt.getTime() > (yield* Clock.currentTimeMillis)) return
+          const expired = yield* transition(checkoutId, ["pending_payment"], { status: "expired" })
+          if (Option.isSome(expired)) yield* record(expired.value, "checkout.expired")
         })
       )
     })
@@ -528,16 +550,14 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     /** Records a refused card (the checkout stays `pending_payment`). */
     const paymentDeclined = Effect.fn("Checkouts.paymentDeclined")(function* (checkoutId: string) {
-      yield* commit(
-        checkoutId,
+      yield* commit(checkoutId, (row) =>
         Effect.gen(function* () {
           // The first few declines are news for the agent; more (from anyone holding the link) would only
           // flood its stream and callback URL. The page still answers each one.
-          yield* events.lock(checkoutId)
           const [{ declines }] = yield* sql<{ declines: number }>`
             SELECT count(*)::int AS declines FROM events
             WHERE checkout_id = ${checkoutId} AND type = 'checkout.payment_declined'`
-          if (declines < MAX_RECORDED_DECLINES) yield* record(checkoutId, "checkout.payment_declined")
+          if (declines < MAX_RECORDED_DECLINES) yield* record(row, "checkout.payment_declined")
         })
       )
     })
@@ -545,14 +565,19 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     /**
      * Marks a checkout paid and queues its placement, if it is still awaiting payment within its window at
      * `now` (the instant the page checked it before charging): the paid checkout, or none. Runs inside the
-     * caller's transaction (the payment page holds the row lock while charging).
+     * caller's transaction, on the checkout as `forPayment` locked it (held while the card is charged).
      */
-    const markPaid = Effect.fn("Checkouts.markPaid")(function* (checkoutId: string, chargeId: string, now: Date) {
-      const updated = yield* sql`
+    const markPaid = Effect.fn("Checkouts.markPaid")(function* (
+      locked: { readonly row: CheckoutRow; readonly items: ReadonlyArray<CheckoutItemRow> },
+      chargeId: string,
+      now: Date
+    ) {
+      const checkoutId = locked.row.id
+      const [row] = yield* sql<CheckoutRow>`
         UPDATE checkouts SET status = 'paid', charge_id = ${chargeId}, paid_at = ${now}, updated_at = ${now}
-        WHERE id = ${checkoutId} AND status = 'pending_payment' AND expires_at > ${now} RETURNING id`.pipe(Effect.orDie)
-      if (updated.length === 0) return Option.none()
-      const paid = yield* record(checkoutId, "checkout.paid")
+        WHERE id = ${checkoutId} AND status = 'pending_payment' AND expires_at > ${now} RETURNING *`.pipe(Effect.orDie)
+      if (row === undefined) return Option.none()
+      const paid = yield* record(row, "checkout.paid", { items: locked.items })
       yield* notifications.receipt(paid.row, paid.items)
       yield* jobs.enqueue(PlaceCheckout, { checkoutId }, { key: checkoutId })
       return Option.some(paid)
@@ -568,7 +593,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       markPaid,
       record,
       commit,
-      snapshot,
+      transition,
       toCheckout,
       itemRows
     } as const

@@ -79,17 +79,8 @@ export class Events extends Effect.Service<Events>()("Events", {
       )
 
     /**
-     * One writer per checkout until commit: its events then commit in the order of their ids, so a stream
-     * reading "after id n" never misses one that took a lower id but committed later. Take it before reading
-     * the state an event will carry, and before `append`.
-     */
-    const lock = Effect.fn("Events.lock")(function* (checkoutId: string) {
-      yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${checkoutId}, 0))`.pipe(Effect.orDie)
-    })
-
-    /**
-     * Appends an event on the ambient SqlClient: call it inside the transaction of the change, after
-     * `lock(checkoutId)`.
+     * Appends an event on the ambient SqlClient: call it inside the transaction of the change, holding the
+     * checkout's row lock (Checkouts.record), so that one checkout's events commit in the order of their ids.
      */
     const append = Effect.fn("Events.append")(function* (event: NewEvent) {
       const createdAt = new Date(yield* Clock.currentTimeMillis)
@@ -160,6 +151,6 @@ export class Events extends Effect.Service<Events>()("Events", {
         })
       )
 
-    return { lock, append, publish, after, stream } as const
+    return { append, publish, after, stream } as const
   })
 }) {}

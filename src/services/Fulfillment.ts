@@ -293,6 +293,21 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
         message: `Variant ${variantId} does not have ${quantity} unit${quantity === 1 ? "" : "s"} in stock.`
       })
 
+    /** Why the supplier cannot take the variant: it does not ship to the country, or lacks the stock. */
+    const refusal = (input: PlaceInput) =>
+      Effect.gen(function* () {
+        const [location] = yield* sql<{ readonly shipsTo: ReadonlyArray<string> }>`
+          SELECT ships_to FROM variant_locations WHERE variant_id = ${input.variantId}`.pipe(Effect.orDie)
+        if (location === undefined || !location.shipsTo.includes(input.countryCode)) {
+          return yield* new FulfillmentRejected({
+            reason: "not_shippable",
+            variantId: input.variantId,
+            message: `Variant ${input.variantId} does not ship to ${input.countryCode}.`
+          })
+        }
+        return yield* outOfStock(input.variantId, input.quantity)
+      })
+
     /**
      * Places one order, or returns the order already placed with this idempotency key. Fails with
      * `FulfillmentUnavailable` (transient) or `FulfillmentRejected` (permanent).
@@ -328,19 +343,6 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
         })
       }
 
-      const [location] = yield* sql<{ readonly stock: number | null; readonly shipsTo: ReadonlyArray<string> }>`
-        SELECT stock, ships_to FROM variant_locations WHERE variant_id = ${input.variantId}`.pipe(Effect.orDie)
-      if (location === undefined || !location.shipsTo.includes(input.countryCode)) {
-        return yield* new FulfillmentRejected({
-          reason: "not_shippable",
-          variantId: input.variantId,
-          message: `Variant ${input.variantId} does not ship to ${input.countryCode}.`
-        })
-      }
-      if (location.stock !== null && location.stock < input.quantity) {
-        return yield* outOfStock(input.variantId, input.quantity)
-      }
-
       const id = yield* makeId
       const now = yield* nowDate
       return yield* sql
@@ -362,12 +364,14 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
               }
               return winner.value
             }
-            // Untracked stock (null) stays null; tracked stock never goes below zero.
+            // Where the variant ships to the country; untracked stock (null) stays null; tracked stock never
+            // goes below zero. A refusal rolls the order back.
             const decremented = yield* sql`
               UPDATE variant_locations SET stock = stock - ${input.quantity}
-              WHERE variant_id = ${input.variantId} AND (stock IS NULL OR stock >= ${input.quantity})
+              WHERE variant_id = ${input.variantId} AND ${input.countryCode} = ANY (ships_to)
+                AND (stock IS NULL OR stock >= ${input.quantity})
               RETURNING variant_id`.pipe(Effect.orDie)
-            if (decremented.length === 0) return yield* outOfStock(input.variantId, input.quantity)
+            if (decremented.length === 0) return yield* refusal(input)
             yield* Effect.logInfo("order placed").pipe(
               Effect.annotateLogs({ orderId: id, checkoutId: input.checkoutId, itemIndex: input.itemIndex })
             )

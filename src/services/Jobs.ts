@@ -3,6 +3,7 @@ import {
   Cause,
   Chunk,
   Clock,
+  Context,
   Data,
   DateTime,
   Duration,
@@ -187,8 +188,13 @@ export interface EnqueueOptions {
   readonly key?: string
 }
 
+/** Jobs one worker runs at once unless told otherwise (`WORKER_CONCURRENCY`). */
+export class WorkerConcurrency extends Context.Reference<WorkerConcurrency>()("ribbon/WorkerConcurrency", {
+  defaultValue: () => 8
+}) {}
+
 export interface WorkerOptions {
-  /** Jobs run at the same time by this worker (default 4). */
+  /** Jobs run at the same time by this worker (default: WorkerConcurrency). */
   readonly concurrency?: number
   /** How often to look for ready jobs without a signal: delayed retries, expired leases (default 1 second). */
   readonly pollInterval?: Duration.DurationInput
@@ -431,7 +437,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       const kinds = [...byKind.keys()]
       if (kinds.length === 0) return yield* Effect.dieMessage("Jobs.work needs at least one handler")
       const leases = Object.fromEntries(handlers.map((h) => [h.kind.name, Duration.toMillis(h.kind.lease)]))
-      const concurrency = options.concurrency ?? 4
+      const concurrency = options.concurrency ?? (yield* WorkerConcurrency)
       yield* Effect.annotateCurrentSpan({ "jobs.kinds": kinds.join(","), "jobs.concurrency": concurrency })
 
       const wake = yield* Queue.sliding<void>(1)

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Order, OrderPage, OrderStatus } from "../domain/Checkout.js"
 import { CheckoutStateConflict, OrderNotFound } from "../domain/Errors.js"
 import { Checkouts } from "./Checkouts.js"
@@ -89,36 +89,30 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
     const cancel = Effect.fn("Orders.cancel")(function* (userId: string, orderId: string) {
       const existing = yield* get(userId, orderId)
       const checkoutId = existing.checkoutId
-      return yield* checkouts.commit(
-        checkoutId,
+      return yield* checkouts.commit(checkoutId, (checkout) =>
         Effect.gen(function* () {
-          // The checkout row first (as placement takes it), locked until commit.
-          const [checkout] = yield* sql<{ status: string }>`
-            SELECT status FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
-          if (checkout?.status !== "confirmed" && checkout?.status !== "partially_confirmed") {
+          if (checkout.status !== "confirmed" && checkout.status !== "partially_confirmed") {
             return yield* new CheckoutStateConflict({
-              message: `The checkout is ${checkout?.status}: its orders can be cancelled once it is confirmed.`,
-              checkoutStatus: checkout?.status ?? "unknown"
+              message: `The checkout is ${checkout.status}: its orders can be cancelled once it is confirmed.`,
+              checkoutStatus: checkout.status
             })
           }
           const row = yield* fulfillment.cancel(orderId, userId)
-          const now = new Date(yield* Clock.currentTimeMillis)
           const refunded = yield* sql<{ amount: number }>`
             UPDATE checkout_items SET status = 'refunded'
             WHERE checkout_id = ${checkoutId} AND index = ${row.itemIndex} AND status = 'placed' RETURNING amount`
           if (refunded.length === 0) return yield* Effect.dieMessage(`order ${orderId} has no placed item`)
-          const amount = refunded[0]!.amount
-          yield* sql`
-            UPDATE checkouts SET refunded_amount = refunded_amount + ${amount}, updated_at = ${now}
-            WHERE id = ${checkoutId}`
           const order = yield* toOrder(row)
-          yield* checkouts.record(checkoutId, "order.cancelled", order)
-          const allRefunded = yield* sql`
-            UPDATE checkouts SET status = 'refunded', updated_at = ${now}
-            WHERE id = ${checkoutId} AND status IN ('confirmed', 'partially_confirmed')
-              AND NOT EXISTS (SELECT 1 FROM checkout_items i WHERE i.checkout_id = ${checkoutId} AND i.status = 'placed')
-            RETURNING id`
-          if (allRefunded.length > 0) yield* checkouts.record(checkoutId, "checkout.refunded")
+          // The row is locked, so its status is still the one checked above: these updates cannot miss.
+          const withRefund = yield* checkouts.transition(checkoutId, [checkout.status], {
+            refundedAmount: checkout.refundedAmount + refunded[0]!.amount
+          })
+          const { items } = yield* checkouts.record(Option.getOrThrow(withRefund), "order.cancelled", { order })
+          // The checkout is refunded once no placed order is left.
+          if (items.every((item) => item.status !== "placed")) {
+            const allRefunded = yield* checkouts.transition(checkoutId, [checkout.status], { status: "refunded" })
+            yield* checkouts.record(Option.getOrThrow(allRefunded), "checkout.refunded", { items })
+          }
           return order
         })
       )
@@ -133,13 +127,12 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
         Effect.orDie
       )
       if (found === undefined) return Option.none()
-      return yield* checkouts.commit(
-        found.checkoutId,
+      return yield* checkouts.commit(found.checkoutId, (checkout) =>
         Effect.gen(function* () {
           const next = yield* fulfillment.advance(orderId, from === undefined ? {} : { from })
           if (Option.isNone(next)) return Option.none()
           const order = yield* toOrder(next.value)
-          const { row } = yield* checkouts.record(found.checkoutId, `order.${order.status}` as "order.shipped", order)
+          const { row } = yield* checkouts.record(checkout, `order.${order.status}` as "order.shipped", { order })
           if (order.status === "shipped") yield* notifications.shipped(row, order)
           if (order.status !== "delivered") {
             yield* jobs.enqueue(

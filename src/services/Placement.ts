@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Metric, MetricBoundaries, Schedule } from "effect"
-import { Checkouts, PlaceCheckout } from "./Checkouts.js"
-import { Fulfillment, FulfillmentSettings } from "./Fulfillment.js"
+import { Effect, Metric, MetricBoundaries, Option, Schedule } from "effect"
+import { type CheckoutItemRow, type CheckoutRow, Checkouts, PlaceCheckout } from "./Checkouts.js"
+import { Fulfillment, FulfillmentSettings, type FulfillmentUnavailable, type OrderRow } from "./Fulfillment.js"
 import { Jobs } from "./Jobs.js"
 import { Notifications } from "./Notifications.js"
 import { AdvanceOrder, orderOf } from "./Orders.js"
@@ -22,6 +22,9 @@ export const itemRetry = Schedule.exponential("100 millis", 2).pipe(
   Schedule.jittered,
   Schedule.intersect(Schedule.recurs(5))
 )
+
+/** Items of one checkout sent to the supplier at once. */
+const itemConcurrency = 4
 
 export const placementKey = (checkoutId: string, index: number) => `${checkoutId}:${index}`
 
@@ -48,112 +51,132 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
     const jobs = yield* Jobs
     const settings = yield* FulfillmentSettings
 
-    const nowDate = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+    /** What the supplier said of one pending item. */
+    type Outcome =
+      | { readonly _tag: "Placed"; readonly order: OrderRow }
+      | { readonly _tag: "Failed"; readonly message: string }
+      | { readonly _tag: "Later"; readonly error: FulfillmentUnavailable }
 
     /**
-     * Places every pending item of a paid (or resumed) checkout and settles its status. On the job's
-     * `lastAttempt`, an item the supplier still cannot take fails and is refunded, so that no paid checkout
-     * is left placing.
+     * One item to the supplier, under its deterministic key. A transient failure is retried in place; if it
+     * persists, the item stays pending for the job's next attempt, except on the last one, where it fails
+     * (and is refunded) so that no paid checkout is left placing.
+     */
+    const placeItem = (row: CheckoutRow, item: CheckoutItemRow, lastAttempt: boolean) =>
+      fulfillment
+        .place({
+          idempotencyKey: placementKey(row.id, item.index),
+          userId: row.userId,
+          checkoutId: row.id,
+          itemIndex: item.index,
+          variantId: item.variantId,
+          productId: item.productId,
+          productTitle: item.productTitle,
+          variantTitle: item.variantTitle,
+          quantity: item.quantity,
+          amount: item.amount,
+          currency: row.currency,
+          countryCode: row.countryCode
+        })
+        .pipe(
+          Effect.retry({ schedule: itemRetry, while: (e) => e._tag === "FulfillmentUnavailable" }),
+          Effect.map((order): Outcome => ({ _tag: "Placed", order })),
+          Effect.catchTags({
+            FulfillmentRejected: (rejected): Effect.Effect<Outcome> =>
+              Effect.succeed({ _tag: "Failed", message: rejected.message }),
+            FulfillmentUnavailable: (unavailable): Effect.Effect<Outcome> =>
+              Effect.succeed(
+                lastAttempt
+                  ? { _tag: "Failed", message: "The supplier could not take the order in time; the item was refunded." }
+                  : { _tag: "Later", error: unavailable }
+              )
+          })
+        )
+
+    /**
+     * Places every pending item of a paid (or resumed) checkout and settles its status: `placing` commits
+     * first; then every pending item goes to the supplier; then one transaction records each item's outcome
+     * (an event each) and, when none is left pending, the final status. An item the supplier could not take
+     * yet stays pending and the job fails, to be retried.
      */
     const place = Effect.fn("Placement.place")(function* (checkoutId: string, lastAttempt = false) {
       yield* Effect.annotateCurrentSpan("checkout.id", checkoutId)
-      yield* checkouts.commit(
-        checkoutId,
+      const started = yield* checkouts.commit(checkoutId, (row) =>
         Effect.gen(function* () {
-          const claimed = yield* sql`
-            UPDATE checkouts SET status = 'placing', updated_at = ${yield* nowDate}
-            WHERE id = ${checkoutId} AND status = 'paid' RETURNING id`
-          if (claimed.length > 0) yield* checkouts.record(checkoutId, "checkout.placing")
+          if (row.status === "placing") return Option.some({ row, items: yield* checkouts.itemRows(checkoutId) })
+          const placing = yield* checkouts.transition(checkoutId, ["paid"], { status: "placing" })
+          if (Option.isNone(placing)) return Option.none()
+          return Option.some(yield* checkouts.record(placing.value, "checkout.placing"))
         })
       )
-      const { row } = yield* checkouts.snapshot(checkoutId)
-      if (row.status !== "placing") return
-      const items = yield* checkouts.itemRows(checkoutId)
-      for (const item of items) {
-        if (item.status !== "pending") continue
-        const placed = yield* fulfillment
-          .place({
-            idempotencyKey: placementKey(checkoutId, item.index),
-            userId: row.userId,
-            checkoutId,
-            itemIndex: item.index,
-            variantId: item.variantId,
-            productId: item.productId,
-            productTitle: item.productTitle,
-            variantTitle: item.variantTitle,
-            quantity: item.quantity,
-            amount: item.amount,
-            currency: row.currency,
-            countryCode: row.countryCode
-          })
-          .pipe(
-            Effect.retry({ schedule: itemRetry, while: (e) => e._tag === "FulfillmentUnavailable" }),
-            Effect.catchTag("FulfillmentRejected", (rejected) => Effect.succeed(rejected)),
-            Effect.catchTag("FulfillmentUnavailable", (unavailable) =>
-              lastAttempt
-                ? Effect.succeed({
-                    _tag: "Unavailable" as const,
-                    message: "The supplier could not take the order in time; the item was refunded."
-                  })
-                : Effect.fail(unavailable)
-            )
-          )
-        yield* checkouts.commit(
-          checkoutId,
-          Effect.gen(function* () {
-            if ("_tag" in placed) {
-              const failed = yield* sql`
-                UPDATE checkout_items SET status = 'failed', failure_reason = ${placed.message}
-                WHERE checkout_id = ${checkoutId} AND index = ${item.index} AND status = 'pending' RETURNING index`
-              if (failed.length === 0) return
-              // A failed item is refunded straight away (DESIGN.md §4.5).
-              yield* sql`
-                UPDATE checkouts SET refunded_amount = refunded_amount + ${item.amount}, updated_at = ${yield* nowDate}
-                WHERE id = ${checkoutId}`
-              yield* checkouts.record(checkoutId, "checkout.item_failed")
-              return
-            }
-            const updated = yield* sql`
-              UPDATE checkout_items SET status = 'placed', order_id = ${placed.id}
-              WHERE checkout_id = ${checkoutId} AND index = ${item.index} AND status = 'pending' RETURNING index`
-            if (updated.length === 0) return
-            yield* checkouts.record(checkoutId, "checkout.item_placed", orderOf(placed, row.locale))
-            yield* jobs.enqueue(
-              AdvanceOrder,
-              { orderId: placed.id, from: "placed" as const },
-              { key: `${placed.id}:placed`, delay: settings.progressEvery }
-            )
-          })
-        )
-      }
-      const outcome = yield* checkouts.commit(
-        checkoutId,
+      if (Option.isNone(started)) return
+      const { row, items } = started.value
+      const pending = items.filter((item) => item.status === "pending")
+      const outcomes = yield* Effect.forEach(pending, (item) => placeItem(row, item, lastAttempt), {
+        concurrency: itemConcurrency
+      })
+
+      const settled = yield* checkouts.commit(checkoutId, (locked) =>
         Effect.gen(function* () {
-          const settled = yield* checkouts.itemRows(checkoutId)
-          const placedCount = settled.filter((item) => item.status === "placed").length
+          if (locked.status !== "placing") return undefined
+          let current = locked
+          for (const [n, outcome] of outcomes.entries()) {
+            const item = pending[n]!
+            if (outcome._tag === "Later") continue
+            if (outcome._tag === "Placed") {
+              const updated = yield* sql`
+                UPDATE checkout_items SET status = 'placed', order_id = ${outcome.order.id}
+                WHERE checkout_id = ${checkoutId} AND index = ${item.index} AND status = 'pending' RETURNING index`
+              if (updated.length === 0) continue
+              yield* checkouts.record(current, "checkout.item_placed", { order: orderOf(outcome.order, row.locale) })
+              yield* jobs.enqueue(
+                AdvanceOrder,
+                { orderId: outcome.order.id, from: "placed" as const },
+                { key: `${outcome.order.id}:placed`, delay: settings.progressEvery }
+              )
+              continue
+            }
+            const failed = yield* sql`
+              UPDATE checkout_items SET status = 'failed', failure_reason = ${outcome.message}
+              WHERE checkout_id = ${checkoutId} AND index = ${item.index} AND status = 'pending' RETURNING index`
+            if (failed.length === 0) continue
+            // A failed item is refunded straight away (DESIGN.md §4.5).
+            const refunded = yield* checkouts.transition(checkoutId, ["placing"], {
+              refundedAmount: current.refundedAmount + item.amount
+            })
+            current = Option.getOrThrow(refunded)
+            yield* checkouts.record(current, "checkout.item_failed")
+          }
+          const settledItems = yield* checkouts.itemRows(checkoutId)
+          if (settledItems.some((item) => item.status === "pending")) return undefined
+          const placedCount = settledItems.filter((item) => item.status === "placed").length
           const status =
-            placedCount === settled.length ? "confirmed" : placedCount === 0 ? "failed" : "partially_confirmed"
+            placedCount === settledItems.length ? "confirmed" : placedCount === 0 ? "failed" : "partially_confirmed"
           const reasons = [
-            ...new Set(settled.flatMap((item) => (item.failureReason === null ? [] : [item.failureReason])))
+            ...new Set(settledItems.flatMap((item) => (item.failureReason === null ? [] : [item.failureReason])))
           ]
-          const failureReason = reasons.length === 0 ? null : reasons.join(" ")
-          const updated = yield* sql`
-            UPDATE checkouts SET status = ${status}, failure_reason = ${failureReason}, updated_at = ${yield* nowDate}
-            WHERE id = ${checkoutId} AND status = 'placing' RETURNING id`
-          if (updated.length === 0) return undefined
-          const final = yield* checkouts.record(checkoutId, `checkout.${status}`)
-          yield* notifications.outcome(final.row, final.items)
-          return final.row
+          const final = yield* checkouts.transition(checkoutId, ["placing"], {
+            status,
+            failureReason: reasons.length === 0 ? null : reasons.join(" ")
+          })
+          const recorded = yield* checkouts.record(Option.getOrThrow(final), `checkout.${status}`, {
+            items: settledItems
+          })
+          yield* notifications.outcome(recorded.row, recorded.items)
+          return recorded.row
         })
       )
       // Counted once the outcome has committed.
-      if (outcome !== undefined) {
-        yield* Metric.increment(Metric.tagged(checkoutsSettled, "status", outcome.status))
-        if (outcome.paidAt !== null) {
-          const seconds = (outcome.updatedAt.getTime() - outcome.paidAt.getTime()) / 1000
-          yield* Metric.update(Metric.tagged(placementDuration, "status", outcome.status), seconds)
+      if (settled !== undefined) {
+        yield* Metric.increment(Metric.tagged(checkoutsSettled, "status", settled.status))
+        if (settled.paidAt !== null) {
+          const seconds = (settled.updatedAt.getTime() - settled.paidAt.getTime()) / 1000
+          yield* Metric.update(Metric.tagged(placementDuration, "status", settled.status), seconds)
         }
       }
+      // What the supplier could not take yet: the job's next attempt tries again.
+      const later = outcomes.find((outcome) => outcome._tag === "Later")
+      if (later !== undefined) return yield* later.error
     })
 
     /** The `checkout.place` job handler. */

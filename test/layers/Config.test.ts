@@ -22,6 +22,7 @@ describe("AppConfig", () => {
       expect(config.logLevel).toEqual(LogLevel.Info)
       expect(config.environment).toBe("development")
       expect(config.maxBodyBytes).toBe(1024 * 1024)
+      expect([config.databasePoolSize, config.workerConcurrency, config.paymentsConcurrency]).toEqual([10, 8, 2])
     })
   )
 
@@ -35,7 +36,10 @@ describe("AppConfig", () => {
         REDIS_URL: "redis://cache:6379",
         OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/",
         LOG_LEVEL: "Debug",
-        NODE_ENV: "production"
+        NODE_ENV: "production",
+        DATABASE_POOL_SIZE: "16",
+        WORKER_CONCURRENCY: "12",
+        PAYMENTS_CONCURRENCY: "3"
       })
       expect(config.port).toBe(8080)
       expect(config.publicUrl).toBe("https://ribbon.example")
@@ -45,6 +49,7 @@ describe("AppConfig", () => {
       expect(config.otlpEndpoint).toEqual(Option.some("http://collector:4318"))
       expect(config.logLevel).toEqual(LogLevel.Debug)
       expect(config.environment).toBe("production")
+      expect([config.databasePoolSize, config.workerConcurrency, config.paymentsConcurrency]).toEqual([16, 12, 3])
     })
   )
 
@@ -55,7 +60,10 @@ describe("AppConfig", () => {
         ["PUBLIC_URL", "not a url"],
         ["LOG_LEVEL", "Loud"],
         ["NODE_ENV", "staging"],
-        ["MAX_BODY_BYTES", "-5"]
+        ["MAX_BODY_BYTES", "-5"],
+        ["DATABASE_POOL_SIZE", "0"],
+        ["WORKER_CONCURRENCY", "many"],
+        ["PAYMENTS_CONCURRENCY", "1.5"]
       ] as const) {
         const exit = yield* Effect.exit(load({ [name]: value }))
         expect(Exit.isFailure(exit)).toBe(true)

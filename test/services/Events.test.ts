@@ -64,7 +64,8 @@ describe.skipIf(Option.isNone(databaseUrl))("events across instances (Postgres L
           writer.sql
             .withTransaction(
               Effect.gen(function* () {
-                yield* writer.events.lock(checkoutId)
+                // The checkout's row lock, as Checkouts.record's callers hold it.
+                yield* writer.sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
                 yield* writer.events.append({ type, checkoutId, userId, data: { type } })
               })
             )

@@ -151,13 +151,13 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
                   return { kind: "declined", view, state: { values, declineMessage: charged.left.message } } as const
                 }
                 // Paid as of the instant the window was checked, before charging.
-                const paid = yield* checkouts.markPaid(checkoutId, charged.right.chargeId, new Date(now))
+                const paid = yield* checkouts.markPaid(found.value, charged.right.chargeId, new Date(now))
                 if (Option.isNone(paid))
                   return yield* Effect.dieMessage(`checkout ${checkoutId} changed under its lock`)
                 return { kind: "paid", row: paid.value.row, items: paid.value.items } as const
               })
             )
-            .pipe(Effect.orDie)
+            .pipe(payments.admit, Effect.orDie)
           switch (outcome.kind) {
             case "problem":
               return problem(outcome.problem)
