@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Ref, Schedule, Stream } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Schedule, Stream } from "effect"
 import { type EventType, terminalStatuses } from "../domain/Checkout.js"
 import { Signals } from "./Signals.js"
 
@@ -9,8 +9,8 @@ import { Signals } from "./Signals.js"
  * (`eventsUrl`, replayed from `Last-Event-ID`) and of agent callbacks.
  *
  * After the transaction commits, `publish` signals the `events` channel with the checkout id (Postgres
- * `LISTEN/NOTIFY` across instances, an in-process PubSub when embedded); streams re-read on each signal and
- * also every 2 seconds, since signals are hints.
+ * `LISTEN/NOTIFY` across instances, an in-process PubSub when embedded); streams re-read on each signal.
+ * Signals are hints, so every 2 seconds one query per instance also finds the streams that missed one.
  */
 
 export const EventsChannel = "events"
@@ -39,10 +39,19 @@ export const terminalEventTypes: ReadonlySet<string> = new Set(
 /** Rows read per round trip while replaying. */
 const pageSize = 200
 
-/** How often a stream re-reads without a signal (signals are hints). A Reference, so tests can stop it. */
+/**
+ * How often the service looks for events its streams were not signalled (signals are hints). A Reference,
+ * read when the service is built, so tests can stop it.
+ */
 export class EventsPollInterval extends Context.Reference<EventsPollInterval>()("ribbon/EventsPollInterval", {
   defaultValue: (): Duration.Duration => Duration.seconds(2)
 }) {}
+
+/** An open stream, as the service sees it: how to wake it, and the last event id it read. */
+interface Watcher {
+  readonly wake: Queue.Queue<void>
+  cursor: string
+}
 
 export class Events extends Effect.Service<Events>()("Events", {
   scoped: Effect.gen(function* () {
@@ -51,29 +60,56 @@ export class Events extends Effect.Service<Events>()("Events", {
 
     // One subscription for the service, fanned out by checkout id to the streams watching it: a signal
     // wakes one checkout's streams, not every open stream (which costs most of the CPU with many open).
-    const watchers = new Map<string, Set<Queue.Queue<void>>>()
+    const watchers = new Map<string, Set<Watcher>>()
     const signalled = yield* signals.subscribe(EventsChannel)
     yield* signalled.pipe(
       Stream.runForEach((checkoutId) =>
-        Effect.forEach(watchers.get(checkoutId) ?? [], (wake) => Queue.offer(wake, undefined), { discard: true })
+        Effect.forEach(watchers.get(checkoutId) ?? [], (watcher) => Queue.offer(watcher.wake, undefined), {
+          discard: true
+        })
       ),
       Effect.forkScoped
     )
 
-    /** A wake-up queue for one stream of `checkoutId`, registered for the scope (coalescing: capacity 1). */
-    const watch = (checkoutId: string) =>
+    // Signals are hints, so every `EventsPollInterval` one query looks for watched checkouts with events
+    // past a stream's cursor and wakes those streams: one statement per instance, however many are open.
+    const sweep = Effect.gen(function* () {
+      if (watchers.size === 0) return
+      const latest = yield* sql<{ checkoutId: string; lastId: string }>`
+        SELECT checkout_id, max(id)::text AS last_id FROM events
+        WHERE checkout_id IN ${sql.in([...watchers.keys()])} GROUP BY checkout_id`.pipe(
+        // Never cancelled mid-statement (see `after`).
+        Effect.uninterruptible
+      )
+      for (const { checkoutId, lastId } of latest) {
+        for (const watcher of watchers.get(checkoutId) ?? []) {
+          if (BigInt(lastId) > BigInt(watcher.cursor)) yield* Queue.offer(watcher.wake, undefined)
+        }
+      }
+    })
+    yield* sweep.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Events: the sweep for missed signals failed", cause)),
+      Effect.repeat(Schedule.spaced(yield* EventsPollInterval)),
+      // Paced in real time, as Signals' probes are: a TestClock moving business time by days must not run
+      // a sweep for every 2 seconds of it.
+      Effect.withClock(Clock.make()),
+      Effect.forkScoped
+    )
+
+    /** A stream's watcher of `checkoutId` from `afterId`, registered for the scope. */
+    const watch = (checkoutId: string, afterId: string) =>
       Effect.acquireRelease(
-        Effect.tap(Queue.sliding<void>(1), (wake) =>
-          Effect.sync(() => {
-            const set = watchers.get(checkoutId) ?? new Set()
-            set.add(wake)
-            watchers.set(checkoutId, set)
-          })
-        ),
-        (wake) =>
+        Effect.map(Queue.sliding<void>(1), (wake) => {
+          const watcher: Watcher = { wake, cursor: afterId }
+          const set = watchers.get(checkoutId) ?? new Set()
+          set.add(watcher)
+          watchers.set(checkoutId, set)
+          return watcher
+        }),
+        (watcher) =>
           Effect.sync(() => {
             const set = watchers.get(checkoutId)
-            set?.delete(wake)
+            set?.delete(watcher)
             if (set?.size === 0) watchers.delete(checkoutId)
           })
       )
@@ -119,20 +155,13 @@ export class Events extends Effect.Service<Events>()("Events", {
     ): Stream.Stream<EventRow> =>
       Stream.unwrapScoped(
         Effect.gen(function* () {
-          const wake = yield* watch(checkoutId)
-          const cursor = yield* Ref.make(afterId)
+          const watcher = yield* watch(checkoutId, afterId)
           const readNew = Effect.gen(function* () {
-            const rows = yield* after(checkoutId, yield* Ref.get(cursor))
-            if (rows.length > 0) yield* Ref.set(cursor, rows[rows.length - 1]!.id)
+            const rows = yield* after(checkoutId, watcher.cursor)
+            if (rows.length > 0) watcher.cursor = rows[rows.length - 1]!.id
             return rows
           })
-          const wakeUps = Stream.concat(
-            Stream.make(undefined),
-            Stream.merge(
-              Stream.fromQueue(wake),
-              Stream.map(Stream.fromSchedule(Schedule.spaced(yield* EventsPollInterval)), () => undefined)
-            )
-          )
+          const wakeUps = Stream.concat(Stream.make(undefined), Stream.fromQueue(watcher.wake))
           // A full page may have more behind it: read again at once rather than waiting for a wake-up.
           const drain = Stream.paginateChunkEffect(undefined, () =>
             Effect.map(

@@ -10,8 +10,8 @@ import { TestDatabase } from "../support/database.js"
 
 /**
  * Event streams across instances: two `Events` services on one Postgres database, each with its own pool
- * and LISTEN connection, as two servers would have. The stream's poll is switched off, so only the
- * `LISTEN/NOTIFY` signal can wake it. (Embedded PGlite is one instance: its signals are in-process.)
+ * and LISTEN connection, as two servers would have. The sweep for missed signals is switched off, so only
+ * the `LISTEN/NOTIFY` signal can wake a stream. (Embedded PGlite is one instance: its signals are in-process.)
  */
 
 const databaseUrl = Effect.runSync(Config.option(Config.redacted("DATABASE_URL")))
@@ -24,6 +24,8 @@ const instance = Effect.gen(function* () {
   url.pathname = `/${name}`
   const context = yield* Layer.build(
     Events.Default.pipe(
+      // No sweep for missed signals: only NOTIFY can wake a stream.
+      Layer.provide(Layer.succeed(EventsPollInterval, Duration.hours(1))),
       Layer.provideMerge(Signals.layerPostgres),
       Layer.provideMerge(postgres(Redacted.make(url.toString()), { maxConnections: 2 }))
     )
@@ -74,7 +76,6 @@ describe.skipIf(Option.isNone(databaseUrl))("events across instances (Postgres L
         const queue = yield* Queue.unbounded<EventRow>()
         const following = yield* reader.events.stream(checkoutId, "0", { follow: true }).pipe(
           Stream.runForEach((row) => Queue.offer(queue, row)),
-          Effect.provideService(EventsPollInterval, Duration.hours(1)),
           Effect.fork
         )
 
@@ -87,6 +88,42 @@ describe.skipIf(Option.isNone(databaseUrl))("events across instances (Postgres L
         expect((yield* received(queue)).type).toBe("checkout.cancelled")
         // A final event ends the stream.
         yield* Fiber.join(following)
+      })
+    )
+  })
+})
+
+describe("events: signals are hints", () => {
+  layer(TestDatabase, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    it.scoped("an event whose signal never came still reaches the stream, found by the sweep", () =>
+      Effect.gen(function* () {
+        const { userId, checkoutId } = yield* fixture
+        const sql = yield* SqlClient.SqlClient
+        const events = yield* Layer.build(
+          Events.Default.pipe(
+            Layer.provide(Layer.succeed(EventsPollInterval, Duration.millis(50))),
+            Layer.provide(Signals.layerInProcess)
+          )
+        ).pipe(Effect.map(Context.get(Events)))
+        const append = (type: EventType) =>
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
+              yield* events.append({ type, checkoutId, userId, data: { type } })
+            })
+          )
+
+        const queue = yield* Queue.unbounded<EventRow>()
+        yield* events.stream(checkoutId, "0", { follow: true }).pipe(
+          Stream.runForEach((row) => Queue.offer(queue, row)),
+          Effect.forkScoped
+        )
+        // Signalled: the stream is open and has read.
+        yield* append("checkout.created").pipe(Effect.zipRight(events.publish(checkoutId)))
+        expect((yield* received(queue)).type).toBe("checkout.created")
+        // Never signalled: only the sweep can find it.
+        yield* append("checkout.payment_declined")
+        expect((yield* received(queue)).type).toBe("checkout.payment_declined")
       })
     )
   })
