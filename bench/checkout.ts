@@ -30,13 +30,13 @@
  *
  * Prints paid→confirmed p50/p95/p99 against the targets (p50 ≤ 250 ms, p95 ≤ 1 s, zero duplicates), as a
  * ratio to the baseline GET's p50; the payment POST's own latency and the whole wait (payment POST sent →
- * confirmed), since the server takes at most PAYMENTS_CONCURRENCY payments at once and the rest wait in
- * the POST (docs/performance.md); checkouts per second (checkouts ÷ the time from the first payment POST to
- * the last confirmation), and where the time went, from the events' own timestamps: waiting for the worker
- * (`checkout.paid` → `checkout.placing`) and placing (`checkout.placing` → `checkout.confirmed`); the
+ * confirmed), since an instance holds at most PAYMENTS_IN_FLIGHT checkouts from payment to placed and
+ * further payments wait in their POST (docs/checkout.md); checkouts per second (checkouts ÷ the time from
+ * the first payment POST to the last confirmation), and where the time went, from the events' own
+ * timestamps: from payment to the start of placement (`checkout.paid` → `checkout.placing`) and placing (`checkout.placing` → `checkout.confirmed`); the
  * server's CPU use over the measured window, and what its Postgres connections were doing (sampled every
  * 50 ms from `pg_stat_activity`). `--cpu-prof DIR` runs the server with `node --cpu-prof` (the profile is
- * written when the bench stops it). DATABASE_POOL_SIZE, WORKER_CONCURRENCY and PAYMENTS_CONCURRENCY, when
+ * written when the bench stops it). DATABASE_POOL_SIZE, WORKER_CONCURRENCY and PAYMENTS_IN_FLIGHT, when
  * set in the bench's environment, are passed to the server.
  */
 import type { ChildProcess } from "node:child_process"
@@ -531,7 +531,7 @@ const main = async () => {
     console.log(row("paid → confirmed (client)", placement))
     console.log(row("payment POST", payLatency))
     console.log(row("payment POST sent → confirmed", endToEnd))
-    console.log(row("  paid → placing (server: queued)", waited))
+    console.log(row("  paid → placing (server)", waited))
     console.log(row("  placing → confirmed (server)", placing))
     console.log(row("baseline: GET /v1/checkouts/{id}", baseline))
     console.log(

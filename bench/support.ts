@@ -55,7 +55,7 @@ const healthy = (port: number) =>
   })
 
 /** The server's tuning settings, passed through from the bench's own environment when set there. */
-const tuning = ["DATABASE_POOL_SIZE", "WORKER_CONCURRENCY", "PAYMENTS_CONCURRENCY"]
+const tuning = ["DATABASE_POOL_SIZE", "WORKER_CONCURRENCY", "PAYMENTS_IN_FLIGHT"]
 const passThrough = () =>
   Object.fromEntries(tuning.flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]]])))
 

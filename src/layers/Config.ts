@@ -23,8 +23,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
       databasePoolSize: yield* positiveInteger("DATABASE_POOL_SIZE", 10),
       /** Jobs (placement, order progress, expiry, callbacks) one instance runs at once. */
       workerConcurrency: yield* positiveInteger("WORKER_CONCURRENCY", 8),
-      /** Payments one instance takes at once; more wait their turn (docs/performance.md). */
-      paymentsConcurrency: yield* positiveInteger("PAYMENTS_CONCURRENCY", 2),
+      /** Checkouts one instance holds from payment to placement; more payments wait (docs/performance.md). */
+      paymentsInFlight: yield* positiveInteger("PAYMENTS_IN_FLIGHT", 8),
       redisUrl: yield* Config.option(Config.redacted("REDIS_URL")),
       otlpEndpoint: yield* Config.option(Config.url("OTEL_EXPORTER_OTLP_ENDPOINT")).pipe(
         Config.map(Option.map((url) => url.toString().replace(/\/$/, "")))

@@ -36,8 +36,8 @@ import { Notifications } from "../services/Notifications.js"
 import { OAuth } from "../services/OAuth.js"
 import { Orders } from "../services/Orders.js"
 import { OutboundPolicy } from "../services/OutboundHttp.js"
-import { PaymentConcurrency, Payments } from "../services/Payments.js"
-import { Placement } from "../services/Placement.js"
+import { Payments } from "../services/Payments.js"
+import { PaymentsInFlight, Placement } from "../services/Placement.js"
 import { Quotes } from "../services/Quotes.js"
 import { RateLimits } from "../services/RateLimits.js"
 import { MigrationTarget, Readiness } from "../services/Readiness.js"
@@ -197,8 +197,8 @@ const SettingsLive = Layer.mergeAll(
   ),
   Layer.unwrapEffect(Effect.map(AppConfig, (config) => FulfillmentSettings.layer(config.fulfillment))),
   Layer.effect(
-    PaymentConcurrency,
-    Effect.map(AppConfig, (config) => config.paymentsConcurrency)
+    PaymentsInFlight,
+    Effect.map(AppConfig, (config) => config.paymentsInFlight)
   ),
   Layer.effect(
     WorkerConcurrency,

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Effect, Either, Option, Schema } from "effect"
+import { Clock, DateTime, Duration, Effect, Either, Option, Schema } from "effect"
 import {
   CHECKOUT_TTL_MINUTES,
   Checkout,
@@ -59,6 +59,12 @@ export const MAX_RECORDED_DECLINES = 5
 export const PlaceCheckout = JobKind.make("checkout.place", Schema.Struct({ checkoutId: Schema.String }), {
   maxAttempts: 10
 })
+
+/**
+ * The instance that takes a payment places the checkout at once (Placement.payThenPlace); its job becomes
+ * ready for every worker only this long after, in case that instance stops first.
+ */
+export const placementFallbackDelay = Duration.seconds(10)
 
 /** Expiry of an unpaid checkout, at its `expiresAt`. */
 export const ExpireCheckout = JobKind.make("checkout.expire", Schema.Struct({ checkoutId: Schema.String }))
@@ -564,8 +570,9 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     /**
      * Marks a checkout paid and queues its placement, if it is still awaiting payment within its window at
-     * `now` (the instant the page checked it before charging): the paid checkout, or none. Runs inside the
-     * caller's transaction, on the checkout as `forPayment` locked it (held while the card is charged).
+     * `now` (the instant the page checked it before charging): the paid checkout and its placement job, or
+     * none. Runs inside the caller's transaction, on the checkout as `forPayment` locked it (held while the
+     * card is charged).
      */
     const markPaid = Effect.fn("Checkouts.markPaid")(function* (
       locked: { readonly row: CheckoutRow; readonly items: ReadonlyArray<CheckoutItemRow> },
@@ -579,8 +586,12 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       if (row === undefined) return Option.none()
       const paid = yield* record(row, "checkout.paid", { items: locked.items })
       yield* notifications.receipt(paid.row, paid.items)
-      yield* jobs.enqueue(PlaceCheckout, { checkoutId }, { key: checkoutId })
-      return Option.some(paid)
+      const placementJob = yield* jobs.enqueue(
+        PlaceCheckout,
+        { checkoutId },
+        { key: checkoutId, delay: placementFallbackDelay }
+      )
+      return Option.some({ ...paid, placementJob })
     })
 
     return {

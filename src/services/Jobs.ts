@@ -486,6 +486,30 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       return yield* Effect.forever(Effect.zipRight(Queue.take(wake), drain))
     }, Effect.scoped)
 
+    /** Claims the pending job `id` of `kind`, whatever its `run_at`, as a worker would claim it. */
+    const claimById = SqlSchema.findAll({
+      Request: Schema.Struct({ id: Id, kind: Schema.String, lease: Schema.Number, now: Schema.DateFromSelf }),
+      Result: Claimed,
+      execute: ({ id, kind, lease, now }) => sql`
+        UPDATE jobs SET status = 'running', attempts = attempts + 1,
+          lease_expires_at = ${new Date(now.getTime() + lease)}, updated_at = ${now}
+        WHERE id = ${id} AND kind = ${kind} AND status = 'pending'
+        RETURNING id, kind, key, status, payload::text AS payload, attempts, max_attempts, created_at`
+    })
+
+    /**
+     * Runs the job `id` here and now with `handler`, if it is still pending (whatever its `run_at`), under
+     * the same lease, outcome and retry rules as a worker. Whether it ran. For work that should start at
+     * once where it was enqueued, with a later `run_at` as the fallback should this process stop first.
+     */
+    const runNow = Effect.fn("Jobs.runNow")(function* <R>(handler: JobHandler<R>, id: Id) {
+      const lease = Duration.toMillis(handler.kind.lease)
+      const [job] = yield* claimById({ id, kind: handler.kind.name, lease, now: yield* nowDate }).pipe(Effect.orDie)
+      if (job === undefined) return false
+      yield* process(handler, job)
+      return true
+    }, outsideTransactions)
+
     /** Starts a worker (see `work`) in the background for the life of the current scope. */
     const run = Effect.fn("Jobs.run")(function* <const Hs extends ReadonlyArray<JobHandler<any>>>(
       handlers: Hs,
@@ -494,7 +518,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       yield* Effect.forkScoped(outsideTransactions(work(handlers, options)))
     })
 
-    return { enqueue, get, work, run } as const
+    return { enqueue, get, work, run, runNow } as const
   })
 }) {
   /** A layer running a worker for these handlers as long as it is alive. */

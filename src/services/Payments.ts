@@ -1,4 +1,4 @@
-import { Context, Data, Effect, Either, Redacted } from "effect"
+import { Data, Effect, Either, Redacted } from "effect"
 import { makeId } from "../domain/Ids.js"
 
 /**
@@ -216,21 +216,6 @@ const charge = Effect.fn("Payments.charge")(function* (request: ChargeRequest) {
 })
 
 /** The test-mode processor. It keeps no state: the checkout records the charge id. */
-/** Payments one instance takes at once (`PAYMENTS_CONCURRENCY`). A Reference, so tests need not set it. */
-export class PaymentConcurrency extends Context.Reference<PaymentConcurrency>()("ribbon/PaymentConcurrency", {
-  defaultValue: () => 2
-}) {}
-
 export class Payments extends Effect.Service<Payments>()("Payments", {
-  effect: Effect.gen(function* () {
-    const slots = yield* Effect.makeSemaphore(yield* PaymentConcurrency)
-    /**
-     * Runs one payment (the page's transaction: lock the checkout, charge, mark it paid) once one of this
-     * instance's `PaymentConcurrency` slots is free; the others wait holding no connection and no lock.
-     * Placing the checkouts already paid shares the instance's CPU and connections with new payments, so
-     * this is what lets paid work drain before more is taken on (docs/performance.md).
-     */
-    const admit = <A, E, R>(payment: Effect.Effect<A, E, R>) => slots.withPermits(1)(payment)
-    return { charge, admit } as const
-  })
+  succeed: { charge } as const
 }) {}

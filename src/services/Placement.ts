@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Metric, MetricBoundaries, Option, Schedule } from "effect"
+import { Context, Effect, Exit, FiberSet, Metric, MetricBoundaries, Option, Schedule } from "effect"
+import type { Id } from "../domain/Ids.js"
 import { type CheckoutItemRow, type CheckoutRow, Checkouts, PlaceCheckout } from "./Checkouts.js"
 import { Fulfillment, FulfillmentSettings, type FulfillmentUnavailable, type OrderRow } from "./Fulfillment.js"
 import { Jobs } from "./Jobs.js"
@@ -41,9 +42,17 @@ export const placementDuration = Metric.histogram(
   "Seconds from a checkout's payment to its final status"
 ).pipe(Metric.tagged("unit", "s"))
 
+/**
+ * Checkouts one instance holds from payment to the end of their placement (`PAYMENTS_IN_FLIGHT`); further
+ * payments wait for one to finish. A Reference, so tests need not set it.
+ */
+export class PaymentsInFlight extends Context.Reference<PaymentsInFlight>()("ribbon/PaymentsInFlight", {
+  defaultValue: () => 8
+}) {}
+
 export class Placement extends Effect.Service<Placement>()("Placement", {
   dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const checkouts = yield* Checkouts
     const fulfillment = yield* Fulfillment
@@ -182,6 +191,33 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
     /** The `checkout.place` job handler. */
     const handler = PlaceCheckout.handle(({ checkoutId }, job) => place(checkoutId, job.attempt >= job.maxAttempts))
 
-    return { place, handler } as const
+    const slots = yield* Effect.makeSemaphore(yield* PaymentsInFlight)
+    const placing = yield* FiberSet.make()
+
+    /**
+     * Takes a payment, then places what it paid for at once, on this instance: `payment` runs once one of
+     * the `PaymentsInFlight` slots is free (waiting, it holds no connection and no lock) and returns the
+     * placement job it enqueued when it paid; that job then runs here in the background (`Jobs.runNow`),
+     * holding the slot until it ends. So a burst of payments queues in front of the payment, never between
+     * payment and placement, and each payment can still wait on a slow card processor beside the others.
+     * Should this instance stop first, the job's own `run_at` hands it to any worker.
+     */
+    const payThenPlace = <A, E, R>(payment: Effect.Effect<A, E, R>, placementJob: (paid: A) => Option.Option<Id>) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          yield* restore(slots.take(1))
+          const exit = yield* Effect.exit(restore(payment))
+          const job = Exit.isSuccess(exit) ? placementJob(exit.value) : Option.none()
+          if (Option.isNone(job)) yield* slots.release(1)
+          else {
+            // Forked interruptible: a fiber forked here would otherwise inherit this uninterruptible region.
+            const run = Effect.interruptible(jobs.runNow(handler, job.value))
+            yield* FiberSet.run(placing, Effect.ensuring(run, slots.release(1)))
+          }
+          return yield* exit
+        })
+      )
+
+    return { place, handler, payThenPlace } as const
   })
 }) {}

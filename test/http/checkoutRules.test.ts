@@ -1,9 +1,14 @@
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Array as Arr, Effect, Exit, Fiber, Metric, Schedule } from "effect"
+import { Array as Arr, Clock, Duration, Effect, Exit, Fiber, Metric, Option, Schedule } from "effect"
 import type { Checkout } from "../../src/domain/Checkout.js"
-import { MAX_RECORDED_DECLINES, SMS_CONSENT_TEXT } from "../../src/services/Checkouts.js"
+import {
+  Checkouts,
+  MAX_RECORDED_DECLINES,
+  placementFallbackDelay,
+  SMS_CONSENT_TEXT
+} from "../../src/services/Checkouts.js"
 import { Fulfillment } from "../../src/services/Fulfillment.js"
 import { Orders } from "../../src/services/Orders.js"
 import { checkoutsSettled, Placement } from "../../src/services/Placement.js"
@@ -109,6 +114,8 @@ const pathAndQuery = (url: string) => {
   const parsed = new URL(url)
   return parsed.pathname + parsed.search
 }
+
+const tokenOf = (checkout: Checkout) => new URL(checkout.paymentUrl!).searchParams.get("t")!
 
 const withToken = (checkout: Checkout, token: string): Checkout => {
   const url = new URL(checkout.paymentUrl!)
@@ -611,6 +618,57 @@ describe("checkout rules", () => {
         expect(refunded.status).toBe("refunded")
         expect(refunded.refundedAmount).toBe(refunded.totalAmount)
       }).pipe(Effect.ensuring(Effect.flatMap(Fulfillment, (f) => f.clearForcedFailures())))
+    )
+
+    it.effect("the instance that takes a payment places it at once; its delayed job is the fallback", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const checkouts = yield* Checkouts
+        const travel = yield* TimeTravel
+        const placeJob = (checkoutId: string) =>
+          Effect.map(
+            sql<{ status: string; attempts: number; runAt: Date; updatedAt: Date }>`
+              SELECT status, attempts, run_at, updated_at FROM jobs
+              WHERE kind = 'checkout.place' AND key = ${checkoutId}`,
+            ([job]) => job!
+          )
+        const paidAndConfirmed = (checkoutId: string) =>
+          Effect.map(
+            sql<{ type: string; createdAt: Date }>`
+              SELECT type, created_at FROM events WHERE checkout_id = ${checkoutId}
+                AND type IN ('checkout.paid', 'checkout.confirmed') ORDER BY id`,
+            (rows) => rows.map((row) => row.createdAt.getTime())
+          )
+
+        // Paid on the page: placed by the same instance long before the job's run_at lets any worker take it.
+        const [a, b] = yield* stockedVariants(2)
+        const paid = yield* createCheckout([(yield* quote(a!)).id, (yield* quote(b!)).id])
+        expect((yield* payWith(paid)).status).toBe(200)
+        expect((yield* settled(paid.id)).status).toBe("confirmed")
+        const [paidAt, confirmedAt] = yield* paidAndConfirmed(paid.id)
+        const inline = yield* placeJob(paid.id)
+        // run_at is the delay after the enqueue, a moment after the paid event in the same transaction.
+        const delay = Duration.toMillis(placementFallbackDelay)
+        expect(inline.runAt.getTime() - paidAt!).toBeGreaterThanOrEqual(delay)
+        expect(inline.runAt.getTime() - paidAt!).toBeLessThan(delay + 1000)
+        expect(confirmedAt!).toBeLessThan(inline.runAt.getTime())
+        expect([inline.status, inline.attempts]).toEqual(["succeeded", 1])
+
+        // Paid, but the instance stopped before placing it: once the job's run_at comes, a worker does.
+        const [c, d] = yield* stockedVariants(2)
+        const orphan = yield* createCheckout([(yield* quote(c!)).id, (yield* quote(d!)).id])
+        yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const locked = Option.getOrThrow(yield* checkouts.forPayment(orphan.id, tokenOf(orphan)))
+            yield* checkouts.markPaid(locked, "ch_test_orphan", new Date(yield* Clock.currentTimeMillis))
+          })
+        )
+        yield* Effect.sleep("1500 millis")
+        expect((yield* getCheckout(orphan.id)).status).toBe("paid")
+        yield* travel.advance(placementFallbackDelay)
+        expect((yield* settled(orphan.id)).status).toBe("confirmed")
+        expect(yield* placeJob(orphan.id)).toMatchObject({ status: "succeeded", attempts: 1 })
+      })
     )
 
     it.effect("a placement stopped half-way and run again books exactly one order per item", () =>

@@ -22,7 +22,7 @@ describe("AppConfig", () => {
       expect(config.logLevel).toEqual(LogLevel.Info)
       expect(config.environment).toBe("development")
       expect(config.maxBodyBytes).toBe(1024 * 1024)
-      expect([config.databasePoolSize, config.workerConcurrency, config.paymentsConcurrency]).toEqual([10, 8, 2])
+      expect([config.databasePoolSize, config.workerConcurrency, config.paymentsInFlight]).toEqual([10, 8, 8])
     })
   )
 
@@ -39,7 +39,7 @@ describe("AppConfig", () => {
         NODE_ENV: "production",
         DATABASE_POOL_SIZE: "16",
         WORKER_CONCURRENCY: "12",
-        PAYMENTS_CONCURRENCY: "3"
+        PAYMENTS_IN_FLIGHT: "3"
       })
       expect(config.port).toBe(8080)
       expect(config.publicUrl).toBe("https://ribbon.example")
@@ -49,7 +49,7 @@ describe("AppConfig", () => {
       expect(config.otlpEndpoint).toEqual(Option.some("http://collector:4318"))
       expect(config.logLevel).toEqual(LogLevel.Debug)
       expect(config.environment).toBe("production")
-      expect([config.databasePoolSize, config.workerConcurrency, config.paymentsConcurrency]).toEqual([16, 12, 3])
+      expect([config.databasePoolSize, config.workerConcurrency, config.paymentsInFlight]).toEqual([16, 12, 3])
     })
   )
 
@@ -63,7 +63,7 @@ describe("AppConfig", () => {
         ["MAX_BODY_BYTES", "-5"],
         ["DATABASE_POOL_SIZE", "0"],
         ["WORKER_CONCURRENCY", "many"],
-        ["PAYMENTS_CONCURRENCY", "1.5"]
+        ["PAYMENTS_IN_FLIGHT", "1.5"]
       ] as const) {
         const exit = yield* Effect.exit(load({ [name]: value }))
         expect(Exit.isFailure(exit)).toBe(true)

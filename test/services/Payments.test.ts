@@ -1,12 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Either, Exit, Fiber, Redacted, Ref } from "effect"
+import { Cause, Effect, Either, Exit, Redacted } from "effect"
 import fc from "fast-check"
 import {
   type CardFieldError,
   type CardInput,
   cardMessages,
   declineMessages,
-  PaymentConcurrency,
   PaymentDeclined,
   Payments,
   testCards,
@@ -238,34 +237,5 @@ describe("Payments.charge (test mode)", () => {
         expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
       }
     }).pipe(Effect.provide(Payments.Default))
-  )
-})
-
-describe("Payments.admit", () => {
-  it.effect("runs at most PaymentConcurrency payments at once; the others wait their turn, in order", () =>
-    Effect.gen(function* () {
-      const payments = yield* Payments
-      const latch = yield* Deferred.make<void>()
-      const running = yield* Ref.make(0)
-      const most = yield* Ref.make(0)
-      const started = yield* Ref.make<ReadonlyArray<number>>([])
-      const payment = (n: number) =>
-        payments.admit(
-          Effect.gen(function* () {
-            yield* Ref.update(started, (all) => [...all, n])
-            const now = yield* Ref.updateAndGet(running, (count) => count + 1)
-            yield* Ref.update(most, (max) => Math.max(max, now))
-            yield* Deferred.await(latch)
-            yield* Ref.update(running, (count) => count - 1)
-          })
-        )
-      const fibers = yield* Effect.forEach([1, 2, 3, 4, 5, 6], (n) => Effect.fork(payment(n)))
-      yield* Effect.repeat(Effect.yieldNow(), { times: 20 })
-      expect(yield* Ref.get(started)).toEqual([1, 2, 3])
-      yield* Deferred.succeed(latch, undefined)
-      yield* Effect.forEach(fibers, Fiber.join)
-      expect(yield* Ref.get(started)).toEqual([1, 2, 3, 4, 5, 6])
-      expect(yield* Ref.get(most)).toBe(3)
-    }).pipe(Effect.provide(Payments.Default), Effect.provideService(PaymentConcurrency, 3))
   )
 })

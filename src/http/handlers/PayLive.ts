@@ -7,6 +7,7 @@ import { eventTypes } from "../../domain/Checkout.js"
 import { type CheckoutItemRow, type CheckoutRow, Checkouts } from "../../services/Checkouts.js"
 import { Events } from "../../services/Events.js"
 import { Payments, validateCard } from "../../services/Payments.js"
+import { Placement } from "../../services/Placement.js"
 import { formatMoney } from "../../services/Pricing.js"
 import { Api } from "../Api.js"
 import { htmlResponse } from "../pages/html.js"
@@ -87,6 +88,7 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
     const sql = yield* SqlClient.SqlClient
     const checkouts = yield* Checkouts
     const payments = yield* Payments
+    const placement = yield* Placement
     const events = yield* Events
 
     const statusPage = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: string, status = 200) =>
@@ -154,10 +156,17 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
                 const paid = yield* checkouts.markPaid(found.value, charged.right.chargeId, new Date(now))
                 if (Option.isNone(paid))
                   return yield* Effect.dieMessage(`checkout ${checkoutId} changed under its lock`)
-                return { kind: "paid", row: paid.value.row, items: paid.value.items } as const
+                const { row: paidRow, items: paidItems, placementJob } = paid.value
+                return { kind: "paid", row: paidRow, items: paidItems, placementJob } as const
               })
             )
-            .pipe(payments.admit, Effect.orDie)
+            .pipe(
+              Effect.orDie,
+              (payment) =>
+                placement.payThenPlace(payment, (outcome) =>
+                  outcome.kind === "paid" ? Option.some(outcome.placementJob) : Option.none()
+                )
+            )
           switch (outcome.kind) {
             case "problem":
               return problem(outcome.problem)
