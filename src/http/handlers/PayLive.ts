@@ -128,7 +128,7 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
         Effect.gen(function* () {
           const { checkoutId } = path
           // The row stays locked while the card is charged, so two submissions cannot both pay.
-          const outcome = yield* sql
+          const payment = sql
             .withTransaction(
               Effect.gen(function* () {
                 const found = yield* checkouts.forPayment(checkoutId, payload.t)
@@ -160,13 +160,11 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
                 return { kind: "paid", row: paidRow, items: paidItems, placementJob } as const
               })
             )
-            .pipe(
-              Effect.orDie,
-              (payment) =>
-                placement.payThenPlace(payment, (outcome) =>
-                  outcome.kind === "paid" ? Option.some(outcome.placementJob) : Option.none()
-                )
-            )
+            .pipe(Effect.orDie)
+          // Once paid, the checkout is placed at once on this instance (docs/checkout.md "Placement").
+          const outcome = yield* placement.payThenPlace(payment, (paid) =>
+            paid.kind === "paid" ? Option.some(paid.placementJob) : Option.none()
+          )
           switch (outcome.kind) {
             case "problem":
               return problem(outcome.problem)
