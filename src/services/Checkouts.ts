@@ -41,10 +41,10 @@ import { Webhooks } from "./Webhooks.js"
 
 /**
  * Checkouts (spec "Checkout"; DESIGN.md §4.5; docs/checkout.md): one checkout for a cart of quotes, paid
- * by the person on the hosted page, then placed item by item (src/services/Placement.ts).
+ * by the person on the hosted page, then placed one order per item (src/services/Placement.ts).
  *
- * Every status change is a conditional update (`WHERE status = expected`) in a transaction that also
- * appends its event (src/services/Events.ts) and, when the checkout has a `callbackUrl`, queues the signed
+ * Every change starts by locking the checkout's row (`commit`); every status change is a conditional
+ * update (`WHERE status IN expected`) in that transaction, which also appends its event (src/services/Events.ts) and, when the checkout has a `callbackUrl`, queues the signed
  * callback (src/services/Webhooks.ts); the event streams are woken once the transaction has committed.
  */
 
@@ -570,9 +570,9 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     /**
      * Marks a checkout paid and queues its placement, if it is still awaiting payment within its window at
-     * `now` (the instant the page checked it before charging): the paid checkout and its placement job, or
-     * none. Runs inside the caller's transaction, on the checkout as `forPayment` locked it (held while the
-     * card is charged).
+     * `now` (the payment's submission, when the page judged the window): the paid checkout and its placement
+     * job, or none. Runs inside the caller's transaction, on the checkout as `forPayment` locked it (held
+     * while the card is charged).
      */
     const markPaid = Effect.fn("Checkouts.markPaid")(function* (
       locked: { readonly row: CheckoutRow; readonly items: ReadonlyArray<CheckoutItemRow> },

@@ -77,7 +77,7 @@ export class Events extends Effect.Service<Events>()("Events", {
       if (watchers.size === 0) return
       const latest = yield* sql<{ checkoutId: string; lastId: string }>`
         SELECT checkout_id, max(id)::text AS last_id FROM events
-        WHERE checkout_id IN ${sql.in([...watchers.keys()])} GROUP BY checkout_id`.pipe(
+        WHERE checkout_id = ANY (${[...watchers.keys()]}::text[]) GROUP BY checkout_id`.pipe(
         // Never cancelled mid-statement (see `after`).
         Effect.uninterruptible
       )

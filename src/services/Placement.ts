@@ -206,7 +206,9 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
           yield* restore(slots.take(1))
-          const exit = yield* Effect.exit(restore(payment))
+          // Not interruptible once started (a client that goes away must not cut a payment between the
+          // charge and its commit), so a payment that paid always starts its placement here.
+          const exit = yield* Effect.exit(payment)
           const job = Exit.isSuccess(exit) ? placementJob(exit.value) : Option.none()
           if (Option.isNone(job)) yield* slots.release(1)
           else {

@@ -127,6 +127,8 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
       .handle("pay", ({ path, payload }) =>
         Effect.gen(function* () {
           const { checkoutId } = path
+          // The payment window is judged at submission, not after waiting for a slot (payThenPlace).
+          const submittedAt = yield* Clock.currentTimeMillis
           // The row stays locked while the card is charged, so two submissions cannot both pay.
           const payment = sql
             .withTransaction(
@@ -134,14 +136,13 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
                 const found = yield* checkouts.forPayment(checkoutId, payload.t)
                 if (Option.isNone(found)) return { kind: "problem", problem: "not_found" } as const
                 const { row, items } = found.value
-                const now = yield* Clock.currentTimeMillis
-                const reason = closed(row, now)
+                const reason = closed(row, submittedAt)
                 if (Option.isSome(reason)) return { kind: "problem", problem: reason.value } as const
                 const view = viewOf(row, items, payload.t)
                 const values = { name: payload.name, expiry: payload.expiry }
                 const card = validateCard(
                   { number: payload.number, expiry: payload.expiry, cvc: payload.cvc, name: payload.name },
-                  new Date(now)
+                  new Date(submittedAt)
                 )
                 if (Either.isLeft(card)) {
                   return { kind: "form", view, state: { values, fieldErrors: card.left } as PayFormState } as const
@@ -152,8 +153,8 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
                 if (Either.isLeft(charged)) {
                   return { kind: "declined", view, state: { values, declineMessage: charged.left.message } } as const
                 }
-                // Paid as of the instant the window was checked, before charging.
-                const paid = yield* checkouts.markPaid(found.value, charged.right.chargeId, new Date(now))
+                // Paid as of the submission, the instant the window was judged at.
+                const paid = yield* checkouts.markPaid(found.value, charged.right.chargeId, new Date(submittedAt))
                 if (Option.isNone(paid))
                   return yield* Effect.dieMessage(`checkout ${checkoutId} changed under its lock`)
                 const { row: paidRow, items: paidItems, placementJob } = paid.value
