@@ -129,6 +129,8 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
         Effect.gen(function* () {
           if (locked.status !== "placing") return undefined
           let current = locked
+          // The items as the last event read them (after every change before it); none until one is recorded.
+          let itemsNow: ReadonlyArray<CheckoutItemRow> | undefined
           for (const [n, outcome] of outcomes.entries()) {
             const item = pending[n]!
             if (outcome._tag === "Later") continue
@@ -137,7 +139,10 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
                 UPDATE checkout_items SET status = 'placed', order_id = ${outcome.order.id}
                 WHERE checkout_id = ${checkoutId} AND index = ${item.index} AND status = 'pending' RETURNING index`
               if (updated.length === 0) continue
-              yield* checkouts.record(current, "checkout.item_placed", { order: orderOf(outcome.order, row.locale) })
+              const placedEvent = yield* checkouts.record(current, "checkout.item_placed", {
+                order: orderOf(outcome.order, row.locale)
+              })
+              itemsNow = placedEvent.items
               yield* jobs.enqueue(
                 AdvanceOrder,
                 { orderId: outcome.order.id, from: "placed" as const },
@@ -154,9 +159,9 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
               refundedAmount: current.refundedAmount + item.amount
             })
             current = Option.getOrThrow(refunded)
-            yield* checkouts.record(current, "checkout.item_failed")
+            itemsNow = (yield* checkouts.record(current, "checkout.item_failed")).items
           }
-          const settledItems = yield* checkouts.itemRows(checkoutId)
+          const settledItems = itemsNow ?? (yield* checkouts.itemRows(checkoutId))
           if (settledItems.some((item) => item.status === "pending")) return undefined
           const placedCount = settledItems.filter((item) => item.status === "placed").length
           const status =
