@@ -46,7 +46,7 @@ import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect } from "effect"
 import pg from "pg"
-import { terminalEventTypes } from "../src/services/Events.js"
+import { terminalEventTypes } from "../src/services/checkout/Events.js"
 import { benchDatabase, freePort, host, issueToken, option, percentile, startServer } from "./support.js"
 
 const checkoutCount = Number(option("checkouts", "200"))

@@ -4,11 +4,11 @@ import * as Net from "node:net"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Config, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import { makeId } from "../src/domain/Ids.js"
+import { makeId } from "../src/domain/platform/Ids.js"
 import { postgres } from "../src/layers/Database.js"
-import { PublicUrl } from "../src/services/Catalog.js"
-import { OAuth } from "../src/services/OAuth.js"
-import { Users } from "../src/services/Users.js"
+import { PublicUrl } from "../src/services/catalog/Catalog.js"
+import { OAuth } from "../src/services/identity/OAuth.js"
+import { Users } from "../src/services/identity/Users.js"
 
 /** What the Postgres benchmarks share: flags, their database, the bundled server, a token, percentiles. */
 

@@ -1,14 +1,14 @@
 import { OpenApi } from "@effect/platform"
 import { makeApi } from "./ApiBase.js"
-import { ApiKeysV2Api, ApiKeysV3Api } from "./groups/ApiKeysApi.js"
-import { CatalogApi } from "./groups/CatalogApi.js"
-import { CheckoutsApi, OrdersApi, QuotesApi } from "./groups/CheckoutsApi.js"
-import { HealthApi } from "./groups/HealthApi.js"
-import { ImagesApi } from "./groups/ImagesApi.js"
-import { OAuthApi } from "./groups/OAuthApi.js"
-import { PayApi } from "./groups/PayApi.js"
-import { ProfileApi } from "./groups/ProfileApi.js"
-import { WellKnownApi } from "./groups/WellKnownApi.js"
+import { CatalogApi } from "./catalog/CatalogApi.js"
+import { ImagesApi } from "./catalog/ImagesApi.js"
+import { CheckoutsApi, OrdersApi, QuotesApi } from "./checkout/CheckoutsApi.js"
+import { PayApi } from "./checkout/PayApi.js"
+import { ApiKeysV2Api, ApiKeysV3Api } from "./company/ApiKeysApi.js"
+import { OAuthApi } from "./identity/OAuthApi.js"
+import { ProfileApi } from "./identity/ProfileApi.js"
+import { WellKnownApi } from "./identity/WellKnownApi.js"
+import { HealthApi } from "./platform/HealthApi.js"
 
 /** The whole service: every route, `/openapi.json`, `/docs` and the typed client derive from this value. */
 export class Api extends makeApi("ribbon")

@@ -1,7 +1,7 @@
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import type { AnyDomainError, DomainErrorClass, ErrorCode, FieldIssue } from "../domain/Errors.js"
-import { codeOf } from "../domain/Errors.js"
+import type { AnyDomainError, DomainErrorClass, ErrorCode, FieldIssue } from "../domain/platform/Errors.js"
+import { codeOf } from "../domain/platform/Errors.js"
 
 /**
  * The four API lines and how each renders a domain error (DESIGN.md §4.7). One function renders a body;

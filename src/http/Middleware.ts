@@ -10,7 +10,7 @@ import {
   NotFound,
   PayloadTooLarge,
   ServiceUnavailable
-} from "../domain/Errors.js"
+} from "../domain/platform/Errors.js"
 import { lineOf, render } from "./ErrorLines.js"
 
 /** The id of the request being served, for logs, spans and error bodies. */

@@ -1,8 +1,8 @@
 import { HttpApi, type HttpApiEndpoint, OpenApi } from "@effect/platform"
 import { Context, JSONSchema, Option, Schema } from "effect"
-import type { Scope, ToolClass } from "../domain/OAuth.js"
-import { Bearer, OperationClass, RequiredScope } from "./Agent.js"
+import type { Scope, ToolClass } from "../domain/identity/OAuth.js"
 import { Api } from "./Api.js"
+import { Bearer, OperationClass, RequiredScope } from "./identity/Agent.js"
 
 /**
  * The agent operations, read off the HttpApi definition: every endpoint behind `Bearer`, with the scope

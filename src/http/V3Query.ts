@@ -1,5 +1,5 @@
 import { Either, Schema } from "effect"
-import { FieldIssue, InvalidRequest } from "../domain/Errors.js"
+import { FieldIssue, InvalidRequest } from "../domain/platform/Errors.js"
 
 /**
  * The v3 query syntax (spec "Versioning" 3): `filter[field]` (several are ANDed), `include`, `fields`,

@@ -6,7 +6,7 @@ import { PGlite } from "@electric-sql/pglite"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Data, Duration, Effect, Layer, Option, type Redacted, String as Str } from "effect"
-import { Signals } from "../services/Signals.js"
+import { Signals } from "../services/platform/Signals.js"
 import { AppConfig } from "./Config.js"
 
 /** camelCase in TypeScript, snake_case in SQL. */

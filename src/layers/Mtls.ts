@@ -3,13 +3,13 @@ import { createServer } from "node:https"
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { NotFound } from "../domain/Errors.js"
+import { NotFound } from "../domain/platform/Errors.js"
 import { render } from "../http/ErrorLines.js"
 
 /**
  * The mutual-TLS listener (docs/company-api.md): HTTPS on MTLS_PORT with TLS_CERT/TLS_KEY, accepting only
  * clients whose certificate is signed by MTLS_CA (the handshake fails otherwise), serving `/public-api`
- * only. `enforceMtls` keys work here and nowhere else (src/http/ApiKeyAuthLive.ts checks the socket).
+ * only. `enforceMtls` keys work here and nowhere else (src/http/company/ApiKeyAuthLive.ts checks the socket).
  */
 
 export interface MtlsOptions {

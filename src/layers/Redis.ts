@@ -9,7 +9,7 @@ import { AppConfig } from "./Config.js"
  * Ours rather than `@effect/experimental`'s Redis store, which takes the time from each instance's clock
  * and never expires its keys: here the Lua script reads the time from Redis `TIME` (instances with skewed
  * clocks agree) and sets `PEXPIRE` to when the bucket would be full again (an idle company leaves nothing
- * behind). A failed call is a `RateLimitStoreError`; src/services/RateLimits.ts decides what that means.
+ * behind). A failed call is a `RateLimitStoreError`; src/services/platform/RateLimits.ts decides what that means.
  */
 
 interface RedisWithBuckets extends Redis {

@@ -3,7 +3,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Clock, ConfigError, Console, Effect, Layer, Logger, Option } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
-import { Seed } from "../services/Seed.js"
+import { Seed } from "../services/catalog/Seed.js"
 import { AppConfig, describeConfigError } from "./Config.js"
 import { companyCreate, companyLimits, keyCreate, keyList, keyRevoke } from "./cliCompany.js"
 import { CliDatabaseLive, DataDirInUse, embeddedSocketPath } from "./Database.js"

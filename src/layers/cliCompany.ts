@@ -10,10 +10,10 @@ import {
   RateLimit,
   type RateLimitOverrides,
   RateScope
-} from "../domain/Company.js"
-import { Companies } from "../services/Companies.js"
-import { KeyStore } from "../services/KeyStore.js"
-import { limitFor } from "../services/RateLimits.js"
+} from "../domain/company/Company.js"
+import { Companies } from "../services/company/Companies.js"
+import { KeyStore } from "../services/company/KeyStore.js"
+import { limitFor } from "../services/platform/RateLimits.js"
 
 /**
  * The leaves of `ribbon company …` and `ribbon keys …` (docs/company-api.md). src/layers/cli.ts mounts them,

@@ -1,6 +1,6 @@
 import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
-import { catalogue } from "../../src/domain/Errors.js"
+import { catalogue } from "../../src/domain/ErrorCatalogue.js"
 
 const v3Domains = ["PBLC", "PROD", "ORDS", "ACCT", "KEYS", "EXPT", "COLL", "CAMP", "GIFT", "RCPT", "BILL", "WHKS"]
 

@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema, Stream } from "effect"
-import { DomainError, InvalidRequest, NotFound } from "../../src/domain/Errors.js"
+import { DomainError, InvalidRequest, NotFound } from "../../src/domain/platform/Errors.js"
 import { makeApi } from "../../src/http/ApiBase.js"
 import { type Line, lineError } from "../../src/http/ErrorLines.js"
 import { get, postText, raw, serveForTest, testMaxBodyBytes } from "../support/http.js"

@@ -3,14 +3,14 @@ import * as Net from "node:net"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
-import { makeId } from "../../src/domain/Ids.js"
-import { type Scope, supportedScopes } from "../../src/domain/OAuth.js"
-import { AuthRateLimits } from "../../src/http/AuthRateLimits.js"
+import { type Scope, supportedScopes } from "../../src/domain/identity/OAuth.js"
+import { makeId } from "../../src/domain/platform/Ids.js"
+import { AuthRateLimits } from "../../src/http/identity/AuthRateLimits.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
-import { PublicUrl } from "../../src/services/Catalog.js"
-import { OAuth } from "../../src/services/OAuth.js"
-import { Signals } from "../../src/services/Signals.js"
-import { Users } from "../../src/services/Users.js"
+import { PublicUrl } from "../../src/services/catalog/Catalog.js"
+import { OAuth } from "../../src/services/identity/OAuth.js"
+import { Users } from "../../src/services/identity/Users.js"
+import { Signals } from "../../src/services/platform/Signals.js"
 import { TestDatabase } from "./database.js"
 import { RateLimitsMemoryLive, TestSettingsLive, testMaxBodyBytes, testPublicUrl } from "./http.js"
 
@@ -131,7 +131,7 @@ export const shiftedClock = () => {
   return { clock, travel }
 }
 
-/** Rate limits high enough that no test meets them by accident (test/http/oauthRateLimits.test.ts sets its own). */
+/** Rate limits high enough that no test meets them by accident (test/http/identity/oauthRateLimits.test.ts sets its own). */
 const unlimited: AuthRateLimits["Type"] = {
   registerPerIp: { limit: 1_000_000, window: "1 minute" },
   tokenPerClient: { limit: 1_000_000, window: "1 minute" },

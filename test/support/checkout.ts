@@ -1,11 +1,11 @@
 import { HttpClientRequest } from "@effect/platform"
 import { Effect, Layer, Schedule } from "effect"
-import type { Checkout } from "../../src/domain/Checkout.js"
+import type { Checkout } from "../../src/domain/checkout/Checkout.js"
 import { ApiLive, ServicesLive, WorkerLive } from "../../src/layers/Server.js"
-import { PublicUrl } from "../../src/services/Catalog.js"
-import type { FulfillmentSettings } from "../../src/services/Fulfillment.js"
-import type { OutboundPolicy } from "../../src/services/OutboundHttp.js"
-import { Signals } from "../../src/services/Signals.js"
+import { PublicUrl } from "../../src/services/catalog/Catalog.js"
+import type { OutboundPolicy } from "../../src/services/platform/OutboundHttp.js"
+import { Signals } from "../../src/services/platform/Signals.js"
+import type { FulfillmentSettings } from "../../src/services/simulators/Fulfillment.js"
 import { BaseUrl, onRealPort, shiftedClock, TimeTravel } from "./auth.js"
 import {
   RateLimitsMemoryLive,

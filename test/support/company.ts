@@ -1,9 +1,9 @@
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer } from "effect"
-import type { Environment } from "../../src/domain/Company.js"
-import { Companies } from "../../src/services/Companies.js"
-import { KeyStore } from "../../src/services/KeyStore.js"
+import type { Environment } from "../../src/domain/company/Company.js"
+import { Companies } from "../../src/services/company/Companies.js"
+import { KeyStore } from "../../src/services/company/KeyStore.js"
 import { raw } from "./http.js"
 
 /** Companies and KeyStore on the test's database. */

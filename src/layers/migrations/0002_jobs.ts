@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * The durable background work queue (see src/services/Jobs.ts).
+ * The durable background work queue (see src/services/platform/Jobs.ts).
  *
  * - `key` deduplicates: at most one job per (kind, key), whatever its status.
  * - `attempts` counts claims; together with `id` it fences a worker's updates (a worker whose lease

@@ -8,7 +8,7 @@ import { Effect } from "effect"
  *   a country's de-minimis threshold is in that country's own currency.
  * - Rates are basis points (1/100 of a percent); FX rates are exact decimals (`numeric`), read as strings.
  * - `products.search_document`, `min_price_usd` and `max_price_usd` are maintained by the seed
- *   (src/services/Seed.ts), which writes products only through its own statements.
+ *   (src/services/catalog/Seed.ts), which writes products only through its own statements.
  */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient

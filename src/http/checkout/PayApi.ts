@@ -1,0 +1,50 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { LastEventId, PathId } from "../../domain/checkout/Checkout.js"
+
+/**
+ * The hosted payment page (DESIGN.md §4.5; docs/checkout.md): the person opens the checkout's
+ * `paymentUrl` (`/pay/{checkoutId}?t={token}`) in a browser and pays by card. The token is the only key;
+ * a wrong one gets the same page as an unknown checkout. The agent never sees card data.
+ */
+
+const Html = HttpApiSchema.Text({ contentType: "text/html" })
+
+/** Taken as it comes: any wrong token is answered by the not-found page, never by a 400. */
+const Token = Schema.String.pipe(Schema.maxLength(128))
+
+const Path = Schema.Struct({ checkoutId: PathId })
+
+export const PayForm = Schema.Struct({
+  t: Token,
+  number: Schema.String.pipe(Schema.maxLength(64)),
+  expiry: Schema.String.pipe(Schema.maxLength(16)),
+  cvc: Schema.String.pipe(Schema.maxLength(8)),
+  name: Schema.String.pipe(Schema.maxLength(200))
+})
+
+export class PayApi extends HttpApiGroup.make("pay")
+  .add(
+    HttpApiEndpoint.get("payPage", "/pay/:checkoutId")
+      .setPath(Path)
+      .setUrlParams(Schema.Struct({ t: Schema.optionalWith(Token, { default: () => "" }) }))
+      .addSuccess(Html)
+      .annotate(OpenApi.Summary, "The hosted payment page (browser): items, all-in total, recipient, card form")
+  )
+  .add(
+    HttpApiEndpoint.post("pay", "/pay/:checkoutId")
+      .setPath(Path)
+      .setPayload(HttpApiSchema.withEncoding(PayForm, { kind: "UrlParams" }))
+      .addSuccess(Html)
+      .annotate(OpenApi.Summary, "The card form of the payment page")
+  )
+  .add(
+    HttpApiEndpoint.get("payEvents", "/pay/:checkoutId/events")
+      .setPath(Path)
+      .setUrlParams(Schema.Struct({ t: Schema.optionalWith(Token, { default: () => "" }) }))
+      .setHeaders(LastEventId)
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
+      .annotate(OpenApi.Summary, "The checkout's events for the payment page's live status (server-sent events)")
+  )
+  .annotate(OpenApi.Title, "Payment page")
+  .annotate(OpenApi.Description, "The hosted payment page the user opens from a checkout's paymentUrl.") {}

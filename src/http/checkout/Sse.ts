@@ -1,0 +1,49 @@
+import { HttpServerResponse } from "@effect/platform"
+import { Effect, Schedule, Stream } from "effect"
+import { type CheckoutStatus, terminalStatuses } from "../../domain/checkout/Checkout.js"
+import { type EventRow, Events } from "../../services/checkout/Events.js"
+
+/**
+ * A checkout's events as `text/event-stream` (DESIGN.md §4.6): each event with its `id` (for
+ * `Last-Event-ID`), its type as the SSE `event` name and the JSON envelope `{id, type, createdAt, data}` as
+ * `data`; a keep-alive comment every 15 seconds; the response ends when the event stream does (after a
+ * final status). A client that reconnects after the final event gets 204, which tells `EventSource` to stop.
+ */
+
+export const keepAliveEvery = Schedule.spaced("15 seconds")
+
+export const formatEvent = (event: EventRow) =>
+  `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify({
+    id: event.id,
+    type: event.type,
+    createdAt: event.createdAt.toISOString(),
+    data: event.data
+  })}\n\n`
+
+export const eventStreamResponse = (events: Stream.Stream<EventRow>) =>
+  HttpServerResponse.stream(
+    Stream.concat(
+      // Reconnect after 3 s; the comment flushes the headers at once.
+      Stream.make("retry: 3000\n: stream open\n\n"),
+      Stream.merge(
+        Stream.map(events, formatEvent),
+        Stream.map(Stream.fromSchedule(keepAliveEvery), () => ": keep-alive\n\n"),
+        { haltStrategy: "left" }
+      )
+    ).pipe(Stream.encodeText),
+    {
+      contentType: "text/event-stream",
+      headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+    }
+  )
+
+/** The response for a checkout's stream after `lastEventId`, given the checkout's current status. */
+export const checkoutEvents = (checkoutId: string, status: CheckoutStatus, lastEventId: string) =>
+  Effect.gen(function* () {
+    const events = yield* Events
+    const final = terminalStatuses.has(status)
+    if (final && (yield* events.after(checkoutId, lastEventId, 1)).length === 0) {
+      return HttpServerResponse.empty({ status: 204 })
+    }
+    return eventStreamResponse(events.stream(checkoutId, lastEventId, { follow: !final }))
+  })

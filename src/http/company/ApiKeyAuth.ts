@@ -1,0 +1,130 @@
+import { HttpApi, type HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Context, Option, Schema } from "effect"
+import type { ApiKeyRecord, Permission, RateScope, RequestSource } from "../../domain/company/Company.js"
+import {
+  AccountNotFound,
+  ApiKeyExpired,
+  ApiKeyInvalid,
+  ApiKeyMissing,
+  CompanyMismatch,
+  EnvironmentMismatch,
+  MtlsRequired,
+  PermissionDenied
+} from "../../domain/company/Errors.js"
+import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
+import type { Account } from "../../services/company/Companies.js"
+import { type Line, lineError } from "../ErrorLines.js"
+
+/**
+ * API-key authentication for the company API (`/public-api/v2`, `/public-api/v3`). Each endpoint
+ * declares its `Operation` (permission and rate-limit class) as an annotation; the middleware reads it
+ * from the API definition, and docs/permissions.md is generated from the same annotations.
+ */
+
+/** What an operation needs: a permission (`null`: any valid key of the company) and its rate-limit class. */
+export interface OperationPolicy {
+  readonly permission: Permission | null
+  readonly rateClass: RateScope
+}
+
+export class Operation extends Context.Tag("ribbon/Operation")<Operation, OperationPolicy>() {}
+
+/** The authenticated caller, provided to every handler behind the middleware. */
+export interface Caller {
+  readonly key: ApiKeyRecord
+  /** The account `Ribbon-Account-Id` named, resolved against the key's `accountsAccess`. */
+  readonly account: Option.Option<Account>
+  /** `Request-Source`, recorded on what the request creates. */
+  readonly requestSource: RequestSource | null
+}
+
+export class CurrentCaller extends Context.Tag("ribbon/CurrentCaller")<CurrentCaller, Caller>() {}
+
+const failures = (line: Line) =>
+  Schema.Union(
+    lineError(line, InvalidRequest),
+    lineError(line, ApiKeyMissing),
+    lineError(line, ApiKeyInvalid),
+    lineError(line, ApiKeyExpired),
+    lineError(line, PermissionDenied),
+    lineError(line, EnvironmentMismatch),
+    lineError(line, MtlsRequired),
+    lineError(line, CompanyMismatch),
+    lineError(line, AccountNotFound),
+    lineError(line, RateLimited)
+  )
+
+/** `X-Api-Key`, documented as the OpenAPI security scheme; the value stays Redacted until it is hashed. */
+const security = {
+  apiKey: HttpApiSecurity.apiKey({ key: "X-Api-Key", in: "header" }).pipe(
+    HttpApiSecurity.annotate(OpenApi.Description, "The company's API key: 24 hexadecimal characters")
+  )
+}
+
+export class ApiKeyAuthV2 extends HttpApiMiddleware.Tag<ApiKeyAuthV2>()("ApiKeyAuthV2", {
+  provides: CurrentCaller,
+  failure: failures("v2"),
+  security
+}) {}
+
+export class ApiKeyAuthV3 extends HttpApiMiddleware.Tag<ApiKeyAuthV3>()("ApiKeyAuthV3", {
+  provides: CurrentCaller,
+  failure: failures("v3"),
+  security
+}) {}
+
+export interface OperationRow extends OperationPolicy {
+  readonly method: string
+  readonly path: string
+  readonly group: string
+  readonly name: string
+  readonly summary: string | undefined
+}
+
+/** Every endpoint behind the API-key middleware and its declared policy; an endpoint without one is a bug. */
+export const operationsOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<OperationRow> => {
+  const rows: Array<OperationRow> = []
+  HttpApi.reflect(api as any, {
+    onGroup: () => {},
+    onEndpoint: ({ group, endpoint, mergedAnnotations, middleware }) => {
+      const guarded = [...middleware].some(
+        (tag) => (tag as unknown) === ApiKeyAuthV2 || (tag as unknown) === ApiKeyAuthV3
+      )
+      if (!guarded) return
+      const policy = Context.getOption(mergedAnnotations, Operation)
+      if (Option.isNone(policy)) throw new Error(`${endpoint.method} ${endpoint.path} declares no Operation`)
+      const summary = Context.getOption(mergedAnnotations, OpenApi.Summary)
+      rows.push({
+        method: endpoint.method,
+        path: endpoint.path,
+        group: (group as HttpApiGroup.HttpApiGroup.AnyWithProps).identifier,
+        name: endpoint.name,
+        summary: Option.getOrUndefined(summary),
+        ...policy.value
+      })
+    }
+  })
+  return rows
+}
+
+/** docs/permissions.md, generated from the API definition. */
+export const permissionsDoc = (api: HttpApi.HttpApi.Any): string => {
+  const rows = operationsOf(api)
+  const lines = [
+    "# Permissions",
+    "",
+    "Generated from the API definition (`operationsOf` in `src/http/company/ApiKeyAuth.ts`); `test/http/company/permissions.test.ts`",
+    "keeps this file in step (regenerate: `npx tsx scripts/permissions-doc.ts`). Every company-API operation declares the permission its API key must hold and the",
+    'rate-limit class it draws from (besides the global bucket). "any key" means any valid key of the company:',
+    "key management needs no permission of its own, but a key can only grant permissions it holds.",
+    "",
+    "| Method | Path | Permission | Rate-limit class |",
+    "|---|---|---|---|",
+    ...rows.map(
+      (row) =>
+        `| ${row.method} | \`${row.path}\` | ${row.permission === null ? "any key" : `\`${row.permission}\``} | \`${row.rateClass}\` |`
+    ),
+    ""
+  ]
+  return lines.join("\n")
+}

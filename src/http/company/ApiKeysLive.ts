@@ -1,0 +1,150 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import {
+  type AccountsAccess,
+  type ApiKeyRecord,
+  formatTimestamp,
+  type Permission
+} from "../../domain/company/Company.js"
+import { PermissionDenied } from "../../domain/company/Errors.js"
+import { KeyStore } from "../../services/company/KeyStore.js"
+import { Api } from "../Api.js"
+import { numberedLinks, parseV3Query, type RawParams } from "../V3Query.js"
+import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
+import { apiKeysV3Query } from "./ApiKeysApi.js"
+
+const listItem = (key: ApiKeyRecord) => ({
+  id: key.id,
+  expirationDate: formatTimestamp(key.expiresAt),
+  createdAt: formatTimestamp(key.createdAt),
+  enforceMtls: key.enforceMtls,
+  name: key.name
+})
+
+const full = (key: ApiKeyRecord) => ({
+  ...listItem(key),
+  companyId: key.companyId,
+  permissions: key.permissions,
+  accountsAccess: key.accountsAccess
+})
+
+interface CreateBody {
+  readonly name: string
+  readonly expirationInDays: number
+  readonly enforceMtls: boolean
+  readonly permissions: ReadonlyArray<Permission>
+  readonly accountsAccess: AccountsAccess
+}
+
+/** A new key for the caller's company and environment; it may carry only permissions the caller holds. */
+const createFor = (caller: Caller, body: CreateBody, rotate?: { apiKeyId: string; graceSeconds: number }) =>
+  Effect.gen(function* () {
+    const missing = body.permissions.find((permission) => !caller.key.permissions.includes(permission))
+    if (missing !== undefined) {
+      return yield* new PermissionDenied({
+        message: `This API key cannot grant ${missing}, which it does not hold.`,
+        permission: missing
+      })
+    }
+    const keys = yield* KeyStore
+    return yield* keys.create({
+      companyId: caller.key.companyId,
+      environment: caller.key.environment,
+      name: body.name,
+      expirationInDays: body.expirationInDays,
+      enforceMtls: body.enforceMtls,
+      permissions: body.permissions,
+      accountsAccess: body.accountsAccess,
+      requestSource: caller.requestSource,
+      rotate
+    })
+  })
+
+const searchParams = (url: string): RawParams => {
+  const params: Record<string, string | Array<string>> = {}
+  for (const [key, value] of new URL(url, "http://ribbon").searchParams) {
+    const seen = params[key]
+    params[key] = seen === undefined ? value : [...(typeof seen === "string" ? [seen] : seen), value]
+  }
+  return params
+}
+
+export const ApiKeysV2Live = HttpApiBuilder.group(Api, "apiKeysV2", (handlers) =>
+  Effect.gen(function* () {
+    const keys = yield* KeyStore
+    return handlers
+      .handle("create", ({ payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const { record, apiKey } = yield* createFor(caller, payload).pipe(Effect.provideService(KeyStore, keys))
+          return { ...full(record), apiKey }
+        }).pipe(Effect.catchTag("ApiKeyNotFound", Effect.die))
+      )
+      .handle("list", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const found = yield* keys.list(caller.key.companyId, caller.key.environment, urlParams.accountIds ?? [])
+          return { results: found.map(listItem) }
+        })
+      )
+      .handle("delete", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) =>
+          keys.revoke(caller.key.companyId, caller.key.environment, path.apiKeyId)
+        )
+      )
+  })
+)
+
+export const ApiKeysV3Live = HttpApiBuilder.group(Api, "apiKeysV3", (handlers) =>
+  Effect.gen(function* () {
+    const keys = yield* KeyStore
+    return handlers
+      .handle("list", ({ request }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const params = searchParams(request.url)
+          const query = yield* parseV3Query(params, apiKeysV3Query)
+          let found = yield* keys.list(caller.key.companyId, caller.key.environment)
+          const { name, enforceMtls } = query.filters
+          if (name !== undefined) found = found.filter((key) => key.name === name)
+          if (enforceMtls !== undefined) found = found.filter((key) => String(key.enforceMtls) === enforceMtls)
+          for (const { field, descending } of [...query.sort].reverse()) {
+            const value = (key: ApiKeyRecord) =>
+              field === "name" ? key.name : field === "createdAt" ? key.createdAt.getTime() : key.expiresAt.getTime()
+            found = [...found].sort((a, b) => {
+              const order = value(a) < value(b) ? -1 : value(a) > value(b) ? 1 : 0
+              return descending ? -order : order
+            })
+          }
+          const start = (query.page.number - 1) * query.page.size
+          const page = found.slice(start, start + query.page.size)
+          const path = new URL(request.url, "http://ribbon").pathname
+          return {
+            data: page.map(full),
+            links: numberedLinks(path, params, query, start + query.page.size < found.length)
+          }
+        })
+      )
+      .handle("create", ({ payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const { rotation, ...body } = payload
+          const rotate =
+            rotation === undefined
+              ? undefined
+              : { apiKeyId: rotation.apiKeyId, graceSeconds: rotation.expiresInHours * 3600 }
+          const { record, apiKey, rotated } = yield* createFor(caller, body, rotate).pipe(
+            Effect.provideService(KeyStore, keys)
+          )
+          const rotatedApiKey =
+            rotated === undefined ? null : { id: rotated.id, expirationDate: formatTimestamp(rotated.expiresAt) }
+          return { data: { ...full(record), apiKey, rotatedApiKey } }
+        })
+      )
+      .handle("delete", ({ path }) =>
+        Effect.flatMap(CurrentCaller, (caller) =>
+          keys.revoke(caller.key.companyId, caller.key.environment, path.apiKeyId)
+        )
+      )
+  })
+)

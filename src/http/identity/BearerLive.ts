@@ -1,0 +1,36 @@
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { InsufficientScope } from "../../domain/identity/Errors.js"
+import { OAuth } from "../../services/identity/OAuth.js"
+import { operationByRoute } from "../Operations.js"
+import { Bearer } from "./Agent.js"
+
+/**
+ * The `/v1` bearer middleware: the access token from `Authorization: Bearer …` (scheme in any case), then
+ * the scope the matched endpoint declares (src/http/Operations.ts).
+ */
+export const BearerLive = Layer.effect(
+  Bearer,
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    return {
+      bearer: () =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const { route } = yield* HttpRouter.RouteContext
+          const token = /^bearer +([^\s]+) *$/i.exec(request.headers.authorization ?? "")?.[1] ?? ""
+          const context = yield* oauth.authenticateBearer(token)
+          const operation = operationByRoute.get(`${route.method} ${route.path}`)
+          if (operation === undefined) return yield* Effect.dieMessage(`No operation for ${route.method} ${route.path}`)
+          if (!context.scopes.includes(operation.scope)) {
+            return yield* new InsufficientScope({
+              message: `This operation needs the ${operation.scope} scope.`,
+              scope: operation.scope,
+              resourceMetadata: oauth.resourceMetadataUrl
+            })
+          }
+          return context
+        })
+    }
+  })
+)

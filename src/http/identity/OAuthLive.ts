@@ -1,0 +1,261 @@
+import { randomBytes, timingSafeEqual } from "node:crypto"
+import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Duration, Effect, Either, Option } from "effect"
+import { InvalidClient, InvalidClientMetadata } from "../../domain/identity/Errors.js"
+import type { AuthorizeForm, AuthorizeParams } from "../../domain/identity/OAuth.js"
+import type { User } from "../../domain/identity/Users.js"
+import type { RateLimited } from "../../domain/platform/Errors.js"
+import {
+  type AuthorizationFailure,
+  type ClientCredentials,
+  lifetimes,
+  OAuth,
+  type ValidAuthorization
+} from "../../services/identity/OAuth.js"
+import { Users } from "../../services/identity/Users.js"
+import { Api } from "../Api.js"
+import { htmlResponse } from "../pages/html.js"
+import { AuthRateLimits, clientIp, consume } from "./AuthRateLimits.js"
+import { consentPage, errorPage, signInPage } from "./authorizePage.js"
+
+/**
+ * The authorization server's endpoints. The authorize pages: a GET checks the request, then shows
+ * sign-in (no session, or `prompt=login`), consent (no remembered consent, or `prompt=consent`), or
+ * redirects straight back with a code. The forms POST the request back with a CSRF token (double-submit
+ * cookie) and the step; the POST checks the request again from scratch.
+ */
+
+const CSRF_COOKIE = "ribbon_csrf"
+const SESSION_COOKIE = "ribbon_session"
+
+const noStore = { "cache-control": "no-store", pragma: "no-cache" } as const
+
+const html = (body: string, status = 200) =>
+  htmlResponse(body, { status, csp: "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'" })
+
+/** RFC 6749 §2.3.1: `Basic base64(urlencode(id):urlencode(secret))`; absent when there is no Basic header. */
+const basicCredentials = (request: HttpServerRequest.HttpServerRequest) => {
+  const header = request.headers.authorization
+  if (header === undefined || !/^basic /i.test(header)) return Effect.succeed(Option.none())
+  const decoded = Buffer.from(header.slice(6).trim(), "base64").toString("utf8")
+  const colon = decoded.indexOf(":")
+  const formDecode = (s: string) => decodeURIComponent(s.replace(/\+/g, " "))
+  try {
+    if (colon < 0) throw new Error("no colon")
+    return Effect.succeed(
+      Option.some({ clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) })
+    )
+  } catch {
+    return Effect.fail(new InvalidClient({ message: "The Basic authorization header is malformed." }))
+  }
+}
+
+const credentialsOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: { readonly client_id?: string | undefined; readonly client_secret?: string | undefined }
+) =>
+  Effect.map(
+    basicCredentials(request),
+    (basic): ClientCredentials => ({ basic, clientId: body.client_id, clientSecret: body.client_secret })
+  )
+
+export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    const users = yield* Users
+    const limits = yield* AuthRateLimits
+    const secureCookies = oauth.issuer.startsWith("https:")
+    const cookieOptions = { httpOnly: true, sameSite: "lax", path: "/oauth", secure: secureCookies } as const
+
+    /** A redirect back to the client, always with `iss` (RFC 9207) and the request's `state`. */
+    const redirectBack = (
+      redirectUri: string,
+      params: Record<string, string>,
+      state: string | undefined,
+      status: 302 | 303
+    ) => {
+      const url = new URL(redirectUri)
+      for (const [name, value] of Object.entries(params)) url.searchParams.append(name, value)
+      if (state !== undefined) url.searchParams.append("state", state)
+      url.searchParams.append("iss", oauth.issuer)
+      return HttpServerResponse.redirect(url.toString(), { status, headers: noStore })
+    }
+
+    const failure = (f: AuthorizationFailure, status: 302 | 303) =>
+      f._tag === "Fatal"
+        ? html(errorPage(f.description), 400)
+        : redirectBack(f.redirectUri, { error: f.error, error_description: f.description }, f.state, status)
+
+    const refuse = (authorization: ValidAuthorization, error: string, description: string, status: 302 | 303) =>
+      redirectBack(authorization.redirectUri, { error, error_description: description }, authorization.state, status)
+
+    const withCsrf = (response: HttpServerResponse.HttpServerResponse, csrf: string) =>
+      HttpServerResponse.unsafeSetCookie(response, CSRF_COOKIE, csrf, cookieOptions)
+
+    /** The signed-in user goes on to consent, or straight back with a code when consent is remembered. */
+    const afterSignIn = (
+      authorization: ValidAuthorization,
+      params: AuthorizeParams,
+      user: User,
+      csrf: string,
+      status: 302 | 303
+    ) =>
+      Effect.gen(function* () {
+        const remembered = yield* oauth.hasConsent(user.id, authorization.client.id, authorization.scopes)
+        if (remembered && !authorization.prompt.has("consent")) {
+          const code = yield* oauth.issueCode(authorization, user.id)
+          return redirectBack(authorization.redirectUri, { code }, authorization.state, status)
+        }
+        if (authorization.prompt.has("none")) {
+          return refuse(authorization, "consent_required", "The user has not allowed this application yet.", status)
+        }
+        return html(
+          consentPage({
+            clientName: authorization.client.clientName,
+            redirectHost: new URL(authorization.redirectUri).host,
+            email: user.email,
+            scopes: authorization.scopes,
+            params,
+            csrf
+          })
+        )
+      })
+
+    const signInAgain = (
+      authorization: ValidAuthorization,
+      params: AuthorizeParams,
+      csrf: string,
+      error?: string,
+      email?: string,
+      status = 200
+    ) => html(signInPage({ clientName: authorization.client.clientName, params, csrf, error, email }), status)
+
+    const signedIn = (response: HttpServerResponse.HttpServerResponse, session: string) =>
+      HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, session, {
+        ...cookieOptions,
+        maxAge: Duration.seconds(lifetimes.sessionSeconds)
+      })
+
+    const tooManyAttempts = (error: RateLimited) =>
+      HttpServerResponse.setHeader(
+        html(errorPage("Too many sign-in attempts. Wait a few minutes and try again."), 429),
+        "retry-after",
+        String(error.retryAfterSeconds)
+      )
+
+    const paramsOf = (form: AuthorizeForm): AuthorizeParams => {
+      const { action: _a, csrf: _c, email: _e, password: _p, display_name: _d, ...params } = form
+      return params
+    }
+
+    const sameSecret = (a: string, b: string) => {
+      const x = Buffer.from(a)
+      const y = Buffer.from(b)
+      return x.length === y.length && timingSafeEqual(x, y)
+    }
+
+    return handlers
+      .handle("authorize", ({ urlParams, request }) =>
+        Effect.gen(function* () {
+          const checked = yield* oauth.validateAuthorization(urlParams)
+          if (Either.isLeft(checked)) return failure(checked.left, 302)
+          const authorization = checked.right
+          const csrf = request.cookies[CSRF_COOKIE] ?? randomBytes(24).toString("base64url")
+          const session = request.cookies[SESSION_COOKIE]
+          const user = session === undefined ? Option.none() : yield* oauth.sessionUser(session)
+          if (Option.isNone(user) || authorization.prompt.has("login")) {
+            if (authorization.prompt.has("none")) {
+              return refuse(authorization, "login_required", "The user is not signed in.", 302)
+            }
+            return withCsrf(signInAgain(authorization, urlParams, csrf), csrf)
+          }
+          return withCsrf(yield* afterSignIn(authorization, urlParams, user.value, csrf, 302), csrf)
+        })
+      )
+      .handle("authorizeForm", ({ payload, request }) =>
+        Effect.gen(function* () {
+          const params = paramsOf(payload)
+          const checked = yield* oauth.validateAuthorization(params)
+          if (Either.isLeft(checked)) return failure(checked.left, 303)
+          const authorization = checked.right
+          const csrf = request.cookies[CSRF_COOKIE]
+          if (csrf === undefined || !sameSecret(csrf, payload.csrf)) {
+            return html(errorPage("This form has expired or was not sent from Ribbon's page."), 403)
+          }
+          if (payload.action === "sign_in" || payload.action === "sign_up") {
+            const limited = yield* Effect.flip(consume(`sign-in:ip:${yield* clientIp}`, limits.signInPerIp)).pipe(
+              Effect.option
+            )
+            if (Option.isSome(limited)) return tooManyAttempts(limited.value)
+          }
+          switch (payload.action) {
+            case "deny":
+              return refuse(authorization, "access_denied", "The user denied access.", 303)
+            case "sign_in": {
+              const result = yield* Effect.either(users.authenticate(payload.email ?? "", payload.password ?? ""))
+              if (Either.isLeft(result)) {
+                return signInAgain(authorization, params, csrf, result.left.message, payload.email, 401)
+              }
+              const session = yield* oauth.createSession(result.right.id)
+              return signedIn(yield* afterSignIn(authorization, params, result.right, csrf, 303), session)
+            }
+            case "sign_up": {
+              const result = yield* Effect.either(
+                users.create({
+                  email: payload.email ?? "",
+                  password: payload.password ?? "",
+                  displayName: payload.display_name
+                })
+              )
+              if (Either.isLeft(result)) {
+                const status = result.left._tag === "EmailTaken" ? 409 : 400
+                return signInAgain(authorization, params, csrf, result.left.message, undefined, status)
+              }
+              const session = yield* oauth.createSession(result.right.id)
+              return signedIn(yield* afterSignIn(authorization, params, result.right, csrf, 303), session)
+            }
+            case "allow": {
+              const session = request.cookies[SESSION_COOKIE]
+              const user = session === undefined ? Option.none() : yield* oauth.sessionUser(session)
+              if (Option.isNone(user)) return signInAgain(authorization, params, csrf, "Please sign in again.")
+              yield* oauth.grantConsent(user.value.id, authorization.client.id, authorization.scopes)
+              const code = yield* oauth.issueCode(authorization, user.value.id)
+              return redirectBack(authorization.redirectUri, { code }, authorization.state, 303)
+            }
+          }
+        })
+      )
+      .handle("token", ({ payload, request }) =>
+        Effect.gen(function* () {
+          const credentials = yield* credentialsOf(request, payload)
+          yield* consume(`token:ip:${yield* clientIp}`, limits.tokenPerIp)
+          const clientId = Option.getOrUndefined(credentials.basic)?.clientId ?? credentials.clientId
+          if (clientId !== undefined) yield* consume(`token:client:${clientId}`, limits.tokenPerClient)
+          const response = yield* oauth.token(payload, credentials)
+          return HttpServerResponse.unsafeJson(response, { headers: noStore })
+        })
+      )
+      .handleRaw("register", ({ request }) =>
+        Effect.gen(function* () {
+          yield* consume(`register:ip:${yield* clientIp}`, limits.registerPerIp)
+          const body = yield* request.json.pipe(
+            Effect.mapError(() => new InvalidClientMetadata({ message: "The body must be a JSON object." }))
+          )
+          const registered = yield* oauth.register(body)
+          return HttpServerResponse.unsafeJson(registered, { status: 201, headers: noStore })
+        })
+      )
+      .handle("revoke", ({ payload, request }) =>
+        Effect.gen(function* () {
+          yield* oauth.revoke(payload, yield* credentialsOf(request, payload))
+          return HttpServerResponse.empty({ status: 200, headers: noStore })
+        })
+      )
+      .handle("introspect", ({ payload, request }) =>
+        Effect.gen(function* () {
+          const response = yield* oauth.introspect(payload, yield* credentialsOf(request, payload))
+          return HttpServerResponse.unsafeJson(response, { headers: noStore })
+        })
+      )
+  })
+)

@@ -1,0 +1,25 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Users } from "../../services/identity/Users.js"
+import { Api } from "../Api.js"
+import { CurrentUser } from "./Agent.js"
+
+export const ProfileLive = HttpApiBuilder.group(Api, "profile", (handlers) =>
+  Effect.gen(function* () {
+    const users = yield* Users
+    return handlers
+      .handle("me", () =>
+        Effect.gen(function* () {
+          const { user, scopes } = yield* CurrentUser
+          return { user, addresses: yield* users.listAddresses(user.id), scopes }
+        })
+      )
+      .handle("updateMe", ({ payload }) => Effect.flatMap(CurrentUser, ({ user }) => users.update(user.id, payload)))
+      .handle("addAddress", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => users.addAddress(user.id, payload))
+      )
+      .handle("deleteAddress", ({ path }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => users.deleteAddress(user.id, path.addressId))
+      )
+  })
+)

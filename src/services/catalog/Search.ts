@@ -1,0 +1,512 @@
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect, Either, Schema } from "effect"
+import { Collection, ProductSummary } from "../../domain/catalog/Catalog.js"
+import { CollectionNotFound } from "../../domain/catalog/Errors.js"
+import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
+import { type BudgetRange, parseBudget } from "./Budget.js"
+import { availableIn, Catalog, decodeCursor, encodeCursor } from "./Catalog.js"
+import { Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
+
+/**
+ * Product search (`GET /v1/search`, docs/search.md): Postgres full-text search weighted title > brand >
+ * category/tags > description, ranked from a term index; words that match nothing are respelled by trigram
+ * similarity to the catalog's known words, so typos still match; filters on the item price
+ * in the country's currency, collection, tags and availability in the country; keyset pagination.
+ */
+
+export const SearchSort = Schema.Literal("relevance", "price_asc", "price_desc", "newest")
+export type SearchSort = typeof SearchSort.Type
+
+export const DEFAULT_SEARCH_LIMIT = 20
+
+export interface SearchParams {
+  readonly q?: string | undefined
+  readonly budget?: string | undefined
+  /** Minor units of the country's currency. */
+  readonly minPrice?: number | undefined
+  /** Minor units of the country's currency. */
+  readonly maxPrice?: number | undefined
+  readonly country?: string | undefined
+  readonly collectionId?: string | undefined
+  readonly tagIds?: ReadonlyArray<string> | undefined
+  readonly sort?: SearchSort | undefined
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+/** What the search applied, echoed to the caller (amounts in minor units). */
+export const AppliedBudget = Schema.Struct({
+  input: Schema.String,
+  kind: Schema.Literal("max", "min", "between", "around", "exact"),
+  currency: Schema.String.annotations({ description: "The currency the budget was written in" }),
+  currencyNamed: Schema.Boolean,
+  min: Schema.NullOr(Schema.Int).annotations({ description: "Minor units of `currency`" }),
+  max: Schema.NullOr(Schema.Int).annotations({ description: "Minor units of `currency`" }),
+  converted: Schema.Struct({
+    currency: Schema.String,
+    min: Schema.NullOr(Schema.Int),
+    max: Schema.NullOr(Schema.Int)
+  }).annotations({ description: "The budget in the country's currency (FX-converted when it was written in another)" }),
+  overriddenBy: Schema.Array(Schema.Literal("minPrice", "maxPrice"))
+}).annotations({ identifier: "AppliedBudget" })
+
+export const AppliedFilters = Schema.Struct({
+  q: Schema.NullOr(Schema.String),
+  country: Schema.String,
+  currency: Schema.String,
+  minPrice: Schema.NullOr(Schema.Int).annotations({ description: "Item price floor, minor units of `currency`" }),
+  maxPrice: Schema.NullOr(Schema.Int).annotations({ description: "Item price ceiling, minor units of `currency`" }),
+  budget: Schema.NullOr(AppliedBudget),
+  collectionId: Schema.NullOr(Schema.String),
+  tagIds: Schema.Array(Schema.String),
+  availableIn: Schema.String.annotations({ description: "Only products with a variant purchasable in this country" }),
+  sort: SearchSort,
+  limit: Schema.Int,
+  spelling: Schema.NullOr(Schema.String).annotations({
+    description:
+      "When no product matched `q`: the respelled words searched instead, each the known word spelled most like the one typed"
+  })
+}).annotations({ identifier: "AppliedFilters" })
+export type AppliedFilters = typeof AppliedFilters.Type
+
+export const SearchResult = Schema.Struct({
+  products: Schema.Array(ProductSummary),
+  collections: Schema.Array(Collection),
+  nextCursor: Schema.NullOr(Schema.String),
+  appliedFilters: AppliedFilters
+}).annotations({ identifier: "SearchResult" })
+export type SearchResult = typeof SearchResult.Type
+
+// ---------------------------------------------------------------------------------------------------------
+// Budget conversion between currencies, exactly (BigInt), half-up.
+
+const decimal = (text: string) => {
+  const [whole = "0", fraction = ""] = text.trim().split(".")
+  return { numerator: BigInt(whole + fraction), scale: BigInt(fraction.length) }
+}
+
+/** `amount` minor units of a currency at `fromFx` per USD to minor units of one at `toFx` per USD. */
+export const convertBetween = (
+  amount: number,
+  from: { readonly fxRate: string; readonly digits: number },
+  to: { readonly fxRate: string; readonly digits: number }
+): number => {
+  const f = decimal(from.fxRate)
+  const t = decimal(to.fxRate)
+  const n = BigInt(amount) * t.numerator * 10n ** BigInt(to.digits) * 10n ** f.scale
+  const d = f.numerator * 10n ** BigInt(from.digits) * 10n ** t.scale
+  return Number((2n * n + d) / (2n * d))
+}
+
+const invalid = (path: string, message: string) =>
+  new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
+
+const budgetIn = (
+  reference: PricingReference,
+  budget: BudgetRange,
+  country: PricingCountry
+): Either.Either<{ min: number | undefined; max: number | undefined }, InvalidRequest> => {
+  if (budget.currency === country.currency) return Either.right({ min: budget.min, max: budget.max })
+  const source = reference.countries.find((c) => c.currency === budget.currency)
+  if (source === undefined) {
+    return Either.left(
+      invalid(
+        "budget",
+        `Amounts in ${budget.currency} cannot be converted; use ${country.currency} or a currency of a supported country.`
+      )
+    )
+  }
+  const convert = (amount: number | undefined) =>
+    amount === undefined ? undefined : convertBetween(amount, source, country)
+  return Either.right({ min: convert(budget.min), max: convert(budget.max) })
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+export class Search extends Effect.Service<Search>()("Search", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const catalog = yield* Catalog
+    const pricing = yield* Pricing
+
+    const search = Effect.fn("Search.search")(function* (params: SearchParams) {
+      const reference = yield* pricing.reference()
+      const country = yield* catalog.country(params.country, "country", reference)
+      const q = params.q?.trim() || undefined
+      const limit = params.limit ?? DEFAULT_SEARCH_LIMIT
+      // Without words there is nothing to rank: relevance falls back to newest first.
+      const sort: SearchSort = params.sort ?? "relevance"
+      const ordering: SearchSort = sort === "relevance" && q === undefined ? "newest" : sort
+
+      // Price range: budget prose first, then minPrice/maxPrice override each bound they give.
+      let budget: typeof AppliedBudget.Type | null = null
+      let min = params.minPrice
+      let max = params.maxPrice
+      if (params.budget !== undefined && params.budget.trim() !== "") {
+        const parsed = parseBudget(params.budget, { currency: country.currency })
+        if (Either.isLeft(parsed)) return yield* invalid("budget", parsed.left.message)
+        const converted = yield* budgetIn(reference, parsed.right, country)
+        const overriddenBy: Array<"minPrice" | "maxPrice"> = []
+        if (params.minPrice !== undefined) overriddenBy.push("minPrice")
+        else min = converted.min
+        if (params.maxPrice !== undefined) overriddenBy.push("maxPrice")
+        else max = converted.max
+        budget = {
+          input: params.budget,
+          kind: parsed.right.kind,
+          currency: parsed.right.currency,
+          currencyNamed: parsed.right.currencyNamed,
+          min: parsed.right.min ?? null,
+          max: parsed.right.max ?? null,
+          converted: { currency: country.currency, min: converted.min ?? null, max: converted.max ?? null },
+          overriddenBy
+        }
+      }
+      if (min !== undefined && max !== undefined && min > max) {
+        return yield* invalid("minPrice", `minPrice (${min}) is above maxPrice (${max}).`)
+      }
+      if (params.collectionId !== undefined && !(yield* catalog.collectionExists(params.collectionId))) {
+        return yield* new CollectionNotFound({
+          message: `No collection ${params.collectionId}.`,
+          collectionId: params.collectionId
+        })
+      }
+      const tagIds = params.tagIds ?? []
+      const after = params.cursor === undefined ? undefined : yield* decodeCursor(params.cursor, ordering, 2)
+      if (after !== undefined) yield* checkCursorKey(ordering, after)
+
+      // What a product's id and from/to prices alone rule out (collection, tags, price range), wherever the
+      // columns come from: `products`, or the term index's copy of them.
+      const usd = usdRangeFor({ min, max }, country.fxRate, country.digits)
+      const narrow = (columns: ProductColumns) =>
+        sql.and([
+          params.collectionId === undefined
+            ? sql`true`
+            : sql`${columns.id} IN (SELECT product_id FROM collection_products WHERE collection_id = ${params.collectionId})`,
+          ...tagIds.map((tagId) => sql`${columns.id} IN (SELECT product_id FROM product_tags WHERE tag_id = ${tagId})`),
+          usd.min === undefined ? sql`true` : sql`${columns.maxPriceUsd} >= ${usd.min}`,
+          usd.max === undefined ? sql`true` : sql`${columns.minPriceUsd} <= ${usd.max}`
+        ])
+      const filters = sql.and([
+        availableIn(sql, country, { min, max }),
+        narrow({ id: sql`p.id`, minPriceUsd: sql`p.min_price_usd`, maxPriceUsd: sql`p.max_price_usd` })
+      ])
+      const keyset = keysetAfter(sql, ordering, after)
+      const members = yield* fewMembers(sql, params.collectionId, tagIds)
+      const fetchPage = (words: Words | undefined) =>
+        pageQuery(sql, { ordering, words, filters, narrow, members, keyset, limit }).pipe(Effect.orDie)
+
+      const typed = q === undefined ? undefined : typedWords(sql, q)
+      let rows = yield* fetchPage(typed)
+      // Words that match nothing (with the filters) are respelled: "binoculers" finds "Binoculars". On a later
+      // page, no rows may just mean the end: respell only if the words as typed match nothing at all.
+      let spelling: string | null = null
+      if (q !== undefined && typed !== undefined && rows.length === 0 && plainWords(q)) {
+        if (after === undefined || !(yield* anyMatch(sql, typed, filters))) {
+          const groups = yield* spellings(sql, q)
+          if (groups !== undefined) {
+            const respelled = respelledWords(sql, groups)
+            rows = yield* fetchPage(respelled)
+            spelling = respelled.exact
+          }
+        }
+      }
+
+      const page = rows.slice(0, limit)
+      const last = page[page.length - 1]
+      const nextCursor =
+        rows.length > limit && last !== undefined
+          ? encodeCursor({ s: ordering, k: [ordering === "newest" ? String(last.k) : Number(last.k), last.id] })
+          : null
+
+      const appliedFilters: AppliedFilters = {
+        q: q ?? null,
+        country: country.code,
+        currency: country.currency,
+        minPrice: min ?? null,
+        maxPrice: max ?? null,
+        budget,
+        collectionId: params.collectionId ?? null,
+        tagIds,
+        availableIn: country.code,
+        sort: ordering,
+        limit,
+        spelling
+      }
+      yield* Effect.annotateCurrentSpan({ "search.results": page.length, "search.sort": ordering })
+      return {
+        products: yield* catalog.summaries(
+          page.map((row) => row.id),
+          country
+        ),
+        collections: q === undefined || after !== undefined ? [] : yield* catalog.matchingCollections(q, country),
+        nextCursor,
+        appliedFilters
+      } satisfies SearchResult
+    })
+
+    return { search } as const
+  }),
+  dependencies: [Catalog.Default, Pricing.Default]
+}) {}
+
+// ---------------------------------------------------------------------------------------------------------
+// The page query (docs/search.md). Every ordering is a total order ending with the id, paged by keyset.
+
+/**
+ * What `q` asks for, in SQL:
+ * - `tsquery`: what a product's document must match;
+ * - `alternatives`: rows `(grp, lexeme)`: a product holding a lexeme of every group holds the words, so the
+ *   term index can rank them (`undefined` for queries with operators, which it cannot);
+ * - `exact`: the text whose exact title match ranks first.
+ */
+interface Words {
+  readonly tsquery: Statement.Fragment
+  readonly alternatives: Statement.Fragment | undefined
+  readonly exact: string
+}
+
+/** Plain words (no quoted phrase, `or` or `-word`): every word is required, so the term index can rank. */
+const plainWords = (q: string) => !/"|(^|\s)-\S|(^|\s)or(\s|$)/i.test(q)
+
+/** The words as typed: `websearch_to_tsquery` (phrases, `or`, `-word`); each lexeme of plain words a group. */
+const typedWords = (sql: SqlClient.SqlClient, q: string): Words => ({
+  tsquery: sql`websearch_to_tsquery('english', ${q})`,
+  alternatives: plainWords(q)
+    ? sql`SELECT n AS grp, lexeme FROM unnest(to_tsvector('english', ${q})) WITH ORDINALITY AS u(lexeme, p, w, n)`
+    : undefined,
+  exact: q
+})
+
+/** Respelled words: each group is a word and the known words spelled like it, any one of which will do. */
+const respelledWords = (sql: SqlClient.SqlClient, groups: ReadonlyArray<ReadonlyArray<string>>): Words => {
+  const words = groups.flat()
+  const grps = groups.flatMap((group, i) => group.map(() => i))
+  return {
+    tsquery: sql`to_tsquery('english', ${groups.map((group) => `(${group.join(" | ")})`).join(" & ")})`,
+    alternatives: sql`SELECT a.grp, u.lexeme FROM unnest(${words}::text[], ${grps}::int[]) AS a(word, grp),
+                      unnest(to_tsvector('english', a.word)) AS u`,
+    exact: groups.map((group) => group[0]).join(" ")
+  }
+}
+
+/**
+ * For each word of `q`: the word alone when it is a known word (of titles, brands and categories); otherwise
+ * the known words spelled most like it, best first (up to three, trigram similarity ≥ 0.3), or the word as
+ * typed when nothing is spelled like it. `undefined` when every word is known: nothing to respell.
+ */
+const spellings = (sql: SqlClient.SqlClient, q: string) =>
+  Effect.gen(function* () {
+    const typed = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
+    const rows = yield* sql<{ word: string; known: boolean; alternatives: ReadonlyArray<string> }>`
+      SELECT q.word, EXISTS (SELECT 1 FROM search_words w WHERE w.word = q.word) AS known,
+             coalesce(array_agg(s.word ORDER BY s.similarity DESC, s.word)
+                      FILTER (WHERE s.word IS NOT NULL), '{}') AS alternatives
+      FROM unnest(${typed}::text[]) WITH ORDINALITY AS q(word, n)
+      LEFT JOIN LATERAL (SELECT w.word, similarity(w.word, q.word) AS similarity FROM search_words w
+                         WHERE w.word % q.word ORDER BY 2 DESC, 1 LIMIT 3) s ON true
+      GROUP BY q.n, q.word ORDER BY q.n`.pipe(Effect.orDie)
+    if (rows.every((row) => row.known)) return undefined
+    return rows.map((row) => (row.known || row.alternatives.length === 0 ? [row.word] : row.alternatives))
+  })
+
+/**
+ * Relevance scores are integers, so they round-trip exactly through a cursor: an exact title adds 10^8; a
+ * word match scores 10^7, plus its tier (where every word matched), plus less than 10^6 within the tier.
+ */
+const EXACT_TITLE = 100_000_000
+const WORD_MATCH = 10_000_000
+
+const sortKey = (sql: SqlClient.SqlClient, ordering: SearchSort, words: Words | undefined) => {
+  switch (ordering) {
+    case "relevance": {
+      // Queries with operators: the tiers from the document itself, and ts_rank within a tier.
+      if (words === undefined) return sql`0`
+      const tsq = words.tsquery
+      return sql`(CASE WHEN lower(p.title) = lower(${words.exact}) THEN ${EXACT_TITLE} ELSE 0 END + ${WORD_MATCH}
+        + 1000000 * (3 * (ts_filter(p.search_document, '{a}') @@ ${tsq})::int
+                     + 2 * (ts_filter(p.search_document, '{a,b}') @@ ${tsq})::int
+                     + (ts_filter(p.search_document, '{a,b,c}') @@ ${tsq})::int)
+        + round(800000 * least(ts_rank('{0.1, 0.2, 0.4, 1.0}', p.search_document, ${tsq}), 1))::int
+        + 100000 / (1 + length(ts_filter(p.search_document, '{a}'))))`
+    }
+    case "price_asc":
+    case "price_desc":
+      // Never null here: every result has a purchasable, hence priced, variant.
+      return sql`p.min_price_usd`
+    case "newest":
+      return sql`p.created_at`
+  }
+}
+
+const keysetAfter = (
+  sql: SqlClient.SqlClient,
+  ordering: SearchSort,
+  after: ReadonlyArray<string | number> | undefined
+) => {
+  if (after === undefined) return sql`true`
+  const [k, id] = after as [string | number, string]
+  switch (ordering) {
+    case "relevance":
+    case "price_desc":
+      return sql`(s.k < ${Number(k)} OR (s.k = ${Number(k)} AND s.id > ${id}))`
+    case "price_asc":
+      return sql`(s.k > ${Number(k)} OR (s.k = ${Number(k)} AND s.id > ${id}))`
+    case "newest":
+      return sql`(s.k < ${String(k)}::timestamptz OR (s.k = ${String(k)}::timestamptz AND s.id < ${id}))`
+  }
+}
+
+const orderBy = (sql: SqlClient.SqlClient, ordering: SearchSort) =>
+  ({
+    relevance: sql`s.k DESC, s.id`,
+    price_asc: sql`s.k, s.id`,
+    price_desc: sql`s.k DESC, s.id`,
+    newest: sql`s.k DESC, s.id DESC`
+  })[ordering]
+
+interface ProductColumns {
+  readonly id: Statement.Fragment
+  readonly minPriceUsd: Statement.Fragment
+  readonly maxPriceUsd: Statement.Fragment
+}
+
+interface PageQuery {
+  readonly ordering: SearchSort
+  /** The words products must match; `undefined` for every product. */
+  readonly words: Words | undefined
+  /** Conditions on `p` (availability, price, collection, tags). */
+  readonly filters: Statement.Fragment
+  /** The conditions of `filters` that need only a product's id and from/to prices, on given columns. */
+  readonly narrow: (columns: ProductColumns) => Statement.Fragment
+  /** The ids of the few products the collection or a tag allows, as a query; `undefined` when not few. */
+  readonly members: Statement.Fragment | undefined
+  /** Conditions on `s.k`, `s.id`: after the cursor. */
+  readonly keyset: Statement.Fragment
+  readonly limit: number
+}
+
+/** The sort key `s.k` as the cursor carries it: `newest` timestamps as text, to the microsecond. */
+const cursorKey = (sql: SqlClient.SqlClient, ordering: SearchSort) =>
+  ordering === "newest" ? sql`to_char(s.k AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')` : sql`s.k`
+
+/** A row of a page: `k` is the sort key the cursor carries (an integer, or a timestamp for `newest`). */
+interface PageRow {
+  readonly id: string
+  readonly k: number | string
+}
+
+/** One page (plus one row, to know whether there is a next): the ids and their sort keys. */
+const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
+  const { ordering, words, filters, members, keyset, limit } = page
+  if (words?.alternatives !== undefined) return fromTermIndex(sql, page, words)
+  // A small collection or tag: start from its products rather than walk an order index hoping to meet them.
+  const source = members === undefined ? sql`products p` : sql`(${members}) m JOIN products p ON p.id = m.id`
+  return sql<PageRow>`
+    SELECT s.id, ${cursorKey(sql, ordering)} AS k FROM (
+      SELECT p.id, ${sortKey(sql, ordering, words)} AS k FROM ${source}
+      WHERE ${words === undefined ? sql`true` : sql`p.search_document @@ ${words.tsquery}`} AND ${filters}
+      ${members === undefined ? sql`` : sql`OFFSET 0`}
+    ) s
+    WHERE ${keyset}
+    ORDER BY ${orderBy(sql, ordering)}
+    LIMIT ${limit + 1}`
+}
+
+/**
+ * A page of the products holding the words, from the term index alone, in any order. Candidates are the
+ * products holding a lexeme of every group, narrowed by collection, tags and price on the index's copy of
+ * their ids and prices. Relevance scores them by the weakest place a group matched (the tier: title 6, brand
+ * 3, category or tags 1, description 0, times 10^6), the average weight of the groups (title 1.0, brand 0.4,
+ * category/tags 0.2, description 0.1, times 8·10^5) and the title's brevity; the other orders read the
+ * from-price or creation time the index carries. Only then, in order, is each candidate checked against
+ * the document (phrases in hyphenated words) and the rest of the filters (availability in the country, the
+ * exact variant prices), until the page is full: a word in 10,000 products costs index-only scans and a
+ * sort, not 10,000 row visits.
+ */
+const fromTermIndex = (
+  sql: SqlClient.SqlClient,
+  { ordering, filters, narrow, keyset, limit }: PageQuery,
+  words: Words
+) => {
+  const key = {
+    relevance: sql`${EXACT_TITLE} * (max(e.id) IS NOT NULL)::int + ${WORD_MATCH}
+                   + (ARRAY[0, 1000000, 3000000, 6000000])[min(g.weight) + 1]
+                   + (sum((ARRAY[80000, 160000, 320000, 800000])[g.weight + 1]) / count(*))::int
+                   + 100000 / (1 + max(g.title_words))`,
+    price_asc: sql`max(g.min_price_usd)`,
+    price_desc: sql`max(g.min_price_usd)`,
+    newest: sql`max(g.created_at)`
+  }[ordering]
+  return sql<PageRow>`
+    WITH alternatives AS (${words.alternatives!}),
+    exact AS (
+      SELECT id FROM products WHERE lower(title) = lower(${words.exact})
+    ), groups AS (
+      SELECT t.product_id, max(t.weight) AS weight, max(t.title_words) AS title_words,
+             max(t.min_price_usd) AS min_price_usd, max(t.created_at) AS created_at
+      FROM alternatives a,
+           -- OFFSET 0: each lexeme is an index-only scan of its own, whatever the planner guesses of the rest.
+           LATERAL (SELECT * FROM search_terms t WHERE t.lexeme = a.lexeme OFFSET 0) t
+      WHERE ${narrow({ id: sql`t.product_id`, minPriceUsd: sql`t.min_price_usd`, maxPriceUsd: sql`t.max_price_usd` })}
+      GROUP BY t.product_id, a.grp
+    ), ranked AS (
+      SELECT g.product_id AS id, ${key} AS k
+      FROM groups g LEFT JOIN exact e ON e.id = g.product_id
+      GROUP BY g.product_id
+      HAVING count(*) = (SELECT count(DISTINCT grp) FROM alternatives)
+    )
+    SELECT s.id, ${cursorKey(sql, ordering)} AS k
+    FROM (SELECT s.id, s.k FROM ranked s WHERE ${keyset} ORDER BY ${orderBy(sql, ordering)} OFFSET 0) s
+    -- OFFSET 0 keeps this a per-row check on the ordered stream (not a join), so LIMIT stops it early.
+    WHERE EXISTS (SELECT 1 FROM products p
+                  WHERE p.id = s.id AND p.search_document @@ ${words.tsquery} AND ${filters} OFFSET 0)
+    ORDER BY ${orderBy(sql, ordering)}
+    LIMIT ${limit + 1}`
+}
+
+/** Below this many products, a collection or tag is the cheapest place to start a listing. */
+const FEW_MEMBERS = 2000
+
+/**
+ * The smallest of the collection's and the tags' product sets, as a query of `id`s, when it holds fewer than
+ * `FEW_MEMBERS` products. An order index walked in order meets a small set's products rarely (and, when they
+ * are the oldest or dearest, last); a large set's products it meets at once.
+ */
+const fewMembers = (sql: SqlClient.SqlClient, collectionId: string | undefined, tagIds: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    if (collectionId === undefined && tagIds.length === 0) return undefined
+    const [smallest] = yield* sql<{ kind: string; id: string; members: number }>`
+      SELECT kind, id, members FROM (
+        SELECT 'collection' AS kind, collection_id AS id, count(*)::int AS members FROM collection_products
+        WHERE collection_id = ${collectionId ?? ""} GROUP BY collection_id
+        UNION ALL
+        SELECT 'tag', tag_id, count(*)::int FROM product_tags
+        WHERE tag_id IN ${sql.in(tagIds.length === 0 ? [""] : tagIds)} GROUP BY tag_id
+      ) sets ORDER BY members LIMIT 1`.pipe(Effect.orDie)
+    if (smallest === undefined) return sql`SELECT NULL::text AS id WHERE false`
+    if (smallest.members >= FEW_MEMBERS) return undefined
+    return smallest.kind === "collection"
+      ? sql`SELECT product_id AS id FROM collection_products WHERE collection_id = ${smallest.id}`
+      : sql`SELECT product_id AS id FROM product_tags WHERE tag_id = ${smallest.id}`
+  })
+
+/** Whether any product matches the words (with the filters). */
+const anyMatch = (sql: SqlClient.SqlClient, words: Words, filters: Statement.Fragment) =>
+  sql<{ found: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM products p WHERE p.search_document @@ ${words.tsquery} AND ${filters}) AS found`.pipe(
+    Effect.map((rows) => rows[0]?.found === true),
+    Effect.orDie
+  )
+
+/** The key of a decoded cursor must have the ordering's type, and an id. */
+const checkCursorKey = (ordering: SearchSort, key: ReadonlyArray<string | number>) => {
+  const [k, id] = key
+  const ok =
+    typeof id === "string" &&
+    /^[0-9a-f]{24}$/.test(id) &&
+    (ordering === "newest"
+      ? typeof k === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(k)
+      : typeof k === "number" && Number.isSafeInteger(k))
+  return ok ? Effect.void : Effect.fail(invalid("cursor", "Malformed cursor."))
+}

@@ -1,0 +1,609 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Clock, DateTime, Duration, Effect, Either, Option, Schema } from "effect"
+import {
+  CHECKOUT_TTL_MINUTES,
+  Checkout,
+  CheckoutItem,
+  type CheckoutItemStatus,
+  type CheckoutRequest,
+  type CheckoutStatus,
+  type EventType,
+  Order as OrderSchema,
+  type Recipient,
+  type ShippingAddress
+} from "../../domain/checkout/Checkout.js"
+import {
+  AddressUnverified,
+  CheckoutNotFound,
+  CheckoutStateConflict,
+  CountryMismatch,
+  QuoteAlreadyUsed,
+  QuoteExpired,
+  QuoteNotFound,
+  SmsConsentRequired
+} from "../../domain/checkout/Errors.js"
+import type { User } from "../../domain/identity/Users.js"
+import { FieldIssue, IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest } from "../../domain/platform/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import { Addresses } from "../catalog/Addresses.js"
+import { PublicUrl } from "../catalog/Catalog.js"
+import { formatMoney } from "../catalog/Pricing.js"
+import { JobKind, Jobs } from "../platform/Jobs.js"
+import { checkOutboundUrl } from "../platform/OutboundHttp.js"
+import { Events } from "./Events.js"
+import { Notifications } from "./Notifications.js"
+import type { QuoteRow } from "./Quotes.js"
+import { Webhooks } from "./Webhooks.js"
+
+/**
+ * Checkouts (spec "Checkout"; DESIGN.md §4.5; docs/checkout.md): one checkout for a cart of quotes, paid
+ * by the person on the hosted page, then placed one order per item (src/services/checkout/Placement.ts).
+ *
+ * Every change starts by locking the checkout's row (`commit`); every status change is a conditional
+ * update (`WHERE status IN expected`) in that transaction, which also appends its event (src/services/checkout/Events.ts) and, when the checkout has a `callbackUrl`, queues the signed
+ * callback (src/services/checkout/Webhooks.ts); the event streams are woken once the transaction has committed.
+ */
+
+export const SMS_CONSENT_TEXT =
+  "By providing your mobile number you agree to receive order confirmations, receipts and delivery updates " +
+  "for this purchase from Ribbon by text message. Message and data rates may apply. Reply STOP to opt out."
+
+/** How many declined payments of one checkout become events (and callbacks). */
+export const MAX_RECORDED_DECLINES = 5
+
+/** Placement of a paid checkout (src/services/checkout/Placement.ts). */
+export const PlaceCheckout = JobKind.make("checkout.place", Schema.Struct({ checkoutId: Schema.String }), {
+  maxAttempts: 10
+})
+
+/**
+ * The instance that takes a payment places the checkout at once (Placement.payThenPlace); its job becomes
+ * ready for every worker only this long after, in case that instance stops first.
+ */
+export const placementFallbackDelay = Duration.seconds(10)
+
+/** Expiry of an unpaid checkout, at its `expiresAt`. */
+export const ExpireCheckout = JobKind.make("checkout.expire", Schema.Struct({ checkoutId: Schema.String }))
+
+export interface CheckoutRow {
+  readonly id: string
+  readonly userId: string
+  readonly status: CheckoutStatus
+  readonly countryCode: string
+  readonly currency: string
+  readonly locale: string
+  readonly totalAmount: number
+  readonly refundedAmount: number
+  readonly shippingRequired: boolean
+  readonly recipient: Recipient
+  readonly shippingAddress: ShippingAddress
+  readonly notifyEmail: string | null
+  readonly notifySms: string | null
+  readonly smsConsent: boolean
+  readonly callbackUrl: string | null
+  readonly idempotencyKey: string | null
+  readonly requestHash: string | null
+  readonly paymentToken: string
+  readonly chargeId: string | null
+  readonly failureReason: string | null
+  readonly expiresAt: Date
+  readonly paidAt: Date | null
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+export interface CheckoutItemRow {
+  readonly checkoutId: string
+  readonly index: number
+  readonly quoteId: string
+  readonly variantId: string
+  readonly productId: string
+  readonly productTitle: string
+  readonly variantTitle: string
+  readonly imageUrl: string | null
+  readonly quantity: number
+  readonly unitAmount: number
+  readonly amount: number
+  readonly itemAmount: number
+  readonly shippingAmount: number
+  readonly dutiesAmount: number
+  readonly serviceFeeAmount: number
+  readonly shippingRequired: boolean
+  readonly status: CheckoutItemStatus
+  readonly orderId: string | null
+  readonly failureReason: string | null
+}
+
+/** The columns a change of a checkout sets (`updated_at` is always set). */
+export type CheckoutChange = Partial<Pick<CheckoutRow, "status" | "refundedAmount" | "failureReason">>
+
+/** What the agent should do next, in plain words, per status. */
+export const nextStepFor = (status: CheckoutStatus): string => {
+  switch (status) {
+    case "pending_payment":
+      return "Give paymentUrl to the user to pay on Ribbon's hosted page; then poll statusUrl or stream eventsUrl."
+    case "paid":
+    case "placing":
+      return "Payment received; the orders are being placed. Keep polling statusUrl or streaming eventsUrl."
+    case "confirmed":
+      return "Every item is ordered. Tell the user; track each order with GET /v1/orders/{orderId}."
+    case "partially_confirmed":
+      return "Some items are ordered; the failed ones were refunded (refundedAmount). Tell the user which."
+    case "failed":
+      return "No item could be ordered and the payment was refunded. Tell the user; a new quote may work later."
+    case "refunded":
+      return "Every order was cancelled and refunded. Nothing else to do."
+    case "expired":
+      return "The payment window passed. Create new quotes and a new checkout if the user still wants to buy."
+    case "cancelled":
+      return "The checkout was cancelled before payment. Nothing was charged."
+  }
+}
+
+/** The canonical hash of a request body, for idempotent replays. */
+const hashRequest = (request: CheckoutRequest) => createHash("sha256").update(JSON.stringify(request)).digest("hex")
+
+const sameToken = (a: string, b: string) => {
+  const left = Buffer.from(a)
+  const right = Buffer.from(b)
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+/** The idempotency key is taken: replay the checkout it made. */
+class KeyTaken {
+  readonly _tag = "KeyTaken"
+}
+
+export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
+  dependencies: [Addresses.Default, Events.Default, Jobs.Default, Notifications.Default, Webhooks.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const addresses = yield* Addresses
+    const events = yield* Events
+    const jobs = yield* Jobs
+    const notifications = yield* Notifications
+    const webhooks = yield* Webhooks
+    const publicUrl = yield* PublicUrl
+
+    const nowDate = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+    const findRow = (checkoutId: string) =>
+      sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId}`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0])),
+        Effect.orDie
+      )
+
+    const itemRows = Effect.fn("Checkouts.itemRows")((checkoutId: string) =>
+      sql<CheckoutItemRow>`SELECT * FROM checkout_items WHERE checkout_id = ${checkoutId} ORDER BY index`.pipe(
+        Effect.orDie
+      )
+    )
+
+    const money = (row: CheckoutRow, amount: number) => formatMoney(amount, row.currency, row.locale).display
+
+    /** The Checkout resource of a row and its items. */
+    const toCheckout = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>) =>
+      Checkout.make({
+        id: row.id,
+        status: row.status,
+        items: items.map((item) =>
+          CheckoutItem.make({
+            index: item.index,
+            quoteId: item.quoteId,
+            variantId: item.variantId,
+            productTitle: item.productTitle,
+            variantTitle: item.variantTitle,
+            imageUrl: item.imageUrl,
+            amount: item.amount,
+            amountDisplay: money(row, item.amount),
+            status: item.status,
+            orderId: item.orderId,
+            failureReason: item.failureReason
+          })
+        ),
+        paymentUrl: row.status === "pending_payment" ? paymentUrl(row) : null,
+        expiresAt: row.expiresAt.toISOString(),
+        totalAmount: row.totalAmount,
+        currency: row.currency,
+        totalDisplay: money(row, row.totalAmount),
+        refundedAmount: row.refundedAmount,
+        orderIds: items.flatMap((item) => (item.orderId === null ? [] : [item.orderId])),
+        failureReason: row.failureReason,
+        statusUrl: `${publicUrl}/v1/checkouts/${row.id}`,
+        eventsUrl: `${publicUrl}/v1/checkouts/${row.id}/events`,
+        nextStep: nextStepFor(row.status),
+        createdAt: row.createdAt.toISOString(),
+        updatedAt: row.updatedAt.toISOString()
+      })
+
+    const paymentUrl = (row: CheckoutRow) => `${publicUrl}/pay/${row.id}?t=${row.paymentToken}`
+
+    /** The checkout's row, locked until the transaction ends. */
+    const lockRow = (checkoutId: string) =>
+      sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`.pipe(
+        Effect.orDie,
+        Effect.flatMap(([row]) =>
+          row === undefined ? Effect.dieMessage(`checkout ${checkoutId} vanished`) : Effect.succeed(row)
+        )
+      )
+
+    /**
+     * A conditional update in the caller's transaction: sets `set` (and `updated_at`) if the checkout's
+     * status is one of `from`. The row as it now is, or none when the status was another.
+     */
+    const transition = Effect.fn("Checkouts.transition")(function* (
+      checkoutId: string,
+      from: ReadonlyArray<CheckoutStatus>,
+      set: CheckoutChange
+    ) {
+      const [row] = yield* sql<CheckoutRow>`
+        UPDATE checkouts SET ${sql.update({ ...set, updatedAt: yield* nowDate })}
+        WHERE id = ${checkoutId} AND status IN ${sql.in(from)} RETURNING *`.pipe(Effect.orDie)
+      return Option.fromNullable(row)
+    })
+
+    /**
+     * Appends an event carrying `row` (the checkout as this transaction leaves it) with its items (read
+     * unless given), and the order for `order.*`, and queues its callback. Call inside the transaction of
+     * the change, holding the checkout's row lock (`commit`, `forPayment` or the creating insert): one
+     * checkout's events then commit in the order of their ids, so a stream reading "after id n" never
+     * misses one that took a lower id but committed later.
+     */
+    const record = Effect.fn("Checkouts.record")(function* (
+      row: CheckoutRow,
+      type: EventType,
+      options: { readonly items?: ReadonlyArray<CheckoutItemRow>; readonly order?: OrderSchema } = {}
+    ) {
+      const items = options.items ?? (yield* itemRows(row.id))
+      const checkout = toCheckout(row, items)
+      const encoded = yield* Schema.encode(Checkout)(checkout).pipe(Effect.orDie)
+      const data =
+        options.order === undefined
+          ? { checkout: encoded }
+          : { checkout: encoded, order: Schema.encodeSync(OrderSchema)(options.order) }
+      const event = yield* events.append({ type, checkoutId: row.id, userId: row.userId, data })
+      if (row.callbackUrl !== null) {
+        yield* webhooks.enqueue({
+          url: row.callbackUrl,
+          eventId: `evt_${event.id}`,
+          eventType: type,
+          payload: { id: event.id, type, createdAt: event.createdAt.toISOString(), data }
+        })
+      }
+      return { row, items, checkout }
+    })
+
+    /**
+     * Runs `change` in a transaction that first locks the checkout's row (every change of a checkout and
+     * its items starts there, so changes and their events are serialized per checkout, and locks are always
+     * taken checkout first), then wakes the checkout's event streams. `change` gets the locked row.
+     */
+    const commit = <A, E, R>(checkoutId: string, change: (row: CheckoutRow) => Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.flatMap(lockRow(checkoutId), change)).pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.tap(() => events.publish(checkoutId))
+      )
+
+    const invalid = (path: string, message: string) =>
+      new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
+
+    const phone = (path: string, value: string) =>
+      addresses.validatePhone(value).pipe(Effect.mapError((e) => invalid(path, e.message)))
+
+    /** Creates a checkout for the user's quotes (spec "Checkout" rules; DESIGN.md §4.5, §4.8 idempotency). */
+    const create = Effect.fn("Checkouts.create")(function* (buyer: User, request: CheckoutRequest) {
+      const recipientPhone = yield* phone("recipient.phone", request.recipient.phone)
+      const smsNumber = request.notify?.sms ?? null
+      const sms = smsNumber === null ? null : yield* phone("notify.sms", smsNumber)
+      if (sms !== null && request.smsConsent !== true) {
+        return yield* new SmsConsentRequired({
+          message: "Sending texts needs the user's consent: show them consentText, then retry with smsConsent: true.",
+          consentText: SMS_CONSENT_TEXT
+        })
+      }
+      if (request.callbackUrl != null) {
+        const refused = checkOutboundUrl(request.callbackUrl)
+        if (Either.isLeft(refused))
+          return yield* invalid("callbackUrl", `Not a URL callbacks can go to: ${refused.left.reason}`)
+      }
+      const quoteIds = request.items.map((item) => item.quoteId)
+      const seen = new Set<string>()
+      for (const [index, id] of quoteIds.entries()) {
+        if (seen.has(id)) return yield* invalid(`items[${index}].quoteId`, "The same quote appears twice; use quantity")
+        seen.add(id)
+      }
+      const requestHash = request.idempotencyKey == null ? null : hashRequest(request)
+      /** The checkout this user already made with the idempotency key, if any. */
+      const byKey = Effect.gen(function* () {
+        if (request.idempotencyKey == null) return Option.none<CheckoutRow>()
+        const [existing] = yield* sql<CheckoutRow>`
+          SELECT * FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey}`.pipe(
+          Effect.orDie
+        )
+        return Option.fromNullable(existing)
+      })
+      /** The stored checkout again, when the request is the same one. */
+      const replay = (existing: CheckoutRow) =>
+        Effect.gen(function* () {
+          if (existing.requestHash !== requestHash) {
+            return yield* new IdempotencyKeyReused({
+              message: "This idempotencyKey was used with a different request; use a new key for a new checkout."
+            })
+          }
+          return { checkout: toCheckout(existing, yield* itemRows(existing.id)), replayed: true }
+        })
+      const earlier = yield* byKey
+      if (Option.isSome(earlier)) return yield* replay(earlier.value)
+
+      const quotes = yield* sql<QuoteRow>`
+        SELECT * FROM quotes WHERE id IN ${sql.in(quoteIds)} AND user_id = ${buyer.id}`.pipe(Effect.orDie)
+      const byId = new Map(quotes.map((quote) => [quote.id, quote]))
+      const ordered: Array<QuoteRow> = []
+      for (const id of quoteIds) {
+        const quote = byId.get(id)
+        if (quote === undefined) return yield* new QuoteNotFound({ message: `No quote ${id}.`, quoteId: id })
+        ordered.push(quote)
+      }
+      const now = yield* Clock.currentTimeMillis
+      for (const quote of ordered) {
+        if (quote.checkoutId !== null) {
+          // A concurrent request with this idempotency key made the checkout after the check above: replay it.
+          const made = yield* byKey
+          if (Option.isSome(made)) return yield* replay(made.value)
+          return yield* new QuoteAlreadyUsed({
+            message: `Quote ${quote.id} already backs another checkout; create a new quote.`,
+            quoteId: quote.id
+          })
+        }
+        if (quote.expiresAt.getTime() <= now) {
+          return yield* new QuoteExpired({
+            message: `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()}; create a new quote.`,
+            quoteId: quote.id
+          })
+        }
+      }
+      const country = ordered[0]!.countryCode
+      if (ordered.some((quote) => quote.countryCode !== country) || request.shippingAddress.countryCode !== country) {
+        return yield* new CountryMismatch({
+          message: `Every quote and shippingAddress.countryCode must be for one country (the quotes are for ${[
+            ...new Set(ordered.map((quote) => quote.countryCode))
+          ].join(", ")}; the address is in ${request.shippingAddress.countryCode}).`
+        })
+      }
+      const shippingRequired = ordered.some((quote) => quote.shippingRequired)
+      let address: ShippingAddress = { countryCode: country }
+      if (shippingRequired) {
+        const validation = yield* addresses.validate(request.shippingAddress)
+        if (validation.result !== "verified") {
+          return yield* new AddressUnverified({ message: validation.message, issues: validation.issues })
+        }
+        address = validation.address
+      }
+      const [countryRow] = yield* sql<{ locale: string }>`SELECT locale FROM countries WHERE code = ${country}`.pipe(
+        Effect.orDie
+      )
+      const locale = countryRow?.locale ?? "en-US"
+      const id = yield* makeId
+      const items: Array<CheckoutItemRow> = ordered.map((quote, index) => {
+        const quantity = request.items[index]!.quantity ?? 1
+        return {
+          checkoutId: id,
+          index,
+          quoteId: quote.id,
+          variantId: quote.variantId,
+          productId: quote.productId,
+          productTitle: quote.productTitle,
+          variantTitle: quote.variantTitle,
+          imageUrl: quote.imageUrl,
+          quantity,
+          unitAmount: quote.totalAmount,
+          amount: quantity * quote.totalAmount,
+          itemAmount: quantity * quote.itemAmount,
+          shippingAmount: quantity * quote.shippingAmount,
+          dutiesAmount: quantity * quote.dutiesAmount,
+          serviceFeeAmount: quantity * quote.serviceFeeAmount,
+          shippingRequired: quote.shippingRequired,
+          status: "pending",
+          orderId: null,
+          failureReason: null
+        }
+      })
+      const created = new Date(now)
+      const row: CheckoutRow = {
+        id,
+        userId: buyer.id,
+        status: "pending_payment",
+        countryCode: country,
+        currency: ordered[0]!.currency,
+        locale,
+        totalAmount: items.reduce((sum, item) => sum + item.amount, 0),
+        refundedAmount: 0,
+        shippingRequired,
+        recipient: { ...request.recipient, phone: recipientPhone },
+        shippingAddress: address,
+        // `notify.email` defaults to the buyer's e-mail; null turns e-mail off.
+        notifyEmail: request.notify?.email === undefined ? buyer.email : request.notify.email,
+        notifySms: sms,
+        smsConsent: request.smsConsent === true,
+        callbackUrl: request.callbackUrl ?? null,
+        idempotencyKey: request.idempotencyKey ?? null,
+        requestHash,
+        paymentToken: randomBytes(32).toString("base64url"),
+        chargeId: null,
+        failureReason: null,
+        expiresAt: new Date(now + CHECKOUT_TTL_MINUTES * 60_000),
+        paidAt: null,
+        createdAt: created,
+        updatedAt: created
+      }
+      const inserted = sql.withTransaction(
+        Effect.gen(function* () {
+          if (request.idempotencyKey != null) {
+            // Held until commit: a second request with the key while this one runs is told to retry.
+            const [{ locked }] = yield* sql<{ locked: boolean }>`
+              SELECT pg_try_advisory_xact_lock(hashtextextended(${`${buyer.id}:${request.idempotencyKey}`}, 1))
+                AS locked`
+            if (!locked) {
+              return yield* new IdempotencyInFlight({
+                message: "A checkout with this idempotencyKey is still being created; retry in a second.",
+                retryAfterSeconds: 1
+              })
+            }
+          }
+          const [claimed] = yield* sql<{ id: string }>`
+            INSERT INTO checkouts ${sql.insert({
+              ...row,
+              recipient: JSON.stringify(row.recipient),
+              shippingAddress: JSON.stringify(row.shippingAddress)
+            } as never)}
+            ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING id`
+          if (claimed === undefined) return yield* Effect.fail(new KeyTaken())
+          // Claims the quotes; a concurrent checkout that took one first leaves fewer rows claimed.
+          const used = yield* sql<{ id: string }>`
+            UPDATE quotes SET checkout_id = ${id}
+            WHERE id IN ${sql.in(quoteIds)} AND checkout_id IS NULL AND expires_at > ${created}
+            RETURNING id`
+          if (used.length !== quoteIds.length) {
+            const taken = quoteIds.find((quoteId) => !used.some((u) => u.id === quoteId))!
+            return yield* new QuoteAlreadyUsed({
+              message: `Quote ${taken} already backs another checkout; create a new quote.`,
+              quoteId: taken
+            })
+          }
+          yield* sql`INSERT INTO checkout_items ${sql.insert(items as never)}`
+          yield* record(row, "checkout.created", { items })
+          yield* jobs.enqueue(
+            ExpireCheckout,
+            { checkoutId: id },
+            { key: id, runAt: DateTime.unsafeFromDate(row.expiresAt) }
+          )
+        })
+      )
+      const outcome = yield* inserted.pipe(
+        Effect.catchTag("SqlError", Effect.die),
+        Effect.map(() => Either.right(undefined)),
+        Effect.catchIf(
+          (e): e is KeyTaken => e instanceof KeyTaken,
+          (e) => Effect.succeed(Either.left(e))
+        )
+      )
+      if (Either.isLeft(outcome)) {
+        const made = yield* byKey
+        if (Option.isNone(made)) return yield* Effect.dieMessage("idempotency key vanished")
+        return yield* replay(made.value)
+      }
+      yield* events.publish(id)
+      return { checkout: toCheckout(row, items), replayed: false }
+    })
+
+    /** The user's checkout (another user's is not found). */
+    const get = Effect.fn("Checkouts.get")(function* (userId: string, checkoutId: string) {
+      const row = yield* findRow(checkoutId)
+      if (Option.isNone(row) || row.value.userId !== userId) {
+        return yield* new CheckoutNotFound({ message: `No checkout ${checkoutId}.`, checkoutId })
+      }
+      return toCheckout(row.value, yield* itemRows(checkoutId))
+    })
+
+    /** Cancels an unpaid checkout. */
+    const cancel = Effect.fn("Checkouts.cancel")(function* (userId: string, checkoutId: string) {
+      yield* get(userId, checkoutId)
+      const changed = yield* commit(checkoutId, () =>
+        Effect.gen(function* () {
+          const cancelled = yield* transition(checkoutId, ["pending_payment"], { status: "cancelled" })
+          if (Option.isNone(cancelled)) return false
+          yield* record(cancelled.value, "checkout.cancelled")
+          return true
+        })
+      )
+      if (!changed) {
+        // Read again: the status that made the update miss, not the one seen before it.
+        const { status } = yield* get(userId, checkoutId)
+        return yield* new CheckoutStateConflict({
+          message: `A ${status} checkout cannot be cancelled; only one awaiting payment can.`,
+          checkoutStatus: status
+        })
+      }
+      return yield* get(userId, checkoutId)
+    })
+
+    /** Expires an unpaid checkout whose payment window has passed (the `checkout.expire` job). */
+    const expire = Effect.fn("Checkouts.expire")(function* (checkoutId: string) {
+      yield* commit(checkoutId, (row) =>
+        Effect.gen(function* () {
+          if (row.expiresAt.getTime() > (yield* Clock.currentTimeMillis)) return
+          const expired = yield* transition(checkoutId, ["pending_payment"], { status: "expired" })
+          if (Option.isSome(expired)) yield* record(expired.value, "checkout.expired")
+        })
+      )
+    })
+
+    /**
+     * The checkout a payment-page token opens, locked for update when inside a transaction. None for an
+     * unknown checkout or a wrong token (the page never says which).
+     */
+    const forPayment = Effect.fn("Checkouts.forPayment")(function* (checkoutId: string, token: string) {
+      const [row] = yield* sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`.pipe(
+        Effect.orDie
+      )
+      if (row === undefined || !sameToken(row.paymentToken, token)) return Option.none()
+      return Option.some({ row, items: yield* itemRows(checkoutId) })
+    })
+
+    /** Records a refused card (the checkout stays `pending_payment`). */
+    const paymentDeclined = Effect.fn("Checkouts.paymentDeclined")(function* (checkoutId: string) {
+      yield* commit(checkoutId, (row) =>
+        Effect.gen(function* () {
+          // The first few declines are news for the agent; more (from anyone holding the link) would only
+          // flood its stream and callback URL. The page still answers each one.
+          const [{ declines }] = yield* sql<{ declines: number }>`
+            SELECT count(*)::int AS declines FROM events
+            WHERE checkout_id = ${checkoutId} AND type = 'checkout.payment_declined'`
+          if (declines < MAX_RECORDED_DECLINES) yield* record(row, "checkout.payment_declined")
+        })
+      )
+    })
+
+    /**
+     * Marks a checkout paid and queues its placement, if it is still awaiting payment within its window at
+     * `now` (the payment's submission, when the page judged the window): the paid checkout and its placement
+     * job, or none. Runs inside the caller's transaction, on the checkout as `forPayment` locked it (held
+     * while the card is charged).
+     */
+    const markPaid = Effect.fn("Checkouts.markPaid")(function* (
+      locked: { readonly row: CheckoutRow; readonly items: ReadonlyArray<CheckoutItemRow> },
+      chargeId: string,
+      now: Date
+    ) {
+      const checkoutId = locked.row.id
+      const [row] = yield* sql<CheckoutRow>`
+        UPDATE checkouts SET status = 'paid', charge_id = ${chargeId}, paid_at = ${now}, updated_at = ${now}
+        WHERE id = ${checkoutId} AND status = 'pending_payment' AND expires_at > ${now} RETURNING *`.pipe(Effect.orDie)
+      if (row === undefined) return Option.none()
+      const paid = yield* record(row, "checkout.paid", { items: locked.items })
+      yield* notifications.receipt(paid.row, paid.items)
+      const placementJob = yield* jobs.enqueue(
+        PlaceCheckout,
+        { checkoutId },
+        { key: checkoutId, delay: placementFallbackDelay }
+      )
+      return Option.some({ ...paid, placementJob })
+    })
+
+    return {
+      create,
+      get,
+      cancel,
+      expire,
+      forPayment,
+      paymentDeclined,
+      markPaid,
+      record,
+      commit,
+      transition,
+      toCheckout,
+      itemRows
+    } as const
+  })
+}) {}

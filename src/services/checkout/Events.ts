@@ -1,0 +1,185 @@
+import { SqlClient } from "@effect/sql"
+import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Schedule, Stream } from "effect"
+import { type EventType, terminalStatuses } from "../../domain/checkout/Checkout.js"
+import { Signals } from "../platform/Signals.js"
+
+/**
+ * The `events` table (DESIGN.md §4.6): every state change of a checkout or its orders appends a row in the
+ * same transaction as the change, under a global sequence. It is the source of the event stream
+ * (`eventsUrl`, replayed from `Last-Event-ID`) and of agent callbacks.
+ *
+ * After the transaction commits, `publish` signals the `events` channel with the checkout id (Postgres
+ * `LISTEN/NOTIFY` across instances, an in-process PubSub when embedded); streams re-read on each signal.
+ * Signals are hints, so every 2 seconds one query per instance also finds the streams that missed one.
+ */
+
+export const EventsChannel = "events"
+
+export interface EventRow {
+  readonly id: string
+  readonly type: EventType
+  readonly checkoutId: string
+  readonly userId: string
+  readonly data: unknown
+  readonly createdAt: Date
+}
+
+export interface NewEvent {
+  readonly type: EventType
+  readonly checkoutId: string
+  readonly userId: string
+  readonly data: unknown
+}
+
+/** Event types after which a checkout's stream ends: those announcing a final status. */
+export const terminalEventTypes: ReadonlySet<string> = new Set(
+  [...terminalStatuses].map((status) => `checkout.${status}`)
+)
+
+/** Rows read per round trip while replaying. */
+const pageSize = 200
+
+/**
+ * How often the service looks for events its streams were not signalled (signals are hints). A Reference,
+ * read when the service is built, so tests can stop it.
+ */
+export class EventsPollInterval extends Context.Reference<EventsPollInterval>()("ribbon/EventsPollInterval", {
+  defaultValue: (): Duration.Duration => Duration.seconds(2)
+}) {}
+
+/** An open stream, as the service sees it: how to wake it, and the last event id it read. */
+interface Watcher {
+  readonly wake: Queue.Queue<void>
+  cursor: string
+}
+
+export class Events extends Effect.Service<Events>()("Events", {
+  scoped: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const signals = yield* Signals
+
+    // One subscription for the service, fanned out by checkout id to the streams watching it: a signal
+    // wakes one checkout's streams, not every open stream (which costs most of the CPU with many open).
+    const watchers = new Map<string, Set<Watcher>>()
+    const signalled = yield* signals.subscribe(EventsChannel)
+    yield* signalled.pipe(
+      Stream.runForEach((checkoutId) =>
+        Effect.forEach(watchers.get(checkoutId) ?? [], (watcher) => Queue.offer(watcher.wake, undefined), {
+          discard: true
+        })
+      ),
+      Effect.forkScoped
+    )
+
+    // Signals are hints, so every `EventsPollInterval` one query looks for watched checkouts with events
+    // past a stream's cursor and wakes those streams: one statement per instance, however many are open.
+    const sweep = Effect.gen(function* () {
+      if (watchers.size === 0) return
+      const latest = yield* sql<{ checkoutId: string; lastId: string }>`
+        SELECT checkout_id, max(id)::text AS last_id FROM events
+        WHERE checkout_id = ANY (${[...watchers.keys()]}::text[]) GROUP BY checkout_id`.pipe(
+        // Never cancelled mid-statement (see `after`).
+        Effect.uninterruptible
+      )
+      for (const { checkoutId, lastId } of latest) {
+        for (const watcher of watchers.get(checkoutId) ?? []) {
+          if (BigInt(lastId) > BigInt(watcher.cursor)) yield* Queue.offer(watcher.wake, undefined)
+        }
+      }
+    })
+    yield* sweep.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Events: the sweep for missed signals failed", cause)),
+      Effect.repeat(Schedule.spaced(yield* EventsPollInterval)),
+      // Paced in real time, as Signals' probes are: a TestClock moving business time by days must not run
+      // a sweep for every 2 seconds of it.
+      Effect.withClock(Clock.make()),
+      Effect.forkScoped
+    )
+
+    /** A stream's watcher of `checkoutId` from `afterId`, registered for the scope. */
+    const watch = (checkoutId: string, afterId: string) =>
+      Effect.acquireRelease(
+        Effect.map(Queue.sliding<void>(1), (wake) => {
+          const watcher: Watcher = { wake, cursor: afterId }
+          const set = watchers.get(checkoutId) ?? new Set()
+          set.add(watcher)
+          watchers.set(checkoutId, set)
+          return watcher
+        }),
+        (watcher) =>
+          Effect.sync(() => {
+            const set = watchers.get(checkoutId)
+            set?.delete(watcher)
+            if (set?.size === 0) watchers.delete(checkoutId)
+          })
+      )
+
+    /**
+     * Appends an event on the ambient SqlClient: call it inside the transaction of the change, holding the
+     * checkout's row lock (Checkouts.record), so that one checkout's events commit in the order of their ids.
+     */
+    const append = Effect.fn("Events.append")(function* (event: NewEvent) {
+      const createdAt = new Date(yield* Clock.currentTimeMillis)
+      const [row] = yield* sql<{ id: string }>`
+        INSERT INTO events (type, checkout_id, user_id, data, created_at)
+        VALUES (${event.type}, ${event.checkoutId}, ${event.userId}, ${JSON.stringify(event.data)}::jsonb, ${createdAt})
+        RETURNING id::text AS id`.pipe(Effect.orDie)
+      return { id: row!.id, createdAt }
+    })
+
+    /** Wakes the streams of `checkoutId`; call after the transaction that appended has committed. */
+    const publish = Effect.fn("Events.publish")((checkoutId: string) => signals.notify(EventsChannel, checkoutId))
+
+    /** A checkout's events with an id above `afterId`, oldest first. */
+    const after = Effect.fn("Events.after")(function* (checkoutId: string, afterId: string, limit = pageSize) {
+      return yield* sql<EventRow>`
+        SELECT id::text AS id, type, checkout_id, user_id, data, created_at FROM events
+        WHERE checkout_id = ${checkoutId} AND events.id > ${afterId}::bigint
+        -- The table's id: a bare "id" would sort by the text alias above ("10" before "4").
+        ORDER BY events.id LIMIT ${limit}`.pipe(
+        // A stream is interrupted when its client goes; a cancelled query's late pg_cancel_backend could
+        // hit the pooled connection's next statement, so the read finishes first.
+        Effect.uninterruptible,
+        Effect.orDie
+      )
+    })
+
+    /**
+     * The checkout's events after `afterId`, then (`follow`) new ones as they are appended; ends after a
+     * terminal event. Watches for signals before the first read, so nothing appended in between is missed.
+     */
+    const stream = (
+      checkoutId: string,
+      afterId: string,
+      options: { readonly follow: boolean }
+    ): Stream.Stream<EventRow> =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const watcher = yield* watch(checkoutId, afterId)
+          const readNew = Effect.gen(function* () {
+            const rows = yield* after(checkoutId, watcher.cursor)
+            if (rows.length > 0) watcher.cursor = rows[rows.length - 1]!.id
+            return rows
+          })
+          const wakeUps = Stream.concat(Stream.make(undefined), Stream.fromQueue(watcher.wake))
+          // A full page may have more behind it: read again at once rather than waiting for a wake-up.
+          const drain = Stream.paginateChunkEffect(undefined, () =>
+            Effect.map(
+              readNew,
+              (rows) =>
+                [
+                  Chunk.unsafeFromArray(rows),
+                  rows.length === pageSize ? Option.some(undefined) : Option.none()
+                ] as const
+            )
+          )
+          // Not following (the checkout is already final): what is there, then the end.
+          return (options.follow ? Stream.flatMap(wakeUps, () => drain) : drain).pipe(
+            Stream.takeUntil((row) => terminalEventTypes.has(row.type))
+          )
+        })
+      )
+
+    return { append, publish, after, stream } as const
+  })
+}) {}

@@ -1,0 +1,153 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect } from "effect"
+import type { CheckoutItemStatus, CheckoutStatus, Order } from "../../domain/checkout/Checkout.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import { formatMoney } from "../catalog/Pricing.js"
+
+/**
+ * The notifications outbox (DESIGN.md §4.5; docs/checkout.md): receipts, confirmations and shipping
+ * updates, written in the transaction of the change they announce; a mailer would send from here.
+ *
+ * Channels: e-mail to the checkout's `notify.email` (default: the buyer's e-mail; null turns it off) and
+ * SMS to `notify.sms` (only with consent). The payment receipt follows the buyer's `receiptPreference`
+ * (`email`, `sms`, `both` or `none`) among those channels; confirmations and shipping updates go to every
+ * channel the checkout has. A message is written once per checkout, kind and channel.
+ */
+
+export interface NotifyTargets {
+  readonly id: string
+  readonly userId: string
+  readonly notifyEmail: string | null
+  readonly notifySms: string | null
+}
+
+/** What a message says about a checkout (a checkout row with its items fits). */
+export interface CheckoutSummary {
+  readonly id: string
+  readonly status: CheckoutStatus
+  readonly currency: string
+  readonly locale: string
+  readonly totalAmount: number
+  readonly refundedAmount: number
+}
+
+export interface ItemSummary {
+  readonly quantity: number
+  readonly productTitle: string
+  readonly variantTitle: string
+  readonly amount: number
+  readonly status: CheckoutItemStatus
+}
+
+export interface NotificationRow {
+  readonly id: string
+  readonly userId: string
+  readonly checkoutId: string
+  readonly kind: string
+  readonly channel: "email" | "sms"
+  readonly recipient: string
+  readonly subject: string
+  readonly body: string
+  readonly createdAt: Date
+}
+
+const money = (checkout: CheckoutSummary, amount: number) =>
+  formatMoney(amount, checkout.currency, checkout.locale).display
+
+const itemLines = (checkout: CheckoutSummary, items: ReadonlyArray<ItemSummary>) =>
+  items.map(
+    (item) => `- ${item.quantity} × ${item.productTitle} (${item.variantTitle}): ${money(checkout, item.amount)}`
+  )
+
+export class Notifications extends Effect.Service<Notifications>()("Notifications", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const write = Effect.fn("Notifications.write")(function* (
+      target: NotifyTargets,
+      kind: string,
+      channels: ReadonlyArray<"email" | "sms">,
+      subject: string,
+      body: string
+    ) {
+      const createdAt = new Date(yield* Clock.currentTimeMillis)
+      for (const channel of channels) {
+        const recipient = channel === "email" ? target.notifyEmail : target.notifySms
+        if (recipient === null) continue
+        yield* sql`
+          INSERT INTO notifications (id, user_id, checkout_id, kind, channel, recipient, subject, body, created_at)
+          VALUES (${yield* makeId}, ${target.userId}, ${target.id}, ${kind}, ${channel}, ${recipient}, ${subject},
+            ${channel === "sms" ? subject : body}, ${createdAt})
+          ON CONFLICT (checkout_id, kind, channel) DO NOTHING`.pipe(Effect.orDie)
+      }
+    })
+
+    /** The payment receipt, on the channels the buyer's `receiptPreference` picks. */
+    const receipt = Effect.fn("Notifications.receipt")(function* (
+      checkout: NotifyTargets & CheckoutSummary,
+      items: ReadonlyArray<ItemSummary>
+    ) {
+      const [buyer] = yield* sql<{ receiptPreference: string }>`
+        SELECT receipt_preference FROM users WHERE id = ${checkout.userId}`.pipe(Effect.orDie)
+      const preference = buyer?.receiptPreference ?? "email"
+      const channels = preference === "both" ? (["email", "sms"] as const) : preference === "none" ? [] : [preference]
+      const total = money(checkout, checkout.totalAmount)
+      yield* write(
+        checkout,
+        "receipt",
+        channels as ReadonlyArray<"email" | "sms">,
+        `Ribbon receipt: ${total} paid`,
+        [`You paid ${total} for:`, ...itemLines(checkout, items), `Checkout ${checkout.id}`].join("\n")
+      )
+    })
+
+    /** The outcome of placement: confirmed, partially confirmed or failed. */
+    const outcome = Effect.fn("Notifications.outcome")(function* (
+      checkout: NotifyTargets & CheckoutSummary,
+      items: ReadonlyArray<ItemSummary>
+    ) {
+      const subject =
+        checkout.status === "confirmed"
+          ? "Your Ribbon order is confirmed"
+          : checkout.status === "partially_confirmed"
+            ? "Part of your Ribbon order is confirmed"
+            : "Your Ribbon order could not be placed"
+      const refund = checkout.refundedAmount > 0 ? [`Refunded: ${money(checkout, checkout.refundedAmount)}`] : []
+      yield* write(
+        checkout,
+        "confirmation",
+        ["email", "sms"],
+        subject,
+        [
+          subject,
+          ...itemLines(
+            checkout,
+            items.filter((item) => item.status === "placed")
+          ),
+          ...refund
+        ].join("\n")
+      )
+    })
+
+    /** An order shipped, with its tracking. */
+    const shipped = Effect.fn("Notifications.shipped")(function* (target: NotifyTargets, order: Order) {
+      yield* write(
+        target,
+        `shipped:${order.id}`,
+        ["email", "sms"],
+        `${order.productTitle} has shipped`,
+        `${order.productTitle} shipped with ${order.carrier ?? "the carrier"}: ${order.trackingUrl ?? ""}`
+      )
+    })
+
+    /** The notifications of a checkout, oldest first (tests and support read the outbox). */
+    const forCheckout = Effect.fn("Notifications.forCheckout")(function* (checkoutId: string) {
+      return yield* sql<NotificationRow>`
+        SELECT * FROM notifications WHERE checkout_id = ${checkoutId} ORDER BY created_at, kind, channel`.pipe(
+        Effect.orDie
+      )
+    })
+
+    return { receipt, outcome, shipped, forCheckout } as const
+  })
+}) {}

@@ -1,0 +1,153 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { Order, OrderPage, OrderStatus } from "../../domain/checkout/Checkout.js"
+import { CheckoutStateConflict, OrderNotFound } from "../../domain/checkout/Errors.js"
+import { formatMoney } from "../catalog/Pricing.js"
+import { JobKind, Jobs } from "../platform/Jobs.js"
+import { Fulfillment, FulfillmentSettings, type OrderRow } from "../simulators/Fulfillment.js"
+import { Checkouts } from "./Checkouts.js"
+import { Notifications } from "./Notifications.js"
+
+/**
+ * The agent's orders (DESIGN.md §4.5; docs/checkout.md): one per placed checkout item, booked by the
+ * Fulfillment simulator. Their progress (`placed → processing → shipped → delivered`) is the
+ * `order.advance` job, one step per `progressEvery`; a cancelled order refunds its item, and a checkout
+ * whose placed orders are all cancelled becomes `refunded`. Each change appends its `order.*` event.
+ */
+
+/** One step of an order's progress. */
+export const AdvanceOrder = JobKind.make("order.advance", Schema.Struct({ orderId: Schema.String, from: OrderStatus }))
+
+/** The Order resource of a booked row, its amount shown in `locale` (its checkout's). */
+export const orderOf = (row: OrderRow, locale: string): Order =>
+  Order.make({
+    id: row.id,
+    checkoutId: row.checkoutId,
+    itemIndex: row.itemIndex,
+    status: row.status,
+    productId: row.productId,
+    productTitle: row.productTitle,
+    variantId: row.variantId,
+    variantTitle: row.variantTitle,
+    quantity: row.quantity,
+    amount: row.amount,
+    currency: row.currency,
+    amountDisplay: formatMoney(row.amount, row.currency, locale).display,
+    carrier: row.carrier,
+    trackingNumber: row.trackingNumber,
+    trackingUrl: row.trackingUrl,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString()
+  })
+
+export class Orders extends Effect.Service<Orders>()("Orders", {
+  dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const checkouts = yield* Checkouts
+    const fulfillment = yield* Fulfillment
+    const notifications = yield* Notifications
+    const jobs = yield* Jobs
+    const settings = yield* FulfillmentSettings
+
+    /** The locales of checkouts, by id (an order's amounts are shown in its checkout's). */
+    const localesOf = (checkoutIds: ReadonlyArray<string>) =>
+      checkoutIds.length === 0
+        ? Effect.succeed(new Map<string, string>())
+        : sql<{ id: string; locale: string }>`SELECT id, locale FROM checkouts WHERE id IN ${sql.in(checkoutIds)}`.pipe(
+            Effect.map((rows) => new Map(rows.map((row) => [row.id, row.locale]))),
+            Effect.orDie
+          )
+
+    /** The Order resource of a booked row. */
+    const toOrder = Effect.fn("Orders.toOrder")(function* (row: OrderRow) {
+      const locales = yield* localesOf([row.checkoutId])
+      return orderOf(row, locales.get(row.checkoutId) ?? "en-US")
+    })
+
+    /** The user's orders, newest first. */
+    const list = Effect.fn("Orders.list")(function* (userId: string, options: { limit: number; cursor?: string }) {
+      const page = yield* fulfillment.list(userId, options)
+      const locales = yield* localesOf([...new Set(page.rows.map((row) => row.checkoutId))])
+      return OrderPage.make({
+        orders: page.rows.map((row) => orderOf(row, locales.get(row.checkoutId) ?? "en-US")),
+        nextCursor: page.nextCursor
+      })
+    })
+
+    const get = Effect.fn("Orders.get")(function* (userId: string, orderId: string) {
+      const row = yield* fulfillment.get(orderId, userId)
+      if (Option.isNone(row)) return yield* new OrderNotFound({ message: `No order ${orderId}.`, orderId })
+      return yield* toOrder(row.value)
+    })
+
+    /**
+     * Cancels an order that has not shipped: its item is refunded, and the checkout becomes `refunded` once
+     * every placed order is. Only once placement has settled (`confirmed` or `partially_confirmed`): while
+     * the checkout is still placing, its item may not be marked placed yet.
+     */
+    const cancel = Effect.fn("Orders.cancel")(function* (userId: string, orderId: string) {
+      const existing = yield* get(userId, orderId)
+      const checkoutId = existing.checkoutId
+      return yield* checkouts.commit(checkoutId, (checkout) =>
+        Effect.gen(function* () {
+          if (checkout.status !== "confirmed" && checkout.status !== "partially_confirmed") {
+            return yield* new CheckoutStateConflict({
+              message: `The checkout is ${checkout.status}: its orders can be cancelled once it is confirmed.`,
+              checkoutStatus: checkout.status
+            })
+          }
+          const row = yield* fulfillment.cancel(orderId, userId)
+          const refunded = yield* sql<{ amount: number }>`
+            UPDATE checkout_items SET status = 'refunded'
+            WHERE checkout_id = ${checkoutId} AND index = ${row.itemIndex} AND status = 'placed' RETURNING amount`
+          if (refunded.length === 0) return yield* Effect.dieMessage(`order ${orderId} has no placed item`)
+          const order = yield* toOrder(row)
+          // The row is locked, so its status is still the one checked above: these updates cannot miss.
+          const withRefund = yield* checkouts.transition(checkoutId, [checkout.status], {
+            refundedAmount: checkout.refundedAmount + refunded[0]!.amount
+          })
+          const { items } = yield* checkouts.record(Option.getOrThrow(withRefund), "order.cancelled", { order })
+          // The checkout is refunded once no placed order is left.
+          if (items.every((item) => item.status !== "placed")) {
+            const allRefunded = yield* checkouts.transition(checkoutId, [checkout.status], { status: "refunded" })
+            yield* checkouts.record(Option.getOrThrow(allRefunded), "checkout.refunded", { items })
+          }
+          return order
+        })
+      )
+    })
+
+    /**
+     * One step of an order's progress (the `order.advance` job), if it is still `from` (so a job run twice
+     * steps once); schedules the next one.
+     */
+    const advance = Effect.fn("Orders.advance")(function* (orderId: string, from?: OrderStatus) {
+      const [found] = yield* sql<{ checkoutId: string }>`SELECT checkout_id FROM orders WHERE id = ${orderId}`.pipe(
+        Effect.orDie
+      )
+      if (found === undefined) return Option.none()
+      return yield* checkouts.commit(found.checkoutId, (checkout) =>
+        Effect.gen(function* () {
+          const next = yield* fulfillment.advance(orderId, from === undefined ? {} : { from })
+          if (Option.isNone(next)) return Option.none()
+          const order = yield* toOrder(next.value)
+          const { row } = yield* checkouts.record(checkout, `order.${order.status}` as "order.shipped", { order })
+          if (order.status === "shipped") yield* notifications.shipped(row, order)
+          if (order.status !== "delivered") {
+            yield* jobs.enqueue(
+              AdvanceOrder,
+              { orderId, from: order.status },
+              { key: `${orderId}:${order.status}`, delay: settings.progressEvery }
+            )
+          }
+          return Option.some(order)
+        })
+      )
+    })
+
+    const handler = AdvanceOrder.handle(({ from, orderId }) => advance(orderId, from))
+
+    return { list, get, cancel, advance, toOrder, handler } as const
+  })
+}) {}

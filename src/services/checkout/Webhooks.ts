@@ -1,0 +1,431 @@
+import { createPrivateKey, sign } from "node:crypto"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Data, Duration, Effect, Either, type Layer, Metric, Option, Schedule, Schema } from "effect"
+import { Id, makeId } from "../../domain/platform/Ids.js"
+import {
+  JobAbandoned,
+  type JobHandler,
+  type JobInfo,
+  JobKind,
+  JobRetryAfter,
+  Jobs,
+  retryDelay,
+  type WorkerOptions
+} from "../platform/Jobs.js"
+import { OutboundHttp, type OutboundResponse } from "../platform/OutboundHttp.js"
+import { SigningKeys } from "../platform/SigningKeys.js"
+
+/**
+ * Agent callbacks (DESIGN.md §4.6, docs/webhooks.md): JSON events POSTed to a `callbackUrl`, signed with
+ * Standard Webhooks `v1a` (Ed25519) by the key pair of `SigningKeys` (public JWKS at /.well-known/jwks.json).
+ *
+ * - `enqueue` writes a `webhook_deliveries` row (the outbox) and a `webhook.deliver` job on the ambient
+ *   SqlClient, so both commit or roll back with the caller's transaction.
+ * - The job sends one attempt and logs it in `webhook_attempts`. A 2xx delivers. Anything else is retried
+ *   on `webhookRetry` (immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, each jittered by 0.8–1.2, so
+ *   7 attempts) and is `failed` once they run out. A `Retry-After` (seconds or HTTP date, at most 24 h)
+ *   postpones the next attempt, never brings it forward. 410 Gone disables the delivery, every other
+ *   pending delivery to the same URL and every later one. A URL the SSRF guard refuses fails at once.
+ * - Delivery is at least once: a receiver de-duplicates by `webhook-id` (the event id).
+ */
+
+export const WebhookStatus = Schema.Literal("pending", "delivered", "failed", "disabled")
+export type WebhookStatus = typeof WebhookStatus.Type
+
+/** A row of `webhook_deliveries`, as read back. */
+export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
+  id: Id,
+  url: Schema.String,
+  eventId: Schema.String,
+  eventType: Schema.String,
+  payload: Schema.parseJson(),
+  status: WebhookStatus,
+  attempts: Schema.Int,
+  /** While pending: when the next attempt is due (the queue's jittered time once an attempt failed). */
+  nextAttemptAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  lastStatusCode: Schema.NullOr(Schema.Int),
+  lastError: Schema.NullOr(Schema.String),
+  createdAt: Schema.DateTimeUtcFromDate,
+  updatedAt: Schema.DateTimeUtcFromDate,
+  deliveredAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+}) {}
+
+/** A row of `webhook_attempts`: one attempt to deliver. */
+export class WebhookAttempt extends Schema.Class<WebhookAttempt>("WebhookAttempt")({
+  deliveryId: Id,
+  /** 1 for the first attempt. */
+  attempt: Schema.Int,
+  startedAt: Schema.DateTimeUtcFromDate,
+  durationMs: Schema.Int,
+  /** The response's status, or null when no response came (refused, DNS, connection, TLS, time limit). */
+  statusCode: Schema.NullOr(Schema.Int),
+  error: Schema.NullOr(Schema.String),
+  /** At most 1 KB of the response body. */
+  responseBody: Schema.NullOr(Schema.String)
+}) {}
+
+/** The delays between attempts, before jitter: 7 attempts in all, over about 18 hours. */
+export const webhookRetryDelays: ReadonlyArray<Duration.Duration> = [
+  Duration.seconds(5),
+  Duration.minutes(5),
+  Duration.minutes(30),
+  Duration.hours(2),
+  Duration.hours(5),
+  Duration.hours(10)
+]
+
+/** The retry schedule of `webhook.deliver`: `webhookRetryDelays`, each jittered by 0.8–1.2. */
+export const webhookRetry: Schedule.Schedule<unknown> = Schedule.fromDelays(
+  webhookRetryDelays[0],
+  ...webhookRetryDelays.slice(1)
+).pipe(Schedule.jittered)
+
+export const webhookMaxAttempts = webhookRetryDelays.length + 1
+
+/** A `Retry-After` longer than this is cut to it. */
+export const maxRetryAfter = Duration.hours(24)
+
+export const userAgent = "Ribbon-Webhooks/1"
+
+/** Delivery attempts, by `outcome`: delivered, failed (retried or not), gone (410), refused (SSRF guard). */
+export const webhookAttempts = Metric.counter("ribbon_webhook_attempts_total", {
+  description: "Callback delivery attempts, by outcome",
+  incremental: true
+})
+
+/** The job that sends one delivery (key: the delivery id). */
+export const DeliverWebhook = JobKind.make("webhook.deliver", Schema.Struct({ deliveryId: Id }), {
+  maxAttempts: webhookMaxAttempts,
+  retry: webhookRetry,
+  // A safety net above the outbound request's own 10 s limit.
+  timeout: "1 minute"
+})
+
+/** An attempt that did not deliver and will be retried (or, when it was the last, leaves the delivery failed). */
+export class WebhookAttemptFailed extends Data.TaggedError("WebhookAttemptFailed")<{
+  readonly deliveryId: Id
+  readonly attempt: number
+  readonly message: string
+}> {}
+
+/**
+ * The delay a `Retry-After` header asks for: whole seconds, or an HTTP date (relative to `nowMillis`; a
+ * date in the past is no delay). None when absent or unreadable.
+ */
+export const parseRetryAfter = (
+  value: string | ReadonlyArray<string> | undefined,
+  nowMillis: number
+): Option.Option<Duration.Duration> => {
+  const text = (typeof value === "string" ? value : value?.[0])?.trim()
+  if (text === undefined || text === "") return Option.none()
+  if (/^\d+$/.test(text)) return Option.some(Duration.seconds(Number(text)))
+  // Every HTTP-date form starts with the day's name ("Wed, 21 Oct 2015 07:28:00 GMT").
+  if (!/^[A-Za-z]{3}/.test(text)) return Option.none()
+  const at = Date.parse(text)
+  return Number.isNaN(at) ? Option.none() : Option.some(Duration.millis(Math.max(0, at - nowMillis)))
+}
+
+/** The base string signed by `v1a`: `${webhook-id}.${webhook-timestamp}.${body}`. */
+export const signatureBase = (id: string, timestamp: string, body: string) => `${id}.${timestamp}.${body}`
+
+/** The `webhook-signature` header value for a body, signed with an Ed25519 private key (PKCS#8 PEM). */
+export const signV1a = (privatePkcs8: string, id: string, timestamp: string, body: string) =>
+  `v1a,${sign(null, Buffer.from(signatureBase(id, timestamp, body)), createPrivateKey(privatePkcs8)).toString("base64")}`
+
+const maxErrorLength = 2000
+const clip = (text: string) => (text.length > maxErrorLength ? `${text.slice(0, maxErrorLength - 1)}…` : text)
+
+type Outcome =
+  | { readonly _tag: "Delivered"; readonly response: OutboundResponse }
+  | { readonly _tag: "Gone"; readonly response: OutboundResponse }
+  | { readonly _tag: "Refused"; readonly reason: string }
+  | {
+      readonly _tag: "Failed"
+      readonly response: Option.Option<OutboundResponse>
+      readonly error: string
+      readonly retryAfter: Option.Option<Duration.Duration>
+    }
+
+const realClock = Clock.make()
+
+/** The columns of a delivery and the tables they come from (the queue's `run_at` is the exact next attempt). */
+const deliveryFrom = (sql: SqlClient.SqlClient) => sql`
+  d.id, d.url, d.event_id, d.event_type, d.payload::text AS payload, d.status, d.attempts,
+  COALESCE(j.run_at, d.next_attempt_at) AS next_attempt_at, d.last_status_code, d.last_error,
+  d.created_at, d.updated_at, d.delivered_at
+  FROM webhook_deliveries d
+  LEFT JOIN jobs j ON d.status = 'pending' AND j.kind = ${DeliverWebhook.name} AND j.key = d.id
+    AND j.status = 'pending'`
+
+export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const jobs = yield* Jobs
+    const keys = yield* SigningKeys
+    const http = yield* OutboundHttp
+    // One key look-up at a time: the first one creates the key pair in a transaction, which concurrent
+    // handlers must not race on embedded PGlite (one session shared by every connection).
+    const keyLock = yield* Effect.makeSemaphore(1)
+    const currentKey = keyLock.withPermits(1)(keys.current())
+
+    const findDelivery = SqlSchema.findOne({
+      Request: Id,
+      Result: WebhookDelivery,
+      execute: (id) => sql`SELECT ${deliveryFrom(sql)} WHERE d.id = ${id}`
+    })
+
+    const findByEvent = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: WebhookDelivery,
+      execute: (eventId) => sql`SELECT ${deliveryFrom(sql)} WHERE d.event_id = ${eventId} ORDER BY d.created_at, d.id`
+    })
+
+    const findByUrl = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: WebhookDelivery,
+      execute: (url) => sql`SELECT ${deliveryFrom(sql)} WHERE d.url = ${url} ORDER BY d.created_at, d.id`
+    })
+
+    const findAttempts = SqlSchema.findAll({
+      Request: Id,
+      Result: WebhookAttempt,
+      execute: (deliveryId) => sql`
+        SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, response_body
+        FROM webhook_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt`
+    })
+
+    /**
+     * Records an event to send to `url`; joins the caller's transaction. Returns the delivery's id (the
+     * existing one when this event was already enqueued for this URL). A URL that answered 410 Gone gets
+     * the delivery recorded as `disabled`, and nothing is sent.
+     */
+    const enqueue = Effect.fn("Webhooks.enqueue")(function* (input: {
+      readonly url: string
+      readonly eventId: string
+      readonly eventType: string
+      readonly payload: unknown
+    }) {
+      const json = JSON.stringify(input.payload)
+      if (json === undefined) return yield* Effect.dieMessage("Webhooks.enqueue: the payload is not JSON")
+      const id = yield* makeId
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* Effect.annotateCurrentSpan({ "webhook.delivery_id": id, "webhook.event_type": input.eventType })
+      const inserted = yield* sql<{ id: Id; status: WebhookStatus }>`
+        INSERT INTO webhook_deliveries (id, url, event_id, event_type, payload, status, attempts, next_attempt_at,
+          last_error, created_at, updated_at)
+        SELECT ${id}, ${input.url}, ${input.eventId}, ${input.eventType}, ${json}::jsonb, gate.status, 0,
+          CASE WHEN gate.status = 'pending' THEN ${now}::timestamptz END,
+          CASE WHEN gate.status = 'disabled' THEN 'not sent: this URL answered 410 Gone to an earlier delivery' END,
+          ${now}, ${now}
+        FROM (SELECT CASE WHEN EXISTS (
+          SELECT 1 FROM webhook_deliveries WHERE url = ${input.url} AND status = 'disabled'
+        ) THEN 'disabled' ELSE 'pending' END AS status) gate
+        ON CONFLICT (url, event_id) DO NOTHING
+        RETURNING id, status`.pipe(Effect.orDie)
+      const row = inserted[0]
+      if (row === undefined) {
+        const [existing] = yield* sql<{ id: Id }>`
+          SELECT id FROM webhook_deliveries WHERE url = ${input.url} AND event_id = ${input.eventId}`.pipe(Effect.orDie)
+        return existing.id
+      }
+      if (row.status === "pending") {
+        yield* jobs.enqueue(DeliverWebhook, { deliveryId: id }, { key: id })
+      } else {
+        yield* Effect.logInfo("webhook not sent: its URL is disabled (410 Gone)").pipe(
+          Effect.annotateLogs({ webhookDeliveryId: id })
+        )
+      }
+      return id
+    })
+
+    /** Sends the delivery's body to its URL once; what the job does. */
+    const attempt = (delivery: WebhookDelivery) =>
+      Effect.gen(function* () {
+        const { privatePkcs8 } = yield* currentKey
+        const now = yield* Clock.currentTimeMillis
+        const timestamp = Math.floor(now / 1000).toString()
+        // The stored JSON, compact; the signature covers exactly these bytes.
+        const body = JSON.stringify(delivery.payload)
+        const started = yield* realClock.currentTimeMillis
+        const result = yield* Effect.either(
+          http.post(delivery.url, {
+            body,
+            headers: {
+              "content-type": "application/json",
+              "user-agent": userAgent,
+              "webhook-id": delivery.eventId,
+              "webhook-timestamp": timestamp,
+              "webhook-signature": signV1a(privatePkcs8, delivery.eventId, timestamp, body)
+            }
+          })
+        )
+        const durationMs = Math.max(0, Math.round((yield* realClock.currentTimeMillis) - started))
+        const outcome: Outcome = Either.match(result, {
+          onLeft: (error): Outcome =>
+            error._tag === "OutboundRefused"
+              ? { _tag: "Refused", reason: error.reason }
+              : { _tag: "Failed", response: Option.none(), error: error.message, retryAfter: Option.none() },
+          onRight: (response): Outcome => {
+            if (response.status >= 200 && response.status < 300) return { _tag: "Delivered", response }
+            if (response.status === 410) return { _tag: "Gone", response }
+            const location = response.headers.location
+            const error =
+              response.status >= 300 && response.status < 400
+                ? `HTTP ${response.status}: redirects are not followed${location === undefined ? "" : ` (Location: ${location})`}`
+                : `HTTP ${response.status}`
+            return {
+              _tag: "Failed",
+              response: Option.some(response),
+              error,
+              retryAfter: Option.map(parseRetryAfter(response.headers["retry-after"], now), (delay) =>
+                Duration.min(delay, maxRetryAfter)
+              )
+            }
+          }
+        })
+        return { outcome, startedAt: new Date(now), durationMs }
+      })
+
+    /**
+     * Runs attempt `job.attempt` of a delivery: sends it unless it is no longer pending, logs the attempt,
+     * and updates the delivery. Fails (for the job to retry) when it is to be retried.
+     */
+    const deliver = Effect.fn("Webhooks.deliver")(function* (
+      deliveryId: Id,
+      job: Pick<JobInfo, "attempt" | "maxAttempts">
+    ) {
+      yield* Effect.annotateCurrentSpan({ "webhook.delivery_id": deliveryId, "webhook.attempt": job.attempt })
+      const found = yield* Effect.orDie(findDelivery(deliveryId))
+      if (Option.isNone(found)) return yield* new JobAbandoned({ message: `no webhook delivery ${deliveryId}` })
+      const delivery = found.value
+      if (delivery.status !== "pending") {
+        return yield* Effect.logInfo(`webhook delivery is ${delivery.status}; nothing to send`)
+      }
+      const { outcome, startedAt, durationMs } = yield* attempt(delivery)
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const response =
+        outcome._tag === "Refused"
+          ? Option.none()
+          : outcome._tag === "Failed"
+            ? outcome.response
+            : Option.some(outcome.response)
+      const statusCode = Option.getOrNull(Option.map(response, (r) => r.status))
+      const error =
+        outcome._tag === "Delivered"
+          ? null
+          : outcome._tag === "Gone"
+            ? "HTTP 410 Gone: this URL is disabled"
+            : outcome._tag === "Refused"
+              ? `refused: ${outcome.reason}`
+              : outcome.error
+      // Retried unless this was the last attempt the job's schedule allows.
+      const last =
+        outcome._tag === "Failed" &&
+        (job.attempt >= job.maxAttempts || Option.isNone(yield* retryDelay(DeliverWebhook.retry, job.attempt)))
+      const nextAttemptAt =
+        outcome._tag === "Failed" && !last
+          ? new Date(
+              now.getTime() +
+                Duration.toMillis(
+                  Option.match(outcome.retryAfter, {
+                    onNone: () => webhookRetryDelays[job.attempt - 1] ?? Duration.zero,
+                    onSome: (after) => Duration.max(after, webhookRetryDelays[job.attempt - 1] ?? Duration.zero)
+                  })
+                )
+            )
+          : null
+      const status: WebhookStatus =
+        outcome._tag === "Delivered"
+          ? "delivered"
+          : outcome._tag === "Gone"
+            ? "disabled"
+            : outcome._tag === "Refused" || last
+              ? "failed"
+              : "pending"
+
+      // One statement, so atomic without a transaction: embedded PGlite serves concurrent connections on
+      // one session, where a transaction held by one handler would mix up the others' statements.
+      // A delivery disabled meanwhile (410 to another one) stays disabled, unless this attempt got through.
+      const applies = status === "delivered" ? sql`true` : sql`webhook_deliveries.status = 'pending'`
+      const [recorded] = yield* sql<{ attempt: number }>`
+        WITH counted AS (
+          UPDATE webhook_deliveries SET
+            attempts = attempts + 1,
+            last_status_code = ${statusCode},
+            last_error = ${error === null ? null : clip(error)},
+            updated_at = ${now},
+            status = CASE WHEN ${applies} THEN ${status} ELSE webhook_deliveries.status END,
+            next_attempt_at = CASE WHEN ${applies} THEN ${nextAttemptAt}::timestamptz END,
+            delivered_at = CASE WHEN ${applies} THEN ${status === "delivered" ? now : null}::timestamptz
+              ELSE webhook_deliveries.delivered_at END
+          WHERE id = ${deliveryId}
+          RETURNING attempts
+        ),
+        logged AS (
+          INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+          SELECT ${deliveryId}, attempts, ${startedAt}, ${durationMs}, ${statusCode}::integer,
+            ${error === null ? null : clip(error)}, ${Option.getOrNull(Option.map(response, (r) => r.body))}
+          FROM counted
+          RETURNING attempt
+        ),
+        others AS (
+          UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL, updated_at = ${now},
+            last_error = ${`not sent: this URL answered 410 Gone to delivery ${deliveryId}`}
+          WHERE ${outcome._tag === "Gone"} AND url = ${delivery.url} AND status = 'pending' AND id <> ${deliveryId}
+          RETURNING id
+        )
+        SELECT attempt FROM logged`.pipe(Effect.orDie)
+      const number = recorded.attempt
+
+      yield* Effect.annotateCurrentSpan({ "webhook.status": status, "http.response.status_code": statusCode ?? 0 })
+      yield* Metric.increment(Metric.tagged(webhookAttempts, "outcome", outcome._tag.toLowerCase()))
+      switch (outcome._tag) {
+        case "Delivered":
+          return yield* Effect.logDebug("webhook delivered")
+        case "Gone":
+          return yield* new JobAbandoned({
+            message: `webhook delivery ${deliveryId}: HTTP 410 Gone; the URL's deliveries are disabled`
+          })
+        case "Refused":
+          return yield* new JobAbandoned({ message: `webhook delivery ${deliveryId} refused: ${outcome.reason}` })
+        case "Failed": {
+          const message = `webhook delivery ${deliveryId}, attempt ${number}: ${outcome.error}`
+          if (Option.isSome(outcome.retryAfter) && !last) {
+            return yield* new JobRetryAfter({ delay: outcome.retryAfter.value, message })
+          }
+          return yield* new WebhookAttemptFailed({ deliveryId, attempt: number, message })
+        }
+      }
+    })
+
+    /** One delivery, or none. */
+    const get = Effect.fn("Webhooks.get")(function* (deliveryId: Id) {
+      return yield* Effect.orDie(findDelivery(deliveryId))
+    })
+
+    /** The attempts log of a delivery, oldest first. */
+    const attempts = Effect.fn("Webhooks.attempts")(function* (deliveryId: Id) {
+      return yield* Effect.orDie(findAttempts(deliveryId))
+    })
+
+    /** The deliveries of one event (to every URL), or to one URL (of every event), oldest first. */
+    const deliveriesFor = Effect.fn("Webhooks.deliveriesFor")(function* (
+      by: { readonly eventId: string } | { readonly url: string }
+    ) {
+      return yield* Effect.orDie("eventId" in by ? findByEvent(by.eventId) : findByUrl(by.url))
+    })
+
+    return { enqueue, deliver, get, attempts, deliveriesFor } as const
+  }),
+  dependencies: [SigningKeys.Default, OutboundHttp.Default]
+}) {
+  /** A worker for webhook deliveries alone (see `deliverWebhookHandler` to run them in a shared worker). */
+  static layerWorker(options: WorkerOptions = {}): Layer.Layer<never, never, Jobs | Webhooks> {
+    return Jobs.layerWorker([deliverWebhookHandler], options)
+  }
+}
+
+/** The `webhook.deliver` handler, for `Jobs.run`/`Jobs.layerWorker`; needs `Webhooks`. */
+export const deliverWebhookHandler: JobHandler<Webhooks> = DeliverWebhook.handle(({ deliveryId }, job) =>
+  Effect.flatMap(Webhooks, (webhooks) => webhooks.deliver(deliveryId, job))
+)

@@ -1,0 +1,114 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Data, Effect } from "effect"
+import {
+  type ApiKeyRecord,
+  allAccounts,
+  defaultExpirationInDays,
+  type Environment,
+  permissions,
+  type RateLimitOverrides
+} from "../../domain/company/Company.js"
+import { AccountNotFound, EnvironmentMismatch } from "../../domain/company/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import { KeyStore } from "./KeyStore.js"
+
+/**
+ * Companies and their accounts (docs/company-api.md). A company is created from the CLI with a default
+ * account and a first API key in one environment; accounts and keys carry their environment.
+ */
+
+export interface Account {
+  readonly id: string
+  readonly companyId: string
+  readonly environment: Environment
+  readonly name: string
+  readonly isDefault: boolean
+}
+
+export class CompanyNotFound extends Data.TaggedError("CompanyNotFound")<{ readonly message: string }> {}
+
+export class Companies extends Effect.Service<Companies>()("Companies", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const keys = yield* KeyStore
+
+    /** A company, its default account and a first key with every permission (shown once). */
+    const create = Effect.fn("Companies.create")(function* (options: {
+      readonly name: string
+      readonly environment: Environment
+    }) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const companyId = yield* makeId
+      const accountId = yield* makeId
+      yield* sql
+        .withTransaction(
+          Effect.zipRight(
+            sql`INSERT INTO companies (id, name, created_at) VALUES (${companyId}, ${options.name}, ${now})`,
+            sql`INSERT INTO accounts (id, company_id, environment, name, is_default, created_at)
+            VALUES (${accountId}, ${companyId}, ${options.environment}, ${options.name}, true, ${now})`
+          )
+        )
+        .pipe(Effect.orDie)
+      const first = yield* keys
+        .create({
+          companyId,
+          environment: options.environment,
+          name: "Default key",
+          expirationInDays: defaultExpirationInDays,
+          enforceMtls: false,
+          permissions: [...permissions],
+          accountsAccess: allAccounts,
+          requestSource: null
+        })
+        .pipe(Effect.orDie)
+      return { companyId, accountId, environment: options.environment, apiKey: first.apiKey, apiKeyId: first.record.id }
+    })
+
+    const exists = Effect.fn("Companies.exists")(function* (companyId: string) {
+      const rows = yield* sql`SELECT 1 FROM companies WHERE id = ${companyId}`.pipe(Effect.orDie)
+      if (rows.length === 0) return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
+    })
+
+    /** The account a `Ribbon-Account-Id` names, if the key can reach it: 404 otherwise, 403 across environments. */
+    const resolveAccount = Effect.fn("Companies.resolveAccount")(function* (key: ApiKeyRecord, accountId: string) {
+      const id = accountId.toLowerCase()
+      const notFound = new AccountNotFound({
+        message: `No account ${accountId} is reachable with this key.`,
+        accountId
+      })
+      const rows = yield* sql<Account>`SELECT id, company_id, environment, name, is_default FROM accounts
+        WHERE id = ${id} AND company_id = ${key.companyId}`.pipe(Effect.orDie)
+      const account = rows[0]
+      if (account === undefined) return yield* notFound
+      if (key.accountsAccess.scope !== "all-accounts" && !key.accountsAccess.ids.includes(id)) return yield* notFound
+      if (account.environment !== key.environment) {
+        return yield* new EnvironmentMismatch({
+          message: `Account ${accountId} belongs to the ${account.environment} environment; this key is for ${key.environment}.`
+        })
+      }
+      return account
+    })
+
+    /** Replaces the company's rate-limit overrides (`{}` restores the spec's limits). */
+    const setRateLimits = Effect.fn("Companies.setRateLimits")(function* (
+      companyId: string,
+      overrides: RateLimitOverrides
+    ) {
+      yield* exists(companyId)
+      yield* sql`UPDATE companies SET rate_limits = ${JSON.stringify(overrides)}::jsonb WHERE id = ${companyId}`.pipe(
+        Effect.orDie
+      )
+      yield* keys.forgetCompany(companyId)
+    })
+
+    const rateLimits = Effect.fn("Companies.rateLimits")(function* (companyId: string) {
+      const rows = yield* sql<{ rateLimits: RateLimitOverrides }>`SELECT rate_limits FROM companies
+        WHERE id = ${companyId}`.pipe(Effect.orDie)
+      if (rows[0] === undefined) return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
+      return rows[0].rateLimits
+    })
+
+    return { create, exists, resolveAccount, setRateLimits, rateLimits } as const
+  }),
+  dependencies: [KeyStore.Default]
+}) {}

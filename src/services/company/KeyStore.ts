@@ -1,0 +1,246 @@
+import { createHash, timingSafeEqual } from "node:crypto"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import type {
+  AccountsAccess,
+  ApiKeyRecord,
+  Environment,
+  Permission,
+  RateLimitOverrides,
+  RequestSource
+} from "../../domain/company/Company.js"
+import {
+  ApiKeyExpired,
+  ApiKeyInvalid,
+  ApiKeyLimitReached,
+  ApiKeyNotFound,
+  EnvironmentMismatch
+} from "../../domain/company/Errors.js"
+import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+
+/**
+ * API keys (docs/company-api.md): 24 hex characters (96 random bits), stored only as their SHA-256 and
+ * looked up by it. At most `maxActiveKeys` active keys per company, enforced in a transaction that locks
+ * the company row, so parallel creations cannot overshoot.
+ */
+
+export const maxActiveKeys = 3
+
+/** How long an authenticated key is reused without a query (see `authenticate`). */
+export const authCacheMillis = 1000
+
+const maxCachedKeys = 10_000
+
+const keyPattern = /^[a-fA-F0-9]{24}$/
+
+const sha256 = (value: string) => createHash("sha256").update(value.toLowerCase()).digest("hex")
+
+const newKeyValue = () => Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(12))).toString("hex")
+
+const dayMillis = 24 * 60 * 60 * 1000
+
+export interface CreateKeyInput {
+  readonly companyId: string
+  readonly environment: Environment
+  readonly name: string
+  readonly expirationInDays: number
+  readonly enforceMtls: boolean
+  readonly permissions: ReadonlyArray<Permission>
+  readonly accountsAccess: AccountsAccess
+  readonly requestSource: RequestSource | null
+  /** Rotation: the key this one replaces, which stops working `graceSeconds` from now (or at its own expiry if sooner). */
+  readonly rotate?: { readonly apiKeyId: string; readonly graceSeconds: number } | undefined
+  /** Where in the request body accountsAccess sits, for 400 paths. */
+  readonly accountsPath?: string
+}
+
+/** The key as authenticated: its record and its company's rate-limit overrides. */
+export interface AuthenticatedKey {
+  readonly key: ApiKeyRecord
+  readonly rateLimits: RateLimitOverrides
+}
+
+interface KeyRow extends ApiKeyRecord {
+  readonly keyHash: string
+}
+
+const isActive = (key: ApiKeyRecord, now: number) => key.revokedAt === null && key.expiresAt.getTime() > now
+
+const invalid = (path: string, message: string) =>
+  new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
+
+const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: string } | undefined)?.code === "23505"
+
+export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const columns = sql`id, company_id, environment, name, permissions, accounts_access, enforce_mtls,
+      request_source, created_at, expires_at, revoked_at`
+
+    const findKey = (companyId: string, apiKeyId: string) =>
+      sql<ApiKeyRecord>`SELECT ${columns} FROM api_keys
+        WHERE company_id = ${companyId} AND id = ${apiKeyId.toLowerCase()} AND revoked_at IS NULL`.pipe(
+        Effect.map((rows) => Option.fromNullable(rows[0]))
+      )
+
+    /** Creates a key (and, for a rotation, schedules the old one's expiry) in one transaction. */
+    const create = Effect.fn("KeyStore.create")(function* (input: CreateKeyInput) {
+      const now = yield* Clock.currentTimeMillis
+      const id = yield* makeId
+      const value = newKeyValue()
+      const expiresAt = new Date(now + input.expirationInDays * dayMillis)
+      const { record, rotated } = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            // The lock serialises key creation per company: the count below cannot go stale.
+            const company = yield* sql`SELECT id FROM companies WHERE id = ${input.companyId} FOR UPDATE`
+            if (company.length === 0) return yield* invalid("companyId", "No such company.")
+            const keys = yield* sql<ApiKeyRecord>`SELECT ${columns} FROM api_keys
+              WHERE company_id = ${input.companyId} AND revoked_at IS NULL`
+            const rotated = input.rotate === undefined ? undefined : input.rotate.apiKeyId.toLowerCase()
+            if (rotated !== undefined) {
+              const old = keys.find((key) => key.id === rotated && isActive(key, now))
+              if (old === undefined)
+                return yield* new ApiKeyNotFound({ message: "No such active key to rotate.", apiKeyId: rotated })
+              if (old.environment !== input.environment) {
+                return yield* new EnvironmentMismatch({ message: "That key belongs to the other environment." })
+              }
+            }
+            // A key being rotated out no longer counts: rotation works at the limit.
+            const active = keys.filter((key) => isActive(key, now) && key.id !== rotated).length
+            if (active >= maxActiveKeys) {
+              return yield* new ApiKeyLimitReached({
+                message: `A company has at most ${maxActiveKeys} active API keys; delete one before creating another.`,
+                limit: maxActiveKeys
+              })
+            }
+            if (keys.some((key) => key.name === input.name)) {
+              return yield* invalid("name", `An API key named "${input.name}" already exists.`)
+            }
+            const accountsPath = input.accountsPath ?? "accountsAccess"
+            if (input.accountsAccess.scope === "selected-accounts" && input.accountsAccess.ids.length > 0) {
+              const ids = input.accountsAccess.ids.map((accountId) => accountId.toLowerCase())
+              const known = yield* sql<{ id: string }>`SELECT id FROM accounts
+                WHERE company_id = ${input.companyId} AND environment = ${input.environment} AND id IN ${sql.in(ids)}`
+              const knownIds = new Set(known.map((row) => row.id))
+              const index = ids.findIndex((accountId) => !knownIds.has(accountId))
+              if (index >= 0) return yield* invalid(`${accountsPath}.ids[${index}]`, "No such account in this company.")
+            }
+            const accountsAccess = {
+              scope: input.accountsAccess.scope,
+              ids: input.accountsAccess.ids.map((accountId) => accountId.toLowerCase())
+            }
+            const [row] = yield* sql<ApiKeyRecord>`INSERT INTO api_keys
+                (id, company_id, environment, name, key_hash, permissions, accounts_access, enforce_mtls,
+                 request_source, created_at, expires_at)
+              VALUES (${id}, ${input.companyId}, ${input.environment}, ${input.name}, ${sha256(value)},
+                ${JSON.stringify(input.permissions)}::jsonb, ${JSON.stringify(accountsAccess)}::jsonb,
+                ${input.enforceMtls}, ${input.requestSource}, ${new Date(now)}, ${expiresAt})
+              RETURNING ${columns}`
+            if (rotated === undefined || input.rotate === undefined) return { record: row!, rotated: undefined }
+            const until = new Date(now + input.rotate.graceSeconds * 1000)
+            const [old] = yield* sql<ApiKeyRecord>`UPDATE api_keys SET expires_at = LEAST(expires_at, ${until})
+              WHERE id = ${rotated} RETURNING ${columns}`
+            return { record: row!, rotated: old }
+          })
+        )
+        .pipe(
+          // Two creations with one name in parallel: the unique index decides, with the same 400.
+          Effect.catchTag("SqlError", (error) =>
+            isUniqueViolation(error)
+              ? Effect.fail(invalid("name", `An API key named "${input.name}" already exists.`))
+              : Effect.die(error)
+          )
+        )
+      if (rotated !== undefined) forget((cached) => cached.id === rotated.id)
+      return { record, apiKey: value, rotated }
+    })
+
+    /** The company's keys in one environment that are not deleted, newest first; optionally those reaching any of `accountIds`. */
+    const list = Effect.fn("KeyStore.list")(function* (
+      companyId: string,
+      environment: Environment,
+      accountIds: ReadonlyArray<string> = []
+    ) {
+      const keys = yield* sql<ApiKeyRecord>`SELECT ${columns} FROM api_keys
+        WHERE company_id = ${companyId} AND environment = ${environment} AND revoked_at IS NULL
+        ORDER BY created_at DESC, id DESC`.pipe(Effect.orDie)
+      if (accountIds.length === 0) return keys
+      const wanted = new Set(accountIds.map((accountId) => accountId.toLowerCase()))
+      return keys.filter(
+        (key) => key.accountsAccess.scope === "all-accounts" || key.accountsAccess.ids.some((a) => wanted.has(a))
+      )
+    })
+
+    /** Deletes a key at once: its next request is a 401. `environment` undefined: any (the CLI). */
+    const revoke = Effect.fn("KeyStore.revoke")(function* (
+      companyId: string,
+      environment: Environment | undefined,
+      apiKeyId: string
+    ) {
+      const key = yield* findKey(companyId, apiKeyId).pipe(Effect.orDie)
+      if (Option.isNone(key)) return yield* new ApiKeyNotFound({ message: "No such API key.", apiKeyId })
+      if (environment !== undefined && key.value.environment !== environment) {
+        return yield* new EnvironmentMismatch({ message: "That key belongs to the other environment." })
+      }
+      const now = yield* Clock.currentTimeMillis
+      yield* sql`UPDATE api_keys SET revoked_at = ${new Date(now)} WHERE id = ${key.value.id}`.pipe(Effect.orDie)
+      forget((cached) => cached.id === key.value.id)
+    })
+
+    /**
+     * Authenticated keys by hash, for `authCacheMillis`: without it every request pays one more query than
+     * its operation needs. Deletion, rotation and limit changes made here evict at once; made by another
+     * instance or the CLI, they take effect within `authCacheMillis`. Expiry is checked on every request.
+     */
+    const cache = new Map<
+      string,
+      { readonly found: KeyRow & { rateLimits: RateLimitOverrides }; readonly until: number }
+    >()
+    const forget = (match: (entry: KeyRow) => boolean) => {
+      for (const [hash, entry] of cache) if (match(entry.found)) cache.delete(hash)
+    }
+    /** Drops a company's cached keys (its rate limits changed). */
+    const forgetCompany = (companyId: string) => Effect.sync(() => forget((key) => key.companyId === companyId))
+
+    const lookup = (hash: string, now: number) => {
+      const cached = cache.get(hash)
+      if (cached !== undefined && cached.until > now) return Effect.succeed(cached.found)
+      return sql<KeyRow & { rateLimits: RateLimitOverrides }>`SELECT k.id, k.company_id, k.environment,
+          k.name, k.permissions, k.accounts_access, k.enforce_mtls, k.request_source, k.created_at, k.expires_at,
+          k.revoked_at, k.key_hash, c.rate_limits
+        FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.key_hash = ${hash}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => {
+          const found = rows[0]
+          if (found === undefined) return undefined
+          if (cache.size >= maxCachedKeys) cache.clear()
+          cache.set(hash, { found, until: now + authCacheMillis })
+          return found
+        })
+      )
+    }
+
+    /** The key a request presents, if it is well formed, known, not deleted and not expired. */
+    const authenticate = Effect.fn("KeyStore.authenticate")(function* (presented: string) {
+      if (!keyPattern.test(presented)) return yield* new ApiKeyInvalid({ message: "The API key is not valid." })
+      const hash = sha256(presented)
+      const now = yield* Clock.currentTimeMillis
+      const row = yield* lookup(hash, now)
+      // Looked up by hash; the comparison itself runs in constant time all the same.
+      if (row === undefined || !timingSafeEqual(Buffer.from(row.keyHash, "hex"), Buffer.from(hash, "hex"))) {
+        return yield* new ApiKeyInvalid({ message: "The API key is not valid." })
+      }
+      if (row.revokedAt !== null) return yield* new ApiKeyInvalid({ message: "The API key is not valid." })
+      if (row.expiresAt.getTime() <= now) {
+        return yield* new ApiKeyExpired({ message: "The API key has expired; create a new one." })
+      }
+      const { keyHash, rateLimits, ...key } = row
+      return { key, rateLimits } satisfies AuthenticatedKey
+    })
+
+    return { create, list, revoke, authenticate, forgetCompany } as const
+  })
+}) {}

@@ -1,0 +1,255 @@
+import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Clock, Effect, Option } from "effect"
+import { AddressNotFound, EmailTaken, InvalidCredentials } from "../../domain/identity/Errors.js"
+import {
+  type NewAddress,
+  type ReceiptPreference,
+  SavedAddress,
+  User,
+  type UserPatch
+} from "../../domain/identity/Users.js"
+import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import { Addresses } from "../catalog/Addresses.js"
+
+/**
+ * People who sign in on the authorize pages, and their profile and saved addresses (spec "Profile";
+ * docs/oauth.md). Passwords are hashed with scrypt; e-mail addresses are unique case-insensitively.
+ */
+
+/** scrypt cost: N = 2^14, r = 8, p = 1 (about 16 MiB and tens of milliseconds per hash). */
+const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 } as const
+
+const scryptAsync = (password: string, salt: Buffer, params: { N: number; r: number; p: number; keylen: number }) =>
+  Effect.async<Buffer>((resume) => {
+    scrypt(password.normalize("NFKC"), salt, params.keylen, { N: params.N, r: params.r, p: params.p }, (e, key) =>
+      resume(e === null ? Effect.succeed(key) : Effect.die(e))
+    )
+  })
+
+/** `scrypt$N$r$p$salt$hash` (base64url), so the cost can rise later without invalidating stored hashes. */
+export const hashPassword = (password: string) =>
+  Effect.gen(function* () {
+    const salt = randomBytes(16)
+    const key = yield* scryptAsync(password, salt, SCRYPT)
+    return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString("base64url")}$${key.toString("base64url")}`
+  })
+
+export const verifyPassword = (password: string, stored: string) =>
+  Effect.gen(function* () {
+    const [scheme, n, r, p, salt, hash] = stored.split("$")
+    if (scheme !== "scrypt" || salt === undefined || hash === undefined) return false
+    const expected = Buffer.from(hash, "base64url")
+    const key = yield* scryptAsync(password, Buffer.from(salt, "base64url"), {
+      N: Number(n),
+      r: Number(r),
+      p: Number(p),
+      keylen: expected.length
+    })
+    return timingSafeEqual(key, expected)
+  })
+
+/** A hash nobody's password matches, so an unknown e-mail costs as much as a wrong password. */
+const decoyHash = Effect.runSync(Effect.cached(hashPassword(randomBytes(16).toString("hex"))))
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,63}$/
+
+export const PASSWORD_MIN = 8
+const PASSWORD_MAX = 200
+
+/** The demo user seeded outside production (printed by `npm start`). */
+export const demoUser = { email: "demo@ribbon.dev", password: "ribbon-demo-2026", displayName: "Demo User" } as const
+
+export interface UserRow {
+  readonly id: string
+  readonly email: string
+  readonly passwordHash: string
+  readonly displayName: string | null
+  readonly phone: string | null
+  readonly defaultCountry: string
+  readonly receiptPreference: ReceiptPreference
+  readonly createdAt: Date
+}
+
+interface AddressRow {
+  readonly id: string
+  readonly label: string | null
+  readonly firstName: string
+  readonly lastName: string
+  readonly phone: string | null
+  readonly address1: string | null
+  readonly address2: string | null
+  readonly city: string | null
+  readonly provinceCode: string | null
+  readonly postalCode: string | null
+  readonly countryCode: string
+  readonly isDefault: boolean
+}
+
+export const toUser = (row: Omit<UserRow, "passwordHash">) =>
+  new User({
+    id: row.id,
+    email: row.email,
+    displayName: row.displayName,
+    phone: row.phone,
+    defaultCountry: row.defaultCountry,
+    receiptPreference: row.receiptPreference,
+    createdAt: new Date(row.createdAt).toISOString()
+  })
+
+const invalid = (path: string, message: string) =>
+  new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
+
+export interface NewUser {
+  readonly email: string
+  readonly password: string
+  readonly displayName?: string | undefined
+  readonly defaultCountry?: string | undefined
+}
+
+export class Users extends Effect.Service<Users>()("Users", {
+  dependencies: [Addresses.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const addresses = yield* Addresses
+    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
+
+    const findRow = (id: string) =>
+      Effect.map(sql<UserRow>`SELECT * FROM users WHERE id = ${id}`, (rows) => Option.fromNullable(rows[0]))
+
+    /** A new account; the e-mail must be free (case-insensitively) and the password 8 to 200 characters. */
+    const create = Effect.fn("Users.create")(function* (input: NewUser) {
+      const email = input.email.trim()
+      if (!EMAIL.test(email)) return yield* invalid("email", "Expected an e-mail address")
+      if (input.password.length < PASSWORD_MIN || input.password.length > PASSWORD_MAX) {
+        return yield* invalid("password", `Expected ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`)
+      }
+      const displayName = input.displayName?.trim() || null
+      if (displayName !== null && displayName.length > 80) return yield* invalid("displayName", "At most 80 characters")
+      const passwordHash = yield* hashPassword(input.password)
+      const row = {
+        id: yield* makeId,
+        email,
+        passwordHash,
+        displayName,
+        phone: null,
+        defaultCountry: input.defaultCountry ?? "US",
+        receiptPreference: "email" as const,
+        createdAt: yield* now
+      }
+      const inserted = yield* sql<UserRow>`
+        INSERT INTO users ${sql.insert(row)} ON CONFLICT DO NOTHING RETURNING *`.pipe(Effect.orDie)
+      const created = inserted[0]
+      if (created === undefined)
+        return yield* new EmailTaken({ message: "An account with this e-mail already exists." })
+      return toUser(created)
+    })
+
+    /** The user with that e-mail and password; the same failure whichever is wrong. */
+    const authenticate = Effect.fn("Users.authenticate")(function* (email: string, password: string) {
+      const rows = yield* sql<UserRow>`SELECT * FROM users WHERE lower(email) = lower(${email.trim()})`.pipe(
+        Effect.orDie
+      )
+      const row = rows[0]
+      const ok = yield* verifyPassword(password, row?.passwordHash ?? (yield* decoyHash))
+      if (row === undefined || !ok) {
+        return yield* new InvalidCredentials({ message: "The e-mail or password is not right." })
+      }
+      return toUser(row)
+    })
+
+    const get = Effect.fn("Users.get")(function* (id: string) {
+      return Option.map(yield* Effect.orDie(findRow(id)), toUser)
+    })
+
+    const update = Effect.fn("Users.update")(function* (id: string, patch: UserPatch) {
+      const set: Record<string, unknown> = {}
+      if (patch.displayName !== undefined) set.displayName = patch.displayName?.trim() || null
+      if (patch.phone !== undefined) set.phone = patch.phone?.trim() || null
+      if (patch.defaultCountry !== undefined) set.defaultCountry = patch.defaultCountry
+      if (patch.receiptPreference !== undefined) set.receiptPreference = patch.receiptPreference
+      const rows =
+        Object.keys(set).length === 0
+          ? yield* sql<UserRow>`SELECT * FROM users WHERE id = ${id}`
+          : yield* sql<UserRow>`UPDATE users SET ${sql.update(set)} WHERE id = ${id} RETURNING *`
+      return toUser(rows[0]!)
+    }, Effect.orDie)
+
+    /** The default address first, then the others oldest first. */
+    const listAddresses = Effect.fn("Users.addresses")(function* (userId: string) {
+      const rows = yield* sql<AddressRow>`
+        SELECT * FROM user_addresses WHERE user_id = ${userId} ORDER BY is_default DESC, created_at, id`.pipe(
+        Effect.orDie
+      )
+      return rows.map((row) => SavedAddress.make(row))
+    })
+
+    /** Saves an address (normalised); the first becomes the default, and `isDefault: true` moves it. */
+    const addAddress = Effect.fn("Users.addAddress")(function* (userId: string, input: NewAddress) {
+      const normalized = yield* addresses.normalize(input)
+      const clean = (s: string | undefined) => s?.trim() || null
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            // Lock the user's row so that two concurrent first addresses cannot both become the default.
+            yield* sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`
+            const [{ count }] = yield* sql<{ count: number }>`
+            SELECT count(*)::int AS count FROM user_addresses WHERE user_id = ${userId}`
+            const isDefault = count === 0 || input.isDefault === true
+            if (isDefault) yield* sql`UPDATE user_addresses SET is_default = false WHERE user_id = ${userId}`
+            const row = {
+              id: yield* makeId,
+              userId,
+              label: clean(input.label),
+              firstName: input.firstName.trim(),
+              lastName: input.lastName.trim(),
+              phone: clean(input.phone),
+              address1: normalized.address1 ?? null,
+              address2: normalized.address2 ?? null,
+              city: normalized.city ?? null,
+              provinceCode: normalized.provinceCode ?? null,
+              postalCode: normalized.postalCode ?? null,
+              countryCode: normalized.countryCode,
+              isDefault,
+              createdAt: yield* now
+            }
+            const [saved] = yield* sql<AddressRow>`INSERT INTO user_addresses ${sql.insert(row)} RETURNING *`
+            return SavedAddress.make(saved!)
+          })
+        )
+        .pipe(Effect.orDie)
+    })
+
+    /** Deletes one of the user's addresses; the oldest remaining one becomes the default if it was. */
+    const deleteAddress = Effect.fn("Users.deleteAddress")(function* (userId: string, addressId: string) {
+      const deleted = yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const rows = yield* sql<{ isDefault: boolean }>`
+            DELETE FROM user_addresses WHERE id = ${addressId} AND user_id = ${userId} RETURNING is_default`
+            if (rows[0]?.isDefault) {
+              yield* sql`
+              UPDATE user_addresses SET is_default = true WHERE id = (
+                SELECT id FROM user_addresses WHERE user_id = ${userId} ORDER BY created_at, id LIMIT 1)`
+            }
+            return rows.length > 0
+          })
+        )
+        .pipe(Effect.orDie)
+      if (!deleted) return yield* new AddressNotFound({ message: "No saved address with this id.", addressId })
+    })
+
+    /** The demo user, created once; returns whether this call created it. */
+    const ensureDemoUser = Effect.fn("Users.ensureDemoUser")(function* () {
+      const created = yield* create(demoUser).pipe(
+        Effect.as(true),
+        Effect.catchTag("EmailTaken", () => Effect.succeed(false)),
+        Effect.catchTag("InvalidRequest", Effect.die)
+      )
+      return { ...demoUser, created }
+    })
+
+    return { create, authenticate, get, update, listAddresses, addAddress, deleteAddress, ensureDemoUser } as const
+  })
+}) {}

@@ -1,0 +1,99 @@
+import { RateLimiter } from "@effect/experimental"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, TestClock } from "effect"
+import type { RateLimitOverrides } from "../../../src/domain/company/Company.js"
+import { Companies } from "../../../src/services/company/Companies.js"
+import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+import { serveFixture } from "../../support/companyFixture.js"
+import { TestDatabase } from "../../support/database.js"
+
+/**
+ * Per-company rate limits (DESIGN.md §4.8) through the API-key middleware, on the memory store driven by
+ * TestClock, and on Redis (REDIS_URL) in real time, including two servers sharing one Redis.
+ */
+
+const products = "/public-api/v3/fixture/products"
+const productsV2 = "/public-api/v2/fixture/products"
+const keysWrite = "/public-api/v3/fixture/keys"
+
+const setLimits = (companyId: string, overrides: RateLimitOverrides) =>
+  Effect.flatMap(Companies, (c) => c.setRateLimits(companyId, overrides)).pipe(
+    Effect.provide(CompanyServicesLive),
+    Effect.orDie
+  )
+
+/** Sends `n` requests one after another; the statuses in order. */
+const burst = (n: number, send: () => Effect.Effect<{ status: number }, unknown, any>) =>
+  Effect.forEach(Array.from({ length: n }), () => Effect.map(send(), (r) => r.status))
+
+const count = (statuses: ReadonlyArray<number>, status: number) => statuses.filter((s) => s === status).length
+
+describe("rate limits, memory store", () => {
+  it.layer(serveFixture(RateLimiter.layerStoreMemory).pipe(Layer.provideMerge(TestDatabase)), { timeout: 120_000 })(
+    (it) => {
+      it.effect("200 requests pass at once, the 201st is a 429 with Retry-After; refill is 25 per second", () =>
+        Effect.gen(function* () {
+          const company = yield* createCompany()
+          const headers = keyHeaders(company.apiKey)
+          const first = yield* getWith(products, headers)
+          expect(first.status).toBe(200)
+          expect(first.headers.ratelimit).toBe('"global";r=199;t=1')
+          expect(first.headers["ratelimit-policy"]).toBe('"global";q=200;w=8, "marketplace:read";q=200;w=8')
+          const statuses = yield* burst(199, () => getWith(products, headers))
+          expect(count(statuses, 200)).toBe(199)
+
+          const refused = yield* getWith(products, headers)
+          expect(refused.status).toBe(429)
+          expect(refused.body).toEqual({ status: 429, message: expect.any(String) })
+          expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1)
+          expect(refused.headers["ratelimit-policy"]).toContain('"global";q=200;w=8')
+          expect(refused.headers.ratelimit).toMatch(/;r=0;/)
+          const v2 = yield* getWith(productsV2, headers)
+          expect(v2.status).toBe(429)
+          expect(v2.body).toEqual({ status: 429, message: expect.any(String) })
+
+          yield* TestClock.adjust("1 second")
+          const refilled = yield* burst(26, () => getWith(products, headers))
+          expect(count(refilled, 200)).toBe(25)
+          expect(refilled.at(-1)).toBe(429)
+        })
+      )
+
+      it.effect("the authentication write class (5/s, burst 10) bites before the global bucket", () =>
+        Effect.gen(function* () {
+          const company = yield* createCompany()
+          const headers = keyHeaders(company.apiKey)
+          const statuses = yield* burst(11, () => postWith(keysWrite, {}, headers))
+          expect(statuses.slice(0, 10)).toEqual(Array(10).fill(200))
+          const refused = yield* postWith(keysWrite, {}, headers)
+          expect(refused.status).toBe(429)
+          expect(refused.headers.ratelimit).toMatch(/^"authentication:write";r=0;t=\d+$/)
+          expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1)
+          // The global bucket still has room: reads of another class pass.
+          expect((yield* getWith(products, headers)).status).toBe(200)
+          yield* TestClock.adjust("1 second")
+          const refilled = yield* burst(6, () => postWith(keysWrite, {}, headers))
+          expect(count(refilled, 200)).toBe(5)
+        })
+      )
+
+      it.effect("two companies do not share buckets; a company's override raises its limits", () =>
+        Effect.gen(function* () {
+          const a = yield* createCompany()
+          const b = yield* createCompany()
+          expect(count(yield* burst(201, () => getWith(products, keyHeaders(a.apiKey))), 429)).toBe(1)
+          expect((yield* getWith(products, keyHeaders(b.apiKey))).status).toBe(200)
+
+          const raised = yield* createCompany()
+          yield* setLimits(raised.companyId, {
+            global: { rate: 100, burst: 300 },
+            "marketplace:read": { rate: 100, burst: 300 }
+          })
+          const statuses = yield* burst(301, () => getWith(products, keyHeaders(raised.apiKey)))
+          expect(count(statuses, 200)).toBe(300)
+          expect(statuses.at(-1)).toBe(429)
+        })
+      )
+    }
+  )
+})

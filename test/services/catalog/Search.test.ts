@@ -1,0 +1,285 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { PublicUrl } from "../../../src/services/catalog/Catalog.js"
+import { convertBetween, Search, type SearchParams, type SearchSort } from "../../../src/services/catalog/Search.js"
+import { SeededTestDatabase } from "../../support/http.js"
+
+const TestLayer = Search.Default.pipe(
+  Layer.provide(Layer.succeed(PublicUrl, "http://ribbon.test")),
+  Layer.provideMerge(SeededTestDatabase)
+)
+
+/** Every product a search returns, walking every page with `limit`. */
+const walk = (params: SearchParams, limit: number) =>
+  Effect.gen(function* () {
+    const search = yield* Search
+    const ids: Array<string> = []
+    let cursor: string | undefined
+    let pages = 0
+    do {
+      const page = yield* search.search({ ...params, limit, ...(cursor === undefined ? {} : { cursor }) })
+      ids.push(...page.products.map((p) => p.id))
+      cursor = page.nextCursor ?? undefined
+      pages++
+    } while (cursor !== undefined && pages < 100)
+    return ids
+  })
+
+describe("convertBetween", () => {
+  it("converts minor units between currencies through their USD rates, half-up", () => {
+    const usd = { fxRate: "1.00000000", digits: 2 }
+    const gbp = { fxRate: "0.79000000", digits: 2 }
+    const jpy = { fxRate: "151.50000000", digits: 0 }
+    expect(convertBetween(4000, usd, jpy)).toBe(6060)
+    expect(convertBetween(2000, gbp, usd)).toBe(2532) // 25.3164…
+    expect(convertBetween(6060, jpy, usd)).toBe(4000)
+    expect(convertBetween(0, jpy, gbp)).toBe(0)
+  })
+})
+
+describe("Search", () => {
+  it.layer(TestLayer, { timeout: 120_000 })((it) => {
+    it.effect("ranks an exact title match first", () =>
+      Effect.gen(function* () {
+        const search = yield* Search
+        // "Hand-Thrown Ceramic Coffee Mug" also contains every word; the exact title wins.
+        const { products } = yield* search.search({ q: "ceramic coffee mug" })
+        expect(products[0]?.title).toBe("Ceramic Coffee Mug")
+        expect(products.map((p) => p.title)).toContain("Hand-Thrown Ceramic Coffee Mug")
+        const binoculars = yield* search.search({ q: "Binoculars" })
+        expect(binoculars.products[0]?.title).toBe("Binoculars")
+      })
+    )
+
+    it.effect("finds a product despite a one-letter typo", () =>
+      Effect.gen(function* () {
+        const search = yield* Search
+        for (const [typo, title] of [
+          ["binoculers", "Binoculars"],
+          ["ceramic cofee mug", "Ceramic Coffee Mug"],
+          ["cast iron skilet", "Cast Iron Skillet"],
+          ["yoga matt", "Yoga Mat"]
+        ] as const) {
+          const { products } = yield* search.search({ q: typo })
+          expect(
+            products.slice(0, 3).map((p) => p.title),
+            typo
+          ).toContain(title)
+        }
+      })
+    )
+
+    it.effect("ranks tag and brand matches above description-only matches", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // "travel" is a tag and appears only in some descriptions; "lumen" and "studio" are brand words that
+        // also appear in other products' descriptions.
+        for (const term of ["travel", "lumen", "studio"]) {
+          const ids = yield* walk({ q: term }, 50)
+          const rows = yield* sql<{ id: string; strong: boolean; descriptionOnly: boolean }>`
+            SELECT id,
+              ts_filter(search_document, '{a,b,c}') @@ websearch_to_tsquery('english', ${term}) AS strong,
+              (ts_filter(search_document, '{d}') @@ websearch_to_tsquery('english', ${term})
+               AND NOT ts_filter(search_document, '{a,b,c}') @@ websearch_to_tsquery('english', ${term}))
+                AS description_only
+            FROM products WHERE id IN ${sql.in(ids)}`
+          const kind = new Map(rows.map((r) => [r.id, r]))
+          const strong = ids.filter((id) => kind.get(id)?.strong)
+          const weak = ids.filter((id) => kind.get(id)?.descriptionOnly)
+          expect(strong.length, term).toBeGreaterThan(0)
+          expect(weak.length, term).toBeGreaterThan(0)
+          const lastStrong = Math.max(...strong.map((id) => ids.indexOf(id)))
+          const firstWeak = Math.min(...weak.map((id) => ids.indexOf(id)))
+          expect(lastStrong, term).toBeLessThan(firstWeak)
+        }
+      })
+    )
+
+    it.effect("pages with a cursor through every match exactly once, in every sort", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [{ available }] = yield* sql<{ available: number }>`
+          SELECT count(*)::int AS available FROM products p
+          WHERE EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+                        WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+                          AND l.ships_to @> ARRAY['US'])`
+        expect(available).toBeGreaterThan(200)
+        for (const sort of ["newest", "price_asc", "price_desc", "relevance"] as ReadonlyArray<SearchSort>) {
+          const ids = yield* walk({ sort }, 23)
+          expect(new Set(ids).size, sort).toBe(ids.length)
+          expect(ids.length, sort).toBe(available)
+        }
+        // With words, relevance pages: same set as one big page, each once.
+        const paged = yield* walk({ q: "set" }, 7)
+        const whole = yield* walk({ q: "set" }, 50)
+        expect(paged.length).toBeGreaterThan(14)
+        expect(new Set(paged).size).toBe(paged.length)
+        expect(paged).toEqual(whole)
+      })
+    )
+
+    it.effect("orders by price and keeps the order across pages", () =>
+      Effect.gen(function* () {
+        const search = yield* Search
+        const first = yield* search.search({ sort: "price_asc", limit: 10, country: "GB" })
+        const second = yield* search.search({ sort: "price_asc", limit: 10, country: "GB", cursor: first.nextCursor! })
+        const mins = [...first.products, ...second.products].map((p) => p.priceRange!.min.amount)
+        expect(mins).toEqual([...mins].sort((a, b) => a - b))
+        const desc = yield* search.search({ sort: "price_desc", limit: 10 })
+        const dmins = desc.products.map((p) => p.priceRange!.min.amount)
+        expect(dmins).toEqual([...dmins].sort((a, b) => b - a))
+      })
+    )
+
+    it.effect("refuses a cursor made for another ordering", () =>
+      Effect.gen(function* () {
+        const search = yield* Search
+        const page = yield* search.search({ sort: "price_asc", limit: 5 })
+        const error = yield* Effect.flip(search.search({ sort: "newest", cursor: page.nextCursor! }))
+        expect(error._tag).toBe("InvalidRequest")
+        expect(error._tag === "InvalidRequest" && error.errors[0]?.path).toBe("cursor")
+      })
+    )
+
+    it.effect(
+      "finds exactly the products whose document matches the words, in every order, plain or with operators",
+      () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          for (const q of [
+            "coffee",
+            "leather notebook",
+            "pour-over coffee",
+            "gift set",
+            '"coffee mug"',
+            "mug -ceramic",
+            "tea or coffee"
+          ]) {
+            const expected = yield* sql<{ id: string }>`
+            SELECT p.id FROM products p
+            WHERE p.search_document @@ websearch_to_tsquery('english', ${q})
+              AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+                          WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+                            AND l.ships_to @> ARRAY['US'])`
+            expect(expected.length, q).toBeGreaterThan(0)
+            for (const sort of ["relevance", "price_asc", "price_desc", "newest"] as ReadonlyArray<SearchSort>) {
+              const paged = yield* walk({ q, sort }, 9)
+              expect(new Set(paged).size, `${q} ${sort}`).toBe(paged.length)
+              expect([...paged].sort(), `${q} ${sort}`).toEqual(expected.map((r) => r.id).sort())
+              if (sort === "price_asc" || sort === "price_desc") {
+                const prices = yield* sql<{ id: string; minPriceUsd: number }>`
+                  SELECT id, min_price_usd FROM products WHERE id IN ${sql.in(paged)}`
+                const price = new Map(prices.map((r) => [r.id, r.minPriceUsd]))
+                const inOrder = paged.map((id) => price.get(id)!)
+                const sorted = [...inOrder].sort((a, b) => (sort === "price_asc" ? a - b : b - a))
+                expect(inOrder, `${q} ${sort}`).toEqual(sorted)
+              }
+            }
+          }
+        })
+    )
+
+    it.effect("narrows word matches to a collection and to tags, exactly", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [collection] = yield* sql<{ id: string }>`
+          SELECT collection_id AS id FROM collection_products GROUP BY collection_id ORDER BY count(*) DESC LIMIT 1`
+        const [tag] = yield* sql<{ id: string }>`
+          SELECT tag_id AS id FROM product_tags GROUP BY tag_id ORDER BY count(*) DESC LIMIT 1`
+        let matched = 0
+        for (const q of ["gift", "set", "coffee"]) {
+          const expected = yield* sql<{ id: string }>`
+            SELECT p.id FROM products p
+            WHERE p.search_document @@ websearch_to_tsquery('english', ${q})
+              AND p.id IN (SELECT product_id FROM collection_products WHERE collection_id = ${collection!.id})
+              AND p.id IN (SELECT product_id FROM product_tags WHERE tag_id = ${tag!.id})
+              AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+                          WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+                            AND l.ships_to @> ARRAY['US'])`
+          const found = yield* walk({ q, collectionId: collection!.id, tagIds: [tag!.id] }, 3)
+          expect([...found].sort(), q).toEqual(expected.map((r) => r.id).sort())
+          matched += found.length
+        }
+        expect(matched).toBeGreaterThan(3)
+        // Without words, a small collection is listed from its members: every order, every page, exactly once.
+        const members = yield* sql<{ id: string }>`
+          SELECT p.id FROM collection_products cp JOIN products p ON p.id = cp.product_id
+          WHERE cp.collection_id = ${collection!.id}
+            AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+                        WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+                          AND l.ships_to @> ARRAY['US'])`
+        for (const sort of ["newest", "price_asc", "price_desc"] as ReadonlyArray<SearchSort>) {
+          const paged = yield* walk({ collectionId: collection!.id, sort }, 4)
+          expect(paged, sort).toEqual(yield* walk({ collectionId: collection!.id, sort }, 50))
+          expect([...paged].sort(), sort).toEqual(members.map((r) => r.id).sort())
+        }
+      })
+    )
+
+    it.effect("respells words that match nothing, and says so in appliedFilters", () =>
+      Effect.gen(function* () {
+        const search = yield* Search
+        const sql = yield* SqlClient.SqlClient
+        // Words that match are searched as typed: no look-alike joins them.
+        const mug = yield* search.search({ q: "mug" })
+        expect(mug.appliedFilters.spelling).toBeNull()
+        const mugs = yield* walk({ q: "mug" }, 50)
+        const [{ unmatched }] = yield* sql<{ unmatched: number }>`
+          SELECT count(*)::int AS unmatched FROM products
+          WHERE id IN ${sql.in(mugs)} AND NOT search_document @@ websearch_to_tsquery('english', 'mug')`
+        expect(unmatched).toBe(0)
+        // A misspelled word is respelled as the known words spelled like it; the results page like any other.
+        const typo = yield* search.search({ q: "binoculers", limit: 1 })
+        expect(typo.products[0]?.title).toBe("Binoculars")
+        expect(typo.appliedFilters.spelling).toBe("binoculars")
+        expect(yield* walk({ q: "binoculers" }, 1)).toEqual(yield* walk({ q: "binoculers" }, 50))
+        const mugTypo = yield* search.search({ q: "ceramic cofee mug" })
+        expect(mugTypo.products[0]?.title).toBe("Ceramic Coffee Mug")
+        expect(mugTypo.appliedFilters.spelling).toBe("ceramic coffee mug")
+        // Nothing is spelled like nonsense: no results, and no error.
+        const nonsense = yield* search.search({ q: "zzzz qqqq" })
+        expect(nonsense.products).toEqual([])
+        expect(nonsense.appliedFilters.spelling).toBe("zzzz qqqq")
+      })
+    )
+
+    it.effect("keeps the term index in step with every write of a product", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const search = yield* Search
+        const [product] = yield* sql<{ id: string; title: string }>`
+          SELECT id, title FROM products WHERE title = 'Binoculars'`
+        yield* sql`
+          UPDATE products SET title = 'Vantablue Binoculars',
+            search_document = setweight(to_tsvector('english', 'Vantablue Binoculars'), 'A')
+          WHERE id = ${product!.id}`
+        const found = yield* search.search({ q: "vantablue" })
+        expect(found.products.map((p) => p.id)).toEqual([product!.id])
+        const [{ terms }] = yield* sql<{ terms: ReadonlyArray<string> }>`
+          SELECT array_agg(lexeme ORDER BY lexeme) AS terms FROM search_terms WHERE product_id = ${product!.id}`
+        expect(terms).toEqual(["binocular", "vantablu"])
+      })
+    )
+
+    it.effect("filters by item price in the country's currency, on variants available there", () =>
+      Effect.gen(function* () {
+        const search = yield* Search
+        const sql = yield* SqlClient.SqlClient
+        const ids = yield* walk({ country: "JP", minPrice: 5000, maxPrice: 8000 }, 50)
+        expect(ids.length).toBeGreaterThan(0)
+        for (const id of ids) {
+          const rows = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+            WHERE v.product_id = ${id} AND (l.stock IS NULL OR l.stock > 0) AND l.ships_to @> ARRAY['JP']
+              AND round(v.price_usd * 151.5 / 100) BETWEEN 5000 AND 8000`
+          expect(rows[0]!.n).toBeGreaterThan(0)
+        }
+        const flowers = yield* search.search({ q: "bouquet", country: "US" })
+        const flowersJp = yield* search.search({ q: "bouquet", country: "JP" })
+        // Flowers ship only within their warehouse's customs area.
+        expect(flowersJp.products.length).toBeLessThan(flowers.products.length)
+      })
+    )
+  })
+})

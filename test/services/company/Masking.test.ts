@@ -1,0 +1,31 @@
+import { describe, expect, it } from "@effect/vitest"
+import { maskEmail, maskName, maskPhone, maskStreet, readMode } from "../../../src/services/company/Masking.js"
+
+describe("Masking", () => {
+  it("masks e-mail addresses, keeping the first letter and the domain", () => {
+    expect(maskEmail("john.doe@example.com")).toBe("j***@example.com")
+    expect(maskEmail("a@b.co")).toBe("a***@b.co")
+    expect(maskEmail("not-an-email")).toBe("***")
+  })
+
+  it("masks phone numbers, keeping the country code and the last four digits", () => {
+    expect(maskPhone("+15551234567")).toBe("+1******4567")
+    expect(maskPhone("+1 (555) 123-4567")).toBe("+1******4567")
+    expect(maskPhone("+447911123456")).toBe("+44******3456")
+    expect(maskPhone("0123")).toBe("****")
+    expect(maskPhone("12-34-56-78")).toBe("****5678")
+  })
+
+  it("masks names and street lines word by word", () => {
+    expect(maskName("Jane Doe")).toBe("J*** D**")
+    expect(maskName("Zoë O'Brien-Smith")).toBe("Z** O************")
+    expect(maskStreet("221B Baker Street")).toBe("**** B**** S*****")
+    expect(maskStreet("Apt. 4, 12 Rue de la Paix")).toBe("A**. *, ** R** d* l* P***")
+  })
+
+  it("reads unmasked only with :read:unmasked, masked with :read:masked, nothing otherwise", () => {
+    expect(readMode(["orders:read:masked", "orders:read:unmasked"], "orders")).toBe("unmasked")
+    expect(readMode(["orders:read:masked"], "orders")).toBe("masked")
+    expect(readMode(["gifts:read:unmasked"], "orders")).toBe("none")
+  })
+})

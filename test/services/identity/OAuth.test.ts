@@ -1,0 +1,92 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { redirectUriMatches, redirectUriProblem, s256 } from "../../../src/services/identity/OAuth.js"
+import { hashPassword, Users, verifyPassword } from "../../../src/services/identity/Users.js"
+import { SigningKeys } from "../../../src/services/platform/SigningKeys.js"
+import { TestDatabase } from "../../support/database.js"
+
+describe("OAuth helpers", () => {
+  it("computes S256 as RFC 7636 appendix B does", () => {
+    expect(s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")).toBe("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM")
+  })
+
+  it("matches redirect URIs exactly, except a loopback port (RFC 8252)", () => {
+    const cases: ReadonlyArray<readonly [string, string, boolean]> = [
+      ["https://a.example/cb", "https://a.example/cb", true],
+      ["https://a.example/cb", "https://a.example/cb/", false],
+      ["https://a.example/cb", "https://A.example/cb", false],
+      ["https://a.example/cb", "https://a.example/cb?x=1", false],
+      ["https://a.example:8443/cb", "https://a.example:9443/cb", false],
+      ["http://127.0.0.1/cb", "http://127.0.0.1:53121/cb", true],
+      ["http://127.0.0.1:8080/cb", "http://127.0.0.1:9090/cb", true],
+      ["http://[::1]:1/cb?a=b", "http://[::1]:2/cb?a=b", true],
+      ["http://localhost/cb", "http://localhost:3000/cb", true],
+      ["http://localhost/cb", "http://127.0.0.1/cb", false],
+      ["http://127.0.0.1/cb", "http://127.0.0.1:80/cb/", false],
+      ["http://127.0.0.1/cb", "http://127.0.0.1.evil.example/cb", false]
+    ]
+    for (const [registered, requested, expected] of cases) {
+      expect(redirectUriMatches(registered, requested), `${registered} vs ${requested}`).toBe(expected)
+    }
+  })
+
+  it("accepts https and loopback http redirect URIs only", () => {
+    for (const ok of ["https://a.example/cb", "http://127.0.0.1/cb", "http://[::1]:8/cb", "http://localhost/cb"]) {
+      expect(redirectUriProblem(ok), ok).toBeUndefined()
+    }
+    for (const bad of [
+      "http://a.example/cb",
+      "https://a.example/cb#f",
+      "https://user:pw@a.example/cb",
+      "com.example.app:/cb",
+      "/relative",
+      "http://127.0.0.2/cb"
+    ]) {
+      expect(redirectUriProblem(bad), bad).toBeDefined()
+    }
+  })
+})
+
+describe("Users and SigningKeys", () => {
+  it.layer(Layer.mergeAll(Users.Default, SigningKeys.Default).pipe(Layer.provideMerge(TestDatabase)), {
+    timeout: 60_000
+  })((it) => {
+    it.effect("hashes passwords with scrypt and a salt of their own", () =>
+      Effect.gen(function* () {
+        const a = yield* hashPassword("correct horse")
+        const b = yield* hashPassword("correct horse")
+        expect(a).toMatch(/^scrypt\$16384\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/)
+        expect(a).not.toBe(b)
+        expect(yield* verifyPassword("correct horse", a)).toBe(true)
+        expect(yield* verifyPassword("correct horsE", a)).toBe(false)
+        expect(yield* verifyPassword("correct horse", "bcrypt$whatever")).toBe(false)
+      })
+    )
+
+    it.effect("keeps e-mails unique case-insensitively and seeds the demo user once", () =>
+      Effect.gen(function* () {
+        const users = yield* Users
+        yield* users.create({ email: "Mixed@Example.com", password: "long enough" })
+        const taken = yield* Effect.flip(users.create({ email: "mixed@example.COM", password: "long enough" }))
+        expect(taken._tag).toBe("EmailTaken")
+        const user = yield* users.authenticate("MIXED@example.com", "long enough")
+        expect(user.email).toBe("Mixed@Example.com")
+        expect((yield* users.ensureDemoUser()).created).toBe(true)
+        expect((yield* users.ensureDemoUser()).created).toBe(false)
+      })
+    )
+
+    it.effect("creates one signing key pair however many ask at once, and keeps it", () =>
+      Effect.gen(function* () {
+        const keys = yield* SigningKeys
+        const all = yield* Effect.all(
+          Array.from({ length: 5 }, () => keys.jwks()),
+          { concurrency: "unbounded" }
+        )
+        for (const jwks of all) expect(jwks).toEqual(all[0])
+        const { privatePkcs8 } = yield* keys.current()
+        expect(privatePkcs8).toContain("BEGIN PRIVATE KEY")
+      })
+    )
+  })
+})
