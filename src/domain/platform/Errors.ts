@@ -72,7 +72,12 @@ export class InvalidRequest extends DomainError<InvalidRequest>()(
     v2: "INVALID_REQUEST",
     v3: "400_PBLC_001"
   }
-) {}
+) {
+  /** One failing field: `InvalidRequest.field("items[0].quantity", "must be at least 1")`. */
+  static field(path: string, message: string): InvalidRequest {
+    return new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
+  }
+}
 
 export class Unauthorized extends DomainError<Unauthorized>()(
   "Unauthorized",

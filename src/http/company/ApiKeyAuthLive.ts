@@ -4,7 +4,7 @@ import { type HttpApi, HttpApp, HttpRouter, HttpServerRequest, HttpServerRespons
 import { Effect, FiberRef, HashMap, Layer, Option, Redacted, Schema } from "effect"
 import { CompanyId, RequestSource } from "../../domain/company/Company.js"
 import { ApiKeyMissing, CompanyMismatch, MtlsRequired, PermissionDenied } from "../../domain/company/Errors.js"
-import { FieldIssue, InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
+import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
 import { Companies } from "../../services/company/Companies.js"
 import { KeyStore } from "../../services/company/KeyStore.js"
 import { RateLimits, rateLimitHeaders } from "../../services/platform/RateLimits.js"
@@ -12,9 +12,6 @@ import { ApiKeyAuthV2, ApiKeyAuthV3, type Caller, type OperationPolicy, operatio
 
 const isRequestSource = Schema.is(RequestSource)
 const isCompanyId = Schema.is(CompanyId)
-
-const invalid = (path: string, message: string) =>
-  new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
 
 /** Whether the request arrived on the mutual-TLS listener with a client certificate it verified. */
 const overMtls = (request: HttpServerRequest.HttpServerRequest): boolean => {
@@ -82,7 +79,7 @@ export const makeApiKeyAuth = (api: HttpApi.HttpApi.Any) =>
 
         const source = request.headers["request-source"]
         if (source !== undefined && !isRequestSource(source)) {
-          return yield* invalid(
+          return yield* InvalidRequest.field(
             "Request-Source",
             `Unknown request source "${source}"; expected api_native, api_zapier, api_salesforce, api_ftp or api_make.`
           )
@@ -99,7 +96,7 @@ export const makeApiKeyAuth = (api: HttpApi.HttpApi.Any) =>
         const companyId = params.companyId
         if (companyId !== undefined) {
           if (typeof companyId !== "string" || !isCompanyId(companyId)) {
-            return yield* invalid("companyId", "Expected a company id matching ^[A-Za-z0-9]{8,}$.")
+            return yield* InvalidRequest.field("companyId", "Expected a company id matching ^[A-Za-z0-9]{8,}$.")
           }
           if (companyId.toLowerCase() !== key.companyId) {
             return yield* new CompanyMismatch({ message: "companyId names a company other than this API key's." })

@@ -2,7 +2,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Either, Schema } from "effect"
 import { Collection, ProductSummary } from "../../domain/catalog/Catalog.js"
 import { CollectionNotFound } from "../../domain/catalog/Errors.js"
-import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { type BudgetRange, parseBudget } from "./Budget.js"
 import { availableIn, Catalog, decodeCursor, encodeCursor } from "./Catalog.js"
 import { Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
@@ -98,9 +98,6 @@ export const convertBetween = (
   return Number((2n * n + d) / (2n * d))
 }
 
-const invalid = (path: string, message: string) =>
-  new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
-
 const budgetIn = (
   reference: PricingReference,
   budget: BudgetRange,
@@ -110,7 +107,7 @@ const budgetIn = (
   const source = reference.countries.find((c) => c.currency === budget.currency)
   if (source === undefined) {
     return Either.left(
-      invalid(
+      InvalidRequest.field(
         "budget",
         `Amounts in ${budget.currency} cannot be converted; use ${country.currency} or a currency of a supported country.`
       )
@@ -144,7 +141,7 @@ export class Search extends Effect.Service<Search>()("Search", {
       let max = params.maxPrice
       if (params.budget !== undefined && params.budget.trim() !== "") {
         const parsed = parseBudget(params.budget, { currency: country.currency })
-        if (Either.isLeft(parsed)) return yield* invalid("budget", parsed.left.message)
+        if (Either.isLeft(parsed)) return yield* InvalidRequest.field("budget", parsed.left.message)
         const converted = yield* budgetIn(reference, parsed.right, country)
         const overriddenBy: Array<"minPrice" | "maxPrice"> = []
         if (params.minPrice !== undefined) overriddenBy.push("minPrice")
@@ -163,7 +160,7 @@ export class Search extends Effect.Service<Search>()("Search", {
         }
       }
       if (min !== undefined && max !== undefined && min > max) {
-        return yield* invalid("minPrice", `minPrice (${min}) is above maxPrice (${max}).`)
+        return yield* InvalidRequest.field("minPrice", `minPrice (${min}) is above maxPrice (${max}).`)
       }
       if (params.collectionId !== undefined && !(yield* catalog.collectionExists(params.collectionId))) {
         return yield* new CollectionNotFound({
@@ -508,5 +505,5 @@ const checkCursorKey = (ordering: SearchSort, key: ReadonlyArray<string | number
     (ordering === "newest"
       ? typeof k === "string" && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(k)
       : typeof k === "number" && Number.isSafeInteger(k))
-  return ok ? Effect.void : Effect.fail(invalid("cursor", "Malformed cursor."))
+  return ok ? Effect.void : Effect.fail(InvalidRequest.field("cursor", "Malformed cursor."))
 }

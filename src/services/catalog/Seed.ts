@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
+import { nowDate } from "../platform/Time.js"
 import { Pricing } from "./Pricing.js"
 import {
   type BuiltProduct,
@@ -151,8 +152,6 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
         (rows) => rows[0]?.products
       )
 
-    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
-
     /** Writes the curated catalog and the reference data unless already there. Safe under concurrent callers. */
     const ensureDemoCatalog = Effect.fn("Seed.ensureDemoCatalog")(function* () {
       if ((yield* marker("curated")) !== undefined) return { seeded: false, ...(yield* counts) } as SeedSummary
@@ -180,7 +179,7 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
               name: "curated",
               version: curatedVersion,
               products: products.length,
-              seededAt: yield* now
+              seededAt: yield* nowDate
             })}`
           return true
         })
@@ -208,7 +207,7 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
       for (let from = start; from < n; from += batchSize) {
         const to = Math.min(n, from + batchSize)
         const built = Array.from({ length: to - from }, (_, k) => generatedProduct(from + k))
-        const seededAt = yield* now
+        const seededAt = yield* nowDate
         yield* sql.withTransaction(
           Effect.gen(function* () {
             yield* insertProducts(built)

@@ -24,13 +24,14 @@ import {
   SmsConsentRequired
 } from "../../domain/checkout/Errors.js"
 import type { User } from "../../domain/identity/Users.js"
-import { FieldIssue, IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest } from "../../domain/platform/Errors.js"
+import { IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
 import { PublicUrl } from "../catalog/Catalog.js"
 import { formatMoney } from "../catalog/Pricing.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { checkOutboundUrl } from "../platform/OutboundHttp.js"
+import { nowDate } from "../platform/Time.js"
 import { Events } from "./Events.js"
 import { Notifications } from "./Notifications.js"
 import type { QuoteRow } from "./Quotes.js"
@@ -166,8 +167,6 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const webhooks = yield* Webhooks
     const publicUrl = yield* PublicUrl
 
-    const nowDate = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
-
     const findRow = (checkoutId: string) =>
       sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId}`.pipe(
         Effect.map((rows) => Option.fromNullable(rows[0])),
@@ -285,11 +284,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         Effect.tap(() => events.publish(checkoutId))
       )
 
-    const invalid = (path: string, message: string) =>
-      new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
-
     const phone = (path: string, value: string) =>
-      addresses.validatePhone(value).pipe(Effect.mapError((e) => invalid(path, e.message)))
+      addresses.validatePhone(value).pipe(Effect.mapError((e) => InvalidRequest.field(path, e.message)))
 
     /** Creates a checkout for the user's quotes (spec "Checkout" rules; DESIGN.md §4.5, §4.8 idempotency). */
     const create = Effect.fn("Checkouts.create")(function* (buyer: User, request: CheckoutRequest) {
@@ -305,12 +301,13 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       if (request.callbackUrl != null) {
         const refused = checkOutboundUrl(request.callbackUrl)
         if (Either.isLeft(refused))
-          return yield* invalid("callbackUrl", `Not a URL callbacks can go to: ${refused.left.reason}`)
+          return yield* InvalidRequest.field("callbackUrl", `Not a URL callbacks can go to: ${refused.left.reason}`)
       }
       const quoteIds = request.items.map((item) => item.quoteId)
       const seen = new Set<string>()
       for (const [index, id] of quoteIds.entries()) {
-        if (seen.has(id)) return yield* invalid(`items[${index}].quoteId`, "The same quote appears twice; use quantity")
+        if (seen.has(id))
+          return yield* InvalidRequest.field(`items[${index}].quoteId`, "The same quote appears twice; use quantity")
         seen.add(id)
       }
       const requestHash = request.idempotencyKey == null ? null : hashRequest(request)

@@ -16,7 +16,7 @@ import {
   ApiKeyNotFound,
   EnvironmentMismatch
 } from "../../domain/company/Errors.js"
-import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 
 /**
@@ -67,9 +67,6 @@ interface KeyRow extends ApiKeyRecord {
 
 const isActive = (key: ApiKeyRecord, now: number) => key.revokedAt === null && key.expiresAt.getTime() > now
 
-const invalid = (path: string, message: string) =>
-  new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
-
 const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: string } | undefined)?.code === "23505"
 
 export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
@@ -96,7 +93,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
           Effect.gen(function* () {
             // The lock serialises key creation per company: the count below cannot go stale.
             const company = yield* sql`SELECT id FROM companies WHERE id = ${input.companyId} FOR UPDATE`
-            if (company.length === 0) return yield* invalid("companyId", "No such company.")
+            if (company.length === 0) return yield* InvalidRequest.field("companyId", "No such company.")
             const keys = yield* sql<ApiKeyRecord>`SELECT ${columns} FROM api_keys
               WHERE company_id = ${input.companyId} AND revoked_at IS NULL`
             const rotated = input.rotate === undefined ? undefined : input.rotate.apiKeyId.toLowerCase()
@@ -117,7 +114,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
               })
             }
             if (keys.some((key) => key.name === input.name)) {
-              return yield* invalid("name", `An API key named "${input.name}" already exists.`)
+              return yield* InvalidRequest.field("name", `An API key named "${input.name}" already exists.`)
             }
             const accountsPath = input.accountsPath ?? "accountsAccess"
             if (input.accountsAccess.scope === "selected-accounts" && input.accountsAccess.ids.length > 0) {
@@ -126,7 +123,8 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
                 WHERE company_id = ${input.companyId} AND environment = ${input.environment} AND id IN ${sql.in(ids)}`
               const knownIds = new Set(known.map((row) => row.id))
               const index = ids.findIndex((accountId) => !knownIds.has(accountId))
-              if (index >= 0) return yield* invalid(`${accountsPath}.ids[${index}]`, "No such account in this company.")
+              if (index >= 0)
+                return yield* InvalidRequest.field(`${accountsPath}.ids[${index}]`, "No such account in this company.")
             }
             const accountsAccess = {
               scope: input.accountsAccess.scope,
@@ -150,7 +148,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
           // Two creations with one name in parallel: the unique index decides, with the same 400.
           Effect.catchTag("SqlError", (error) =>
             isUniqueViolation(error)
-              ? Effect.fail(invalid("name", `An API key named "${input.name}" already exists.`))
+              ? Effect.fail(InvalidRequest.field("name", `An API key named "${input.name}" already exists.`))
               : Effect.die(error)
           )
         )

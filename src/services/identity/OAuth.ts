@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { SqlClient, type Statement } from "@effect/sql"
-import { Clock, Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import {
   InvalidClient,
   InvalidClientMetadata,
@@ -29,6 +29,7 @@ import type { User } from "../../domain/identity/Users.js"
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { PublicUrl } from "../catalog/Catalog.js"
+import { nowDate } from "../platform/Time.js"
 import { toUser, type UserRow, Users } from "./Users.js"
 
 /**
@@ -196,7 +197,6 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     const issuer = yield* PublicUrl
     const users = yield* Users
     const resourceMetadataUrl = `${issuer}/.well-known/oauth-protected-resource`
-    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
     const later = (from: Date, secs: number) => new Date(from.getTime() + secs * 1000)
 
     /** RFC 8707: this service is the only resource; a trailing slash is forgiven (clients differ on it). */
@@ -241,7 +241,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       }
       const method = request.token_endpoint_auth_method ?? "client_secret_basic"
       const clientSecret = method === "none" ? undefined : secret("rcs")
-      const issuedAt = yield* now
+      const issuedAt = yield* nowDate
       const client = {
         id: yield* makeId,
         secretHash: clientSecret === undefined ? null : sha256(clientSecret),
@@ -370,7 +370,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     /** A session for a user who just signed in; returns the cookie value. */
     const createSession = Effect.fn("OAuth.createSession")(function* (userId: string) {
       const token = secret("rss")
-      const at = yield* now
+      const at = yield* nowDate
       yield* sql`INSERT INTO browser_sessions ${sql.insert({
         idHash: sha256(token),
         userId,
@@ -383,7 +383,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     /** The user of a live session cookie. */
     const sessionUser = Effect.fn("OAuth.sessionUser")(function* (token: string) {
       const rows = yield* sql<{ userId: string }>`
-        SELECT user_id FROM browser_sessions WHERE id_hash = ${sha256(token)} AND expires_at > ${yield* now}`.pipe(
+        SELECT user_id FROM browser_sessions WHERE id_hash = ${sha256(token)} AND expires_at > ${yield* nowDate}`.pipe(
         Effect.orDie
       )
       const row = rows[0]
@@ -408,7 +408,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       clientId: string,
       scopes: ReadonlyArray<string>
     ) {
-      const at = yield* now
+      const at = yield* nowDate
       yield* sql
         .withTransaction(
           Effect.gen(function* () {
@@ -427,7 +427,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     /** A single-use code for an allowed request; it lives 5 minutes. */
     const issueCode = Effect.fn("OAuth.issueCode")(function* (authorization: ValidAuthorization, userId: string) {
       const code = secret("rbc")
-      const at = yield* now
+      const at = yield* nowDate
       yield* sql`INSERT INTO oauth_codes ${sql.insert({
         codeHash: sha256(code),
         clientId: authorization.client.id,
@@ -456,7 +456,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       readonly scope: string
       readonly refreshScope: string
     }) {
-      const at = yield* now
+      const at = yield* nowDate
       const accessToken = secret("rba")
       const row = (kind: "access" | "refresh", token: string, scope: string, lifetime: number) => ({
         tokenHash: sha256(token),
@@ -488,7 +488,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
 
     const revokeFamily = (familyId: string) =>
       Effect.flatMap(
-        now,
+        nowDate,
         (at) => sql`UPDATE oauth_tokens SET revoked_at = ${at} WHERE family_id = ${familyId} AND revoked_at IS NULL`
       )
 
@@ -508,7 +508,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
         if (request.code === undefined) return yield* missing("code")
         if (request.code_verifier === undefined) return yield* missing("code_verifier")
         yield* checkResource(request.resource)
-        const at = yield* now
+        const at = yield* nowDate
         // Outcomes are decided in the transaction; reuse must revoke even though the request then fails.
         const outcome = yield* sql
           .withTransaction(
@@ -551,7 +551,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       Effect.gen(function* () {
         if (request.refresh_token === undefined) return yield* missing("refresh_token")
         yield* checkResource(request.resource)
-        const at = yield* now
+        const at = yield* nowDate
         const outcome: Either.Either<TokenResponse, InvalidGrant | InvalidScope> = yield* sql
           .withTransaction(
             Effect.gen(function* () {
@@ -643,7 +643,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     ) {
       const client = yield* authenticateClient(credentials)
       const found = Option.getOrUndefined(yield* findToken(request.token))
-      const at = yield* now
+      const at = yield* nowDate
       if (found === undefined || found.clientId !== client.id || !isActive(found, at)) {
         return { active: false } satisfies IntrospectionResponse
       }
@@ -678,7 +678,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       const found = rows[0]
       if (found === undefined || found.kind !== "access") return yield* fail("The access token is not valid.")
       if (found.revokedAt !== null) return yield* fail("The access token was revoked.")
-      if (new Date(found.expiresAt) <= (yield* now)) return yield* fail("The access token expired.")
+      if (new Date(found.expiresAt) <= (yield* nowDate)) return yield* fail("The access token expired.")
       if (found.audience !== issuer) return yield* fail("The access token is for another resource.")
       return { user: toUser(found), scopes: splitScopes(found.scope), clientId: found.clientId } satisfies BearerContext
     })
@@ -688,7 +688,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
      * day is still recognised), and expired sessions. Returns how many rows went.
      */
     const purgeExpired = Effect.fn("OAuth.purgeExpired")(function* () {
-      const at = yield* now
+      const at = yield* nowDate
       const dayAgo = later(at, -24 * 60 * 60)
       const deleted = (statement: Statement.Fragment) =>
         Effect.map(

@@ -1,6 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { AddressNotFound, EmailTaken, InvalidCredentials } from "../../domain/identity/Errors.js"
 import {
   type NewAddress,
@@ -9,9 +9,10 @@ import {
   User,
   type UserPatch
 } from "../../domain/identity/Users.js"
-import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
+import { nowDate } from "../platform/Time.js"
 
 /**
  * People who sign in on the authorize pages, and their profile and saved addresses (spec "Profile";
@@ -98,9 +99,6 @@ export const toUser = (row: Omit<UserRow, "passwordHash">) =>
     createdAt: new Date(row.createdAt).toISOString()
   })
 
-const invalid = (path: string, message: string) =>
-  new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
-
 export interface NewUser {
   readonly email: string
   readonly password: string
@@ -113,7 +111,6 @@ export class Users extends Effect.Service<Users>()("Users", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const addresses = yield* Addresses
-    const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
     const findRow = (id: string) =>
       Effect.map(sql<UserRow>`SELECT * FROM users WHERE id = ${id}`, (rows) => Option.fromNullable(rows[0]))
@@ -121,12 +118,13 @@ export class Users extends Effect.Service<Users>()("Users", {
     /** A new account; the e-mail must be free (case-insensitively) and the password 8 to 200 characters. */
     const create = Effect.fn("Users.create")(function* (input: NewUser) {
       const email = input.email.trim()
-      if (!EMAIL.test(email)) return yield* invalid("email", "Expected an e-mail address")
+      if (!EMAIL.test(email)) return yield* InvalidRequest.field("email", "Expected an e-mail address")
       if (input.password.length < PASSWORD_MIN || input.password.length > PASSWORD_MAX) {
-        return yield* invalid("password", `Expected ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`)
+        return yield* InvalidRequest.field("password", `Expected ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`)
       }
       const displayName = input.displayName?.trim() || null
-      if (displayName !== null && displayName.length > 80) return yield* invalid("displayName", "At most 80 characters")
+      if (displayName !== null && displayName.length > 80)
+        return yield* InvalidRequest.field("displayName", "At most 80 characters")
       const passwordHash = yield* hashPassword(input.password)
       const row = {
         id: yield* makeId,
@@ -136,7 +134,7 @@ export class Users extends Effect.Service<Users>()("Users", {
         phone: null,
         defaultCountry: input.defaultCountry ?? "US",
         receiptPreference: "email" as const,
-        createdAt: yield* now
+        createdAt: yield* nowDate
       }
       const inserted = yield* sql<UserRow>`
         INSERT INTO users ${sql.insert(row)} ON CONFLICT DO NOTHING RETURNING *`.pipe(Effect.orDie)
@@ -212,7 +210,7 @@ export class Users extends Effect.Service<Users>()("Users", {
               postalCode: normalized.postalCode ?? null,
               countryCode: normalized.countryCode,
               isDefault,
-              createdAt: yield* now
+              createdAt: yield* nowDate
             }
             const [saved] = yield* sql<AddressRow>`INSERT INTO user_addresses ${sql.insert(row)} RETURNING *`
             return SavedAddress.make(saved!)

@@ -19,6 +19,7 @@ import {
 } from "effect"
 import { Id, makeId } from "../../domain/platform/Ids.js"
 import { outsideTransactions, Signals } from "./Signals.js"
+import { nowDate } from "./Time.js"
 
 /**
  * Durable background work on the `jobs` table.
@@ -226,8 +227,6 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const signals = yield* Signals
-
-    const nowDate = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
     /** Adds a job; joins the caller's transaction. Returns its id (the existing one for a known key). */
     const enqueue = Effect.fn("Jobs.enqueue")(function* <A, I>(

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto"
 import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
-import { Clock, Context, Data, Duration, Effect, Layer, Option, Random, Ref, Schema } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, Random, Ref, Schema } from "effect"
 import { OrderStatus } from "../../domain/checkout/Checkout.js"
 import { OrderAlreadyCancelled, OrderInTransit, OrderNotFound } from "../../domain/checkout/Errors.js"
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { decodeCursor, encodeCursor } from "../catalog/Catalog.js"
+import { nowDate } from "../platform/Time.js"
 
 /**
  * The Fulfillment simulator: the supplier Ribbon places orders with (DESIGN.md §4.5, docs/checkout.md).
@@ -263,8 +264,6 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
     const settings = yield* FulfillmentSettings
     /** Test controls: variant id → forced failure. */
     const forced = yield* Ref.make<ReadonlyMap<string, ForcedFailure>>(new Map())
-
-    const nowDate = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis))
 
     /** The one row a statement returns (none when it returns none), decoded; SQL errors are defects. */
     const findOne = (statement: Statement.Statement<unknown>) =>
