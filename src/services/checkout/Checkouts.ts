@@ -24,11 +24,12 @@ import {
   SmsConsentRequired
 } from "../../domain/checkout/Errors.js"
 import type { User } from "../../domain/identity/Users.js"
-import { IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest } from "../../domain/platform/Errors.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
 import { PublicUrl } from "../catalog/Catalog.js"
 import { formatMoney } from "../catalog/Pricing.js"
+import { KeyTaken, withIdempotency } from "../platform/Idempotency.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { checkOutboundUrl } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
@@ -149,11 +150,6 @@ const sameToken = (a: string, b: string) => {
   const left = Buffer.from(a)
   const right = Buffer.from(b)
   return left.length === right.length && timingSafeEqual(left, right)
-}
-
-/** The idempotency key is taken: replay the checkout it made. */
-class KeyTaken {
-  readonly _tag = "KeyTaken"
 }
 
 export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
@@ -287,8 +283,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const phone = (path: string, value: string) =>
       addresses.validatePhone(value).pipe(Effect.mapError((e) => InvalidRequest.field(path, e.message)))
 
-    /** Creates a checkout for the user's quotes (spec "Checkout" rules; DESIGN.md §4.5, §4.8 idempotency). */
-    const create = Effect.fn("Checkouts.create")(function* (buyer: User, request: CheckoutRequest) {
+    /** The request's own rules, before anything is read: phones, SMS consent, the callback URL, no quote twice. */
+    const validateRequest = Effect.fn("Checkouts.validateRequest")(function* (request: CheckoutRequest) {
       const recipientPhone = yield* phone("recipient.phone", request.recipient.phone)
       const smsNumber = request.notify?.sms ?? null
       const sms = smsNumber === null ? null : yield* phone("notify.sms", smsNumber)
@@ -303,36 +299,26 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         if (Either.isLeft(refused))
           return yield* InvalidRequest.field("callbackUrl", `Not a URL callbacks can go to: ${refused.left.reason}`)
       }
-      const quoteIds = request.items.map((item) => item.quoteId)
       const seen = new Set<string>()
-      for (const [index, id] of quoteIds.entries()) {
-        if (seen.has(id))
+      for (const [index, { quoteId }] of request.items.entries()) {
+        if (seen.has(quoteId))
           return yield* InvalidRequest.field(`items[${index}].quoteId`, "The same quote appears twice; use quantity")
-        seen.add(id)
+        seen.add(quoteId)
       }
-      const requestHash = request.idempotencyKey == null ? null : hashRequest(request)
-      /** The checkout this user already made with the idempotency key, if any. */
-      const byKey = Effect.gen(function* () {
-        if (request.idempotencyKey == null) return Option.none<CheckoutRow>()
-        const [existing] = yield* sql<CheckoutRow>`
-          SELECT * FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey}`.pipe(
-          Effect.orDie
-        )
-        return Option.fromNullable(existing)
-      })
-      /** The stored checkout again, when the request is the same one. */
-      const replay = (existing: CheckoutRow) =>
-        Effect.gen(function* () {
-          if (existing.requestHash !== requestHash) {
-            return yield* new IdempotencyKeyReused({
-              message: "This idempotencyKey was used with a different request; use a new key for a new checkout."
-            })
-          }
-          return { checkout: toCheckout(existing, yield* itemRows(existing.id)), replayed: true }
-        })
-      const earlier = yield* byKey
-      if (Option.isSome(earlier)) return yield* replay(earlier.value)
+      return { recipientPhone, sms }
+    })
 
+    /**
+     * The buyer's quotes in the request's order, unused and unexpired, for one country. A quote that already
+     * backs a checkout may back this very request's, made meanwhile by a concurrent one with its key.
+     */
+    const loadQuotes = Effect.fn("Checkouts.loadQuotes")(function* (
+      buyer: User,
+      request: CheckoutRequest,
+      now: number,
+      madeByKey: Effect.Effect<boolean>
+    ) {
+      const quoteIds = request.items.map((item) => item.quoteId)
       const quotes = yield* sql<QuoteRow>`
         SELECT * FROM quotes WHERE id IN ${sql.in(quoteIds)} AND user_id = ${buyer.id}`.pipe(Effect.orDie)
       const byId = new Map(quotes.map((quote) => [quote.id, quote]))
@@ -342,12 +328,9 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         if (quote === undefined) return yield* new QuoteNotFound({ message: `No quote ${id}.`, quoteId: id })
         ordered.push(quote)
       }
-      const now = yield* Clock.currentTimeMillis
       for (const quote of ordered) {
         if (quote.checkoutId !== null) {
-          // A concurrent request with this idempotency key made the checkout after the check above: replay it.
-          const made = yield* byKey
-          if (Option.isSome(made)) return yield* replay(made.value)
+          if (yield* madeByKey) return yield* new KeyTaken()
           return yield* new QuoteAlreadyUsed({
             message: `Quote ${quote.id} already backs another checkout; create a new quote.`,
             quoteId: quote.id
@@ -368,24 +351,41 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           ].join(", ")}; the address is in ${request.shippingAddress.countryCode}).`
         })
       }
-      const shippingRequired = ordered.some((quote) => quote.shippingRequired)
-      let address: ShippingAddress = { countryCode: country }
-      if (shippingRequired) {
-        const validation = yield* addresses.validate(request.shippingAddress)
-        if (validation.result !== "verified") {
-          return yield* new AddressUnverified({ message: validation.message, issues: validation.issues })
-        }
-        address = validation.address
+      return ordered
+    })
+
+    /** The address the items ship to: verified when anything ships, the country alone otherwise. */
+    const shippingAddressFor = Effect.fn("Checkouts.shippingAddressFor")(function* (
+      request: CheckoutRequest,
+      shippingRequired: boolean
+    ) {
+      if (!shippingRequired) return { countryCode: request.shippingAddress.countryCode } as ShippingAddress
+      const validation = yield* addresses.validate(request.shippingAddress)
+      if (validation.result !== "verified") {
+        return yield* new AddressUnverified({ message: validation.message, issues: validation.issues })
       }
-      const [countryRow] = yield* sql<{ locale: string }>`SELECT locale FROM countries WHERE code = ${country}`.pipe(
-        Effect.orDie
-      )
-      const locale = countryRow?.locale ?? "en-US"
-      const id = yield* makeId
-      const items: Array<CheckoutItemRow> = ordered.map((quote, index) => {
+      return validation.address
+    })
+
+    /** The checkout and its items, as they will be inserted: pure. */
+    const build = (
+      buyer: User,
+      request: CheckoutRequest,
+      quotes: ReadonlyArray<QuoteRow>,
+      made: {
+        readonly id: string
+        readonly now: number
+        readonly locale: string
+        readonly address: ShippingAddress
+        readonly recipientPhone: string
+        readonly sms: string | null
+        readonly requestHash: string | null
+      }
+    ) => {
+      const items: Array<CheckoutItemRow> = quotes.map((quote, index) => {
         const quantity = request.items[index]!.quantity ?? 1
         return {
-          checkoutId: id,
+          checkoutId: made.id,
           index,
           quoteId: quote.id,
           variantId: quote.variantId,
@@ -406,92 +406,129 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           failureReason: null
         }
       })
-      const created = new Date(now)
+      const created = new Date(made.now)
       const row: CheckoutRow = {
-        id,
+        id: made.id,
         userId: buyer.id,
         status: "pending_payment",
-        countryCode: country,
-        currency: ordered[0]!.currency,
-        locale,
+        countryCode: quotes[0]!.countryCode,
+        currency: quotes[0]!.currency,
+        locale: made.locale,
         totalAmount: items.reduce((sum, item) => sum + item.amount, 0),
         refundedAmount: 0,
-        shippingRequired,
-        recipient: { ...request.recipient, phone: recipientPhone },
-        shippingAddress: address,
+        shippingRequired: quotes.some((quote) => quote.shippingRequired),
+        recipient: { ...request.recipient, phone: made.recipientPhone },
+        shippingAddress: made.address,
         // `notify.email` defaults to the buyer's e-mail; null turns e-mail off.
         notifyEmail: request.notify?.email === undefined ? buyer.email : request.notify.email,
-        notifySms: sms,
+        notifySms: made.sms,
         smsConsent: request.smsConsent === true,
         callbackUrl: request.callbackUrl ?? null,
         idempotencyKey: request.idempotencyKey ?? null,
-        requestHash,
+        requestHash: made.requestHash,
         paymentToken: randomBytes(32).toString("base64url"),
         chargeId: null,
         failureReason: null,
-        expiresAt: new Date(now + CHECKOUT_TTL_MINUTES * 60_000),
+        expiresAt: new Date(made.now + CHECKOUT_TTL_MINUTES * 60_000),
         paidAt: null,
         createdAt: created,
         updatedAt: created
       }
-      const inserted = sql.withTransaction(
-        Effect.gen(function* () {
-          if (request.idempotencyKey != null) {
-            // Held until commit: a second request with the key while this one runs is told to retry.
-            const [{ locked }] = yield* sql<{ locked: boolean }>`
-              SELECT pg_try_advisory_xact_lock(hashtextextended(${`${buyer.id}:${request.idempotencyKey}`}, 1))
-                AS locked`
-            if (!locked) {
-              return yield* new IdempotencyInFlight({
-                message: "A checkout with this idempotencyKey is still being created; retry in a second.",
-                retryAfterSeconds: 1
-              })
-            }
-          }
-          const [claimed] = yield* sql<{ id: string }>`
-            INSERT INTO checkouts ${sql.insert({
-              ...row,
-              recipient: JSON.stringify(row.recipient),
-              shippingAddress: JSON.stringify(row.shippingAddress)
-            } as never)}
-            ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING id`
-          if (claimed === undefined) return yield* Effect.fail(new KeyTaken())
-          // Claims the quotes; a concurrent checkout that took one first leaves fewer rows claimed.
-          const used = yield* sql<{ id: string }>`
-            UPDATE quotes SET checkout_id = ${id}
-            WHERE id IN ${sql.in(quoteIds)} AND checkout_id IS NULL AND expires_at > ${created}
-            RETURNING id`
-          if (used.length !== quoteIds.length) {
-            const taken = quoteIds.find((quoteId) => !used.some((u) => u.id === quoteId))!
-            return yield* new QuoteAlreadyUsed({
-              message: `Quote ${taken} already backs another checkout; create a new quote.`,
-              quoteId: taken
-            })
-          }
-          yield* sql`INSERT INTO checkout_items ${sql.insert(items as never)}`
-          yield* record(row, "checkout.created", { items })
-          yield* jobs.enqueue(
-            ExpireCheckout,
-            { checkoutId: id },
-            { key: id, runAt: DateTime.unsafeFromDate(row.expiresAt) }
-          )
+      return { row, items }
+    }
+
+    /**
+     * Inserts the checkout, claims its quotes and queues its expiry, in the caller's transaction. `KeyTaken`
+     * when a concurrent request inserted a checkout with the same idempotency key first.
+     */
+    const insert = Effect.fn("Checkouts.insert")(function* (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>) {
+      const [claimed] = yield* sql<{ id: string }>`
+        INSERT INTO checkouts ${sql.insert({
+          ...row,
+          recipient: JSON.stringify(row.recipient),
+          shippingAddress: JSON.stringify(row.shippingAddress)
+        } as never)}
+        ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING id`
+      if (claimed === undefined) return yield* new KeyTaken()
+      // Claims the quotes; a concurrent checkout that took one first leaves fewer rows claimed.
+      const quoteIds = items.map((item) => item.quoteId)
+      const used = yield* sql<{ id: string }>`
+        UPDATE quotes SET checkout_id = ${row.id}
+        WHERE id IN ${sql.in(quoteIds)} AND checkout_id IS NULL AND expires_at > ${row.createdAt}
+        RETURNING id`
+      if (used.length !== quoteIds.length) {
+        const taken = quoteIds.find((quoteId) => !used.some((u) => u.id === quoteId))!
+        return yield* new QuoteAlreadyUsed({
+          message: `Quote ${taken} already backs another checkout; create a new quote.`,
+          quoteId: taken
         })
-      )
-      const outcome = yield* inserted.pipe(
-        Effect.catchTag("SqlError", Effect.die),
-        Effect.map(() => Either.right(undefined)),
-        Effect.catchIf(
-          (e): e is KeyTaken => e instanceof KeyTaken,
-          (e) => Effect.succeed(Either.left(e))
-        )
-      )
-      if (Either.isLeft(outcome)) {
-        const made = yield* byKey
-        if (Option.isNone(made)) return yield* Effect.dieMessage("idempotency key vanished")
-        return yield* replay(made.value)
       }
-      yield* events.publish(id)
-      return { checkout: toCheckout(row, items), replayed: false }
+      yield* sql`INSERT INTO checkout_items ${sql.insert(items as never)}`
+      yield* record(row, "checkout.created", { items })
+      yield* jobs.enqueue(
+        ExpireCheckout,
+        { checkoutId: row.id },
+        { key: row.id, runAt: DateTime.unsafeFromDate(row.expiresAt) }
+      )
+    })
+
+    /** Creates a checkout for the user's quotes (spec "Checkout" rules; DESIGN.md §4.5, §4.8 idempotency). */
+    const create = Effect.fn("Checkouts.create")(function* (buyer: User, request: CheckoutRequest) {
+      const { recipientPhone, sms } = yield* validateRequest(request)
+      const requestHash = request.idempotencyKey == null ? null : hashRequest(request)
+      /** The checkout this user already made with the idempotency key, if any. */
+      const byKey = Effect.gen(function* () {
+        if (request.idempotencyKey == null) return Option.none<CheckoutRow>()
+        const [existing] = yield* sql<CheckoutRow>`
+          SELECT * FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey}`.pipe(
+          Effect.orDie
+        )
+        return Option.fromNullable(existing)
+      })
+      const made = yield* withIdempotency(
+        {
+          scope: buyer.id,
+          key: request.idempotencyKey ?? null,
+          fingerprint: requestHash ?? "",
+          noun: "checkout",
+          find: Effect.flatMap(
+            byKey,
+            Effect.transposeMapOption((existing) =>
+              Effect.map(itemRows(existing.id), (items) => ({
+                fingerprint: existing.requestHash,
+                result: { row: existing, items }
+              }))
+            )
+          )
+        },
+        (claimKey) =>
+          Effect.gen(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const quotes = yield* loadQuotes(buyer, request, now, Effect.map(byKey, Option.isSome))
+            const shippingRequired = quotes.some((quote) => quote.shippingRequired)
+            const address = yield* shippingAddressFor(request, shippingRequired)
+            const [countryRow] = yield* sql<{
+              locale: string
+            }>`SELECT locale FROM countries WHERE code = ${quotes[0]!.countryCode}`.pipe(Effect.orDie)
+            const locale = countryRow?.locale ?? "en-US"
+            const id = yield* makeId
+            const { row, items } = build(buyer, request, quotes, {
+              id,
+              now,
+              locale,
+              address,
+              recipientPhone,
+              sms,
+              requestHash
+            })
+            yield* sql
+              .withTransaction(Effect.zipRight(claimKey, insert(row, items)))
+              .pipe(Effect.catchTag("SqlError", Effect.die))
+            yield* events.publish(id)
+            return { row, items }
+          })
+      )
+      return { checkout: toCheckout(made.result.row, made.result.items), replayed: made.replayed }
     })
 
     /** The user's checkout (another user's is not found). */

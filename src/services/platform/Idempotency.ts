@@ -1,0 +1,91 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Data, Effect, Option, Schema } from "effect"
+import { IdempotencyInFlight, IdempotencyKeyReused } from "../../domain/platform/Errors.js"
+
+/**
+ * Idempotent creation (DESIGN.md §4.8), for every line that takes an idempotency key: v1 checkouts today,
+ * v3 orders and v2 gifts next. The scope is (owner, key); the request is fingerprinted by the caller
+ * (SHA-256 over the canonical body).
+ *
+ * - the key already made something with the same fingerprint: that is replayed (`replayed: true`);
+ * - with another fingerprint: 422 `IdempotencyKeyReused`;
+ * - a request with the key is still running: 409 `IdempotencyInFlight` (`Retry-After: 1`). `make` takes the
+ *   key's lock inside its own transaction (`claimKey`), held until that transaction ends;
+ * - a concurrent request made it first (`make` fails with `KeyTaken`, e.g. on the unique index): replayed.
+ */
+
+/** What a key made before: the fingerprint it was made with and the result to replay. */
+export interface Made<A> {
+  readonly fingerprint: string | null
+  readonly result: A
+}
+
+export interface IdempotentRequest<A, R> {
+  /** The owner of the key (a user, a company): keys of two owners never meet. */
+  readonly scope: string
+  /** None: the request is not idempotent and is simply made. */
+  readonly key: string | null
+  readonly fingerprint: string
+  /** What is made, in words for the error messages ("checkout", "order"). */
+  readonly noun: string
+  /** What the key made so far, if anything. */
+  readonly find: Effect.Effect<Option.Option<Made<A>>, never, R>
+}
+
+/** `make` lost the race for the key to a concurrent request: replay what that one made. */
+export class KeyTaken extends Data.TaggedError("KeyTaken") {}
+
+export const withIdempotency = <A, E, R, R2>(
+  request: IdempotentRequest<A, R>,
+  make: (claimKey: Effect.Effect<void, IdempotencyInFlight>) => Effect.Effect<A, E | KeyTaken, R2>
+): Effect.Effect<
+  { readonly result: A; readonly replayed: boolean },
+  E | IdempotencyKeyReused | IdempotencyInFlight,
+  R | R2 | SqlClient.SqlClient
+> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const replay = (made: Made<A>) =>
+      made.fingerprint === request.fingerprint
+        ? Effect.succeed({ result: made.result, replayed: true })
+        : Effect.fail(
+            new IdempotencyKeyReused({
+              message: `This idempotencyKey was used with a different request; use a new key for a new ${request.noun}.`
+            })
+          )
+    const made = (claimKey: Effect.Effect<void, IdempotencyInFlight>) =>
+      make(claimKey).pipe(
+        Effect.map((result) => ({ result, replayed: false })),
+        Effect.catchIf(
+          (e): e is KeyTaken => e instanceof KeyTaken,
+          () =>
+            Effect.flatMap(request.find, (found) =>
+              Option.isSome(found) ? replay(found.value) : Effect.dieMessage("idempotency key vanished")
+            )
+        )
+      )
+    if (request.key === null) return yield* made(Effect.void)
+    const earlier = yield* request.find
+    if (Option.isSome(earlier)) return yield* replay(earlier.value)
+
+    const tryLock = SqlSchema.single({
+      Request: Schema.String,
+      Result: Schema.Struct({ locked: Schema.Boolean }),
+      execute: (lockKey) => sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 1)) AS locked`
+    })
+    // Held until the transaction that takes it ends: a second request with the key meanwhile is told to retry.
+    const claimKey = tryLock(`${request.scope}:${request.key}`).pipe(
+      Effect.orDie,
+      Effect.flatMap(({ locked }) =>
+        locked
+          ? Effect.void
+          : Effect.fail(
+              new IdempotencyInFlight({
+                message: `A ${request.noun} with this idempotencyKey is still being created; retry in a second.`,
+                retryAfterSeconds: 1
+              })
+            )
+      )
+    )
+    return yield* made(claimKey)
+  }).pipe(Effect.withSpan("Idempotency.withIdempotency", { attributes: { scope: request.noun } }))
