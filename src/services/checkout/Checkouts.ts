@@ -14,6 +14,15 @@ import {
   type ShippingAddress
 } from "../../domain/checkout/Checkout.js"
 import {
+  type CheckoutEvent,
+  canApply,
+  checkoutMachine,
+  type ItemEvent,
+  itemMachine,
+  leadsTo,
+  settledStatus
+} from "../../domain/checkout/CheckoutMachine.js"
+import {
   AddressUnverified,
   CheckoutNotFound,
   CheckoutStateConflict,
@@ -116,6 +125,11 @@ export interface CheckoutItemRow {
   readonly orderId: string | null
   readonly failureReason: string | null
 }
+
+/** What the supplier said of one pending item, for `settleItems`. */
+export type ItemOutcome =
+  | { readonly _tag: "Placed"; readonly index: number; readonly orderId: string; readonly order: OrderSchema }
+  | { readonly _tag: "Failed"; readonly index: number; readonly message: string }
 
 /** The columns a change of a checkout sets (`updated_at` is always set). */
 export type CheckoutChange = Partial<Pick<CheckoutRow, "status" | "refundedAmount" | "failureReason">>
@@ -224,18 +238,36 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       )
 
     /**
-     * A conditional update in the caller's transaction: sets `set` (and `updated_at`) if the checkout's
-     * status is one of `from`. The row as it now is, or none when the status was another.
+     * A conditional update in the caller's transaction, as the state machine allows `event`
+     * (src/domain/checkout/CheckoutMachine.ts): sets `set` (and `updated_at`) if the checkout's status is one
+     * `event` may happen in. The row as it now is, or none when the status was another.
      */
     const transition = Effect.fn("Checkouts.transition")(function* (
       checkoutId: string,
-      from: ReadonlyArray<CheckoutStatus>,
-      set: CheckoutChange
+      event: CheckoutEvent,
+      set: CheckoutChange = {}
     ) {
+      if (set.status !== undefined && !leadsTo(event, set.status)) {
+        return yield* Effect.dieMessage(`${event} cannot lead to ${set.status}`)
+      }
       const [row] = yield* sql<CheckoutRow>`
         UPDATE checkouts SET ${sql.update({ ...set, updatedAt: yield* nowDate })}
-        WHERE id = ${checkoutId} AND status IN ${sql.in(from)} RETURNING *`.pipe(Effect.orDie)
+        WHERE id = ${checkoutId} AND status IN ${sql.in(checkoutMachine[event].from)} RETURNING *`.pipe(Effect.orDie)
       return Option.fromNullable(row)
+    })
+
+    /** Moves one item as the item machine allows `event`; whether it moved (a concurrent change may have). */
+    const moveItem = Effect.fn("Checkouts.moveItem")(function* (
+      checkoutId: string,
+      index: number,
+      event: ItemEvent,
+      set: { readonly orderId?: string; readonly failureReason?: string } = {}
+    ) {
+      const { from, to } = itemMachine[event]
+      const moved = yield* sql<{ amount: number }>`
+        UPDATE checkout_items SET ${sql.update({ ...set, status: to })}
+        WHERE checkout_id = ${checkoutId} AND index = ${index} AND status = ${from} RETURNING amount`.pipe(Effect.orDie)
+      return Option.fromNullable(moved[0])
     })
 
     /**
@@ -545,7 +577,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       yield* get(userId, checkoutId)
       const changed = yield* commit(checkoutId, () =>
         Effect.gen(function* () {
-          const cancelled = yield* transition(checkoutId, ["pending_payment"], { status: "cancelled" })
+          const cancelled = yield* transition(checkoutId, "cancel", { status: "cancelled" })
           if (Option.isNone(cancelled)) return false
           yield* record(cancelled.value, "checkout.cancelled")
           return true
@@ -567,7 +599,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       yield* commit(checkoutId, (row) =>
         Effect.gen(function* () {
           if (row.expiresAt.getTime() > (yield* Clock.currentTimeMillis)) return
-          const expired = yield* transition(checkoutId, ["pending_payment"], { status: "expired" })
+          const expired = yield* transition(checkoutId, "expire", { status: "expired" })
           if (Option.isSome(expired)) yield* record(expired.value, "checkout.expired")
         })
       )
@@ -613,7 +645,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       const checkoutId = locked.row.id
       const [row] = yield* sql<CheckoutRow>`
         UPDATE checkouts SET status = 'paid', charge_id = ${chargeId}, paid_at = ${now}, updated_at = ${now}
-        WHERE id = ${checkoutId} AND status = 'pending_payment' AND expires_at > ${now} RETURNING *`.pipe(Effect.orDie)
+        WHERE id = ${checkoutId} AND status IN ${sql.in(checkoutMachine.pay.from)} AND expires_at > ${now}
+        RETURNING *`.pipe(Effect.orDie)
       if (row === undefined) return Option.none()
       const paid = yield* record(row, "checkout.paid", { items: locked.items })
       yield* notifications.receipt(paid.row, paid.items)
@@ -625,6 +658,116 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       return Option.some({ ...paid, placementJob })
     })
 
+    /**
+     * Starts placing a paid checkout (`startPlacing`), or resumes one already placing: the checkout and its
+     * items, or none when it is neither paid nor placing.
+     */
+    const startPlacing = Effect.fn("Checkouts.startPlacing")(function* (checkoutId: string) {
+      return yield* commit(checkoutId, (row) =>
+        Effect.gen(function* () {
+          if (row.status === "placing") return Option.some({ row, items: yield* itemRows(checkoutId) })
+          const placing = yield* transition(checkoutId, "startPlacing", { status: "placing" })
+          if (Option.isNone(placing)) return Option.none()
+          return Option.some(yield* record(placing.value, "checkout.placing"))
+        })
+      )
+    })
+
+    /**
+     * Records what the supplier said of a placing checkout's items in one transaction: each placed item with
+     * its order (and `onPlaced` in the same transaction), each refused item failed and refunded, an event
+     * each; then, when no item is left pending, the final status (`settle`) and its notifications. The
+     * settled checkout, or none while an item is still pending (or the checkout was not placing).
+     */
+    const settleItems = Effect.fn("Checkouts.settleItems")(function* <R>(
+      checkoutId: string,
+      outcomes: ReadonlyArray<ItemOutcome>,
+      onPlaced: (orderId: string) => Effect.Effect<void, never, R>
+    ) {
+      return yield* commit(checkoutId, (locked) =>
+        Effect.gen(function* () {
+          if (locked.status !== "placing") return Option.none<CheckoutRow>()
+          let current = locked
+          // The items as the last event read them (after every change before it); none until one is recorded.
+          let itemsNow: ReadonlyArray<CheckoutItemRow> | undefined
+          for (const outcome of outcomes) {
+            if (outcome._tag === "Placed") {
+              const placed = yield* moveItem(checkoutId, outcome.index, "place", { orderId: outcome.orderId })
+              if (Option.isNone(placed)) continue
+              itemsNow = (yield* record(current, "checkout.item_placed", { order: outcome.order })).items
+              yield* onPlaced(outcome.orderId)
+              continue
+            }
+            const failed = yield* moveItem(checkoutId, outcome.index, "fail", { failureReason: outcome.message })
+            if (Option.isNone(failed)) continue
+            // A failed item is refunded straight away (DESIGN.md §4.5).
+            const refunded = yield* transition(checkoutId, "refundFailedItem", {
+              refundedAmount: current.refundedAmount + failed.value.amount
+            })
+            current = Option.getOrThrow(refunded)
+            itemsNow = (yield* record(current, "checkout.item_failed")).items
+          }
+          const settledItems = itemsNow ?? (yield* itemRows(checkoutId))
+          const status = settledStatus(settledItems)
+          if (status === undefined) return Option.none<CheckoutRow>()
+          const reasons = [
+            ...new Set(settledItems.flatMap((item) => (item.failureReason === null ? [] : [item.failureReason])))
+          ]
+          const final = yield* transition(checkoutId, "settle", {
+            status,
+            failureReason: reasons.length === 0 ? null : reasons.join(" ")
+          })
+          const recorded = yield* record(Option.getOrThrow(final), `checkout.${status}` as EventType, {
+            items: settledItems
+          })
+          yield* notifications.outcome(recorded.row, recorded.items)
+          return Option.some(recorded.row)
+        })
+      )
+    })
+
+    /**
+     * Cancels a placed order and refunds its item (`refundOrder`), once placement has settled: `cancelOrder`
+     * cancels it at the supplier, under the checkout's lock. The checkout is `refunded` once no placed item
+     * is left. While the checkout is still placing its item may not be marked placed yet: 409.
+     */
+    const refundOrder = Effect.fn("Checkouts.refundOrder")(function* <E, R>(
+      checkoutId: string,
+      cancelOrder: Effect.Effect<{ readonly itemIndex: number; readonly order: OrderSchema }, E, R>
+    ) {
+      return yield* commit(checkoutId, (checkout) =>
+        Effect.gen(function* () {
+          if (!canApply("refundOrder", checkout.status)) {
+            return yield* new CheckoutStateConflict({
+              message: `The checkout is ${checkout.status}: its orders can be cancelled once it is confirmed.`,
+              checkoutStatus: checkout.status
+            })
+          }
+          const { itemIndex, order } = yield* cancelOrder
+          const refunded = yield* moveItem(checkoutId, itemIndex, "refund")
+          if (Option.isNone(refunded)) return yield* Effect.dieMessage(`order ${order.id} has no placed item`)
+          // The row is locked, so its status is still the one checked above: these updates cannot miss.
+          const withRefund = yield* transition(checkoutId, "refundOrder", {
+            refundedAmount: checkout.refundedAmount + refunded.value.amount
+          })
+          const { items } = yield* record(Option.getOrThrow(withRefund), "order.cancelled", { order })
+          if (items.every((item) => item.status !== "placed")) {
+            const allRefunded = yield* transition(checkoutId, "refundAll", { status: "refunded" })
+            yield* record(Option.getOrThrow(allRefunded), "checkout.refunded", { items })
+          }
+          return order
+        })
+      )
+    })
+
+    /** The locales of checkouts, by id (an order's amounts are shown in its checkout's). */
+    const localesOf = Effect.fn("Checkouts.localesOf")(function* (checkoutIds: ReadonlyArray<string>) {
+      if (checkoutIds.length === 0) return new Map<string, string>()
+      const rows = yield* sql<{ id: string; locale: string }>`
+        SELECT id, locale FROM checkouts WHERE id IN ${sql.in(checkoutIds)}`.pipe(Effect.orDie)
+      return new Map(rows.map((row) => [row.id, row.locale]))
+    })
+
     return {
       create,
       get,
@@ -633,9 +776,12 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       forPayment,
       paymentDeclined,
       markPaid,
+      startPlacing,
+      settleItems,
+      refundOrder,
+      localesOf,
       record,
       commit,
-      transition,
       toCheckout,
       itemRows
     } as const

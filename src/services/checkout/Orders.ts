@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Order, OrderPage, OrderStatus } from "../../domain/checkout/Checkout.js"
-import { CheckoutStateConflict, OrderNotFound } from "../../domain/checkout/Errors.js"
+import { OrderNotFound } from "../../domain/checkout/Errors.js"
 import { formatMoney } from "../catalog/Pricing.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { Fulfillment, FulfillmentSettings, type OrderRow } from "../simulators/Fulfillment.js"
@@ -50,25 +50,16 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
     const jobs = yield* Jobs
     const settings = yield* FulfillmentSettings
 
-    /** The locales of checkouts, by id (an order's amounts are shown in its checkout's). */
-    const localesOf = (checkoutIds: ReadonlyArray<string>) =>
-      checkoutIds.length === 0
-        ? Effect.succeed(new Map<string, string>())
-        : sql<{ id: string; locale: string }>`SELECT id, locale FROM checkouts WHERE id IN ${sql.in(checkoutIds)}`.pipe(
-            Effect.map((rows) => new Map(rows.map((row) => [row.id, row.locale]))),
-            Effect.orDie
-          )
-
     /** The Order resource of a booked row. */
     const toOrder = Effect.fn("Orders.toOrder")(function* (row: OrderRow) {
-      const locales = yield* localesOf([row.checkoutId])
+      const locales = yield* checkouts.localesOf([row.checkoutId])
       return orderOf(row, locales.get(row.checkoutId) ?? "en-US")
     })
 
     /** The user's orders, newest first. */
     const list = Effect.fn("Orders.list")(function* (userId: string, options: { limit: number; cursor?: string }) {
       const page = yield* fulfillment.list(userId, options)
-      const locales = yield* localesOf([...new Set(page.rows.map((row) => row.checkoutId))])
+      const locales = yield* checkouts.localesOf([...new Set(page.rows.map((row) => row.checkoutId))])
       return OrderPage.make({
         orders: page.rows.map((row) => orderOf(row, locales.get(row.checkoutId) ?? "en-US")),
         nextCursor: page.nextCursor
@@ -88,33 +79,11 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
      */
     const cancel = Effect.fn("Orders.cancel")(function* (userId: string, orderId: string) {
       const existing = yield* get(userId, orderId)
-      const checkoutId = existing.checkoutId
-      return yield* checkouts.commit(checkoutId, (checkout) =>
-        Effect.gen(function* () {
-          if (checkout.status !== "confirmed" && checkout.status !== "partially_confirmed") {
-            return yield* new CheckoutStateConflict({
-              message: `The checkout is ${checkout.status}: its orders can be cancelled once it is confirmed.`,
-              checkoutStatus: checkout.status
-            })
-          }
-          const row = yield* fulfillment.cancel(orderId, userId)
-          const refunded = yield* sql<{ amount: number }>`
-            UPDATE checkout_items SET status = 'refunded'
-            WHERE checkout_id = ${checkoutId} AND index = ${row.itemIndex} AND status = 'placed' RETURNING amount`
-          if (refunded.length === 0) return yield* Effect.dieMessage(`order ${orderId} has no placed item`)
-          const order = yield* toOrder(row)
-          // The row is locked, so its status is still the one checked above: these updates cannot miss.
-          const withRefund = yield* checkouts.transition(checkoutId, [checkout.status], {
-            refundedAmount: checkout.refundedAmount + refunded[0]!.amount
-          })
-          const { items } = yield* checkouts.record(Option.getOrThrow(withRefund), "order.cancelled", { order })
-          // The checkout is refunded once no placed order is left.
-          if (items.every((item) => item.status !== "placed")) {
-            const allRefunded = yield* checkouts.transition(checkoutId, [checkout.status], { status: "refunded" })
-            yield* checkouts.record(Option.getOrThrow(allRefunded), "checkout.refunded", { items })
-          }
-          return order
-        })
+      return yield* checkouts.refundOrder(
+        existing.checkoutId,
+        Effect.flatMap(fulfillment.cancel(orderId, userId), (row) =>
+          Effect.map(toOrder(row), (order) => ({ itemIndex: row.itemIndex, order }))
+        )
       )
     })
 

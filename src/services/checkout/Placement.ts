@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Context, Effect, Exit, FiberSet, Metric, MetricBoundaries, Option, Schedule } from "effect"
 import type { Id } from "../../domain/platform/Ids.js"
 import { Jobs } from "../platform/Jobs.js"
@@ -8,8 +7,7 @@ import {
   type FulfillmentUnavailable,
   type OrderRow
 } from "../simulators/Fulfillment.js"
-import { type CheckoutItemRow, type CheckoutRow, Checkouts, PlaceCheckout } from "./Checkouts.js"
-import { Notifications } from "./Notifications.js"
+import { type CheckoutItemRow, type CheckoutRow, Checkouts, type ItemOutcome, PlaceCheckout } from "./Checkouts.js"
 import { AdvanceOrder, orderOf } from "./Orders.js"
 
 /**
@@ -56,12 +54,10 @@ export class PaymentsInFlight extends Context.Reference<PaymentsInFlight>()("rib
 }) {}
 
 export class Placement extends Effect.Service<Placement>()("Placement", {
-  dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
+  dependencies: [Checkouts.Default, Fulfillment.Default, Jobs.Default],
   scoped: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const checkouts = yield* Checkouts
     const fulfillment = yield* Fulfillment
-    const notifications = yield* Notifications
     const jobs = yield* Jobs
     const settings = yield* FulfillmentSettings
 
@@ -115,76 +111,30 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
      */
     const place = Effect.fn("Placement.place")(function* (checkoutId: string, lastAttempt = false) {
       yield* Effect.annotateCurrentSpan("checkout.id", checkoutId)
-      const started = yield* checkouts.commit(checkoutId, (row) =>
-        Effect.gen(function* () {
-          if (row.status === "placing") return Option.some({ row, items: yield* checkouts.itemRows(checkoutId) })
-          const placing = yield* checkouts.transition(checkoutId, ["paid"], { status: "placing" })
-          if (Option.isNone(placing)) return Option.none()
-          return Option.some(yield* checkouts.record(placing.value, "checkout.placing"))
-        })
-      )
+      const started = yield* checkouts.startPlacing(checkoutId)
       if (Option.isNone(started)) return
       const { row, items } = started.value
       const pending = items.filter((item) => item.status === "pending")
       const outcomes = yield* Effect.forEach(pending, (item) => placeItem(row, item, lastAttempt), {
         concurrency: itemConcurrency
       })
-
-      const settled = yield* checkouts.commit(checkoutId, (locked) =>
-        Effect.gen(function* () {
-          if (locked.status !== "placing") return undefined
-          let current = locked
-          // The items as the last event read them (after every change before it); none until one is recorded.
-          let itemsNow: ReadonlyArray<CheckoutItemRow> | undefined
-          for (const [n, outcome] of outcomes.entries()) {
-            const item = pending[n]!
-            if (outcome._tag === "Later") continue
-            if (outcome._tag === "Placed") {
-              const updated = yield* sql`
-                UPDATE checkout_items SET status = 'placed', order_id = ${outcome.order.id}
-                WHERE checkout_id = ${checkoutId} AND index = ${item.index} AND status = 'pending' RETURNING index`
-              if (updated.length === 0) continue
-              const placedEvent = yield* checkouts.record(current, "checkout.item_placed", {
-                order: orderOf(outcome.order, row.locale)
-              })
-              itemsNow = placedEvent.items
-              yield* jobs.enqueue(
-                AdvanceOrder,
-                { orderId: outcome.order.id, from: "placed" as const },
-                { key: `${outcome.order.id}:placed`, delay: settings.progressEvery }
-              )
-              continue
-            }
-            const failed = yield* sql`
-              UPDATE checkout_items SET status = 'failed', failure_reason = ${outcome.message}
-              WHERE checkout_id = ${checkoutId} AND index = ${item.index} AND status = 'pending' RETURNING index`
-            if (failed.length === 0) continue
-            // A failed item is refunded straight away (DESIGN.md §4.5).
-            const refunded = yield* checkouts.transition(checkoutId, ["placing"], {
-              refundedAmount: current.refundedAmount + item.amount
-            })
-            current = Option.getOrThrow(refunded)
-            itemsNow = (yield* checkouts.record(current, "checkout.item_failed")).items
-          }
-          const settledItems = itemsNow ?? (yield* checkouts.itemRows(checkoutId))
-          if (settledItems.some((item) => item.status === "pending")) return undefined
-          const placedCount = settledItems.filter((item) => item.status === "placed").length
-          const status =
-            placedCount === settledItems.length ? "confirmed" : placedCount === 0 ? "failed" : "partially_confirmed"
-          const reasons = [
-            ...new Set(settledItems.flatMap((item) => (item.failureReason === null ? [] : [item.failureReason])))
-          ]
-          const final = yield* checkouts.transition(checkoutId, ["placing"], {
-            status,
-            failureReason: reasons.length === 0 ? null : reasons.join(" ")
-          })
-          const recorded = yield* checkouts.record(Option.getOrThrow(final), `checkout.${status}`, {
-            items: settledItems
-          })
-          yield* notifications.outcome(recorded.row, recorded.items)
-          return recorded.row
-        })
-      )
+      const answered = outcomes.flatMap((outcome, n): ReadonlyArray<ItemOutcome> => {
+        const index = pending[n]!.index
+        if (outcome._tag === "Later") return []
+        return outcome._tag === "Placed"
+          ? [{ _tag: "Placed", index, orderId: outcome.order.id, order: orderOf(outcome.order, row.locale) }]
+          : [{ _tag: "Failed", index, message: outcome.message }]
+      })
+      // Each placed order starts its progress in the transaction that records it.
+      const progress = (orderId: string) =>
+        jobs
+          .enqueue(
+            AdvanceOrder,
+            { orderId, from: "placed" as const },
+            { key: `${orderId}:placed`, delay: settings.progressEvery }
+          )
+          .pipe(Effect.asVoid)
+      const settled = Option.getOrUndefined(yield* checkouts.settleItems(checkoutId, answered, progress))
       // Counted once the outcome has committed.
       if (settled !== undefined) {
         yield* Metric.increment(Metric.tagged(checkoutsSettled, "status", settled.status))
