@@ -28,6 +28,7 @@ import { Addresses } from "../services/catalog/Addresses.js"
 import { Catalog, PublicUrl } from "../services/catalog/Catalog.js"
 import { Search } from "../services/catalog/Search.js"
 import { Seed } from "../services/catalog/Seed.js"
+import { CheckoutPayments } from "../services/checkout/CheckoutPayments.js"
 import { Checkouts, ExpireCheckout } from "../services/checkout/Checkouts.js"
 import { Events } from "../services/checkout/Events.js"
 import { Notifications } from "../services/checkout/Notifications.js"
@@ -110,6 +111,7 @@ export const ServicesLive = Layer.mergeAll(
   Checkouts.Default,
   Orders.Default,
   Placement.Default,
+  CheckoutPayments.Default,
   Fulfillment.Default,
   Notifications.Default,
   Payments.Default,

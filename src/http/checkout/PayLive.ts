@@ -1,18 +1,15 @@
 import { randomBytes } from "node:crypto"
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Either, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { parsePhoneNumber } from "libphonenumber-js/min"
 import { eventTypes } from "../../domain/checkout/Checkout.js"
+import { paymentClosed } from "../../domain/checkout/CheckoutMachine.js"
 import { formatMoney } from "../../services/catalog/Pricing.js"
+import { CheckoutPayments } from "../../services/checkout/CheckoutPayments.js"
 import { type CheckoutItemRow, type CheckoutRow, Checkouts } from "../../services/checkout/Checkouts.js"
-import { Events } from "../../services/checkout/Events.js"
-import { Placement } from "../../services/checkout/Placement.js"
-import { Payments, validateCard } from "../../services/simulators/Payments.js"
 import { Api } from "../Api.js"
 import { htmlResponse } from "../pages/html.js"
 import {
-  type PayFormState,
   type PayPageView,
   type PayProblemKind,
   paymentStatusPage,
@@ -85,11 +82,8 @@ const viewOf = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: 
 
 export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const checkouts = yield* Checkouts
-    const payments = yield* Payments
-    const placement = yield* Placement
-    const events = yield* Events
+    const checkoutPayments = yield* CheckoutPayments
 
     const statusPage = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: string, status = 200) =>
       page(
@@ -103,79 +97,39 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
         status
       )
 
-    /** What the page shows for a checkout that cannot take a payment now; none when it can. */
-    const closed = (row: CheckoutRow, now: number): Option.Option<PayProblemKind> => {
-      if (row.status === "cancelled") return Option.some("cancelled")
-      if (row.status === "expired" || (row.status === "pending_payment" && row.expiresAt.getTime() <= now)) {
-        return Option.some("expired")
-      }
-      return row.status === "pending_payment" ? Option.none() : Option.some("already_paid")
-    }
-
     return handlers
       .handle("payPage", ({ path, urlParams }) =>
         Effect.gen(function* () {
           const found = yield* checkouts.forPayment(path.checkoutId, urlParams.t)
           if (Option.isNone(found)) return problem("not_found")
           const { row, items } = found.value
-          const reason = closed(row, yield* Clock.currentTimeMillis)
-          if (Option.isNone(reason)) return page((nonce) => payPage(viewOf(row, items, urlParams.t), {}, { nonce }))
+          const reason = paymentClosed(row, yield* Clock.currentTimeMillis)
+          if (reason === undefined) return page((nonce) => payPage(viewOf(row, items, urlParams.t), {}, { nonce }))
           // Once paid, the link shows the live status rather than an error.
-          return reason.value === "already_paid" ? statusPage(row, items, urlParams.t) : problem(reason.value)
+          return reason === "already_paid" ? statusPage(row, items, urlParams.t) : problem(reason)
         })
       )
       .handle("pay", ({ path, payload }) =>
         Effect.gen(function* () {
-          const { checkoutId } = path
-          // The payment window is judged at submission, not after waiting for a slot (payThenPlace).
-          const submittedAt = yield* Clock.currentTimeMillis
-          // The row stays locked while the card is charged, so two submissions cannot both pay.
-          const payment = sql
-            .withTransaction(
-              Effect.gen(function* () {
-                const found = yield* checkouts.forPayment(checkoutId, payload.t)
-                if (Option.isNone(found)) return { kind: "problem", problem: "not_found" } as const
-                const { row, items } = found.value
-                const reason = closed(row, submittedAt)
-                if (Option.isSome(reason)) return { kind: "problem", problem: reason.value } as const
-                const view = viewOf(row, items, payload.t)
-                const values = { name: payload.name, expiry: payload.expiry }
-                const card = validateCard(
-                  { number: payload.number, expiry: payload.expiry, cvc: payload.cvc, name: payload.name },
-                  new Date(submittedAt)
-                )
-                if (Either.isLeft(card)) {
-                  return { kind: "form", view, state: { values, fieldErrors: card.left } as PayFormState } as const
-                }
-                const charged = yield* payments
-                  .charge({ card: card.right, amount: row.totalAmount, currency: row.currency, reference: row.id })
-                  .pipe(Effect.either)
-                if (Either.isLeft(charged)) {
-                  return { kind: "declined", view, state: { values, declineMessage: charged.left.message } } as const
-                }
-                // Paid as of the submission, the instant the window was judged at.
-                const paid = yield* checkouts.markPaid(found.value, charged.right.chargeId, new Date(submittedAt))
-                if (Option.isNone(paid))
-                  return yield* Effect.dieMessage(`checkout ${checkoutId} changed under its lock`)
-                const { row: paidRow, items: paidItems, placementJob } = paid.value
-                return { kind: "paid", row: paidRow, items: paidItems, placementJob } as const
-              })
-            )
-            .pipe(Effect.orDie)
-          // Once paid, the checkout is placed at once on this instance (docs/checkout.md "Placement").
-          const outcome = yield* placement.payThenPlace(payment, (paid) =>
-            paid.kind === "paid" ? Option.some(paid.placementJob) : Option.none()
-          )
-          switch (outcome.kind) {
-            case "problem":
+          const outcome = yield* checkoutPayments.pay({
+            checkoutId: path.checkoutId,
+            token: payload.t,
+            card: { number: payload.number, expiry: payload.expiry, cvc: payload.cvc, name: payload.name },
+            submittedAt: yield* Clock.currentTimeMillis
+          })
+          const values = { name: payload.name, expiry: payload.expiry }
+          switch (outcome._tag) {
+            case "Closed":
               return problem(outcome.problem)
-            case "form":
-              return page((nonce) => payPage(outcome.view, outcome.state, { nonce }), 422)
-            case "declined":
-              yield* checkouts.paymentDeclined(checkoutId)
-              return page((nonce) => payPage(outcome.view, outcome.state, { nonce }), 402)
-            case "paid":
-              yield* events.publish(checkoutId)
+            case "InvalidCard": {
+              const view = viewOf(outcome.row, outcome.items, payload.t)
+              return page((nonce) => payPage(view, { values, fieldErrors: outcome.fieldErrors }, { nonce }), 422)
+            }
+            case "Declined": {
+              const view = viewOf(outcome.row, outcome.items, payload.t)
+              return page((nonce) => payPage(view, { values, declineMessage: outcome.message }, { nonce }), 402)
+            }
+            case "Paid":
               return statusPage(outcome.row, outcome.items, payload.t)
           }
         })

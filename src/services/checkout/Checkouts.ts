@@ -679,10 +679,10 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * each; then, when no item is left pending, the final status (`settle`) and its notifications. The
      * settled checkout, or none while an item is still pending (or the checkout was not placing).
      */
-    const settleItems = Effect.fn("Checkouts.settleItems")(function* <R>(
+    const settleItems = Effect.fn("Checkouts.settleItems")(function* (
       checkoutId: string,
       outcomes: ReadonlyArray<ItemOutcome>,
-      onPlaced: (orderId: string) => Effect.Effect<void, never, R>
+      onPlaced: (orderId: string) => Effect.Effect<void>
     ) {
       return yield* commit(checkoutId, (locked) =>
         Effect.gen(function* () {
@@ -731,11 +731,11 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * cancels it at the supplier, under the checkout's lock. The checkout is `refunded` once no placed item
      * is left. While the checkout is still placing its item may not be marked placed yet: 409.
      */
-    const refundOrder = Effect.fn("Checkouts.refundOrder")(function* <E, R>(
+    const refundOrder = <E, R>(
       checkoutId: string,
       cancelOrder: Effect.Effect<{ readonly itemIndex: number; readonly order: OrderSchema }, E, R>
-    ) {
-      return yield* commit(checkoutId, (checkout) =>
+    ) =>
+      commit(checkoutId, (checkout) =>
         Effect.gen(function* () {
           if (!canApply("refundOrder", checkout.status)) {
             return yield* new CheckoutStateConflict({
@@ -757,8 +757,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           }
           return order
         })
-      )
-    })
+      ).pipe(Effect.withSpan("Checkouts.refundOrder"))
 
     /** The locales of checkouts, by id (an order's amounts are shown in its checkout's). */
     const localesOf = Effect.fn("Checkouts.localesOf")(function* (checkoutIds: ReadonlyArray<string>) {

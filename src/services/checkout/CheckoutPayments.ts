@@ -1,0 +1,88 @@
+import { SqlClient } from "@effect/sql"
+import { Data, Effect, Either, Option } from "effect"
+import { paymentClosed } from "../../domain/checkout/CheckoutMachine.js"
+import { type CardFieldError, type CardInput, Payments, validateCard } from "../simulators/Payments.js"
+import { type CheckoutItemRow, type CheckoutRow, Checkouts } from "./Checkouts.js"
+import { Events } from "./Events.js"
+import { Placement } from "./Placement.js"
+
+/** Why the payment page cannot take a payment: an unknown checkout or wrong token, or its status. */
+export type PaymentProblem = "not_found" | "cancelled" | "expired" | "already_paid"
+
+/** What became of a payment submitted on the hosted page; the page renders each. */
+export type PaymentOutcome = Data.TaggedEnum<{
+  Closed: { readonly problem: PaymentProblem }
+  InvalidCard: {
+    readonly row: CheckoutRow
+    readonly items: ReadonlyArray<CheckoutItemRow>
+    readonly fieldErrors: ReadonlyArray<CardFieldError>
+  }
+  Declined: { readonly row: CheckoutRow; readonly items: ReadonlyArray<CheckoutItemRow>; readonly message: string }
+  Paid: { readonly row: CheckoutRow; readonly items: ReadonlyArray<CheckoutItemRow> }
+}>
+export const PaymentOutcome = Data.taggedEnum<PaymentOutcome>()
+
+export interface PaymentRequest {
+  readonly checkoutId: string
+  /** The payment token of the page's link. */
+  readonly token: string
+  readonly card: CardInput
+  /** When the form was submitted: the payment window is judged at this instant, not after a wait for a slot. */
+  readonly submittedAt: number
+}
+
+/**
+ * Payments on the hosted page (DESIGN.md §4.5; docs/checkout.md "Placement"): the checkout's row stays locked
+ * while the card is charged, so two submissions cannot both pay; a paid checkout is then placed at once on
+ * this instance (`Placement.payThenPlace`), which also bounds the payments in flight.
+ */
+export class CheckoutPayments extends Effect.Service<CheckoutPayments>()("CheckoutPayments", {
+  dependencies: [Checkouts.Default, Events.Default, Payments.Default, Placement.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const checkouts = yield* Checkouts
+    const events = yield* Events
+    const payments = yield* Payments
+    const placement = yield* Placement
+
+    /** One transaction: the locked checkout, the card checked and charged, the checkout marked paid. */
+    const charge = (request: PaymentRequest) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const found = yield* checkouts.forPayment(request.checkoutId, request.token)
+          if (Option.isNone(found)) return { outcome: PaymentOutcome.Closed({ problem: "not_found" }) }
+          const { row, items } = found.value
+          const problem = paymentClosed(row, request.submittedAt)
+          if (problem !== undefined) return { outcome: PaymentOutcome.Closed({ problem }) }
+          const card = validateCard(request.card, new Date(request.submittedAt))
+          if (Either.isLeft(card))
+            return { outcome: PaymentOutcome.InvalidCard({ row, items, fieldErrors: card.left }) }
+          const charged = yield* payments
+            .charge({ card: card.right, amount: row.totalAmount, currency: row.currency, reference: row.id })
+            .pipe(Effect.either)
+          if (Either.isLeft(charged)) {
+            return { outcome: PaymentOutcome.Declined({ row, items, message: charged.left.message }) }
+          }
+          // Paid as of the submission, the instant the window was judged at.
+          const paid = yield* checkouts.markPaid(found.value, charged.right.chargeId, new Date(request.submittedAt))
+          if (Option.isNone(paid)) return yield* Effect.dieMessage(`checkout ${row.id} changed under its lock`)
+          return {
+            outcome: PaymentOutcome.Paid({ row: paid.value.row, items: paid.value.items }),
+            placementJob: Option.some(paid.value.placementJob)
+          }
+        })
+      )
+
+    const pay = Effect.fn("CheckoutPayments.pay")(function* (request: PaymentRequest) {
+      const { outcome } = yield* placement.payThenPlace(
+        charge(request).pipe(Effect.orDie),
+        (charged) => charged.placementJob ?? Option.none()
+      )
+      if (outcome._tag === "Declined") yield* checkouts.paymentDeclined(request.checkoutId)
+      if (outcome._tag === "Paid") yield* events.publish(request.checkoutId)
+      return outcome
+    })
+
+    return { pay } as const
+  })
+}) {}
