@@ -623,9 +623,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         Effect.gen(function* () {
           // The first few declines are news for the agent; more (from anyone holding the link) would only
           // flood its stream and callback URL. The page still answers each one.
-          const [{ declines }] = yield* sql<{ declines: number }>`
-            SELECT count(*)::int AS declines FROM events
-            WHERE checkout_id = ${checkoutId} AND type = 'checkout.payment_declined'`
+          const declines = yield* events.countOf(checkoutId, "checkout.payment_declined")
           if (declines < MAX_RECORDED_DECLINES) yield* record(row, "checkout.payment_declined")
         })
       )

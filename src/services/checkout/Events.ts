@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Schedule, Stream } from "effect"
+import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { type EventType, terminalStatuses } from "../../domain/checkout/Checkout.js"
 import { Signals } from "../platform/Signals.js"
 
@@ -180,6 +180,16 @@ export class Events extends Effect.Service<Events>()("Events", {
         })
       )
 
-    return { append, publish, after, stream } as const
+    /** How many events of `type` a checkout has. */
+    const countOf = Effect.fn("Events.countOf")(function* (checkoutId: string, type: EventType) {
+      const [row] = yield* sql`
+        SELECT count(*)::int AS count FROM events WHERE checkout_id = ${checkoutId} AND type = ${type}`.pipe(
+        Effect.flatMap(Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ count: Schema.Int })))),
+        Effect.orDie
+      )
+      return row.count
+    })
+
+    return { append, publish, after, countOf, stream } as const
   })
 }) {}

@@ -148,14 +148,11 @@ type Outcome =
 
 const realClock = Clock.make()
 
-/** The columns of a delivery and the tables they come from (the queue's `run_at` is the exact next attempt). */
-const deliveryFrom = (sql: SqlClient.SqlClient) => sql`
-  d.id, d.url, d.event_id, d.event_type, d.payload::text AS payload, d.status, d.attempts,
-  COALESCE(j.run_at, d.next_attempt_at) AS next_attempt_at, d.last_status_code, d.last_error,
-  d.created_at, d.updated_at, d.delivered_at
-  FROM webhook_deliveries d
-  LEFT JOIN jobs j ON d.status = 'pending' AND j.kind = ${DeliverWebhook.name} AND j.key = d.id
-    AND j.status = 'pending'`
+/** The columns of a delivery. */
+const deliveryColumns = (sql: SqlClient.SqlClient) => sql`
+  d.id, d.url, d.event_id, d.event_type, d.payload::text AS payload, d.status, d.attempts, d.next_attempt_at,
+  d.last_status_code, d.last_error, d.created_at, d.updated_at, d.delivered_at
+  FROM webhook_deliveries d`
 
 export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
   effect: Effect.gen(function* () {
@@ -171,19 +168,20 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
     const findDelivery = SqlSchema.findOne({
       Request: Id,
       Result: WebhookDelivery,
-      execute: (id) => sql`SELECT ${deliveryFrom(sql)} WHERE d.id = ${id}`
+      execute: (id) => sql`SELECT ${deliveryColumns(sql)} WHERE d.id = ${id}`
     })
 
     const findByEvent = SqlSchema.findAll({
       Request: Schema.String,
       Result: WebhookDelivery,
-      execute: (eventId) => sql`SELECT ${deliveryFrom(sql)} WHERE d.event_id = ${eventId} ORDER BY d.created_at, d.id`
+      execute: (eventId) =>
+        sql`SELECT ${deliveryColumns(sql)} WHERE d.event_id = ${eventId} ORDER BY d.created_at, d.id`
     })
 
     const findByUrl = SqlSchema.findAll({
       Request: Schema.String,
       Result: WebhookDelivery,
-      execute: (url) => sql`SELECT ${deliveryFrom(sql)} WHERE d.url = ${url} ORDER BY d.created_at, d.id`
+      execute: (url) => sql`SELECT ${deliveryColumns(sql)} WHERE d.url = ${url} ORDER BY d.created_at, d.id`
     })
 
     const findAttempts = SqlSchema.findAll({
@@ -398,9 +396,27 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       }
     })
 
+    /**
+     * Pending deliveries with the exact time of their next attempt: the queue's jittered `run_at` (the Jobs
+     * service's) once an attempt failed.
+     */
+    const withNextAttempts = Effect.fn("Webhooks.withNextAttempts")(function* (
+      deliveries: ReadonlyArray<WebhookDelivery>
+    ) {
+      const pending = deliveries.filter((delivery) => delivery.status === "pending").map((delivery) => delivery.id)
+      const nextRuns = yield* jobs.nextRunsOf(DeliverWebhook, pending)
+      return deliveries.map((delivery) => {
+        const runAt = nextRuns.get(delivery.id)
+        return runAt === undefined ? delivery : new WebhookDelivery({ ...delivery, nextAttemptAt: runAt })
+      })
+    })
+
     /** One delivery, or none. */
     const get = Effect.fn("Webhooks.get")(function* (deliveryId: Id) {
-      return yield* Effect.orDie(findDelivery(deliveryId))
+      const found = yield* Effect.orDie(findDelivery(deliveryId))
+      if (Option.isNone(found)) return found
+      const [delivery] = yield* withNextAttempts([found.value])
+      return Option.some(delivery!)
     })
 
     /** The attempts log of a delivery, oldest first. */
@@ -412,7 +428,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
     const deliveriesFor = Effect.fn("Webhooks.deliveriesFor")(function* (
       by: { readonly eventId: string } | { readonly url: string }
     ) {
-      return yield* Effect.orDie("eventId" in by ? findByEvent(by.eventId) : findByUrl(by.url))
+      return yield* withNextAttempts(yield* Effect.orDie("eventId" in by ? findByEvent(by.eventId) : findByUrl(by.url)))
     })
 
     return { enqueue, deliver, get, attempts, deliveriesFor } as const

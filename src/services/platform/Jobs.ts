@@ -276,6 +276,20 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       return yield* Effect.orDie(findJob(id))
     })
 
+    const findNextRuns = SqlSchema.findAll({
+      Request: Schema.Struct({ kind: Schema.String, keys: Schema.Array(Schema.String) }),
+      Result: Schema.Struct({ key: Schema.String, runAt: Schema.DateTimeUtcFromDate }),
+      execute: ({ kind, keys }) => sql`
+        SELECT key, run_at FROM jobs WHERE kind = ${kind} AND key IN ${sql.in(keys)} AND status = 'pending'`
+    })
+
+    /** When each still pending job of `kind` with one of these keys runs next, by key. */
+    const nextRunsOf = Effect.fn("Jobs.nextRunsOf")(function* (kind: JobKind<any>, keys: ReadonlyArray<string>) {
+      if (keys.length === 0) return new Map<string, DateTime.Utc>()
+      const rows = yield* Effect.orDie(findNextRuns({ kind: kind.name, keys }))
+      return new Map(rows.map((row) => [row.key, row.runAt]))
+    })
+
     /**
      * Claims the next ready job of these kinds, or none. One statement, so a short transaction. A job whose
      * lease expired during its last attempt is not run again: the same statement marks it dead.
@@ -517,7 +531,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       yield* Effect.forkScoped(outsideTransactions(work(handlers, options)))
     })
 
-    return { enqueue, get, work, run, runNow } as const
+    return { enqueue, get, nextRunsOf, work, run, runNow } as const
   })
 }) {
   /** A layer running a worker for these handlers as long as it is alive. */
