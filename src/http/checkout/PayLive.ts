@@ -4,9 +4,10 @@ import { Clock, Effect, Option } from "effect"
 import { parsePhoneNumber } from "libphonenumber-js/min"
 import { eventTypes } from "../../domain/checkout/Checkout.js"
 import { paymentClosed } from "../../domain/checkout/CheckoutMachine.js"
+import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
 import { formatMoney } from "../../services/catalog/Pricing.js"
 import { CheckoutPayments } from "../../services/checkout/CheckoutPayments.js"
-import { type CheckoutItemRow, type CheckoutRow, Checkouts } from "../../services/checkout/Checkouts.js"
+import { Checkouts } from "../../services/checkout/Checkouts.js"
 import { Api } from "../Api.js"
 import { htmlResponse } from "../pages/html.js"
 import {
@@ -40,9 +41,10 @@ const countryName = (code: string): string | undefined => {
 }
 
 /** The page's view of a checkout: the sums of its lines, in its currency and locale. */
-const viewOf = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: string): PayPageView => {
+const viewOf = (row: CheckoutRecord, items: ReadonlyArray<CheckoutItemRecord>, token: string): PayPageView => {
   const money = (amount: number) => formatMoney(amount, row.currency, row.locale).display
-  const sum = (pick: (item: CheckoutItemRow) => number) => money(items.reduce((total, item) => total + pick(item), 0))
+  const sum = (pick: (item: CheckoutItemRecord) => number) =>
+    money(items.reduce((total, item) => total + pick(item), 0))
   const address = row.shippingAddress
   return {
     checkoutId: row.id,
@@ -85,7 +87,7 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
     const checkouts = yield* Checkouts
     const checkoutPayments = yield* CheckoutPayments
 
-    const statusPage = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>, token: string, status = 200) =>
+    const statusPage = (row: CheckoutRecord, items: ReadonlyArray<CheckoutItemRecord>, token: string, status = 200) =>
       page(
         (nonce) =>
           paymentStatusPage(viewOf(row, items, token), {

@@ -1,5 +1,5 @@
-import { SqlClient, type Statement } from "@effect/sql"
-import { Context, Effect, Either, Option } from "effect"
+import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
+import { Context, Effect, Either, Option, Schema } from "effect"
 import {
   Collection,
   CollectionPriceRange,
@@ -494,9 +494,29 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       return Option.fromNullable(rows[0]?.name)
     })
 
+    const findVariantLabel = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({
+        productTitle: Schema.String,
+        variantTitle: Schema.String,
+        imageUrl: Schema.NullOr(Schema.String)
+      }),
+      execute: (variantId) => sql`
+        SELECT p.title AS product_title, v.title AS variant_title,
+          coalesce(v.image_url, (SELECT i.url FROM product_images i WHERE i.product_id = p.id ORDER BY i.position
+            LIMIT 1)) AS image_url
+        FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id = ${variantId}`
+    })
+
+    /** How a variant is shown on a quote or order line: its product's and its own title, and its image (as stored). */
+    const variantLabel = Effect.fn("Catalog.variantLabel")((variantId: string) =>
+      Effect.orDie(findVariantLabel(variantId))
+    )
+
     return {
       country,
       countries,
+      variantLabel,
       imageSubject,
       summaries,
       product,

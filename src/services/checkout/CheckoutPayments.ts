@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Either, Option } from "effect"
 import { paymentClosed } from "../../domain/checkout/CheckoutMachine.js"
+import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
 import { type CardFieldError, type CardInput, Payments, validateCard } from "../simulators/Payments.js"
-import { type CheckoutItemRow, type CheckoutRow, Checkouts } from "./Checkouts.js"
+import { Checkouts } from "./Checkouts.js"
 import { Events } from "./Events.js"
 import { Placement } from "./Placement.js"
 
@@ -13,12 +14,16 @@ export type PaymentProblem = "not_found" | "cancelled" | "expired" | "already_pa
 export type PaymentOutcome = Data.TaggedEnum<{
   Closed: { readonly problem: PaymentProblem }
   InvalidCard: {
-    readonly row: CheckoutRow
-    readonly items: ReadonlyArray<CheckoutItemRow>
+    readonly row: CheckoutRecord
+    readonly items: ReadonlyArray<CheckoutItemRecord>
     readonly fieldErrors: ReadonlyArray<CardFieldError>
   }
-  Declined: { readonly row: CheckoutRow; readonly items: ReadonlyArray<CheckoutItemRow>; readonly message: string }
-  Paid: { readonly row: CheckoutRow; readonly items: ReadonlyArray<CheckoutItemRow> }
+  Declined: {
+    readonly row: CheckoutRecord
+    readonly items: ReadonlyArray<CheckoutItemRecord>
+    readonly message: string
+  }
+  Paid: { readonly row: CheckoutRecord; readonly items: ReadonlyArray<CheckoutItemRecord> }
 }>
 export const PaymentOutcome = Data.taggedEnum<PaymentOutcome>()
 

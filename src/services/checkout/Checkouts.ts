@@ -5,12 +5,10 @@ import {
   CHECKOUT_TTL_MINUTES,
   Checkout,
   CheckoutItem,
-  type CheckoutItemStatus,
   type CheckoutRequest,
   type CheckoutStatus,
   type EventType,
   Order as OrderSchema,
-  type Recipient,
   type ShippingAddress
 } from "../../domain/checkout/Checkout.js"
 import {
@@ -32,19 +30,21 @@ import {
   QuoteNotFound,
   SmsConsentRequired
 } from "../../domain/checkout/Errors.js"
+import type { CheckoutItemRecord, CheckoutRecord, QuoteRecord } from "../../domain/checkout/Records.js"
 import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
 import { PublicUrl } from "../catalog/Catalog.js"
-import { formatMoney } from "../catalog/Pricing.js"
+import { formatMoney, Pricing } from "../catalog/Pricing.js"
 import { KeyTaken, withIdempotency } from "../platform/Idempotency.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { checkOutboundUrl } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
+import { type CheckoutChange, CheckoutsRepo } from "./CheckoutsRepo.js"
 import { Events } from "./Events.js"
 import { Notifications } from "./Notifications.js"
-import type { QuoteRow } from "./Quotes.js"
+import { QuotesRepo } from "./QuotesRepo.js"
 import { Webhooks } from "./Webhooks.js"
 
 /**
@@ -77,62 +77,10 @@ export const placementFallbackDelay = Duration.seconds(10)
 /** Expiry of an unpaid checkout, at its `expiresAt`. */
 export const ExpireCheckout = JobKind.make("checkout.expire", Schema.Struct({ checkoutId: Schema.String }))
 
-export interface CheckoutRow {
-  readonly id: string
-  readonly userId: string
-  readonly status: CheckoutStatus
-  readonly countryCode: string
-  readonly currency: string
-  readonly locale: string
-  readonly totalAmount: number
-  readonly refundedAmount: number
-  readonly shippingRequired: boolean
-  readonly recipient: Recipient
-  readonly shippingAddress: ShippingAddress
-  readonly notifyEmail: string | null
-  readonly notifySms: string | null
-  readonly smsConsent: boolean
-  readonly callbackUrl: string | null
-  readonly idempotencyKey: string | null
-  readonly requestHash: string | null
-  readonly paymentToken: string
-  readonly chargeId: string | null
-  readonly failureReason: string | null
-  readonly expiresAt: Date
-  readonly paidAt: Date | null
-  readonly createdAt: Date
-  readonly updatedAt: Date
-}
-
-export interface CheckoutItemRow {
-  readonly checkoutId: string
-  readonly index: number
-  readonly quoteId: string
-  readonly variantId: string
-  readonly productId: string
-  readonly productTitle: string
-  readonly variantTitle: string
-  readonly imageUrl: string | null
-  readonly quantity: number
-  readonly unitAmount: number
-  readonly amount: number
-  readonly itemAmount: number
-  readonly shippingAmount: number
-  readonly dutiesAmount: number
-  readonly serviceFeeAmount: number
-  readonly shippingRequired: boolean
-  readonly status: CheckoutItemStatus
-  readonly orderId: string | null
-  readonly failureReason: string | null
-}
-
 /** What the supplier said of one pending item, for `settleItems`. */
 export type ItemOutcome =
   | { readonly _tag: "Placed"; readonly index: number; readonly orderId: string; readonly order: OrderSchema }
   | { readonly _tag: "Failed"; readonly index: number; readonly message: string }
-
-/** The columns a change of a checkout sets (`updated_at` is always set). */
-export type CheckoutChange = Partial<Pick<CheckoutRow, "status" | "refundedAmount" | "failureReason">>
 
 /** What the agent should do next, in plain words, per status. */
 export const nextStepFor = (status: CheckoutStatus): string => {
@@ -167,9 +115,21 @@ const sameToken = (a: string, b: string) => {
 }
 
 export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
-  dependencies: [Addresses.Default, Events.Default, Jobs.Default, Notifications.Default, Webhooks.Default],
+  dependencies: [
+    Addresses.Default,
+    CheckoutsRepo.Default,
+    Events.Default,
+    Jobs.Default,
+    Notifications.Default,
+    Pricing.Default,
+    QuotesRepo.Default,
+    Webhooks.Default
+  ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const repo = yield* CheckoutsRepo
+    const quotesRepo = yield* QuotesRepo
+    const pricing = yield* Pricing
     const addresses = yield* Addresses
     const events = yield* Events
     const jobs = yield* Jobs
@@ -177,22 +137,12 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const webhooks = yield* Webhooks
     const publicUrl = yield* PublicUrl
 
-    const findRow = (checkoutId: string) =>
-      sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0])),
-        Effect.orDie
-      )
+    const itemRows = Effect.fn("Checkouts.itemRows")((checkoutId: string) => repo.items(checkoutId))
 
-    const itemRows = Effect.fn("Checkouts.itemRows")((checkoutId: string) =>
-      sql<CheckoutItemRow>`SELECT * FROM checkout_items WHERE checkout_id = ${checkoutId} ORDER BY index`.pipe(
-        Effect.orDie
-      )
-    )
-
-    const money = (row: CheckoutRow, amount: number) => formatMoney(amount, row.currency, row.locale).display
+    const money = (row: CheckoutRecord, amount: number) => formatMoney(amount, row.currency, row.locale).display
 
     /** The Checkout resource of a row and its items. */
-    const toCheckout = (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>) =>
+    const toCheckout = (row: CheckoutRecord, items: ReadonlyArray<CheckoutItemRecord>) =>
       Checkout.make({
         id: row.id,
         status: row.status,
@@ -226,15 +176,12 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         updatedAt: row.updatedAt.toISOString()
       })
 
-    const paymentUrl = (row: CheckoutRow) => `${publicUrl}/pay/${row.id}?t=${row.paymentToken}`
+    const paymentUrl = (row: CheckoutRecord) => `${publicUrl}/pay/${row.id}?t=${row.paymentToken}`
 
     /** The checkout's row, locked until the transaction ends. */
     const lockRow = (checkoutId: string) =>
-      sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`.pipe(
-        Effect.orDie,
-        Effect.flatMap(([row]) =>
-          row === undefined ? Effect.dieMessage(`checkout ${checkoutId} vanished`) : Effect.succeed(row)
-        )
+      Effect.flatMap(repo.lockById(checkoutId), (row) =>
+        Option.isNone(row) ? Effect.dieMessage(`checkout ${checkoutId} vanished`) : Effect.succeed(row.value)
       )
 
     /**
@@ -250,10 +197,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       if (set.status !== undefined && !leadsTo(event, set.status)) {
         return yield* Effect.dieMessage(`${event} cannot lead to ${set.status}`)
       }
-      const [row] = yield* sql<CheckoutRow>`
-        UPDATE checkouts SET ${sql.update({ ...set, updatedAt: yield* nowDate })}
-        WHERE id = ${checkoutId} AND status IN ${sql.in(checkoutMachine[event].from)} RETURNING *`.pipe(Effect.orDie)
-      return Option.fromNullable(row)
+      return yield* repo.update(checkoutId, checkoutMachine[event].from, set, yield* nowDate)
     })
 
     /** Moves one item as the item machine allows `event`; whether it moved (a concurrent change may have). */
@@ -263,11 +207,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       event: ItemEvent,
       set: { readonly orderId?: string; readonly failureReason?: string } = {}
     ) {
-      const { from, to } = itemMachine[event]
-      const moved = yield* sql<{ amount: number }>`
-        UPDATE checkout_items SET ${sql.update({ ...set, status: to })}
-        WHERE checkout_id = ${checkoutId} AND index = ${index} AND status = ${from} RETURNING amount`.pipe(Effect.orDie)
-      return Option.fromNullable(moved[0])
+      return yield* repo.moveItem(checkoutId, index, itemMachine[event], set)
     })
 
     /**
@@ -278,9 +218,9 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * misses one that took a lower id but committed later.
      */
     const record = Effect.fn("Checkouts.record")(function* (
-      row: CheckoutRow,
+      row: CheckoutRecord,
       type: EventType,
-      options: { readonly items?: ReadonlyArray<CheckoutItemRow>; readonly order?: OrderSchema } = {}
+      options: { readonly items?: ReadonlyArray<CheckoutItemRecord>; readonly order?: OrderSchema } = {}
     ) {
       const items = options.items ?? (yield* itemRows(row.id))
       const checkout = toCheckout(row, items)
@@ -306,7 +246,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * its items starts there, so changes and their events are serialized per checkout, and locks are always
      * taken checkout first), then wakes the checkout's event streams. `change` gets the locked row.
      */
-    const commit = <A, E, R>(checkoutId: string, change: (row: CheckoutRow) => Effect.Effect<A, E, R>) =>
+    const commit = <A, E, R>(checkoutId: string, change: (row: CheckoutRecord) => Effect.Effect<A, E, R>) =>
       sql.withTransaction(Effect.flatMap(lockRow(checkoutId), change)).pipe(
         Effect.catchTag("SqlError", Effect.die),
         Effect.tap(() => events.publish(checkoutId))
@@ -351,10 +291,9 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       madeByKey: Effect.Effect<boolean>
     ) {
       const quoteIds = request.items.map((item) => item.quoteId)
-      const quotes = yield* sql<QuoteRow>`
-        SELECT * FROM quotes WHERE id IN ${sql.in(quoteIds)} AND user_id = ${buyer.id}`.pipe(Effect.orDie)
+      const quotes = yield* quotesRepo.findManyForUser(quoteIds, buyer.id)
       const byId = new Map(quotes.map((quote) => [quote.id, quote]))
-      const ordered: Array<QuoteRow> = []
+      const ordered: Array<QuoteRecord> = []
       for (const id of quoteIds) {
         const quote = byId.get(id)
         if (quote === undefined) return yield* new QuoteNotFound({ message: `No quote ${id}.`, quoteId: id })
@@ -403,7 +342,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const build = (
       buyer: User,
       request: CheckoutRequest,
-      quotes: ReadonlyArray<QuoteRow>,
+      quotes: ReadonlyArray<QuoteRecord>,
       made: {
         readonly id: string
         readonly now: number
@@ -414,7 +353,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         readonly requestHash: string | null
       }
     ) => {
-      const items: Array<CheckoutItemRow> = quotes.map((quote, index) => {
+      const items: Array<CheckoutItemRecord> = quotes.map((quote, index) => {
         const quantity = request.items[index]!.quantity ?? 1
         return {
           checkoutId: made.id,
@@ -439,7 +378,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         }
       })
       const created = new Date(made.now)
-      const row: CheckoutRow = {
+      const row: CheckoutRecord = {
         id: made.id,
         userId: buyer.id,
         status: "pending_payment",
@@ -473,29 +412,22 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * Inserts the checkout, claims its quotes and queues its expiry, in the caller's transaction. `KeyTaken`
      * when a concurrent request inserted a checkout with the same idempotency key first.
      */
-    const insert = Effect.fn("Checkouts.insert")(function* (row: CheckoutRow, items: ReadonlyArray<CheckoutItemRow>) {
-      const [claimed] = yield* sql<{ id: string }>`
-        INSERT INTO checkouts ${sql.insert({
-          ...row,
-          recipient: JSON.stringify(row.recipient),
-          shippingAddress: JSON.stringify(row.shippingAddress)
-        } as never)}
-        ON CONFLICT (user_id, idempotency_key) DO NOTHING RETURNING id`
-      if (claimed === undefined) return yield* new KeyTaken()
+    const insert = Effect.fn("Checkouts.insert")(function* (
+      row: CheckoutRecord,
+      items: ReadonlyArray<CheckoutItemRecord>
+    ) {
+      if (!(yield* repo.insert(row))) return yield* new KeyTaken()
       // Claims the quotes; a concurrent checkout that took one first leaves fewer rows claimed.
       const quoteIds = items.map((item) => item.quoteId)
-      const used = yield* sql<{ id: string }>`
-        UPDATE quotes SET checkout_id = ${row.id}
-        WHERE id IN ${sql.in(quoteIds)} AND checkout_id IS NULL AND expires_at > ${row.createdAt}
-        RETURNING id`
+      const used = yield* quotesRepo.claim(quoteIds, row.id, row.createdAt)
       if (used.length !== quoteIds.length) {
-        const taken = quoteIds.find((quoteId) => !used.some((u) => u.id === quoteId))!
+        const taken = quoteIds.find((quoteId) => !used.includes(quoteId))!
         return yield* new QuoteAlreadyUsed({
           message: `Quote ${taken} already backs another checkout; create a new quote.`,
           quoteId: taken
         })
       }
-      yield* sql`INSERT INTO checkout_items ${sql.insert(items as never)}`
+      yield* repo.insertItems(items)
       yield* record(row, "checkout.created", { items })
       yield* jobs.enqueue(
         ExpireCheckout,
@@ -510,12 +442,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       const requestHash = request.idempotencyKey == null ? null : hashRequest(request)
       /** The checkout this user already made with the idempotency key, if any. */
       const byKey = Effect.gen(function* () {
-        if (request.idempotencyKey == null) return Option.none<CheckoutRow>()
-        const [existing] = yield* sql<CheckoutRow>`
-          SELECT * FROM checkouts WHERE user_id = ${buyer.id} AND idempotency_key = ${request.idempotencyKey}`.pipe(
-          Effect.orDie
-        )
-        return Option.fromNullable(existing)
+        if (request.idempotencyKey == null) return Option.none<CheckoutRecord>()
+        return yield* repo.findByKey(buyer.id, request.idempotencyKey)
       })
       const made = yield* withIdempotency(
         {
@@ -539,10 +467,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
             const quotes = yield* loadQuotes(buyer, request, now, Effect.map(byKey, Option.isSome))
             const shippingRequired = quotes.some((quote) => quote.shippingRequired)
             const address = yield* shippingAddressFor(request, shippingRequired)
-            const [countryRow] = yield* sql<{
-              locale: string
-            }>`SELECT locale FROM countries WHERE code = ${quotes[0]!.countryCode}`.pipe(Effect.orDie)
-            const locale = countryRow?.locale ?? "en-US"
+            const reference = yield* pricing.reference()
+            const locale = reference.country.get(quotes[0]!.countryCode)?.locale ?? "en-US"
             const id = yield* makeId
             const { row, items } = build(buyer, request, quotes, {
               id,
@@ -565,7 +491,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     /** The user's checkout (another user's is not found). */
     const get = Effect.fn("Checkouts.get")(function* (userId: string, checkoutId: string) {
-      const row = yield* findRow(checkoutId)
+      const row = yield* repo.findById(checkoutId)
       if (Option.isNone(row) || row.value.userId !== userId) {
         return yield* new CheckoutNotFound({ message: `No checkout ${checkoutId}.`, checkoutId })
       }
@@ -610,11 +536,9 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * unknown checkout or a wrong token (the page never says which).
      */
     const forPayment = Effect.fn("Checkouts.forPayment")(function* (checkoutId: string, token: string) {
-      const [row] = yield* sql<CheckoutRow>`SELECT * FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`.pipe(
-        Effect.orDie
-      )
-      if (row === undefined || !sameToken(row.paymentToken, token)) return Option.none()
-      return Option.some({ row, items: yield* itemRows(checkoutId) })
+      const row = yield* repo.lockById(checkoutId)
+      if (Option.isNone(row) || !sameToken(row.value.paymentToken, token)) return Option.none()
+      return Option.some({ row: row.value, items: yield* itemRows(checkoutId) })
     })
 
     /** Records a refused card (the checkout stays `pending_payment`). */
@@ -636,17 +560,14 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * while the card is charged).
      */
     const markPaid = Effect.fn("Checkouts.markPaid")(function* (
-      locked: { readonly row: CheckoutRow; readonly items: ReadonlyArray<CheckoutItemRow> },
+      locked: { readonly row: CheckoutRecord; readonly items: ReadonlyArray<CheckoutItemRecord> },
       chargeId: string,
       now: Date
     ) {
       const checkoutId = locked.row.id
-      const [row] = yield* sql<CheckoutRow>`
-        UPDATE checkouts SET status = 'paid', charge_id = ${chargeId}, paid_at = ${now}, updated_at = ${now}
-        WHERE id = ${checkoutId} AND status IN ${sql.in(checkoutMachine.pay.from)} AND expires_at > ${now}
-        RETURNING *`.pipe(Effect.orDie)
-      if (row === undefined) return Option.none()
-      const paid = yield* record(row, "checkout.paid", { items: locked.items })
+      const row = yield* repo.markPaid(checkoutId, checkoutMachine.pay.from, chargeId, now)
+      if (Option.isNone(row)) return Option.none()
+      const paid = yield* record(row.value, "checkout.paid", { items: locked.items })
       yield* notifications.receipt(paid.row, paid.items)
       const placementJob = yield* jobs.enqueue(
         PlaceCheckout,
@@ -684,10 +605,10 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     ) {
       return yield* commit(checkoutId, (locked) =>
         Effect.gen(function* () {
-          if (locked.status !== "placing") return Option.none<CheckoutRow>()
+          if (locked.status !== "placing") return Option.none<CheckoutRecord>()
           let current = locked
           // The items as the last event read them (after every change before it); none until one is recorded.
-          let itemsNow: ReadonlyArray<CheckoutItemRow> | undefined
+          let itemsNow: ReadonlyArray<CheckoutItemRecord> | undefined
           for (const outcome of outcomes) {
             if (outcome._tag === "Placed") {
               const placed = yield* moveItem(checkoutId, outcome.index, "place", { orderId: outcome.orderId })
@@ -700,14 +621,14 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
             if (Option.isNone(failed)) continue
             // A failed item is refunded straight away (DESIGN.md §4.5).
             const refunded = yield* transition(checkoutId, "refundFailedItem", {
-              refundedAmount: current.refundedAmount + failed.value.amount
+              refundedAmount: current.refundedAmount + failed.value
             })
             current = Option.getOrThrow(refunded)
             itemsNow = (yield* record(current, "checkout.item_failed")).items
           }
           const settledItems = itemsNow ?? (yield* itemRows(checkoutId))
           const status = settledStatus(settledItems)
-          if (status === undefined) return Option.none<CheckoutRow>()
+          if (status === undefined) return Option.none<CheckoutRecord>()
           const reasons = [
             ...new Set(settledItems.flatMap((item) => (item.failureReason === null ? [] : [item.failureReason])))
           ]
@@ -746,7 +667,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           if (Option.isNone(refunded)) return yield* Effect.dieMessage(`order ${order.id} has no placed item`)
           // The row is locked, so its status is still the one checked above: these updates cannot miss.
           const withRefund = yield* transition(checkoutId, "refundOrder", {
-            refundedAmount: checkout.refundedAmount + refunded.value.amount
+            refundedAmount: checkout.refundedAmount + refunded.value
           })
           const { items } = yield* record(Option.getOrThrow(withRefund), "order.cancelled", { order })
           if (items.every((item) => item.status !== "placed")) {
@@ -760,9 +681,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     /** The locales of checkouts, by id (an order's amounts are shown in its checkout's). */
     const localesOf = Effect.fn("Checkouts.localesOf")(function* (checkoutIds: ReadonlyArray<string>) {
       if (checkoutIds.length === 0) return new Map<string, string>()
-      const rows = yield* sql<{ id: string; locale: string }>`
-        SELECT id, locale FROM checkouts WHERE id IN ${sql.in(checkoutIds)}`.pipe(Effect.orDie)
-      return new Map(rows.map((row) => [row.id, row.locale]))
+      return yield* repo.localesOf(checkoutIds)
     })
 
     return {

@@ -1,4 +1,5 @@
 import { Context, Effect, Exit, FiberSet, Metric, MetricBoundaries, Option, Schedule } from "effect"
+import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
 import type { Id } from "../../domain/platform/Ids.js"
 import { Jobs } from "../platform/Jobs.js"
 import {
@@ -7,7 +8,7 @@ import {
   type FulfillmentUnavailable,
   type OrderRow
 } from "../simulators/Fulfillment.js"
-import { type CheckoutItemRow, type CheckoutRow, Checkouts, type ItemOutcome, PlaceCheckout } from "./Checkouts.js"
+import { Checkouts, type ItemOutcome, PlaceCheckout } from "./Checkouts.js"
 import { AdvanceOrder, orderOf } from "./Orders.js"
 
 /**
@@ -72,7 +73,7 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
      * persists, the item stays pending for the job's next attempt, except on the last one, where it fails
      * (and is refunded) so that no paid checkout is left placing.
      */
-    const placeItem = (row: CheckoutRow, item: CheckoutItemRow, lastAttempt: boolean) =>
+    const placeItem = (row: CheckoutRecord, item: CheckoutItemRecord, lastAttempt: boolean) =>
       fulfillment
         .place({
           idempotencyKey: placementKey(row.id, item.index),

@@ -1,12 +1,13 @@
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
 import { VariantNotFound } from "../../domain/catalog/Errors.js"
 import { QUOTE_TTL_MINUTES, Quote } from "../../domain/checkout/Checkout.js"
 import { QuoteNotFound, VariantNotShippable, VariantOutOfStock } from "../../domain/checkout/Errors.js"
+import type { QuoteRecord } from "../../domain/checkout/Records.js"
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
-import { absoluteUrl, PublicUrl } from "../catalog/Catalog.js"
+import { absoluteUrl, Catalog, PublicUrl } from "../catalog/Catalog.js"
 import { formatMoney, landedAmounts, landedInput, Pricing } from "../catalog/Pricing.js"
+import { QuotesRepo } from "./QuotesRepo.js"
 
 /**
  * Quotes (spec "Quote"; DESIGN.md §4.5): the all-in price of one unit of a variant in a country, from the
@@ -14,29 +15,7 @@ import { formatMoney, landedAmounts, landedInput, Pricing } from "../catalog/Pri
  * the user was shown even if prices or exchange rates move in between.
  */
 
-export interface QuoteRow {
-  readonly id: string
-  readonly userId: string
-  readonly variantId: string
-  readonly productId: string
-  readonly productTitle: string
-  readonly variantTitle: string
-  readonly imageUrl: string | null
-  readonly countryCode: string
-  readonly currency: string
-  readonly itemAmount: number
-  readonly shippingAmount: number
-  readonly dutiesAmount: number
-  readonly serviceFeeAmount: number
-  readonly totalAmount: number
-  readonly totalDisplay: string
-  readonly shippingRequired: boolean
-  readonly checkoutId: string | null
-  readonly expiresAt: Date
-  readonly createdAt: Date
-}
-
-export const toQuote = (row: QuoteRow): Quote =>
+export const toQuote = (row: QuoteRecord): Quote =>
   Quote.make({
     id: row.id,
     variantId: row.variantId,
@@ -58,9 +37,10 @@ export const toQuote = (row: QuoteRow): Quote =>
   })
 
 export class Quotes extends Effect.Service<Quotes>()("Quotes", {
-  dependencies: [Pricing.Default],
+  dependencies: [Catalog.Default, Pricing.Default, QuotesRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* QuotesRepo
+    const catalog = yield* Catalog
     const pricing = yield* Pricing
     const publicUrl = yield* PublicUrl
 
@@ -75,12 +55,8 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
         })
       }
       const [variant] = yield* pricing.variants(Option.some([variantId]))
-      const [facts] = yield* sql<{ productTitle: string; variantTitle: string; imageUrl: string | null }>`
-        SELECT p.title AS product_title, v.title AS variant_title,
-          coalesce(v.image_url, (SELECT i.url FROM product_images i WHERE i.product_id = p.id ORDER BY i.position
-            LIMIT 1)) AS image_url
-        FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id = ${variantId}`.pipe(Effect.orDie)
-      if (variant === undefined || facts === undefined) {
+      const label = yield* catalog.variantLabel(variantId)
+      if (variant === undefined || Option.isNone(label)) {
         return yield* new VariantNotFound({ message: `No variant ${variantId}.`, variantId })
       }
       const { priceUsd } = variant
@@ -96,14 +72,14 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
       }
       const amounts = landedAmounts(landedInput(reference, { ...variant, priceUsd }, country))
       const now = yield* Clock.currentTimeMillis
-      const row: QuoteRow = {
+      const row: QuoteRecord = {
         id: yield* makeId,
         userId,
         variantId,
         productId: variant.productId,
-        productTitle: facts.productTitle,
-        variantTitle: facts.variantTitle,
-        imageUrl: absoluteUrl(publicUrl, facts.imageUrl),
+        productTitle: label.value.productTitle,
+        variantTitle: label.value.variantTitle,
+        imageUrl: absoluteUrl(publicUrl, label.value.imageUrl),
         countryCode: country.code,
         currency: country.currency,
         itemAmount: amounts.item,
@@ -117,17 +93,15 @@ export class Quotes extends Effect.Service<Quotes>()("Quotes", {
         expiresAt: new Date(now + QUOTE_TTL_MINUTES * 60_000),
         createdAt: new Date(now)
       }
-      yield* sql`INSERT INTO quotes ${sql.insert(row as never)}`.pipe(Effect.orDie)
+      yield* repo.insert(row)
       return toQuote(row)
     })
 
     /** The user's quote (another user's is not found). */
     const get = Effect.fn("Quotes.get")(function* (userId: string, quoteId: string) {
-      const [row] = yield* sql<QuoteRow>`SELECT * FROM quotes WHERE id = ${quoteId} AND user_id = ${userId}`.pipe(
-        Effect.orDie
-      )
-      if (row === undefined) return yield* new QuoteNotFound({ message: `No quote ${quoteId}.`, quoteId })
-      return row
+      const row = yield* repo.findForUser(quoteId, userId)
+      if (Option.isNone(row)) return yield* new QuoteNotFound({ message: `No quote ${quoteId}.`, quoteId })
+      return row.value
     })
 
     return { create, get } as const
