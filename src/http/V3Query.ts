@@ -1,5 +1,6 @@
 import { Either, Schema } from "effect"
 import { FieldIssue, InvalidRequest } from "../domain/platform/Errors.js"
+import type { V3Query, V3QuerySpec } from "../domain/platform/V3Query.js"
 
 /**
  * The v3 query syntax (spec "Versioning" 3): `filter[field]` (several are ANDed), `include`, `fields`,
@@ -8,27 +9,7 @@ import { FieldIssue, InvalidRequest } from "../domain/platform/Errors.js"
  * the server from the request's own query, so clients follow it verbatim and never build a cursor.
  */
 
-export interface V3QuerySpec {
-  readonly filters: ReadonlyArray<string>
-  readonly include?: ReadonlyArray<string>
-  readonly fields?: ReadonlyArray<string>
-  /** Sortable fields; `-field` sorts descending. */
-  readonly sort?: ReadonlyArray<string>
-  /** `number` for page[number]/page[size], `cursor` for page[cursor]/page[size]. */
-  readonly paging: "number" | "cursor"
-  readonly maxPageSize: number
-  readonly defaultPageSize: number
-  /** Other plain keys the operation accepts (e.g. `companyId`). */
-  readonly extra?: ReadonlyArray<string>
-}
-
-export interface V3Query {
-  readonly filters: Readonly<Record<string, string>>
-  readonly include: ReadonlyArray<string>
-  readonly fields: ReadonlyArray<string>
-  readonly sort: ReadonlyArray<{ readonly field: string; readonly descending: boolean }>
-  readonly page: { readonly number: number; readonly size: number; readonly cursor: string | undefined }
-}
+export type { V3Query, V3QuerySpec } from "../domain/platform/V3Query.js"
 
 export type RawParams = Readonly<Record<string, string | ReadonlyArray<string>>>
 
@@ -139,6 +120,31 @@ export const numberedLinks = (path: string, params: RawParams, query: V3Query, h
       ? pageLink(path, params, { "page[number]": String(query.page.number - 1), "page[size]": String(query.page.size) })
       : null
 })
+
+/** "a, b or c". */
+const orList = (names: ReadonlyArray<string>) =>
+  names.length <= 1 ? names.join("") : `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`
+
+/**
+ * The `urlParams` schema of a v3 list, derived from the same spec the parser checks against, so the
+ * OpenAPI parameters and what the parser accepts cannot drift: `extra` first (e.g. `companyId`), then each
+ * filter, `include`, `fields`, `sort` and the paging parameters.
+ */
+export const v3UrlParams = <const Extra extends Schema.Struct.Fields>(spec: V3QuerySpec, extra: Extra) => {
+  const optionalString = (description?: string) =>
+    Schema.optional(description === undefined ? Schema.String : Schema.String.annotations({ description }))
+  const fields: Record<string, Schema.Struct.Field> = { ...extra }
+  for (const filter of spec.filters) {
+    fields[`filter[${filter}]`] = Schema.optional(spec.filterSchemas?.[filter] ?? Schema.String)
+  }
+  if (spec.include !== undefined) fields.include = optionalString(`Comma-separated: ${orList(spec.include)}`)
+  if (spec.fields !== undefined) fields.fields = optionalString(`Comma-separated: ${orList(spec.fields)}`)
+  if (spec.sort !== undefined) fields.sort = optionalString(`${orList(spec.sort)}; -field descends`)
+  if (spec.paging === "number") fields["page[number]"] = optionalString()
+  else fields["page[cursor]"] = optionalString()
+  fields["page[size]"] = optionalString()
+  return Schema.Struct(fields as Extra & Record<string, Schema.optional<typeof Schema.String>>)
+}
 
 export const Links = Schema.Struct({
   self: Schema.String,

@@ -18,7 +18,7 @@ import {
 } from "../../domain/company/Errors.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
-import { Links } from "../V3Query.js"
+import { Links, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 import { ApiKeyAuthV2, ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**
@@ -134,24 +134,14 @@ export const apiKeysV3Query = {
   paging: "number",
   maxPageSize: 100,
   defaultPageSize: 20,
-  extra: ["companyId"]
-} as const
+  extra: ["companyId"],
+  filterSchemas: { enforceMtls: Schema.Literal("true", "false") }
+} satisfies V3QuerySpec
 
 export class ApiKeysV3Api extends HttpApiGroup.make("apiKeysV3")
   .add(
     HttpApiEndpoint.get("list", "/authentication/api-keys")
-      .setUrlParams(
-        Schema.Struct({
-          ...CompanyQuery,
-          "filter[name]": Schema.optional(Schema.String),
-          "filter[enforceMtls]": Schema.optional(Schema.Literal("true", "false")),
-          sort: Schema.optional(
-            Schema.String.annotations({ description: "createdAt, name or expirationDate; -field descends" })
-          ),
-          "page[number]": Schema.optional(Schema.String),
-          "page[size]": Schema.optional(Schema.String)
-        })
-      )
+      .setUrlParams(v3UrlParams(apiKeysV3Query, CompanyQuery))
       .addSuccess(ApiKeyListV3)
       .annotate(Operation, read)
       .annotate(OpenApi.Summary, "List the company's API keys (no filter[accountId])")

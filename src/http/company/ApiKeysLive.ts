@@ -104,24 +104,11 @@ export const ApiKeysV3Live = HttpApiBuilder.group(Api, "apiKeysV3", (handlers) =
           const caller = yield* CurrentCaller
           const params = searchParams(request.url)
           const query = yield* parseV3Query(params, apiKeysV3Query)
-          let found = yield* keys.list(caller.key.companyId, caller.key.environment)
-          const { name, enforceMtls } = query.filters
-          if (name !== undefined) found = found.filter((key) => key.name === name)
-          if (enforceMtls !== undefined) found = found.filter((key) => String(key.enforceMtls) === enforceMtls)
-          for (const { field, descending } of [...query.sort].reverse()) {
-            const value = (key: ApiKeyRecord) =>
-              field === "name" ? key.name : field === "createdAt" ? key.createdAt.getTime() : key.expiresAt.getTime()
-            found = [...found].sort((a, b) => {
-              const order = value(a) < value(b) ? -1 : value(a) > value(b) ? 1 : 0
-              return descending ? -order : order
-            })
-          }
-          const start = (query.page.number - 1) * query.page.size
-          const page = found.slice(start, start + query.page.size)
+          const page = yield* keys.page(caller.key.companyId, caller.key.environment, query)
           const path = new URL(request.url, "http://ribbon").pathname
           return {
-            data: page.map(full),
-            links: numberedLinks(path, params, query, start + query.page.size < found.length)
+            data: page.rows.map(full),
+            links: numberedLinks(path, params, query, page.hasNext)
           }
         })
       )

@@ -18,6 +18,8 @@ import {
 } from "../../domain/company/Errors.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
+import type { V3Query } from "../../domain/platform/V3Query.js"
+import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 
 /**
  * API keys (docs/company-api.md): 24 hex characters (96 random bits), stored only as their SHA-256 and
@@ -172,6 +174,27 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       )
     })
 
+    /** How the v3 key list's query reaches the table (filters, sorts and pages in SQL). */
+    const listColumns: V3Columns<ApiKeyRecord> = {
+      paging: "number",
+      filters: {
+        name: (name) => sql`name = ${name}`,
+        enforceMtls: (value) => sql`enforce_mtls = ${value === "true"}`
+      },
+      sort: { createdAt: "created_at", name: "name", expirationDate: "expires_at" },
+      defaultOrder: [{ column: "created_at", descending: true }],
+      id: "id"
+    }
+
+    /** One page of the company's keys in an environment, as a v3 list query asks. */
+    const page = Effect.fn("KeyStore.page")(function* (companyId: string, environment: Environment, query: V3Query) {
+      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
+      const rows = yield* sql<ApiKeyRecord>`SELECT ${columns} FROM api_keys
+        WHERE company_id = ${companyId} AND environment = ${environment} AND revoked_at IS NULL AND ${where}
+        ORDER BY ${orderBy} LIMIT ${limit}`.pipe(Effect.orDie)
+      return v3Page(rows, query, listColumns)
+    })
+
     /** Deletes a key at once: its next request is a 401. `environment` undefined: any (the CLI). */
     const revoke = Effect.fn("KeyStore.revoke")(function* (
       companyId: string,
@@ -239,6 +262,6 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       return { key, rateLimits } satisfies AuthenticatedKey
     })
 
-    return { create, list, revoke, authenticate, forgetCompany } as const
+    return { create, list, page, revoke, authenticate, forgetCompany } as const
   })
 }) {}
