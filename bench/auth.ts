@@ -25,6 +25,7 @@ import { makeHandlersLive, ServicesLive, serveApi } from "../src/layers/Server.j
 import { PublicUrl } from "../src/services/catalog/Catalog.js"
 import { Companies } from "../src/services/company/Companies.js"
 import { KeyStore } from "../src/services/company/KeyStore.js"
+import { CompanyPolicy } from "../src/services/company/Policy.js"
 import { OutboundPolicy } from "../src/services/platform/OutboundHttp.js"
 import { RateLimits } from "../src/services/platform/RateLimits.js"
 import { Signals } from "../src/services/platform/Signals.js"
@@ -94,8 +95,13 @@ const main = Effect.gen(function* () {
     c.setRateLimits(company.companyId, { global: raised, "authentication:read": raised })
   )
   const { key } = yield* Effect.flatMap(KeyStore, (k) => k.authenticate(company.apiKey))
+  const policy = yield* CompanyPolicy
   const authenticated = yield* listen(apiKeyAuthLayers(Api))
-  const open = yield* listen(apiKeyAuthLayers(Api, { bypass: { key, account: Option.none(), requestSource: null } }))
+  const open = yield* listen(
+    apiKeyAuthLayers(Api, {
+      bypass: { key, account: Option.none(), scope: policy.scopeOf(key, Option.none()), requestSource: null }
+    })
+  )
   const headers = { "x-api-key": company.apiKey }
   const run = (url: string, seconds: number) =>
     Effect.promise(() => autocannon({ url, connections, duration: seconds, headers })).pipe(

@@ -38,6 +38,7 @@ import { Quotes } from "../services/checkout/Quotes.js"
 import { deliverWebhookHandler, Webhooks } from "../services/checkout/Webhooks.js"
 import { Companies } from "../services/company/Companies.js"
 import { KeyStore } from "../services/company/KeyStore.js"
+import { CompanyPolicy } from "../services/company/Policy.js"
 import { OAuth } from "../services/identity/OAuth.js"
 import { Users } from "../services/identity/Users.js"
 import { Jobs, WorkerConcurrency } from "../services/platform/Jobs.js"
@@ -106,6 +107,7 @@ export const ServicesLive = Layer.mergeAll(
   OAuth.Default,
   SigningKeys.Default,
   Companies.Default,
+  CompanyPolicy.Default,
   KeyStore.Default,
   Quotes.Default,
   Checkouts.Default,

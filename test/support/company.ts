@@ -4,10 +4,13 @@ import { Effect, Layer } from "effect"
 import type { Environment } from "../../src/domain/company/Company.js"
 import { Companies } from "../../src/services/company/Companies.js"
 import { KeyStore } from "../../src/services/company/KeyStore.js"
+import { CompanyPolicy } from "../../src/services/company/Policy.js"
 import { raw } from "./http.js"
 
 /** Companies and KeyStore on the test's database. */
-export const CompanyServicesLive = Companies.Default.pipe(Layer.provideMerge(KeyStore.Default))
+export const CompanyServicesLive = Layer.mergeAll(Companies.Default, CompanyPolicy.Default).pipe(
+  Layer.provideMerge(KeyStore.Default)
+)
 
 let counter = 0
 

@@ -1,4 +1,4 @@
-import { HttpApi, type HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { type HttpApi, type HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Option, Schema } from "effect"
 import type { ApiKeyRecord, Permission, RateScope, RequestSource } from "../../domain/company/Company.js"
 import {
@@ -13,7 +13,9 @@ import {
 } from "../../domain/company/Errors.js"
 import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
 import type { Account } from "../../services/company/Companies.js"
+import type { AccountScope } from "../../services/company/Policy.js"
 import { type Line, lineError } from "../ErrorLines.js"
+import { endpointsOf } from "../Reflection.js"
 
 /**
  * API-key authentication for the company API (`/public-api/v2`, `/public-api/v3`). Each endpoint
@@ -34,6 +36,8 @@ export interface Caller {
   readonly key: ApiKeyRecord
   /** The account `Ribbon-Account-Id` named, resolved against the key's `accountsAccess`. */
   readonly account: Option.Option<Account>
+  /** The accounts the request may reach, as the company Policy scoped it. */
+  readonly scope: AccountScope
   /** `Request-Source`, recorded on what the request creates. */
   readonly requestSource: RequestSource | null
 }
@@ -82,33 +86,29 @@ export interface OperationRow extends OperationPolicy {
 }
 
 /** Every endpoint behind the API-key middleware and its declared policy; an endpoint without one is a bug. */
-export const operationsOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<OperationRow> => {
-  const rows: Array<OperationRow> = []
-  HttpApi.reflect(api as any, {
-    onGroup: () => {},
-    onEndpoint: ({ group, endpoint, mergedAnnotations, middleware }) => {
-      const guarded = [...middleware].some(
-        (tag) => (tag as unknown) === ApiKeyAuthV2 || (tag as unknown) === ApiKeyAuthV3
-      )
-      if (!guarded) return
-      const policy = Context.getOption(mergedAnnotations, Operation)
-      if (Option.isNone(policy)) throw new Error(`${endpoint.method} ${endpoint.path} declares no Operation`)
-      const summary = Context.getOption(mergedAnnotations, OpenApi.Summary)
-      rows.push({
+export const operationsOf = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+): ReadonlyArray<OperationRow> =>
+  endpointsOf(api).flatMap(({ group, endpoint, annotations, middleware }) => {
+    if (!middleware.has(ApiKeyAuthV2) && !middleware.has(ApiKeyAuthV3)) return []
+    const policy = Context.getOption(annotations, Operation)
+    if (Option.isNone(policy)) throw new Error(`${endpoint.method} ${endpoint.path} declares no Operation`)
+    return [
+      {
         method: endpoint.method,
         path: endpoint.path,
-        group: (group as HttpApiGroup.HttpApiGroup.AnyWithProps).identifier,
+        group,
         name: endpoint.name,
-        summary: Option.getOrUndefined(summary),
+        summary: Option.getOrUndefined(Context.getOption(annotations, OpenApi.Summary)),
         ...policy.value
-      })
-    }
+      }
+    ]
   })
-  return rows
-}
 
 /** docs/permissions.md, generated from the API definition. */
-export const permissionsDoc = (api: HttpApi.HttpApi.Any): string => {
+export const permissionsDoc = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+): string => {
   const rows = operationsOf(api)
   const lines = [
     "# Permissions",

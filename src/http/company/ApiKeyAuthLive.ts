@@ -1,12 +1,20 @@
 import type { IncomingMessage } from "node:http"
 import type { TLSSocket } from "node:tls"
-import { type HttpApi, HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import {
+  type HttpApi,
+  type HttpApiGroup,
+  HttpApp,
+  HttpRouter,
+  HttpServerRequest,
+  HttpServerResponse
+} from "@effect/platform"
 import { Effect, FiberRef, HashMap, Layer, Option, Redacted, Schema } from "effect"
-import { CompanyId, RequestSource } from "../../domain/company/Company.js"
-import { ApiKeyMissing, CompanyMismatch, MtlsRequired, PermissionDenied } from "../../domain/company/Errors.js"
+import { type ApiKeyRecord, CompanyId, RequestSource } from "../../domain/company/Company.js"
+import { ApiKeyMissing, MtlsRequired } from "../../domain/company/Errors.js"
 import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
-import { Companies } from "../../services/company/Companies.js"
-import { KeyStore } from "../../services/company/KeyStore.js"
+import type { Account } from "../../services/company/Companies.js"
+import { type AuthenticatedKey, KeyStore } from "../../services/company/KeyStore.js"
+import { CompanyPolicy } from "../../services/company/Policy.js"
 import { RateLimits, rateLimitHeaders } from "../../services/platform/RateLimits.js"
 import { ApiKeyAuthV2, ApiKeyAuthV3, type Caller, type OperationPolicy, operationsOf } from "./ApiKeyAuth.js"
 
@@ -20,45 +28,59 @@ const overMtls = (request: HttpServerRequest.HttpServerRequest): boolean => {
 }
 
 /**
- * The API-key middleware of both company lines, for `api` (the Ribbon API, or a test fixture). In order:
- * the key (401), the company's rate limits (429; the `RateLimit` headers go on every response), mTLS for
- * `enforceMtls` keys (403), `Request-Source` (400), the operation's permission (403), `companyId` (400/403)
- * and `Ribbon-Account-Id` (404, 403 across environments).
+ * The API-key middleware of both company lines, for `api` (the Ribbon API, or a test fixture). Its steps, in
+ * order: the key (401), the company's rate limits (429; the `RateLimit` headers go on every response), mTLS
+ * for `enforceMtls` keys (403), `Request-Source` (400), the operation's permission (403), `companyId`
+ * (400/403) and `Ribbon-Account-Id` (404, 403 across environments). The checks of access are the company
+ * Policy's (src/services/company/Policy.ts).
  */
-export const makeApiKeyAuth = (api: HttpApi.HttpApi.Any) =>
+export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>
+) =>
   Effect.gen(function* () {
     const keys = yield* KeyStore
-    const companies = yield* Companies
+    const policy = yield* CompanyPolicy
     const limits = yield* RateLimits
-    const policies = new Map<string, OperationPolicy>(
+    const operations = new Map<string, OperationPolicy>(
       operationsOf(api).map((row) => [`${row.method} ${row.path}`, row])
     )
 
-    return (presented: string) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const route = yield* HttpRouter.RouteContext
-        const policy = policies.get(`${route.route.method} ${route.route.path}`)
-        if (policy === undefined) return yield* Effect.dieMessage(`No Operation for ${route.route.path}`)
+    /** The operation the route serves, as its endpoint declared it. */
+    const operationOf = Effect.gen(function* () {
+      const route = yield* HttpRouter.RouteContext
+      const operation = operations.get(`${route.route.method} ${route.route.path}`)
+      if (operation === undefined) return yield* Effect.dieMessage(`No Operation for ${route.route.path}`)
+      return operation
+    })
 
-        if (presented === "") {
-          return yield* new ApiKeyMissing({ message: "The X-Api-Key header is required." })
-        }
-        const { key, rateLimits } = yield* keys
+    /** The key presented (401), named by its id in the rest of the request's logs and spans, never by its value. */
+    const authenticate = (presented: string) =>
+      Effect.gen(function* () {
+        if (presented === "") return yield* new ApiKeyMissing({ message: "The X-Api-Key header is required." })
+        const authenticated = yield* keys
           .authenticate(presented)
           .pipe(
             Effect.tapError((error) =>
               Effect.logDebug("API key refused").pipe(Effect.annotateLogs("reason", error._tag))
             )
           )
-        // The rest of the request's logs and spans name the key by its id, never by its value.
+        const { key } = authenticated
         yield* FiberRef.update(FiberRef.currentLogAnnotations, (annotations) =>
           HashMap.set(HashMap.set(annotations, "apiKeyId", key.id as unknown), "companyId", key.companyId as unknown)
         )
         yield* Effect.annotateCurrentSpan({ "ribbon.api_key.id": key.id, "ribbon.company.id": key.companyId })
         yield* Effect.logDebug("API key accepted")
+        return authenticated
+      })
 
-        const decision = yield* limits.consume(key.companyId, policy.rateClass, rateLimits)
+    /** One token from the global bucket and one from the operation's class (429); headers on every response. */
+    const rateLimit = (authenticated: AuthenticatedKey, operation: OperationPolicy) =>
+      Effect.gen(function* () {
+        const decision = yield* limits.consume(
+          authenticated.key.companyId,
+          operation.rateClass,
+          authenticated.rateLimits
+        )
         const headers = rateLimitHeaders(decision)
         yield* HttpApp.appendPreResponseHandler((_, response) =>
           Effect.succeed(HttpServerResponse.setHeaders(response, headers))
@@ -69,62 +91,83 @@ export const makeApiKeyAuth = (api: HttpApi.HttpApi.Any) =>
             retryAfterSeconds: decision.retryAfterSeconds
           })
         }
+      })
 
-        if (key.enforceMtls && !overMtls(request)) {
-          return yield* new MtlsRequired({
-            message:
-              "This API key requires mutual TLS: call the mTLS root (/public-api on the mutual-TLS listener) with your client certificate."
-          })
-        }
+    /** An `enforceMtls` key only over the mutual-TLS listener (403). */
+    const requireMtls = (key: ApiKeyRecord, request: HttpServerRequest.HttpServerRequest) =>
+      key.enforceMtls && !overMtls(request)
+        ? Effect.fail(
+            new MtlsRequired({
+              message:
+                "This API key requires mutual TLS: call the mTLS root (/public-api on the mutual-TLS listener) with your client certificate."
+            })
+          )
+        : Effect.void
 
-        const source = request.headers["request-source"]
-        if (source !== undefined && !isRequestSource(source)) {
-          return yield* InvalidRequest.field(
+    /** `Request-Source`, one of the known sources (400); recorded on what the request creates. */
+    const requestSourceOf = (request: HttpServerRequest.HttpServerRequest) => {
+      const source = request.headers["request-source"]
+      if (source === undefined) return Effect.succeed(null)
+      return isRequestSource(source)
+        ? Effect.succeed(source)
+        : InvalidRequest.field(
             "Request-Source",
             `Unknown request source "${source}"; expected api_native, api_zapier, api_salesforce, api_ftp or api_make.`
           )
+    }
+
+    /** A `companyId` parameter, well formed (400) and the key's own company (403). */
+    const checkCompanyParam = (key: ApiKeyRecord) =>
+      Effect.gen(function* () {
+        const { companyId } = yield* HttpServerRequest.ParsedSearchParams
+        if (companyId === undefined) return
+        if (typeof companyId !== "string" || !isCompanyId(companyId)) {
+          return yield* InvalidRequest.field("companyId", "Expected a company id matching ^[A-Za-z0-9]{8,}$.")
         }
+        yield* policy.canActFor(key, companyId)
+      })
 
-        if (policy.permission !== null && !key.permissions.includes(policy.permission)) {
-          return yield* new PermissionDenied({
-            message: `This API key lacks the ${policy.permission} permission.`,
-            permission: policy.permission
-          })
-        }
+    /** The account `Ribbon-Account-Id` names, if any (404 out of reach, 403 across environments). */
+    const namedAccount = (key: ApiKeyRecord, request: HttpServerRequest.HttpServerRequest) => {
+      const accountId = request.headers["ribbon-account-id"]
+      return accountId === undefined
+        ? Effect.succeed(Option.none<Account>())
+        : Effect.map(policy.canAccessAccount(key, accountId), Option.some)
+    }
 
-        const params = yield* HttpServerRequest.ParsedSearchParams
-        const companyId = params.companyId
-        if (companyId !== undefined) {
-          if (typeof companyId !== "string" || !isCompanyId(companyId)) {
-            return yield* InvalidRequest.field("companyId", "Expected a company id matching ^[A-Za-z0-9]{8,}$.")
-          }
-          if (companyId.toLowerCase() !== key.companyId) {
-            return yield* new CompanyMismatch({ message: "companyId names a company other than this API key's." })
-          }
-        }
-
-        const accountId = request.headers["ribbon-account-id"]
-        const account =
-          accountId === undefined ? Option.none() : Option.some(yield* companies.resolveAccount(key, accountId))
-
-        return { key, account, requestSource: source ?? null } satisfies Caller
+    return (presented: string) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const operation = yield* operationOf
+        const authenticated = yield* authenticate(presented)
+        const { key } = authenticated
+        yield* rateLimit(authenticated, operation)
+        yield* requireMtls(key, request)
+        const requestSource = yield* requestSourceOf(request)
+        yield* policy.canPerform(key, operation.permission)
+        yield* checkCompanyParam(key)
+        const account = yield* namedAccount(key, request)
+        return { key, account, scope: policy.scopeOf(key, account), requestSource } satisfies Caller
       })
   })
 
 /**
- * Both lines' middleware layers for `api`; they need KeyStore, Companies and RateLimits. `bypass` skips
- * authentication and rate limiting and hands every request that caller: only `npm run bench:auth` uses it,
- * as the baseline the real middleware is measured against.
+ * Both lines' middleware layers for `api`; they need KeyStore, the company Policy and RateLimits. `bypass`
+ * skips authentication and rate limiting and hands every request that caller: only `npm run bench:auth`
+ * uses it, as the baseline the real middleware is measured against.
  */
-export const apiKeyAuthLayers = (api: HttpApi.HttpApi.Any, options: { readonly bypass?: Caller } = {}) =>
+export const apiKeyAuthLayers = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
+  api: HttpApi.HttpApi<Id, Groups, E, R>,
+  options: { readonly bypass?: Caller } = {}
+) =>
   Layer.unwrapEffect(
     Effect.map(makeApiKeyAuth(api), (authenticate) => {
       const bypass = options.bypass
       const apiKey = (key: Redacted.Redacted<string>) =>
         bypass === undefined ? authenticate(Redacted.value(key)) : Effect.succeed(bypass)
       return Layer.mergeAll(
-        Layer.succeed(ApiKeyAuthV2, { apiKey } as any),
-        Layer.succeed(ApiKeyAuthV3, { apiKey } as any)
+        Layer.succeed(ApiKeyAuthV2, ApiKeyAuthV2.of({ apiKey })),
+        Layer.succeed(ApiKeyAuthV3, ApiKeyAuthV3.of({ apiKey }))
       )
     })
   )

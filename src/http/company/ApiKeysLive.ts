@@ -6,8 +6,8 @@ import {
   formatTimestamp,
   type Permission
 } from "../../domain/company/Company.js"
-import { PermissionDenied } from "../../domain/company/Errors.js"
 import { KeyStore } from "../../services/company/KeyStore.js"
+import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { numberedLinks, parseV3Query, type RawParams } from "../V3Query.js"
 import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
@@ -39,13 +39,7 @@ interface CreateBody {
 /** A new key for the caller's company and environment; it may carry only permissions the caller holds. */
 const createFor = (caller: Caller, body: CreateBody, rotate?: { apiKeyId: string; graceSeconds: number }) =>
   Effect.gen(function* () {
-    const missing = body.permissions.find((permission) => !caller.key.permissions.includes(permission))
-    if (missing !== undefined) {
-      return yield* new PermissionDenied({
-        message: `This API key cannot grant ${missing}, which it does not hold.`,
-        permission: missing
-      })
-    }
+    yield* Effect.flatMap(CompanyPolicy, (policy) => policy.canGrant(caller.key, body.permissions))
     const keys = yield* KeyStore
     return yield* keys.create({
       companyId: caller.key.companyId,

@@ -1,14 +1,12 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Data, Effect, Schema } from "effect"
 import {
-  type ApiKeyRecord,
   allAccounts,
   defaultExpirationInDays,
-  type Environment,
+  Environment,
   permissions,
   type RateLimitOverrides
 } from "../../domain/company/Company.js"
-import { AccountNotFound, EnvironmentMismatch } from "../../domain/company/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { KeyStore } from "./KeyStore.js"
 
@@ -17,13 +15,14 @@ import { KeyStore } from "./KeyStore.js"
  * account and a first API key in one environment; accounts and keys carry their environment.
  */
 
-export interface Account {
-  readonly id: string
-  readonly companyId: string
-  readonly environment: Environment
-  readonly name: string
-  readonly isDefault: boolean
-}
+export const AccountRecord = Schema.Struct({
+  id: Schema.String,
+  companyId: Schema.String,
+  environment: Environment,
+  name: Schema.String,
+  isDefault: Schema.Boolean
+})
+export type Account = typeof AccountRecord.Type
 
 export class CompanyNotFound extends Data.TaggedError("CompanyNotFound")<{ readonly message: string }> {}
 
@@ -69,25 +68,17 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       if (rows.length === 0) return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
     })
 
-    /** The account a `Ribbon-Account-Id` names, if the key can reach it: 404 otherwise, 403 across environments. */
-    const resolveAccount = Effect.fn("Companies.resolveAccount")(function* (key: ApiKeyRecord, accountId: string) {
-      const id = accountId.toLowerCase()
-      const notFound = new AccountNotFound({
-        message: `No account ${accountId} is reachable with this key.`,
-        accountId
-      })
-      const rows = yield* sql<Account>`SELECT id, company_id, environment, name, is_default FROM accounts
-        WHERE id = ${id} AND company_id = ${key.companyId}`.pipe(Effect.orDie)
-      const account = rows[0]
-      if (account === undefined) return yield* notFound
-      if (key.accountsAccess.scope !== "all-accounts" && !key.accountsAccess.ids.includes(id)) return yield* notFound
-      if (account.environment !== key.environment) {
-        return yield* new EnvironmentMismatch({
-          message: `Account ${accountId} belongs to the ${account.environment} environment; this key is for ${key.environment}.`
-        })
-      }
-      return account
+    const findAccount = SqlSchema.findOne({
+      Request: Schema.Struct({ companyId: Schema.String, id: Schema.String }),
+      Result: AccountRecord,
+      execute: ({ companyId, id }) => sql`SELECT id, company_id, environment, name, is_default FROM accounts
+        WHERE id = ${id} AND company_id = ${companyId}`
     })
+
+    /** One of the company's accounts, or none. Who may reach it is the Policy's to say. */
+    const account = Effect.fn("Companies.account")((companyId: string, accountId: string) =>
+      Effect.orDie(findAccount({ companyId, id: accountId.toLowerCase() }))
+    )
 
     /** Replaces the company's rate-limit overrides (`{}` restores the spec's limits). */
     const setRateLimits = Effect.fn("Companies.setRateLimits")(function* (
@@ -108,7 +99,7 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       return rows[0].rateLimits
     })
 
-    return { create, exists, resolveAccount, setRateLimits, rateLimits } as const
+    return { create, exists, account, setRateLimits, rateLimits } as const
   }),
   dependencies: [KeyStore.Default]
 }) {}

@@ -1,0 +1,91 @@
+import { Effect, Option } from "effect"
+import type { ApiKeyRecord, Environment, Permission } from "../../domain/company/Company.js"
+import { AccountNotFound, CompanyMismatch, EnvironmentMismatch, PermissionDenied } from "../../domain/company/Errors.js"
+import { type Account, Companies } from "./Companies.js"
+
+/**
+ * Who may do what on the company API (DESIGN.md §4.8, docs/permissions.md), in one place. Every company
+ * request passes these checks in the API-key middleware, and a handler gets the accounts it may touch only
+ * as an `AccountScope` made here, so no company query can forget the caller's scope.
+ */
+
+declare const AccountScopeBrand: unique symbol
+
+/** The accounts a request may reach: the one `Ribbon-Account-Id` named, or every account its key reaches. */
+export interface AccountScope {
+  readonly [AccountScopeBrand]: true
+  readonly companyId: string
+  readonly environment: Environment
+  /** `all`: every account of the company in the key's environment. */
+  readonly accountIds: "all" | ReadonlyArray<string>
+}
+
+export class CompanyPolicy extends Effect.Service<CompanyPolicy>()("CompanyPolicy", {
+  dependencies: [Companies.Default],
+  effect: Effect.gen(function* () {
+    const companies = yield* Companies
+
+    /** The operation's permission (`null`: any valid key of the company). */
+    const canPerform = (key: ApiKeyRecord, permission: Permission | null) =>
+      permission === null || key.permissions.includes(permission)
+        ? Effect.void
+        : Effect.fail(new PermissionDenied({ message: `This API key lacks the ${permission} permission.`, permission }))
+
+    /** A key grants (to a key it creates) only permissions it holds itself. */
+    const canGrant = (key: ApiKeyRecord, permissions: ReadonlyArray<Permission>) => {
+      const missing = permissions.find((permission) => !key.permissions.includes(permission))
+      return missing === undefined
+        ? Effect.void
+        : Effect.fail(
+            new PermissionDenied({
+              message: `This API key cannot grant ${missing}, which it does not hold.`,
+              permission: missing
+            })
+          )
+    }
+
+    /** A `companyId` the request names must be the key's own company. */
+    const canActFor = (key: ApiKeyRecord, companyId: string) =>
+      companyId.toLowerCase() === key.companyId
+        ? Effect.void
+        : Effect.fail(new CompanyMismatch({ message: "companyId names a company other than this API key's." }))
+
+    /** A resource of the other environment is out of the key's reach: 403. */
+    const sameEnvironment = (key: ApiKeyRecord, resource: { readonly environment: Environment }, what: string) =>
+      resource.environment === key.environment
+        ? Effect.void
+        : Effect.fail(
+            new EnvironmentMismatch({
+              message: `${what} belongs to the ${resource.environment} environment; this key is for ${key.environment}.`
+            })
+          )
+
+    /** The account `accountId` names, if the key reaches it: 404 otherwise, 403 across environments. */
+    const canAccessAccount = Effect.fn("CompanyPolicy.canAccessAccount")(function* (
+      key: ApiKeyRecord,
+      accountId: string
+    ) {
+      const account = yield* companies.account(key.companyId, accountId)
+      const reachable = (found: Account) =>
+        key.accountsAccess.scope === "all-accounts" || key.accountsAccess.ids.includes(found.id)
+      if (Option.isNone(account) || !reachable(account.value)) {
+        return yield* new AccountNotFound({ message: `No account ${accountId} is reachable with this key.`, accountId })
+      }
+      yield* sameEnvironment(key, account.value, `Account ${accountId}`)
+      return account.value
+    })
+
+    /** The scope of a request: the account it named (already checked), or every account its key reaches. */
+    const scopeOf = (key: ApiKeyRecord, account: Option.Option<Account>): AccountScope =>
+      ({
+        companyId: key.companyId,
+        environment: key.environment,
+        accountIds: Option.match(account, {
+          onSome: (named) => [named.id],
+          onNone: () => (key.accountsAccess.scope === "all-accounts" ? "all" : key.accountsAccess.ids)
+        })
+      }) as AccountScope
+
+    return { canPerform, canGrant, canActFor, sameEnvironment, canAccessAccount, scopeOf } as const
+  })
+}) {}
