@@ -15,6 +15,7 @@ import { CatalogLive } from "../http/catalog/CatalogLive.js"
 import { ImagesLive } from "../http/catalog/ImagesLive.js"
 import { CheckoutsLive } from "../http/checkout/CheckoutsLive.js"
 import { PayLive } from "../http/checkout/PayLive.js"
+import { CheckoutPresenterV1 } from "../http/checkout/v1.js"
 import { apiKeyAuthLayers } from "../http/company/ApiKeyAuthLive.js"
 import { ApiKeysV2Live, ApiKeysV3Live } from "../http/company/ApiKeysLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
@@ -119,7 +120,7 @@ export const ServicesLive = Layer.mergeAll(
   Payments.Default,
   Webhooks.Default,
   Events.Default
-).pipe(Layer.provideMerge(Jobs.Default))
+).pipe(Layer.provideMerge(Jobs.Default), Layer.provideMerge(CheckoutPresenterV1))
 
 /**
  * The rate limiter on the memory store or Redis (REDIS_URL): the company API's token buckets (RateLimits)

@@ -1,8 +1,9 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
-import { Checkout } from "../../domain/checkout/Checkout.js"
-import { Checkouts } from "../../services/checkout/Checkouts.js"
-import { Orders } from "../../services/checkout/Orders.js"
+import { Checkout, OrderPage } from "../../domain/checkout/Checkout.js"
+import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
+import { CheckoutPresenter, Checkouts } from "../../services/checkout/Checkouts.js"
+import { type LocalizedOrder, Orders } from "../../services/checkout/Orders.js"
 import { Quotes, toQuote } from "../../services/checkout/Quotes.js"
 import { Api } from "../Api.js"
 import { CurrentUser } from "../identity/Agent.js"
@@ -26,32 +27,35 @@ const QuotesLive = HttpApiBuilder.group(Api, "quotes", (handlers) =>
 const CheckoutsGroupLive = HttpApiBuilder.group(Api, "checkouts", (handlers) =>
   Effect.gen(function* () {
     const checkouts = yield* Checkouts
+    const presenter = yield* CheckoutPresenter
+    const present = ({ row, items }: { row: CheckoutRecord; items: ReadonlyArray<CheckoutItemRecord> }) =>
+      presenter.checkout(row, items)
     return handlers
       .handle("createCheckout", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          Effect.map(checkouts.create(user, payload), ({ checkout, replayed }) =>
+          Effect.map(checkouts.create(user, payload), (made) =>
             // A replay (same idempotencyKey and body) is the stored checkout, marked as such (DESIGN.md §4.8).
-            replayed
-              ? HttpServerResponse.unsafeJson(Schema.encodeSync(Checkout)(checkout), {
+            made.replayed
+              ? HttpServerResponse.unsafeJson(Schema.encodeSync(Checkout)(present(made)), {
                   status: 201,
                   headers: { "idempotent-replayed": "true" }
                 })
-              : checkout
+              : present(made)
           )
         )
       )
       .handle("getCheckout", ({ path }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => checkouts.get(user.id, path.checkoutId))
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(checkouts.get(user.id, path.checkoutId), present))
       )
       .handle("checkoutEvents", ({ path, headers }) =>
         Effect.gen(function* () {
           const { user } = yield* CurrentUser
-          const checkout = yield* checkouts.get(user.id, path.checkoutId)
-          return yield* checkoutEvents(checkout.id, checkout.status, headers["last-event-id"] ?? "0")
+          const { row } = yield* checkouts.get(user.id, path.checkoutId)
+          return yield* checkoutEvents(row.id, row.status, headers["last-event-id"] ?? "0")
         })
       )
       .handle("cancelCheckout", ({ path }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => checkouts.cancel(user.id, path.checkoutId))
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(checkouts.cancel(user.id, path.checkoutId), present))
       )
   })
 )
@@ -59,18 +63,25 @@ const CheckoutsGroupLive = HttpApiBuilder.group(Api, "checkouts", (handlers) =>
 const OrdersLive = HttpApiBuilder.group(Api, "orders", (handlers) =>
   Effect.gen(function* () {
     const orders = yield* Orders
+    const presenter = yield* CheckoutPresenter
+    const present = ({ row, locale }: LocalizedOrder) => presenter.order(row, locale)
     return handlers
       .handle("listOrders", ({ urlParams }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          orders.list(user.id, {
-            limit: urlParams.limit ?? 20,
-            ...(urlParams.cursor === undefined ? {} : { cursor: urlParams.cursor })
-          })
+          Effect.map(
+            orders.list(user.id, {
+              limit: urlParams.limit ?? 20,
+              ...(urlParams.cursor === undefined ? {} : { cursor: urlParams.cursor })
+            }),
+            (page) => OrderPage.make({ orders: page.orders.map(present), nextCursor: page.nextCursor })
+          )
         )
       )
-      .handle("getOrder", ({ path }) => Effect.flatMap(CurrentUser, ({ user }) => orders.get(user.id, path.orderId)))
+      .handle("getOrder", ({ path }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(orders.get(user.id, path.orderId), present))
+      )
       .handle("cancelOrder", ({ path }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => orders.cancel(user.id, path.orderId))
+        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(orders.cancel(user.id, path.orderId), present))
       )
   })
 )

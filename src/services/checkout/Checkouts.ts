@@ -1,12 +1,10 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Clock, DateTime, Duration, Effect, Either, Option, Schema } from "effect"
+import { Clock, Context, DateTime, Duration, Effect, Either, Option, Schema } from "effect"
 import {
   CHECKOUT_TTL_MINUTES,
   Checkout,
-  CheckoutItem,
   type CheckoutRequest,
-  type CheckoutStatus,
   type EventType,
   Order as OrderSchema,
   type ShippingAddress
@@ -35,12 +33,12 @@ import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
-import { PublicUrl } from "../catalog/Catalog.js"
-import { formatMoney, Pricing } from "../catalog/Pricing.js"
+import { Pricing } from "../catalog/Pricing.js"
 import { KeyTaken, withIdempotency } from "../platform/Idempotency.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { checkOutboundUrl } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
+import type { OrderRow } from "../simulators/Fulfillment.js"
 import { type CheckoutChange, CheckoutsRepo } from "./CheckoutsRepo.js"
 import { Events } from "./Events.js"
 import { Notifications } from "./Notifications.js"
@@ -77,33 +75,23 @@ export const placementFallbackDelay = Duration.seconds(10)
 /** Expiry of an unpaid checkout, at its `expiresAt`. */
 export const ExpireCheckout = JobKind.make("checkout.expire", Schema.Struct({ checkoutId: Schema.String }))
 
+/**
+ * How a checkout and an order are shown to the agent: in `/v1` responses, and in the events and callbacks,
+ * which are the agent API's too. The wiring provides the `/v1` presenter (src/http/checkout/v1.ts), so no
+ * service builds an API shape and a v3 presenter can show the same stored order its own way.
+ */
+export class CheckoutPresenter extends Context.Tag("ribbon/checkout/CheckoutPresenter")<
+  CheckoutPresenter,
+  {
+    readonly checkout: (row: CheckoutRecord, items: ReadonlyArray<CheckoutItemRecord>) => Checkout
+    readonly order: (row: OrderRow, locale: string) => OrderSchema
+  }
+>() {}
+
 /** What the supplier said of one pending item, for `settleItems`. */
 export type ItemOutcome =
   | { readonly _tag: "Placed"; readonly index: number; readonly orderId: string; readonly order: OrderSchema }
   | { readonly _tag: "Failed"; readonly index: number; readonly message: string }
-
-/** What the agent should do next, in plain words, per status. */
-export const nextStepFor = (status: CheckoutStatus): string => {
-  switch (status) {
-    case "pending_payment":
-      return "Give paymentUrl to the user to pay on Ribbon's hosted page; then poll statusUrl or stream eventsUrl."
-    case "paid":
-    case "placing":
-      return "Payment received; the orders are being placed. Keep polling statusUrl or streaming eventsUrl."
-    case "confirmed":
-      return "Every item is ordered. Tell the user; track each order with GET /v1/orders/{orderId}."
-    case "partially_confirmed":
-      return "Some items are ordered; the failed ones were refunded (refundedAmount). Tell the user which."
-    case "failed":
-      return "No item could be ordered and the payment was refunded. Tell the user; a new quote may work later."
-    case "refunded":
-      return "Every order was cancelled and refunded. Nothing else to do."
-    case "expired":
-      return "The payment window passed. Create new quotes and a new checkout if the user still wants to buy."
-    case "cancelled":
-      return "The checkout was cancelled before payment. Nothing was charged."
-  }
-}
 
 /** The canonical hash of a request body, for idempotent replays. */
 const hashRequest = (request: CheckoutRequest) => createHash("sha256").update(JSON.stringify(request)).digest("hex")
@@ -135,48 +123,9 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const jobs = yield* Jobs
     const notifications = yield* Notifications
     const webhooks = yield* Webhooks
-    const publicUrl = yield* PublicUrl
+    const presenter = yield* CheckoutPresenter
 
     const itemRows = Effect.fn("Checkouts.itemRows")((checkoutId: string) => repo.items(checkoutId))
-
-    const money = (row: CheckoutRecord, amount: number) => formatMoney(amount, row.currency, row.locale).display
-
-    /** The Checkout resource of a row and its items. */
-    const toCheckout = (row: CheckoutRecord, items: ReadonlyArray<CheckoutItemRecord>) =>
-      Checkout.make({
-        id: row.id,
-        status: row.status,
-        items: items.map((item) =>
-          CheckoutItem.make({
-            index: item.index,
-            quoteId: item.quoteId,
-            variantId: item.variantId,
-            productTitle: item.productTitle,
-            variantTitle: item.variantTitle,
-            imageUrl: item.imageUrl,
-            amount: item.amount,
-            amountDisplay: money(row, item.amount),
-            status: item.status,
-            orderId: item.orderId,
-            failureReason: item.failureReason
-          })
-        ),
-        paymentUrl: row.status === "pending_payment" ? paymentUrl(row) : null,
-        expiresAt: row.expiresAt.toISOString(),
-        totalAmount: row.totalAmount,
-        currency: row.currency,
-        totalDisplay: money(row, row.totalAmount),
-        refundedAmount: row.refundedAmount,
-        orderIds: items.flatMap((item) => (item.orderId === null ? [] : [item.orderId])),
-        failureReason: row.failureReason,
-        statusUrl: `${publicUrl}/v1/checkouts/${row.id}`,
-        eventsUrl: `${publicUrl}/v1/checkouts/${row.id}/events`,
-        nextStep: nextStepFor(row.status),
-        createdAt: row.createdAt.toISOString(),
-        updatedAt: row.updatedAt.toISOString()
-      })
-
-    const paymentUrl = (row: CheckoutRecord) => `${publicUrl}/pay/${row.id}?t=${row.paymentToken}`
 
     /** The checkout's row, locked until the transaction ends. */
     const lockRow = (checkoutId: string) =>
@@ -223,7 +172,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       options: { readonly items?: ReadonlyArray<CheckoutItemRecord>; readonly order?: OrderSchema } = {}
     ) {
       const items = options.items ?? (yield* itemRows(row.id))
-      const checkout = toCheckout(row, items)
+      const checkout = presenter.checkout(row, items)
       const encoded = yield* Schema.encode(Checkout)(checkout).pipe(Effect.orDie)
       const data =
         options.order === undefined
@@ -486,7 +435,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
             return { row, items }
           })
       )
-      return { checkout: toCheckout(made.result.row, made.result.items), replayed: made.replayed }
+      return { ...made.result, replayed: made.replayed }
     })
 
     /** The user's checkout (another user's is not found). */
@@ -495,7 +444,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       if (Option.isNone(row) || row.value.userId !== userId) {
         return yield* new CheckoutNotFound({ message: `No checkout ${checkoutId}.`, checkoutId })
       }
-      return toCheckout(row.value, yield* itemRows(checkoutId))
+      return { row: row.value, items: yield* itemRows(checkoutId) }
     })
 
     /** Cancels an unpaid checkout. */
@@ -511,7 +460,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       )
       if (!changed) {
         // Read again: the status that made the update miss, not the one seen before it.
-        const { status } = yield* get(userId, checkoutId)
+        const { status } = (yield* get(userId, checkoutId)).row
         return yield* new CheckoutStateConflict({
           message: `A ${status} checkout cannot be cancelled; only one awaiting payment can.`,
           checkoutStatus: status
@@ -698,7 +647,6 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       localesOf,
       record,
       commit,
-      toCheckout,
       itemRows
     } as const
   })

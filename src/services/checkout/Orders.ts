@@ -1,11 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { Order, OrderPage, OrderStatus } from "../../domain/checkout/Checkout.js"
+import { OrderStatus } from "../../domain/checkout/Checkout.js"
 import { OrderNotFound } from "../../domain/checkout/Errors.js"
-import { formatMoney } from "../catalog/Pricing.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { Fulfillment, FulfillmentSettings, type OrderRow } from "../simulators/Fulfillment.js"
-import { Checkouts } from "./Checkouts.js"
+import { CheckoutPresenter, Checkouts } from "./Checkouts.js"
 import { Notifications } from "./Notifications.js"
 
 /**
@@ -18,58 +17,46 @@ import { Notifications } from "./Notifications.js"
 /** One step of an order's progress. */
 export const AdvanceOrder = JobKind.make("order.advance", Schema.Struct({ orderId: Schema.String, from: OrderStatus }))
 
-/** The Order resource of a booked row, its amount shown in `locale` (its checkout's). */
-export const orderOf = (row: OrderRow, locale: string): Order =>
-  Order.make({
-    id: row.id,
-    checkoutId: row.checkoutId,
-    itemIndex: row.itemIndex,
-    status: row.status,
-    productId: row.productId,
-    productTitle: row.productTitle,
-    variantId: row.variantId,
-    variantTitle: row.variantTitle,
-    quantity: row.quantity,
-    amount: row.amount,
-    currency: row.currency,
-    amountDisplay: formatMoney(row.amount, row.currency, locale).display,
-    carrier: row.carrier,
-    trackingNumber: row.trackingNumber,
-    trackingUrl: row.trackingUrl,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString()
-  })
+/** A booked order and the locale its amounts are shown in (its checkout's). */
+export interface LocalizedOrder {
+  readonly row: OrderRow
+  readonly locale: string
+}
 
 export class Orders extends Effect.Service<Orders>()("Orders", {
   dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const presenter = yield* CheckoutPresenter
     const checkouts = yield* Checkouts
     const fulfillment = yield* Fulfillment
     const notifications = yield* Notifications
     const jobs = yield* Jobs
     const settings = yield* FulfillmentSettings
 
-    /** The Order resource of a booked row. */
-    const toOrder = Effect.fn("Orders.toOrder")(function* (row: OrderRow) {
+    /** A booked order with the locale its amounts are shown in (its checkout's). */
+    const withLocale = Effect.fn("Orders.withLocale")(function* (row: OrderRow) {
       const locales = yield* checkouts.localesOf([row.checkoutId])
-      return orderOf(row, locales.get(row.checkoutId) ?? "en-US")
+      return { row, locale: locales.get(row.checkoutId) ?? "en-US" } satisfies LocalizedOrder
     })
+
+    /** The order as events show it. */
+    const toOrder = (row: OrderRow) => Effect.map(withLocale(row), ({ locale }) => presenter.order(row, locale))
 
     /** The user's orders, newest first. */
     const list = Effect.fn("Orders.list")(function* (userId: string, options: { limit: number; cursor?: string }) {
       const page = yield* fulfillment.list(userId, options)
       const locales = yield* checkouts.localesOf([...new Set(page.rows.map((row) => row.checkoutId))])
-      return OrderPage.make({
-        orders: page.rows.map((row) => orderOf(row, locales.get(row.checkoutId) ?? "en-US")),
+      return {
+        orders: page.rows.map((row): LocalizedOrder => ({ row, locale: locales.get(row.checkoutId) ?? "en-US" })),
         nextCursor: page.nextCursor
-      })
+      }
     })
 
     const get = Effect.fn("Orders.get")(function* (userId: string, orderId: string) {
       const row = yield* fulfillment.get(orderId, userId)
       if (Option.isNone(row)) return yield* new OrderNotFound({ message: `No order ${orderId}.`, orderId })
-      return yield* toOrder(row.value)
+      return yield* withLocale(row.value)
     })
 
     /**
@@ -79,12 +66,17 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
      */
     const cancel = Effect.fn("Orders.cancel")(function* (userId: string, orderId: string) {
       const existing = yield* get(userId, orderId)
-      return yield* checkouts.refundOrder(
-        existing.checkoutId,
+      let cancelled: LocalizedOrder | undefined
+      yield* checkouts.refundOrder(
+        existing.row.checkoutId,
         Effect.flatMap(fulfillment.cancel(orderId, userId), (row) =>
-          Effect.map(toOrder(row), (order) => ({ itemIndex: row.itemIndex, order }))
+          Effect.map(withLocale(row), (localized) => {
+            cancelled = localized
+            return { itemIndex: row.itemIndex, order: presenter.order(row, localized.locale) }
+          })
         )
       )
+      return cancelled!
     })
 
     /**
@@ -117,6 +109,6 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
 
     const handler = AdvanceOrder.handle(({ from, orderId }) => advance(orderId, from))
 
-    return { list, get, cancel, advance, toOrder, handler } as const
+    return { list, get, cancel, advance, handler } as const
   })
 }) {}

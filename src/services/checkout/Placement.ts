@@ -8,8 +8,8 @@ import {
   type FulfillmentUnavailable,
   type OrderRow
 } from "../simulators/Fulfillment.js"
-import { Checkouts, type ItemOutcome, PlaceCheckout } from "./Checkouts.js"
-import { AdvanceOrder, orderOf } from "./Orders.js"
+import { CheckoutPresenter, Checkouts, type ItemOutcome, PlaceCheckout } from "./Checkouts.js"
+import { AdvanceOrder } from "./Orders.js"
 
 /**
  * Placement of a paid checkout (DESIGN.md §4.5; docs/checkout.md), the `checkout.place` job: `paid` →
@@ -58,6 +58,7 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
   dependencies: [Checkouts.Default, Fulfillment.Default, Jobs.Default],
   scoped: Effect.gen(function* () {
     const checkouts = yield* Checkouts
+    const presenter = yield* CheckoutPresenter
     const fulfillment = yield* Fulfillment
     const jobs = yield* Jobs
     const settings = yield* FulfillmentSettings
@@ -123,7 +124,7 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
         const index = pending[n]!.index
         if (outcome._tag === "Later") return []
         return outcome._tag === "Placed"
-          ? [{ _tag: "Placed", index, orderId: outcome.order.id, order: orderOf(outcome.order, row.locale) }]
+          ? [{ _tag: "Placed", index, orderId: outcome.order.id, order: presenter.order(outcome.order, row.locale) }]
           : [{ _tag: "Failed", index, message: outcome.message }]
       })
       // Each placed order starts its progress in the transaction that records it.
