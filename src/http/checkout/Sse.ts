@@ -1,3 +1,4 @@
+import { Sse } from "@effect/experimental"
 import { HttpServerResponse } from "@effect/platform"
 import { Effect, Schedule, Stream } from "effect"
 import { type CheckoutStatus, terminalStatuses } from "../../domain/checkout/Checkout.js"
@@ -12,18 +13,19 @@ import { type EventRow, Events } from "../../services/checkout/Events.js"
 
 export const keepAliveEvery = Schedule.spaced("15 seconds")
 
+/** One event, framed by `@effect/experimental`'s SSE encoder. */
 export const formatEvent = (event: EventRow) =>
-  `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify({
+  Sse.encoder.write({
+    _tag: "Event",
     id: event.id,
-    type: event.type,
-    createdAt: event.createdAt.toISOString(),
-    data: event.data
-  })}\n\n`
+    event: event.type,
+    data: JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), data: event.data })
+  })
 
 export const eventStreamResponse = (events: Stream.Stream<EventRow>) =>
   HttpServerResponse.stream(
     Stream.concat(
-      // Reconnect after 3 s; the comment flushes the headers at once.
+      // Reconnect after 3 s; the comment (which the encoder has no form for) flushes the headers at once.
       Stream.make("retry: 3000\n: stream open\n\n"),
       Stream.merge(
         Stream.map(events, formatEvent),

@@ -2,9 +2,10 @@ import type { LookupAddress } from "node:dns"
 import { lookup as dnsLookup } from "node:dns/promises"
 import type { IncomingHttpHeaders } from "node:http"
 import { request } from "node:https"
-import { isIP, isIPv4, isIPv6, type LookupFunction } from "node:net"
+import { isIP, type LookupFunction } from "node:net"
 import { rootCertificates } from "node:tls"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option } from "effect"
+import ipaddr from "ipaddr.js"
 
 /**
  * Outbound HTTP requests to URLs that somebody else chose (agent callback URLs), guarded against
@@ -84,63 +85,36 @@ export interface OutboundRequest {
 // ---------------------------------------------------------------------------------------------------------
 // Addresses
 
-/** An IPv4 (4 bytes) or IPv6 (16 bytes) address from its text, or none. A zone (`%eth0`) is ignored. */
-export const parseIp = (text: string): Option.Option<Uint8Array> => {
-  if (isIPv4(text)) return Option.some(Uint8Array.from(text.split(".").map(Number)))
-  const address = text.replace(/%.*$/, "")
-  if (!isIPv6(address)) return Option.none()
-  let head = address
-  let tail = ""
-  const split = address.indexOf("::")
-  if (split >= 0) {
-    head = address.slice(0, split)
-    tail = address.slice(split + 2)
-  }
-  const groups = (part: string): Array<number> => {
-    if (part === "") return []
-    const out: Array<number> = []
-    for (const piece of part.split(":")) {
-      if (piece.includes(".")) {
-        const [a, b, c, d] = piece.split(".").map(Number)
-        out.push((a << 8) | b, (c << 8) | d)
-      } else {
-        out.push(Number.parseInt(piece, 16))
-      }
-    }
-    return out
-  }
-  const first = groups(head)
-  const last = groups(tail)
-  const all = split >= 0 ? [...first, ...Array(8 - first.length - last.length).fill(0), ...last] : first
-  if (all.length !== 8) return Option.none()
-  const bytes = new Uint8Array(16)
-  all.forEach((group, i) => {
-    bytes[2 * i] = group >> 8
-    bytes[2 * i + 1] = group & 0xff
-  })
-  return Option.some(bytes)
+/** An address from its text: dotted-quad IPv4 or any IPv6 form; a zone (`%eth0`) is ignored. */
+const parseAddress = (text: string): Option.Option<ipaddr.IPv4 | ipaddr.IPv6> => {
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return Option.some(ipaddr.IPv4.parse(text))
+  // ipaddr.js reads any IPv6 text ending in a dotted quad as IPv4-mapped (`::1.2.3.4` as `::ffff:102:304`),
+  // so the quad is written as its two hex groups first.
+  const address = text.replace(/%.*$/, "").replace(/:(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})$/, (quad, ipv4: string) =>
+    ipaddr.IPv4.isValidFourPartDecimal(ipv4)
+      ? `:${ipaddr.IPv4.parse(ipv4)
+          .toIPv4MappedAddress()
+          .parts.slice(6)
+          .map((group) => group.toString(16))
+          .join(":")}`
+      : quad
+  )
+  return ipaddr.IPv6.isValid(address) ? Option.some(ipaddr.IPv6.parse(address)) : Option.none()
 }
 
+/** An IPv4 (4 bytes) or IPv6 (16 bytes) address from its text, or none. A zone (`%eth0`) is ignored. */
+export const parseIp = (text: string): Option.Option<Uint8Array> =>
+  Option.map(parseAddress(text), (address) => Uint8Array.from(address.toByteArray()))
+
 interface Range {
-  readonly bytes: Uint8Array
-  readonly prefix: number
+  readonly cidr: [ipaddr.IPv4 | ipaddr.IPv6, number]
   readonly reason: string
 }
 
-const range = (cidr: string, reason: string): Range => {
-  const [address, prefix] = cidr.split("/")
-  return { bytes: Option.getOrThrow(parseIp(address)), prefix: Number(prefix), reason }
-}
+const range = (cidr: string, reason: string): Range => ({ cidr: ipaddr.parseCIDR(cidr), reason })
 
-const inRange = (bytes: Uint8Array, { bytes: base, prefix }: Range) => {
-  if (bytes.length !== base.length) return false
-  for (let bit = 0; bit < prefix; bit += 8) {
-    const bits = Math.min(8, prefix - bit)
-    const mask = (0xff << (8 - bits)) & 0xff
-    if ((bytes[bit / 8] & mask) !== (base[bit / 8] & mask)) return false
-  }
-  return true
-}
+const inRange = (address: ipaddr.IPv4 | ipaddr.IPv6, { cidr }: Range) =>
+  address.kind() === cidr[0].kind() && address.match(cidr)
 
 const loopbackReason = "loopback"
 
@@ -192,24 +166,21 @@ export const addressRefusal = (
   address: string,
   policy: Pick<OutboundPolicyShape, "allowLoopback">
 ): Option.Option<string> => {
-  const parsed = parseIp(address)
+  const parsed = parseAddress(address)
   if (Option.isNone(parsed)) return Option.some("not an IP address")
-  const bytes = parsed.value
+  const ip = parsed.value
   const check = (ranges: ReadonlyArray<Range>) =>
-    Option.flatMap(Option.fromNullable(ranges.find((r) => inRange(bytes, r))), (r) =>
+    Option.flatMap(Option.fromNullable(ranges.find((r) => inRange(ip, r))), (r) =>
       r.reason === loopbackReason && policy.allowLoopback ? Option.none() : Option.some(r.reason)
     )
-  if (bytes.length === 4) return check(ipv4Refused)
-  const embedding = ipv6Embedding.find((r) => inRange(bytes, r))
+  if (ip.kind() === "ipv4") return check(ipv4Refused)
+  const embedding = ipv6Embedding.find((r) => inRange(ip, r))
   if (embedding !== undefined) {
-    const ipv4 = Array.from(bytes.slice(12)).join(".")
+    const ipv4 = ipaddr.fromByteArray(ip.toByteArray().slice(12)).toString()
     return Option.map(addressRefusal(ipv4, policy), (reason) => `${embedding.reason} ${ipv4}: ${reason}`)
   }
-  const refused = ipv6Refused.find((r) => inRange(bytes, r))
-  if (refused !== undefined) {
-    return refused.reason === loopbackReason && policy.allowLoopback ? Option.none() : Option.some(refused.reason)
-  }
-  return inRange(bytes, globalUnicast) ? Option.none() : Option.some("not a global unicast address")
+  if (ipv6Refused.some((r) => inRange(ip, r))) return check(ipv6Refused)
+  return inRange(ip, globalUnicast) ? Option.none() : Option.some("not a global unicast address")
 }
 
 /** The URL, when it may be requested at all (scheme, credentials); addresses are checked after resolving. */
