@@ -86,19 +86,20 @@ export const Timestamp = Schema.String.annotations({ description: "YYYY-MM-DDThh
 export const formatTimestamp = (date: Date): string => date.toISOString()
 
 /** A stored key as the services see it (never the key value). */
-export interface ApiKeyRecord {
-  readonly id: string
-  readonly companyId: string
-  readonly environment: Environment
-  readonly name: string
-  readonly permissions: ReadonlyArray<Permission>
-  readonly accountsAccess: AccountsAccess
-  readonly enforceMtls: boolean
-  readonly requestSource: RequestSource | null
-  readonly createdAt: Date
-  readonly expiresAt: Date
-  readonly revokedAt: Date | null
-}
+export const ApiKeyRecord = Schema.Struct({
+  id: Schema.String,
+  companyId: Schema.String,
+  environment: Environment,
+  name: Schema.String,
+  permissions: Schema.Array(Permission),
+  accountsAccess: AccountsAccess,
+  enforceMtls: Schema.Boolean,
+  requestSource: Schema.NullOr(RequestSource),
+  createdAt: Schema.DateFromSelf,
+  expiresAt: Schema.DateFromSelf,
+  revokedAt: Schema.NullOr(Schema.DateFromSelf)
+})
+export type ApiKeyRecord = typeof ApiKeyRecord.Type
 
 /** The rate-limit scopes of the spec's table (DESIGN.md §4.8). */
 export const RateScope = Schema.Literal(

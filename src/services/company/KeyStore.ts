@@ -1,13 +1,13 @@
 import { createHash, timingSafeEqual } from "node:crypto"
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
-import type {
-  AccountsAccess,
+import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { Cache, Clock, Duration, Effect, Exit, Option, Schema } from "effect"
+import {
+  type AccountsAccess,
   ApiKeyRecord,
-  Environment,
-  Permission,
+  type Environment,
+  type Permission,
   RateLimitOverrides,
-  RequestSource
+  type RequestSource
 } from "../../domain/company/Company.js"
 import {
   ApiKeyExpired,
@@ -63,9 +63,15 @@ export interface AuthenticatedKey {
   readonly rateLimits: RateLimitOverrides
 }
 
-interface KeyRow extends ApiKeyRecord {
-  readonly keyHash: string
-}
+/** A key as authentication reads it: with its hash and its company's rate-limit overrides. */
+const CachedKey = Schema.Struct({
+  ...ApiKeyRecord.fields,
+  keyHash: Schema.String,
+  rateLimits: RateLimitOverrides
+})
+type CachedKey = typeof CachedKey.Type
+
+const decodeKeys = Schema.decodeUnknown(Schema.Array(ApiKeyRecord))
 
 const isActive = (key: ApiKeyRecord, now: number) => key.revokedAt === null && key.expiresAt.getTime() > now
 
@@ -74,13 +80,16 @@ const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?:
 export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    /** Key rows decoded; a row that does not decode is a defect. */
+    const keysOf = <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+      Effect.flatMap(rows, (found) => Effect.orDie(decodeKeys(found)))
 
     const columns = sql`id, company_id, environment, name, permissions, accounts_access, enforce_mtls,
       request_source, created_at, expires_at, revoked_at`
 
     const findKey = (companyId: string, apiKeyId: string) =>
-      sql<ApiKeyRecord>`SELECT ${columns} FROM api_keys
-        WHERE company_id = ${companyId} AND id = ${apiKeyId.toLowerCase()} AND revoked_at IS NULL`.pipe(
+      keysOf(sql`SELECT ${columns} FROM api_keys
+        WHERE company_id = ${companyId} AND id = ${apiKeyId.toLowerCase()} AND revoked_at IS NULL`).pipe(
         Effect.map((rows) => Option.fromNullable(rows[0]))
       )
 
@@ -96,8 +105,8 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
             // The lock serialises key creation per company: the count below cannot go stale.
             const company = yield* sql`SELECT id FROM companies WHERE id = ${input.companyId} FOR UPDATE`
             if (company.length === 0) return yield* InvalidRequest.field("companyId", "No such company.")
-            const keys = yield* sql<ApiKeyRecord>`SELECT ${columns} FROM api_keys
-              WHERE company_id = ${input.companyId} AND revoked_at IS NULL`
+            const keys = yield* keysOf(sql`SELECT ${columns} FROM api_keys
+              WHERE company_id = ${input.companyId} AND revoked_at IS NULL`)
             const rotated = input.rotate === undefined ? undefined : input.rotate.apiKeyId.toLowerCase()
             if (rotated !== undefined) {
               const old = keys.find((key) => key.id === rotated && isActive(key, now))
@@ -132,17 +141,17 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
               scope: input.accountsAccess.scope,
               ids: input.accountsAccess.ids.map((accountId) => accountId.toLowerCase())
             }
-            const [row] = yield* sql<ApiKeyRecord>`INSERT INTO api_keys
+            const [row] = yield* keysOf(sql`INSERT INTO api_keys
                 (id, company_id, environment, name, key_hash, permissions, accounts_access, enforce_mtls,
                  request_source, created_at, expires_at)
               VALUES (${id}, ${input.companyId}, ${input.environment}, ${input.name}, ${sha256(value)},
                 ${JSON.stringify(input.permissions)}::jsonb, ${JSON.stringify(accountsAccess)}::jsonb,
                 ${input.enforceMtls}, ${input.requestSource}, ${new Date(now)}, ${expiresAt})
-              RETURNING ${columns}`
+              RETURNING ${columns}`)
             if (rotated === undefined || input.rotate === undefined) return { record: row!, rotated: undefined }
             const until = new Date(now + input.rotate.graceSeconds * 1000)
-            const [old] = yield* sql<ApiKeyRecord>`UPDATE api_keys SET expires_at = LEAST(expires_at, ${until})
-              WHERE id = ${rotated} RETURNING ${columns}`
+            const [old] = yield* keysOf(sql`UPDATE api_keys SET expires_at = LEAST(expires_at, ${until})
+              WHERE id = ${rotated} RETURNING ${columns}`)
             return { record: row!, rotated: old }
           })
         )
@@ -154,7 +163,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
               : Effect.die(error)
           )
         )
-      if (rotated !== undefined) forget((cached) => cached.id === rotated.id)
+      if (rotated !== undefined) yield* forget((cached) => cached.id === rotated.id)
       return { record, apiKey: value, rotated }
     })
 
@@ -164,9 +173,9 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       environment: Environment,
       accountIds: ReadonlyArray<string> = []
     ) {
-      const keys = yield* sql<ApiKeyRecord>`SELECT ${columns} FROM api_keys
+      const keys = yield* keysOf(sql`SELECT ${columns} FROM api_keys
         WHERE company_id = ${companyId} AND environment = ${environment} AND revoked_at IS NULL
-        ORDER BY created_at DESC, id DESC`.pipe(Effect.orDie)
+        ORDER BY created_at DESC, id DESC`).pipe(Effect.orDie)
       if (accountIds.length === 0) return keys
       const wanted = new Set(accountIds.map((accountId) => accountId.toLowerCase()))
       return keys.filter(
@@ -189,9 +198,9 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
     /** One page of the company's keys in an environment, as a v3 list query asks. */
     const page = Effect.fn("KeyStore.page")(function* (companyId: string, environment: Environment, query: V3Query) {
       const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
-      const rows = yield* sql<ApiKeyRecord>`SELECT ${columns} FROM api_keys
+      const rows = yield* keysOf(sql`SELECT ${columns} FROM api_keys
         WHERE company_id = ${companyId} AND environment = ${environment} AND revoked_at IS NULL AND ${where}
-        ORDER BY ${orderBy} LIMIT ${limit}`.pipe(Effect.orDie)
+        ORDER BY ${orderBy} LIMIT ${limit}`).pipe(Effect.orDie)
       return v3Page(rows, query, listColumns)
     })
 
@@ -208,48 +217,48 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       }
       const now = yield* Clock.currentTimeMillis
       yield* sql`UPDATE api_keys SET revoked_at = ${new Date(now)} WHERE id = ${key.value.id}`.pipe(Effect.orDie)
-      forget((cached) => cached.id === key.value.id)
+      yield* forget((cached) => cached.id === key.value.id)
+    })
+
+    const findByHash = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: CachedKey,
+      execute: (hash) => sql`SELECT k.id, k.company_id, k.environment, k.name, k.permissions, k.accounts_access,
+          k.enforce_mtls, k.request_source, k.created_at, k.expires_at, k.revoked_at, k.key_hash, c.rate_limits
+        FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.key_hash = ${hash}`
     })
 
     /**
-     * Authenticated keys by hash, for `authCacheMillis`: without it every request pays one more query than
-     * its operation needs. Deletion, rotation and limit changes made here evict at once; made by another
-     * instance or the CLI, they take effect within `authCacheMillis`. Expiry is checked on every request.
+     * Keys by hash, for `authCacheMillis`: without it every request pays one more query than its operation
+     * needs. A hash no key has is not kept. Deletion, rotation and limit changes made here evict at once;
+     * made by another instance or the CLI, they take effect within `authCacheMillis`. Expiry is checked on
+     * every request.
      */
-    const cache = new Map<
-      string,
-      { readonly found: KeyRow & { rateLimits: RateLimitOverrides }; readonly until: number }
-    >()
-    const forget = (match: (entry: KeyRow) => boolean) => {
-      for (const [hash, entry] of cache) if (match(entry.found)) cache.delete(hash)
-    }
-    /** Drops a company's cached keys (its rate limits changed). */
-    const forgetCompany = (companyId: string) => Effect.sync(() => forget((key) => key.companyId === companyId))
-
-    const lookup = (hash: string, now: number) => {
-      const cached = cache.get(hash)
-      if (cached !== undefined && cached.until > now) return Effect.succeed(cached.found)
-      return sql<KeyRow & { rateLimits: RateLimitOverrides }>`SELECT k.id, k.company_id, k.environment,
-          k.name, k.permissions, k.accounts_access, k.enforce_mtls, k.request_source, k.created_at, k.expires_at,
-          k.revoked_at, k.key_hash, c.rate_limits
-        FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.key_hash = ${hash}`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => {
-          const found = rows[0]
-          if (found === undefined) return undefined
-          if (cache.size >= maxCachedKeys) cache.clear()
-          cache.set(hash, { found, until: now + authCacheMillis })
-          return found
-        })
+    const cache = yield* Cache.makeWith({
+      capacity: maxCachedKeys,
+      lookup: (hash: string) => Effect.orDie(findByHash(hash)),
+      // Cache keeps an entry up to and including its last millisecond: gone once `authCacheMillis` have passed.
+      timeToLive: (exit) =>
+        Exit.isSuccess(exit) && Option.isSome(exit.value) ? Duration.millis(authCacheMillis - 1) : Duration.zero
+    })
+    const forget = (match: (key: CachedKey) => boolean) =>
+      Effect.flatMap(cache.entries, (entries) =>
+        Effect.forEach(
+          entries.filter(([, found]) => Option.isSome(found) && match(found.value)),
+          ([hash]) => cache.invalidate(hash),
+          { discard: true }
+        )
       )
-    }
+    /** Drops a company's cached keys (its rate limits changed). */
+    const forgetCompany = (companyId: string) => forget((key) => key.companyId === companyId)
 
     /** The key a request presents, if it is well formed, known, not deleted and not expired. */
     const authenticate = Effect.fn("KeyStore.authenticate")(function* (presented: string) {
       if (!keyPattern.test(presented)) return yield* new ApiKeyInvalid({ message: "The API key is not valid." })
       const hash = sha256(presented)
       const now = yield* Clock.currentTimeMillis
-      const row = yield* lookup(hash, now)
+      const found = yield* cache.get(hash)
+      const row = Option.getOrUndefined(found)
       // Looked up by hash; the comparison itself runs in constant time all the same.
       if (row === undefined || !timingSafeEqual(Buffer.from(row.keyHash, "hex"), Buffer.from(hash, "hex"))) {
         return yield* new ApiKeyInvalid({ message: "The API key is not valid." })
