@@ -1,0 +1,29 @@
+import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, OpenApi } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { Schema } from "effect"
+import { makeApi } from "../../src/http/ApiBase.js"
+
+/**
+ * `makeApi` replaces `HttpApi.make`'s error schema, which `@effect/platform` offers no supported way to
+ * leave out. These tests pin what that override relies on, so a platform upgrade that changes it fails here
+ * rather than silently putting `HttpApiDecodeError` back into every operation of the document.
+ */
+describe("makeApi", () => {
+  const group = HttpApiGroup.make("things").add(HttpApiEndpoint.get("list", "/things").addSuccess(Schema.String))
+
+  it("HttpApi.make still declares HttpApiDecodeError, as a plain errorSchema field", () => {
+    const api = HttpApi.make("plain")
+    expect(api.errorSchema).toBe(HttpApiError.HttpApiDecodeError)
+    expect(Object.getOwnPropertyDescriptor(api, "errorSchema")?.writable).toBe(true)
+    const document = OpenApi.fromApi(api.add(group))
+    expect(JSON.stringify(document)).toContain("HttpApiDecodeError")
+  })
+
+  it("leaves HttpApiDecodeError out of the error schema and the document", () => {
+    const api = makeApi("ribbon-fixture")
+    expect(api.errorSchema).toBe(Schema.Never)
+    const document = OpenApi.fromApi(api.add(group))
+    expect(JSON.stringify(document)).not.toContain("HttpApiDecodeError")
+    expect(Object.keys(document.paths["/things"]?.get?.responses ?? {})).toEqual(["200"])
+  })
+})
