@@ -10,6 +10,7 @@ import companies from "./migrations/0005_companies.js"
 import searchTerms from "./migrations/0006_search_terms.js"
 import checkouts from "./migrations/0007_checkouts.js"
 import webhooks from "./migrations/0008_webhooks.js"
+import orderCountry from "./migrations/0009_order_country.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -20,7 +21,8 @@ export const migrations = {
   "0005_companies": companies,
   "0006_search_terms": searchTerms,
   "0007_checkouts": checkouts,
-  "0008_webhooks": webhooks
+  "0008_webhooks": webhooks,
+  "0009_order_country": orderCountry
 }
 
 /** The id of the newest migration: the number its name starts with. */

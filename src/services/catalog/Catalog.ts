@@ -513,10 +513,49 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       Effect.orDie(findVariantLabel(variantId))
     )
 
+    const findShipsTo = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ shipsTo: Schema.Array(Schema.String) }),
+      execute: (variantId) => sql`SELECT ships_to FROM variant_locations WHERE variant_id = ${variantId}`
+    })
+
+    /** The countries a variant ships to; none for an unknown variant. */
+    const shipsTo = Effect.fn("Catalog.shipsTo")((variantId: string) =>
+      Effect.map(
+        Effect.orDie(findShipsTo(variantId)),
+        Option.map((location) => location.shipsTo)
+      )
+    )
+
+    /**
+     * Takes `quantity` units of a variant that ships to `countryCode`, in the caller's transaction: untracked
+     * stock (null) stays untracked, tracked stock never goes below zero. Whether it could.
+     */
+    const takeStock = Effect.fn("Catalog.takeStock")(function* (
+      variantId: string,
+      countryCode: string,
+      quantity: number
+    ) {
+      const taken = yield* sql`
+        UPDATE variant_locations SET stock = stock - ${quantity}
+        WHERE variant_id = ${variantId} AND ${countryCode} = ANY (ships_to) AND (stock IS NULL OR stock >= ${quantity})
+        RETURNING variant_id`.pipe(Effect.orDie)
+      return taken.length > 0
+    })
+
+    /** Puts `quantity` units back, where stock is tracked (a cancelled order). */
+    const returnStock = Effect.fn("Catalog.returnStock")((variantId: string, quantity: number) =>
+      Effect.orDie(sql`
+        UPDATE variant_locations SET stock = stock + ${quantity} WHERE variant_id = ${variantId} AND stock IS NOT NULL`)
+    )
+
     return {
       country,
       countries,
       variantLabel,
+      shipsTo,
+      takeStock,
+      returnStock,
       imageSubject,
       summaries,
       product,

@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { CheckoutItemStatus, CheckoutStatus, Order } from "../../domain/checkout/Checkout.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { formatMoney } from "../catalog/Pricing.js"
+import { Users } from "../identity/Users.js"
 
 /**
  * The notifications outbox (DESIGN.md §4.5; docs/checkout.md): receipts, confirmations and shipping
@@ -60,8 +61,10 @@ const itemLines = (checkout: CheckoutSummary, items: ReadonlyArray<ItemSummary>)
   )
 
 export class Notifications extends Effect.Service<Notifications>()("Notifications", {
+  dependencies: [Users.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const users = yield* Users
 
     const write = Effect.fn("Notifications.write")(function* (
       target: NotifyTargets,
@@ -87,9 +90,7 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       checkout: NotifyTargets & CheckoutSummary,
       items: ReadonlyArray<ItemSummary>
     ) {
-      const [buyer] = yield* sql<{ receiptPreference: string }>`
-        SELECT receipt_preference FROM users WHERE id = ${checkout.userId}`.pipe(Effect.orDie)
-      const preference = buyer?.receiptPreference ?? "email"
+      const preference = Option.getOrElse(yield* users.receiptPreference(checkout.userId), () => "email" as const)
       const channels = preference === "both" ? (["email", "sms"] as const) : preference === "none" ? [] : [preference]
       const total = money(checkout, checkout.totalAmount)
       yield* write(

@@ -1,14 +1,8 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
 import { AddressNotFound, EmailTaken, InvalidCredentials } from "../../domain/identity/Errors.js"
-import {
-  type NewAddress,
-  type ReceiptPreference,
-  SavedAddress,
-  User,
-  type UserPatch
-} from "../../domain/identity/Users.js"
+import { type NewAddress, ReceiptPreference, SavedAddress, User, type UserPatch } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
@@ -161,6 +155,20 @@ export class Users extends Effect.Service<Users>()("Users", {
       return Option.map(yield* Effect.orDie(findRow(id)), toUser)
     })
 
+    const findReceiptPreference = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ receiptPreference: ReceiptPreference }),
+      execute: (id) => sql`SELECT receipt_preference FROM users WHERE id = ${id}`
+    })
+
+    /** How the user wants receipts sent; none for an unknown user. One column, read in a payment's transaction. */
+    const receiptPreference = Effect.fn("Users.receiptPreference")((id: string) =>
+      Effect.map(
+        Effect.orDie(findReceiptPreference(id)),
+        Option.map((row) => row.receiptPreference)
+      )
+    )
+
     const update = Effect.fn("Users.update")(function* (id: string, patch: UserPatch) {
       const set: Record<string, unknown> = {}
       if (patch.displayName !== undefined) set.displayName = patch.displayName?.trim() || null
@@ -248,6 +256,16 @@ export class Users extends Effect.Service<Users>()("Users", {
       return { ...demoUser, created }
     })
 
-    return { create, authenticate, get, update, listAddresses, addAddress, deleteAddress, ensureDemoUser } as const
+    return {
+      create,
+      authenticate,
+      get,
+      receiptPreference,
+      update,
+      listAddresses,
+      addAddress,
+      deleteAddress,
+      ensureDemoUser
+    } as const
   })
 }) {}

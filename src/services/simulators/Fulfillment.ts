@@ -5,7 +5,7 @@ import { OrderStatus } from "../../domain/checkout/Checkout.js"
 import { OrderAlreadyCancelled, OrderInTransit, OrderNotFound } from "../../domain/checkout/Errors.js"
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
-import { decodeCursor, encodeCursor } from "../catalog/Catalog.js"
+import { Catalog, decodeCursor, encodeCursor } from "../catalog/Catalog.js"
 import { nowDate } from "../platform/Time.js"
 
 /**
@@ -107,6 +107,8 @@ export const OrderRow = Schema.Struct({
   quantity: Schema.Int,
   amount: Schema.Int,
   currency: Schema.String,
+  /** Where it ships; null only on orders older than the column whose checkout was gone. */
+  countryCode: Schema.NullOr(Schema.String),
   status: OrderStatus,
   carrier: Schema.NullOr(Schema.String),
   trackingNumber: Schema.NullOr(Schema.String),
@@ -259,8 +261,10 @@ interface ForcedFailure {
 }
 
 export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
+  dependencies: [Catalog.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const catalog = yield* Catalog
     const settings = yield* FulfillmentSettings
     /** Test controls: variant id → forced failure. */
     const forced = yield* Ref.make<ReadonlyMap<string, ForcedFailure>>(new Map())
@@ -296,9 +300,8 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
     /** Why the supplier cannot take the variant: it does not ship to the country, or lacks the stock. */
     const refusal = (input: PlaceInput) =>
       Effect.gen(function* () {
-        const [location] = yield* sql<{ readonly shipsTo: ReadonlyArray<string> }>`
-          SELECT ships_to FROM variant_locations WHERE variant_id = ${input.variantId}`.pipe(Effect.orDie)
-        if (location === undefined || !location.shipsTo.includes(input.countryCode)) {
+        const shipsTo = yield* catalog.shipsTo(input.variantId)
+        if (Option.isNone(shipsTo) || !shipsTo.value.includes(input.countryCode)) {
           return yield* new FulfillmentRejected({
             reason: "not_shippable",
             variantId: input.variantId,
@@ -350,10 +353,12 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
           Effect.gen(function* () {
             const inserted = yield* findOne(sql`
               INSERT INTO orders (id, idempotency_key, user_id, checkout_id, item_index, variant_id, product_id,
-                product_title, variant_title, quantity, amount, currency, status, created_at, updated_at)
+                product_title, variant_title, quantity, amount, currency, country_code, status, created_at,
+                updated_at)
               VALUES (${id}, ${input.idempotencyKey}, ${input.userId}, ${input.checkoutId}, ${input.itemIndex},
                 ${input.variantId}, ${input.productId}, ${input.productTitle}, ${input.variantTitle},
-                ${input.quantity}, ${input.amount}, ${input.currency}, 'placed', ${now}, ${now})
+                ${input.quantity}, ${input.amount}, ${input.currency}, ${input.countryCode}, 'placed', ${now},
+                ${now})
               ON CONFLICT (idempotency_key) DO NOTHING
               RETURNING *`)
             if (Option.isNone(inserted)) {
@@ -364,14 +369,10 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
               }
               return winner.value
             }
-            // Where the variant ships to the country; untracked stock (null) stays null; tracked stock never
-            // goes below zero. A refusal rolls the order back.
-            const decremented = yield* sql`
-              UPDATE variant_locations SET stock = stock - ${input.quantity}
-              WHERE variant_id = ${input.variantId} AND ${input.countryCode} = ANY (ships_to)
-                AND (stock IS NULL OR stock >= ${input.quantity})
-              RETURNING variant_id`.pipe(Effect.orDie)
-            if (decremented.length === 0) return yield* refusal(input)
+            // A refusal rolls the order back.
+            if (!(yield* catalog.takeStock(input.variantId, input.countryCode, input.quantity))) {
+              return yield* refusal(input)
+            }
             yield* Effect.logInfo("order placed").pipe(
               Effect.annotateLogs({ orderId: id, checkoutId: input.checkoutId, itemIndex: input.itemIndex })
             )
@@ -391,10 +392,9 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
       options: { readonly from?: OrderStatus | undefined } = {}
     ) {
       yield* Effect.annotateCurrentSpan({ "fulfillment.order_id": orderId })
-      const [current] = yield* sql<{ readonly status: OrderStatus; readonly countryCode: string | null }>`
-        SELECT o.status, c.country_code FROM orders o LEFT JOIN checkouts c ON c.id = o.checkout_id
-        WHERE o.id = ${orderId}`.pipe(Effect.orDie)
-      if (current === undefined) return Option.none<OrderRow>()
+      const found = yield* findOne(sql`SELECT * FROM orders WHERE id = ${orderId}`)
+      if (Option.isNone(found)) return Option.none<OrderRow>()
+      const current = found.value
       if (options.from !== undefined && current.status !== options.from) return Option.none<OrderRow>()
       const next = nextOrderStatus[current.status]
       if (next === undefined) return Option.none<OrderRow>()
@@ -438,9 +438,7 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
               RETURNING *`)
             if (Option.isSome(cancelled)) {
               const order = cancelled.value
-              yield* sql`
-                UPDATE variant_locations SET stock = stock + ${order.quantity}
-                WHERE variant_id = ${order.variantId} AND stock IS NOT NULL`.pipe(Effect.orDie)
+              yield* catalog.returnStock(order.variantId, order.quantity)
               yield* Effect.logInfo("order cancelled").pipe(Effect.annotateLogs({ orderId }))
               return order
             }

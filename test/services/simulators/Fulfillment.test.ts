@@ -22,6 +22,7 @@ import { OrderAlreadyCancelled, OrderInTransit, OrderNotFound } from "../../../s
 import { InvalidRequest } from "../../../src/domain/platform/Errors.js"
 import { makeId } from "../../../src/domain/platform/Ids.js"
 import { MigrationsLive } from "../../../src/layers/Migrations.js"
+import { PublicUrl } from "../../../src/services/catalog/Catalog.js"
 import { Seed } from "../../../src/services/catalog/Seed.js"
 import {
   Fulfillment,
@@ -33,6 +34,7 @@ import {
   trackingFor
 } from "../../../src/services/simulators/Fulfillment.js"
 import { TestDatabase } from "../../support/database.js"
+import { testPublicUrl } from "../../support/http.js"
 
 /**
  * On PGlite, one pooled connection. pglite-socket 0.2.17 serialises protocol *messages*, not extended-query
@@ -71,15 +73,18 @@ const SeededDatabase = Layer.effectDiscard(Effect.flatMap(Seed, (seed) => seed.e
   Layer.provideMerge(Database)
 )
 
+/** The catalog the supplier checks stock with makes links under a public URL. */
+const CatalogUrl = Layer.succeed(PublicUrl, testPublicUrl)
+
 const TestLayer = Fulfillment.Default.pipe(
-  Layer.provide(FulfillmentSettings.Default),
+  Layer.provide([FulfillmentSettings.Default, CatalogUrl]),
   Layer.provideMerge(SeededDatabase),
   Layer.merge(Logger.minimumLogLevel(process.env.TEST_LOG === undefined ? LogLevel.None : LogLevel.Debug))
 )
 
 /** The simulator with other settings, on the same database. */
 const withSettings = (settings: Parameters<typeof FulfillmentSettings.layer>[0]) =>
-  Effect.provide(Fulfillment.Default.pipe(Layer.provide(FulfillmentSettings.layer(settings))))
+  Effect.provide(Fulfillment.Default.pipe(Layer.provide([FulfillmentSettings.layer(settings), CatalogUrl])))
 
 // ---------------------------------------------------------------------------------------------------------
 // Fixtures: users and checkouts (the orders' foreign keys), and seeded variants.
