@@ -1,4 +1,3 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { OrderStatus } from "../../domain/checkout/Checkout.js"
 import { OrderNotFound } from "../../domain/checkout/Errors.js"
@@ -26,7 +25,6 @@ export interface LocalizedOrder {
 export class Orders extends Effect.Service<Orders>()("Orders", {
   dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const presenter = yield* CheckoutPresenter
     const checkouts = yield* Checkouts
     const fulfillment = yield* Fulfillment
@@ -84,11 +82,9 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
      * steps once); schedules the next one.
      */
     const advance = Effect.fn("Orders.advance")(function* (orderId: string, from?: OrderStatus) {
-      const [found] = yield* sql<{ checkoutId: string }>`SELECT checkout_id FROM orders WHERE id = ${orderId}`.pipe(
-        Effect.orDie
-      )
-      if (found === undefined) return Option.none()
-      return yield* checkouts.commit(found.checkoutId, (checkout) =>
+      const found = yield* fulfillment.find(orderId)
+      if (Option.isNone(found)) return Option.none()
+      return yield* checkouts.commit(found.value.checkoutId, (checkout) =>
         Effect.gen(function* () {
           const next = yield* fulfillment.advance(orderId, from === undefined ? {} : { from })
           if (Option.isNone(next)) return Option.none()

@@ -421,6 +421,11 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
       return yield* findOne(sql`SELECT * FROM orders WHERE id = ${orderId} AND user_id = ${userId}`)
     })
 
+    /** An order, whoever placed it (the progress job's). */
+    const find = Effect.fn("Fulfillment.find")(function* (orderId: string) {
+      return yield* findOne(sql`SELECT * FROM orders WHERE id = ${orderId}`)
+    })
+
     /**
      * Cancels the user's order while it is placed or processing, and puts its quantity back in stock (when
      * stock is tracked). Shipped or delivered: OrderInTransit; cancelled: OrderAlreadyCancelled; unknown or
@@ -525,6 +530,7 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
       advance,
       cancel,
       get,
+      find,
       list,
       forCheckout,
       forceFailure,
