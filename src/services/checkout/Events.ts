@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Schedule, Schema, Stream } from "effect"
-import { type EventType, terminalStatuses } from "../../domain/checkout/Checkout.js"
+import { EventType, terminalStatuses } from "../../domain/checkout/Checkout.js"
 import { Signals } from "../platform/Signals.js"
 
 /**
@@ -15,14 +15,16 @@ import { Signals } from "../platform/Signals.js"
 
 export const EventsChannel = "events"
 
-export interface EventRow {
-  readonly id: string
-  readonly type: EventType
-  readonly checkoutId: string
-  readonly userId: string
-  readonly data: unknown
-  readonly createdAt: Date
-}
+/** A stored event; `data` is its jsonb payload as node-postgres parsed it. */
+export const EventRow = Schema.Struct({
+  id: Schema.String,
+  type: EventType,
+  checkoutId: Schema.String,
+  userId: Schema.String,
+  data: Schema.Unknown,
+  createdAt: Schema.DateFromSelf
+})
+export type EventRow = typeof EventRow.Type
 
 export interface NewEvent {
   readonly type: EventType
@@ -130,13 +132,19 @@ export class Events extends Effect.Service<Events>()("Events", {
     /** Wakes the streams of `checkoutId`; call after the transaction that appended has committed. */
     const publish = Effect.fn("Events.publish")((checkoutId: string) => signals.notify(EventsChannel, checkoutId))
 
-    /** A checkout's events with an id above `afterId`, oldest first. */
-    const after = Effect.fn("Events.after")(function* (checkoutId: string, afterId: string, limit = pageSize) {
-      return yield* sql<EventRow>`
+    const findAfter = SqlSchema.findAll({
+      Request: Schema.Struct({ checkoutId: Schema.String, afterId: Schema.String, limit: Schema.Int }),
+      Result: EventRow,
+      execute: ({ checkoutId, afterId, limit }) => sql`
         SELECT id::text AS id, type, checkout_id, user_id, data, created_at FROM events
         WHERE checkout_id = ${checkoutId} AND events.id > ${afterId}::bigint
         -- The table's id: a bare "id" would sort by the text alias above ("10" before "4").
-        ORDER BY events.id LIMIT ${limit}`.pipe(
+        ORDER BY events.id LIMIT ${limit}`
+    })
+
+    /** A checkout's events with an id above `afterId`, oldest first. */
+    const after = Effect.fn("Events.after")(function* (checkoutId: string, afterId: string, limit = pageSize) {
+      return yield* findAfter({ checkoutId, afterId, limit }).pipe(
         // A stream is interrupted when its client goes; a cancelled query's late pg_cancel_backend could
         // hit the pooled connection's next statement, so the read finishes first.
         Effect.uninterruptible,

@@ -1,5 +1,5 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Option, Schema } from "effect"
 import type { CheckoutItemStatus, CheckoutStatus, Order } from "../../domain/checkout/Checkout.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { formatMoney } from "../catalog/Pricing.js"
@@ -40,17 +40,19 @@ export interface ItemSummary {
   readonly status: CheckoutItemStatus
 }
 
-export interface NotificationRow {
-  readonly id: string
-  readonly userId: string
-  readonly checkoutId: string
-  readonly kind: string
-  readonly channel: "email" | "sms"
-  readonly recipient: string
-  readonly subject: string
-  readonly body: string
-  readonly createdAt: Date
-}
+/** One message of the outbox. */
+export const NotificationRow = Schema.Struct({
+  id: Schema.String,
+  userId: Schema.String,
+  checkoutId: Schema.String,
+  kind: Schema.String,
+  channel: Schema.Literal("email", "sms"),
+  recipient: Schema.String,
+  subject: Schema.String,
+  body: Schema.String,
+  createdAt: Schema.DateFromSelf
+})
+export type NotificationRow = typeof NotificationRow.Type
 
 const money = (checkout: CheckoutSummary, amount: number) =>
   formatMoney(amount, checkout.currency, checkout.locale).display
@@ -141,12 +143,16 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       )
     })
 
+    const findForCheckout = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: NotificationRow,
+      execute: (checkoutId) =>
+        sql`SELECT * FROM notifications WHERE checkout_id = ${checkoutId} ORDER BY created_at, kind, channel`
+    })
+
     /** The notifications of a checkout, oldest first (tests and support read the outbox). */
     const forCheckout = Effect.fn("Notifications.forCheckout")(function* (checkoutId: string) {
-      return yield* sql<NotificationRow>`
-        SELECT * FROM notifications WHERE checkout_id = ${checkoutId} ORDER BY created_at, kind, channel`.pipe(
-        Effect.orDie
-      )
+      return yield* Effect.orDie(findForCheckout(checkoutId))
     })
 
     return { receipt, outcome, shipped, forCheckout } as const

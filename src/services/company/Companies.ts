@@ -1,11 +1,11 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Data, Effect, Schema } from "effect"
+import { Clock, Data, Effect, Option, Schema } from "effect"
 import {
   allAccounts,
   defaultExpirationInDays,
   Environment,
   permissions,
-  type RateLimitOverrides
+  RateLimitOverrides
 } from "../../domain/company/Company.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { KeyStore } from "./KeyStore.js"
@@ -92,11 +92,16 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       yield* keys.forgetCompany(companyId)
     })
 
+    const findRateLimits = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ rateLimits: RateLimitOverrides }),
+      execute: (companyId) => sql`SELECT rate_limits FROM companies WHERE id = ${companyId}`
+    })
+
     const rateLimits = Effect.fn("Companies.rateLimits")(function* (companyId: string) {
-      const rows = yield* sql<{ rateLimits: RateLimitOverrides }>`SELECT rate_limits FROM companies
-        WHERE id = ${companyId}`.pipe(Effect.orDie)
-      if (rows[0] === undefined) return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
-      return rows[0].rateLimits
+      const company = yield* Effect.orDie(findRateLimits(companyId))
+      if (Option.isNone(company)) return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
+      return company.value.rateLimits
     })
 
     return { create, exists, account, setRateLimits, rateLimits } as const

@@ -1,20 +1,24 @@
 import { generateKeyPairSync } from "node:crypto"
-import { SqlClient } from "@effect/sql"
-import { Clock, Effect } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Clock, Effect, Schema } from "effect"
 
 /**
  * The Ed25519 key pair agent callbacks are signed with (Standard Webhooks `v1a`, DESIGN.md §4.6). The
  * pair is generated on first use and persisted, so every instance and every restart serves the same JWKS.
  */
 
-export interface PublicJwk {
-  readonly kty: "OKP"
-  readonly crv: "Ed25519"
-  readonly x: string
-  readonly kid: string
-  readonly use: "sig"
-  readonly alg: "EdDSA"
-}
+export const PublicJwk = Schema.Struct({
+  kty: Schema.Literal("OKP"),
+  crv: Schema.Literal("Ed25519"),
+  x: Schema.String,
+  kid: Schema.String,
+  use: Schema.Literal("sig"),
+  alg: Schema.Literal("EdDSA")
+})
+export type PublicJwk = typeof PublicJwk.Type
+
+/** A stored key pair: the public JWK (jsonb) and the private key in PKCS #8 PEM. */
+const KeyPairRow = Schema.Struct({ publicJwk: PublicJwk, privatePkcs8: Schema.String })
 
 /** `pg_advisory_xact_lock` key for creating the first key pair. */
 const keyLock = 0x51_6e_4b
@@ -23,8 +27,11 @@ export class SigningKeys extends Effect.Service<SigningKeys>()("SigningKeys", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const load = sql<{ publicJwk: PublicJwk; privatePkcs8: string }>`
-      SELECT public_jwk, private_pkcs8 FROM signing_keys ORDER BY created_at, kid`
+    const load = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: KeyPairRow,
+      execute: () => sql`SELECT public_jwk, private_pkcs8 FROM signing_keys ORDER BY created_at, kid`
+    })(undefined)
 
     /** The current key pair, created (once, whoever asks first) when there is none. */
     const current = Effect.fn("SigningKeys.current")(function* () {
