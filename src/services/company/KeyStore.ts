@@ -19,6 +19,7 @@ import {
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
+import { rowsOf } from "../platform/Rows.js"
 import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 
 /**
@@ -71,8 +72,6 @@ const CachedKey = Schema.Struct({
 })
 type CachedKey = typeof CachedKey.Type
 
-const decodeKeys = Schema.decodeUnknown(Schema.Array(ApiKeyRecord))
-
 const isActive = (key: ApiKeyRecord, now: number) => key.revokedAt === null && key.expiresAt.getTime() > now
 
 const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: string } | undefined)?.code === "23505"
@@ -80,9 +79,7 @@ const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?:
 export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    /** Key rows decoded; a row that does not decode is a defect. */
-    const keysOf = <E, R>(rows: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
-      Effect.flatMap(rows, (found) => Effect.orDie(decodeKeys(found)))
+    const keysOf = rowsOf(ApiKeyRecord)
 
     const columns = sql`id, company_id, environment, name, permissions, accounts_access, enforce_mtls,
       request_source, created_at, expires_at, revoked_at`

@@ -6,6 +6,7 @@ import { type NewAddress, ReceiptPreference, SavedAddress, User, type UserPatch 
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
+import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 
 /**
@@ -56,31 +57,32 @@ const PASSWORD_MAX = 200
 /** The demo user seeded outside production (printed by `npm start`). */
 export const demoUser = { email: "demo@ribbon.dev", password: "ribbon-demo-2026", displayName: "Demo User" } as const
 
-export interface UserRow {
-  readonly id: string
-  readonly email: string
-  readonly passwordHash: string
-  readonly displayName: string | null
-  readonly phone: string | null
-  readonly defaultCountry: string
-  readonly receiptPreference: ReceiptPreference
-  readonly createdAt: Date
-}
+export const UserRow = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  passwordHash: Schema.String,
+  displayName: Schema.NullOr(Schema.String),
+  phone: Schema.NullOr(Schema.String),
+  defaultCountry: Schema.String,
+  receiptPreference: ReceiptPreference,
+  createdAt: Schema.DateFromSelf
+})
+export type UserRow = typeof UserRow.Type
 
-interface AddressRow {
-  readonly id: string
-  readonly label: string | null
-  readonly firstName: string
-  readonly lastName: string
-  readonly phone: string | null
-  readonly address1: string | null
-  readonly address2: string | null
-  readonly city: string | null
-  readonly provinceCode: string | null
-  readonly postalCode: string | null
-  readonly countryCode: string
-  readonly isDefault: boolean
-}
+const AddressRow = Schema.Struct({
+  id: Schema.String,
+  label: Schema.NullOr(Schema.String),
+  firstName: Schema.String,
+  lastName: Schema.String,
+  phone: Schema.NullOr(Schema.String),
+  address1: Schema.NullOr(Schema.String),
+  address2: Schema.NullOr(Schema.String),
+  city: Schema.NullOr(Schema.String),
+  provinceCode: Schema.NullOr(Schema.String),
+  postalCode: Schema.NullOr(Schema.String),
+  countryCode: Schema.String,
+  isDefault: Schema.Boolean
+})
 
 export const toUser = (row: Omit<UserRow, "passwordHash">) =>
   new User({
@@ -104,10 +106,12 @@ export class Users extends Effect.Service<Users>()("Users", {
   dependencies: [Addresses.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const userRows = rowsOf(UserRow)
+    const addressRows = rowsOf(AddressRow)
     const addresses = yield* Addresses
 
     const findRow = (id: string) =>
-      Effect.map(sql<UserRow>`SELECT * FROM users WHERE id = ${id}`, (rows) => Option.fromNullable(rows[0]))
+      Effect.map(userRows(sql`SELECT * FROM users WHERE id = ${id}`), (rows) => Option.fromNullable(rows[0]))
 
     /** A new account; the e-mail must be free (case-insensitively) and the password 8 to 200 characters. */
     const create = Effect.fn("Users.create")(function* (input: NewUser) {
@@ -130,8 +134,8 @@ export class Users extends Effect.Service<Users>()("Users", {
         receiptPreference: "email" as const,
         createdAt: yield* nowDate
       }
-      const inserted = yield* sql<UserRow>`
-        INSERT INTO users ${sql.insert(row)} ON CONFLICT DO NOTHING RETURNING *`.pipe(Effect.orDie)
+      const inserted = yield* userRows(sql`
+        INSERT INTO users ${sql.insert(row)} ON CONFLICT DO NOTHING RETURNING *`).pipe(Effect.orDie)
       const created = inserted[0]
       if (created === undefined)
         return yield* new EmailTaken({ message: "An account with this e-mail already exists." })
@@ -140,7 +144,7 @@ export class Users extends Effect.Service<Users>()("Users", {
 
     /** The user with that e-mail and password; the same failure whichever is wrong. */
     const authenticate = Effect.fn("Users.authenticate")(function* (email: string, password: string) {
-      const rows = yield* sql<UserRow>`SELECT * FROM users WHERE lower(email) = lower(${email.trim()})`.pipe(
+      const rows = yield* userRows(sql`SELECT * FROM users WHERE lower(email) = lower(${email.trim()})`).pipe(
         Effect.orDie
       )
       const row = rows[0]
@@ -177,15 +181,15 @@ export class Users extends Effect.Service<Users>()("Users", {
       if (patch.receiptPreference !== undefined) set.receiptPreference = patch.receiptPreference
       const rows =
         Object.keys(set).length === 0
-          ? yield* sql<UserRow>`SELECT * FROM users WHERE id = ${id}`
-          : yield* sql<UserRow>`UPDATE users SET ${sql.update(set)} WHERE id = ${id} RETURNING *`
+          ? yield* userRows(sql`SELECT * FROM users WHERE id = ${id}`)
+          : yield* userRows(sql`UPDATE users SET ${sql.update(set)} WHERE id = ${id} RETURNING *`)
       return toUser(rows[0]!)
     }, Effect.orDie)
 
     /** The default address first, then the others oldest first. */
     const listAddresses = Effect.fn("Users.addresses")(function* (userId: string) {
-      const rows = yield* sql<AddressRow>`
-        SELECT * FROM user_addresses WHERE user_id = ${userId} ORDER BY is_default DESC, created_at, id`.pipe(
+      const rows = yield* addressRows(sql`
+        SELECT * FROM user_addresses WHERE user_id = ${userId} ORDER BY is_default DESC, created_at, id`).pipe(
         Effect.orDie
       )
       return rows.map((row) => SavedAddress.make(row))
@@ -220,7 +224,7 @@ export class Users extends Effect.Service<Users>()("Users", {
               isDefault,
               createdAt: yield* nowDate
             }
-            const [saved] = yield* sql<AddressRow>`INSERT INTO user_addresses ${sql.insert(row)} RETURNING *`
+            const [saved] = yield* addressRows(sql`INSERT INTO user_addresses ${sql.insert(row)} RETURNING *`)
             return SavedAddress.make(saved!)
           })
         )
