@@ -13,7 +13,7 @@ import {
   UnsupportedGrantType
 } from "../../domain/identity/Errors.js"
 import {
-  type AuthMethod,
+  AuthMethod,
   type AuthorizeParams,
   type IntrospectionRequest,
   type IntrospectionResponse,
@@ -29,8 +29,9 @@ import type { User } from "../../domain/identity/Users.js"
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { PublicUrl } from "../catalog/Catalog.js"
+import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
-import { toUser, type UserRow, Users } from "./Users.js"
+import { toUser, UserRow, Users } from "./Users.js"
 
 /**
  * The OAuth 2.1 authorization server of the agent API (DESIGN.md §4.4, docs/oauth.md): client
@@ -98,48 +99,56 @@ const seconds = (date: Date) => Math.floor(date.getTime() / 1000)
 // ---------------------------------------------------------------------------------------------------------
 // Rows
 
-export interface Client {
-  readonly id: string
-  readonly secretHash: string | null
-  readonly clientName: string
-  readonly redirectUris: ReadonlyArray<string>
-  readonly grantTypes: ReadonlyArray<string>
-  readonly responseTypes: ReadonlyArray<string>
-  readonly tokenEndpointAuthMethod: AuthMethod
-  readonly scope: string
-  readonly logoUri: string | null
-  readonly clientUri: string | null
-  readonly contacts: ReadonlyArray<string>
-  readonly softwareId: string | null
-  readonly createdAt: Date
-}
+/** A registered client (RFC 7591); jsonb arrays as node-postgres parses them. */
+export const Client = Schema.Struct({
+  id: Schema.String,
+  secretHash: Schema.NullOr(Schema.String),
+  clientName: Schema.String,
+  redirectUris: Schema.Array(Schema.String),
+  grantTypes: Schema.Array(Schema.String),
+  responseTypes: Schema.Array(Schema.String),
+  tokenEndpointAuthMethod: AuthMethod,
+  scope: Schema.String,
+  logoUri: Schema.NullOr(Schema.String),
+  clientUri: Schema.NullOr(Schema.String),
+  contacts: Schema.Array(Schema.String),
+  softwareId: Schema.NullOr(Schema.String),
+  createdAt: Schema.DateFromSelf
+})
+export type Client = typeof Client.Type
 
-interface CodeRow {
-  readonly codeHash: string
-  readonly clientId: string
-  readonly userId: string
-  readonly redirectUri: string
-  readonly scope: string
-  readonly resource: string
-  readonly codeChallenge: string
-  readonly familyId: string
-  readonly expiresAt: Date
-  readonly usedAt: Date | null
-}
+const CodeRow = Schema.Struct({
+  codeHash: Schema.String,
+  clientId: Schema.String,
+  userId: Schema.String,
+  redirectUri: Schema.String,
+  scope: Schema.String,
+  resource: Schema.String,
+  codeChallenge: Schema.String,
+  familyId: Schema.String,
+  expiresAt: Schema.DateFromSelf,
+  usedAt: Schema.NullOr(Schema.DateFromSelf)
+})
 
-interface TokenRow {
-  readonly tokenHash: string
-  readonly kind: "access" | "refresh"
-  readonly familyId: string
-  readonly clientId: string
-  readonly userId: string
-  readonly scope: string
-  readonly audience: string
-  readonly issuedAt: Date
-  readonly expiresAt: Date
-  readonly rotatedAt: Date | null
-  readonly revokedAt: Date | null
-}
+const TokenRow = Schema.Struct({
+  tokenHash: Schema.String,
+  kind: Schema.Literal("access", "refresh"),
+  familyId: Schema.String,
+  clientId: Schema.String,
+  userId: Schema.String,
+  scope: Schema.String,
+  audience: Schema.String,
+  issuedAt: Schema.DateFromSelf,
+  expiresAt: Schema.DateFromSelf,
+  rotatedAt: Schema.NullOr(Schema.DateFromSelf),
+  revokedAt: Schema.NullOr(Schema.DateFromSelf)
+})
+
+/** An access token with its user, as every `/v1` request reads it. */
+const BearerRow = Schema.Struct({
+  ...TokenRow.pick("kind", "revokedAt", "expiresAt", "audience", "scope", "clientId").fields,
+  ...UserRow.omit("passwordHash").fields
+})
 
 // ---------------------------------------------------------------------------------------------------------
 // Requests and outcomes
@@ -193,6 +202,10 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
   dependencies: [Users.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const clients = rowsOf(Client)
+    const codes = rowsOf(CodeRow)
+    const tokens = rowsOf(TokenRow)
+    const bearers = rowsOf(BearerRow)
     // The issuer is the public base URL, which is also the one resource tokens are for.
     const issuer = yield* PublicUrl
     const users = yield* Users
@@ -205,7 +218,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     // --- Clients -----------------------------------------------------------------------------------------
 
     const findClient = (id: string) =>
-      Effect.map(sql<Client>`SELECT * FROM oauth_clients WHERE id = ${id}`, (rows) =>
+      Effect.map(clients(sql`SELECT * FROM oauth_clients WHERE id = ${id}`), (rows) =>
         Option.fromNullable(rows[0])
       ).pipe(Effect.orDie)
 
@@ -513,8 +526,8 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
         const outcome = yield* sql
           .withTransaction(
             Effect.gen(function* () {
-              const rows = yield* sql<CodeRow>`
-              SELECT * FROM oauth_codes WHERE code_hash = ${sha256(request.code!)} FOR UPDATE`
+              const rows = yield* codes(sql`
+              SELECT * FROM oauth_codes WHERE code_hash = ${sha256(request.code!)} FOR UPDATE`)
               const code = rows[0]
               if (code === undefined || code.clientId !== client.id) return Either.left("The code is not valid.")
               if (code.usedAt !== null) {
@@ -555,9 +568,9 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
         const outcome: Either.Either<TokenResponse, InvalidGrant | InvalidScope> = yield* sql
           .withTransaction(
             Effect.gen(function* () {
-              const rows = yield* sql<TokenRow>`
+              const rows = yield* tokens(sql`
               SELECT * FROM oauth_tokens
-              WHERE token_hash = ${sha256(request.refresh_token!)} AND kind = 'refresh' FOR UPDATE`
+              WHERE token_hash = ${sha256(request.refresh_token!)} AND kind = 'refresh' FOR UPDATE`)
               const token = rows[0]
               if (token === undefined || token.clientId !== client.id) {
                 return Either.left(new InvalidGrant({ message: "The refresh token is not valid." }))
@@ -619,7 +632,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     })
 
     const findToken = (value: string) =>
-      Effect.map(sql<TokenRow>`SELECT * FROM oauth_tokens WHERE token_hash = ${sha256(value)}`, (rows) =>
+      Effect.map(tokens(sql`SELECT * FROM oauth_tokens WHERE token_hash = ${sha256(value)}`), (rows) =>
         Option.fromNullable(rows[0])
       ).pipe(Effect.orDie)
 
@@ -631,7 +644,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       yield* revokeFamily(found.familyId).pipe(Effect.orDie)
     })
 
-    const isActive = (token: TokenRow, at: Date) =>
+    const isActive = (token: typeof TokenRow.Type, at: Date) =>
       token.revokedAt === null &&
       new Date(token.expiresAt) > at &&
       (token.kind === "access" || token.rotatedAt === null)
@@ -667,14 +680,11 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       const fail = (message: string) =>
         Effect.fail(new InvalidToken({ message, resourceMetadata: resourceMetadataUrl }))
       if (value === "") return yield* fail("An access token is required (Authorization: Bearer …).")
-      const rows = yield* sql<
-        Pick<TokenRow, "kind" | "revokedAt" | "expiresAt" | "audience" | "scope" | "clientId"> &
-          Omit<UserRow, "passwordHash">
-      >`
+      const rows = yield* bearers(sql`
         SELECT t.kind, t.revoked_at, t.expires_at, t.audience, t.scope, t.client_id,
                u.id, u.email, u.display_name, u.phone, u.default_country, u.receipt_preference, u.created_at
         FROM oauth_tokens t JOIN users u ON u.id = t.user_id
-        WHERE t.token_hash = ${sha256(value)}`.pipe(Effect.orDie)
+        WHERE t.token_hash = ${sha256(value)}`).pipe(Effect.orDie)
       const found = rows[0]
       if (found === undefined || found.kind !== "access") return yield* fail("The access token is not valid.")
       if (found.revokedAt !== null) return yield* fail("The access token was revoked.")
