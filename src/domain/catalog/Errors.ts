@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { DomainError } from "../platform/Errors.js"
+import { DomainError, errorCode } from "../platform/Errors.js"
 
 // Catalog (agent API `/v1` catalog endpoints; the company API's product and collection routes reuse them).
 
@@ -7,40 +7,19 @@ import { DomainError } from "../platform/Errors.js"
 export class ProductNotFound extends DomainError<ProductNotFound>()(
   "ProductNotFound",
   { productId: Schema.String },
-  {
-    status: 404,
-    title: "Product not found",
-    v1: "product_not_found",
-    oauth: "invalid_request",
-    v2: "NOT_FOUND",
-    v3: "404_PROD_001"
-  }
+  errorCode(404, "Product not found", "product_not_found", "NOT_FOUND", "404_PROD_001")
 ) {}
 
 /** No variant with that id. */
 export class VariantNotFound extends DomainError<VariantNotFound>()(
   "VariantNotFound",
   { variantId: Schema.String },
-  {
-    status: 404,
-    title: "Variant not found",
-    v1: "variant_not_found",
-    oauth: "invalid_request",
-    v2: "NOT_FOUND",
-    v3: "404_PROD_002"
-  }
+  errorCode(404, "Variant not found", "variant_not_found", "NOT_FOUND", "404_PROD_002")
 ) {}
 
 /** No collection with that id. */
 export class CollectionNotFound extends DomainError<CollectionNotFound>()(
   "CollectionNotFound",
   { collectionId: Schema.String },
-  {
-    status: 404,
-    title: "Collection not found",
-    v1: "collection_not_found",
-    oauth: "invalid_request",
-    v2: "NOT_FOUND",
-    v3: "404_COLL_001"
-  }
+  errorCode(404, "Collection not found", "collection_not_found", "NOT_FOUND", "404_COLL_001")
 ) {}

@@ -1,104 +1,95 @@
 import { Schema } from "effect"
-import { DomainError, type ErrorCode } from "../platform/Errors.js"
+import { DomainError, errorCode } from "../platform/Errors.js"
 
 // Quotes, checkouts and orders (agent API; docs/checkout.md). v3 domain ORDS, sequences from 050.
-
-const orderError = (status: number, title: string, v1: string, v2: string, v3: string): ErrorCode => ({
-  status,
-  title,
-  v1,
-  oauth: "invalid_request",
-  v2,
-  v3
-})
 
 /** No quote with that id for this user (another user's quote is not found either). */
 export class QuoteNotFound extends DomainError<QuoteNotFound>()(
   "QuoteNotFound",
   { quoteId: Schema.String },
-  orderError(404, "Quote not found", "quote_not_found", "NOT_FOUND", "404_ORDS_050")
+  errorCode(404, "Quote not found", "quote_not_found", "NOT_FOUND", "404_ORDS_050")
 ) {}
 
 /** The quote's 15-minute price lock has passed: ask for a new quote. */
 export class QuoteExpired extends DomainError<QuoteExpired>()(
   "QuoteExpired",
   { quoteId: Schema.String },
-  orderError(409, "Quote expired", "quote_expired", "CONFLICT", "409_ORDS_050")
+  errorCode(409, "Quote expired", "quote_expired", "CONFLICT", "409_ORDS_050")
 ) {}
 
 /** The quote already backs another checkout. */
 export class QuoteAlreadyUsed extends DomainError<QuoteAlreadyUsed>()(
   "QuoteAlreadyUsed",
   { quoteId: Schema.String },
-  orderError(409, "Quote already used", "quote_already_used", "CONFLICT", "409_ORDS_051")
+  errorCode(409, "Quote already used", "quote_already_used", "CONFLICT", "409_ORDS_051")
 ) {}
 
 /** The variant has no stock left. */
 export class VariantOutOfStock extends DomainError<VariantOutOfStock>()(
   "VariantOutOfStock",
   { variantId: Schema.String },
-  orderError(422, "Variant out of stock", "variant_out_of_stock", "UNPROCESSABLE_ENTITY", "422_ORDS_050")
+  errorCode(422, "Variant out of stock", "variant_out_of_stock", "UNPROCESSABLE_ENTITY", "422_ORDS_050")
 ) {}
 
 /** The variant does not ship to the country (or is not for sale). */
 export class VariantNotShippable extends DomainError<VariantNotShippable>()(
   "VariantNotShippable",
   { variantId: Schema.String, countryCode: Schema.String },
-  orderError(422, "Variant not shippable", "variant_not_shippable", "UNPROCESSABLE_ENTITY", "422_ORDS_051")
+  errorCode(422, "Variant not shippable", "variant_not_shippable", "UNPROCESSABLE_ENTITY", "422_ORDS_051")
 ) {}
 
 /** The quotes of one checkout are for different countries, or not for the shipping address's country. */
 export class CountryMismatch extends DomainError<CountryMismatch>()(
   "CountryMismatch",
   {},
-  orderError(422, "Country mismatch", "country_mismatch", "UNPROCESSABLE_ENTITY", "422_ORDS_052")
+  errorCode(422, "Country mismatch", "country_mismatch", "UNPROCESSABLE_ENTITY", "422_ORDS_052")
 ) {}
 
 /** The shipping address did not pass validation; `message` says what is wrong. */
 export class AddressUnverified extends DomainError<AddressUnverified>()(
   "AddressUnverified",
   { issues: Schema.Array(Schema.Struct({ field: Schema.String, message: Schema.String })) },
-  orderError(422, "Address not verified", "address_unverified", "UNPROCESSABLE_ENTITY", "422_ORDS_053")
+  errorCode(422, "Address not verified", "address_unverified", "UNPROCESSABLE_ENTITY", "422_ORDS_053")
 ) {}
 
 /** An SMS number without `smsConsent: true`; `consentText` is what the user must agree to. */
 export class SmsConsentRequired extends DomainError<SmsConsentRequired>()(
   "SmsConsentRequired",
   { consentText: Schema.String },
-  orderError(422, "SMS consent required", "sms_consent_required", "UNPROCESSABLE_ENTITY", "422_ORDS_054")
+  errorCode(422, "SMS consent required", "sms_consent_required", "UNPROCESSABLE_ENTITY", "422_ORDS_054")
 ) {}
 
 /** No checkout with that id for this user. */
 export class CheckoutNotFound extends DomainError<CheckoutNotFound>()(
   "CheckoutNotFound",
   { checkoutId: Schema.String },
-  orderError(404, "Checkout not found", "checkout_not_found", "NOT_FOUND", "404_ORDS_051")
+  errorCode(404, "Checkout not found", "checkout_not_found", "NOT_FOUND", "404_ORDS_051")
 ) {}
 
 /** The checkout's status does not allow the operation (e.g. cancelling after payment). */
 export class CheckoutStateConflict extends DomainError<CheckoutStateConflict>()(
   "CheckoutStateConflict",
   { checkoutStatus: Schema.String },
-  orderError(409, "Checkout state conflict", "checkout_state_conflict", "CONFLICT", "409_ORDS_053")
+  errorCode(409, "Checkout state conflict", "checkout_state_conflict", "CONFLICT", "409_ORDS_053")
 ) {}
 
 /** No order with that id for this user. */
 export class OrderNotFound extends DomainError<OrderNotFound>()(
   "OrderNotFound",
   { orderId: Schema.String },
-  orderError(404, "Order not found", "order_not_found", "NOT_FOUND", "404_ORDS_052")
+  errorCode(404, "Order not found", "order_not_found", "NOT_FOUND", "404_ORDS_052")
 ) {}
 
 /** The order has shipped (or was delivered): it can no longer be cancelled. */
 export class OrderInTransit extends DomainError<OrderInTransit>()(
   "OrderInTransit",
   { orderId: Schema.String, orderStatus: Schema.String },
-  orderError(409, "Order in transit", "order_in_transit", "CONFLICT", "409_ORDS_054")
+  errorCode(409, "Order in transit", "order_in_transit", "CONFLICT", "409_ORDS_054")
 ) {}
 
 /** The order was already cancelled. */
 export class OrderAlreadyCancelled extends DomainError<OrderAlreadyCancelled>()(
   "OrderAlreadyCancelled",
   { orderId: Schema.String },
-  orderError(409, "Order already cancelled", "order_already_cancelled", "CONFLICT", "409_ORDS_055")
+  errorCode(409, "Order already cancelled", "order_already_cancelled", "CONFLICT", "409_ORDS_055")
 ) {}

@@ -1,5 +1,5 @@
-import { Schema } from "effect"
-import { CheckoutItemStatus, CheckoutStatus } from "./Checkout.js"
+import { Schema, Struct } from "effect"
+import { CheckoutItemStatus, CheckoutStatus, Quote } from "./Checkout.js"
 
 /**
  * The checkout context's stored records, as its repositories decode them from their rows (columns are
@@ -8,22 +8,25 @@ import { CheckoutItemStatus, CheckoutStatus } from "./Checkout.js"
 
 /** A quote: one unit of a variant priced for a country, locked until `expiresAt`. */
 export const QuoteRecord = Schema.Struct({
-  id: Schema.String,
+  ...Struct.pick(
+    Quote.fields,
+    "id",
+    "variantId",
+    "productId",
+    "productTitle",
+    "variantTitle",
+    "imageUrl",
+    "countryCode",
+    "currency",
+    "itemAmount",
+    "shippingAmount",
+    "dutiesAmount",
+    "serviceFeeAmount",
+    "totalAmount",
+    "totalDisplay",
+    "shippingRequired"
+  ),
   userId: Schema.String,
-  variantId: Schema.String,
-  productId: Schema.String,
-  productTitle: Schema.String,
-  variantTitle: Schema.String,
-  imageUrl: Schema.NullOr(Schema.String),
-  countryCode: Schema.String,
-  currency: Schema.String,
-  itemAmount: Schema.Int,
-  shippingAmount: Schema.Int,
-  dutiesAmount: Schema.Int,
-  serviceFeeAmount: Schema.Int,
-  totalAmount: Schema.Int,
-  totalDisplay: Schema.String,
-  shippingRequired: Schema.Boolean,
   /** The checkout the quote backs, once one claimed it. */
   checkoutId: Schema.NullOr(Schema.String),
   expiresAt: Schema.DateFromSelf,
@@ -81,22 +84,26 @@ export type CheckoutRecord = typeof CheckoutRecord.Type
 
 /** One line of a checkout: the quote it was made from, times its quantity, and what became of it. */
 export const CheckoutItemRecord = Schema.Struct({
+  // What the line's quote said of the variant, its amounts times the quantity.
+  ...Struct.pick(
+    QuoteRecord.fields,
+    "variantId",
+    "productId",
+    "productTitle",
+    "variantTitle",
+    "imageUrl",
+    "itemAmount",
+    "shippingAmount",
+    "dutiesAmount",
+    "serviceFeeAmount",
+    "shippingRequired"
+  ),
   checkoutId: Schema.String,
   index: Schema.Int,
   quoteId: Schema.String,
-  variantId: Schema.String,
-  productId: Schema.String,
-  productTitle: Schema.String,
-  variantTitle: Schema.String,
-  imageUrl: Schema.NullOr(Schema.String),
   quantity: Schema.Int,
   unitAmount: Schema.Int,
   amount: Schema.Int,
-  itemAmount: Schema.Int,
-  shippingAmount: Schema.Int,
-  dutiesAmount: Schema.Int,
-  serviceFeeAmount: Schema.Int,
-  shippingRequired: Schema.Boolean,
   status: CheckoutItemStatus,
   orderId: Schema.NullOr(Schema.String),
   failureReason: Schema.NullOr(Schema.String)

@@ -1,17 +1,12 @@
 import { Schema } from "effect"
-import { DomainError, type ErrorCode } from "../platform/Errors.js"
+import { DomainError, type ErrorCode, errorCode } from "../platform/Errors.js"
 
 // OAuth, bearer tokens and users (agent API `/oauth` and `/v1/me`; docs/oauth.md). v3 sequences start at 050
 // so that they never meet the company API's own PBLC/ACCT errors.
 
-const oauthError = (status: number, title: string, code: string, v2: string, v3: string): ErrorCode => ({
-  status,
-  title,
-  v1: code,
-  oauth: code,
-  v2,
-  v3
-})
+/** The OAuth errors keep their RFC 6749 code on `/v1` too. */
+const oauthError = (status: number, title: string, code: string, v2: string, v3: string): ErrorCode =>
+  errorCode(status, title, code, v2, v3, code)
 
 /** A `/v1` request without a valid access token (missing, unknown, expired, revoked, other audience). */
 export class InvalidToken extends DomainError<InvalidToken>()(
@@ -95,40 +90,19 @@ export class InvalidClientMetadata extends DomainError<InvalidClientMetadata>()(
 export class EmailTaken extends DomainError<EmailTaken>()(
   "EmailTaken",
   {},
-  {
-    status: 409,
-    title: "E-mail taken",
-    v1: "email_taken",
-    oauth: "invalid_request",
-    v2: "CONFLICT",
-    v3: "409_ACCT_050"
-  }
+  errorCode(409, "E-mail taken", "email_taken", "CONFLICT", "409_ACCT_050")
 ) {}
 
 /** Sign-in with an unknown e-mail or a wrong password (never says which). */
 export class InvalidCredentials extends DomainError<InvalidCredentials>()(
   "InvalidCredentials",
   {},
-  {
-    status: 401,
-    title: "Invalid credentials",
-    v1: "invalid_credentials",
-    oauth: "access_denied",
-    v2: "UNAUTHORIZED",
-    v3: "401_ACCT_050"
-  }
+  errorCode(401, "Invalid credentials", "invalid_credentials", "UNAUTHORIZED", "401_ACCT_050", "access_denied")
 ) {}
 
 /** No saved address with that id for the signed-in user (another user's address included). */
 export class AddressNotFound extends DomainError<AddressNotFound>()(
   "AddressNotFound",
   { addressId: Schema.String },
-  {
-    status: 404,
-    title: "Address not found",
-    v1: "address_not_found",
-    oauth: "invalid_request",
-    v2: "NOT_FOUND",
-    v3: "404_ACCT_050"
-  }
+  errorCode(404, "Address not found", "address_not_found", "NOT_FOUND", "404_ACCT_050")
 ) {}

@@ -26,6 +26,16 @@ export interface DomainErrorClass<Self, Tag extends string, Fields extends Schem
   readonly code: ErrorCode
 }
 
+/** The codes of an error: `oauth` is `invalid_request` unless said otherwise. */
+export const errorCode = (
+  status: number,
+  title: string,
+  v1: string,
+  v2: string,
+  v3: string,
+  oauth = "invalid_request"
+): ErrorCode => ({ status, title, v1, oauth, v2, v3 })
+
 /** Defines a domain error: `class NotFound extends DomainError<NotFound>()("NotFound", {}, {...codes}) {}`. */
 export const DomainError =
   <Self = never>() =>
@@ -64,14 +74,7 @@ export class FieldIssue extends Schema.Class<FieldIssue>("FieldIssue")({
 export class InvalidRequest extends DomainError<InvalidRequest>()(
   "InvalidRequest",
   { errors: Schema.Array(FieldIssue) },
-  {
-    status: 400,
-    title: "Invalid request",
-    v1: "invalid_request",
-    oauth: "invalid_request",
-    v2: "INVALID_REQUEST",
-    v3: "400_PBLC_001"
-  }
+  errorCode(400, "Invalid request", "invalid_request", "INVALID_REQUEST", "400_PBLC_001")
 ) {
   /** One failing field: `InvalidRequest.field("items[0].quantity", "must be at least 1")`. */
   static field(path: string, message: string): InvalidRequest {
@@ -82,105 +85,56 @@ export class InvalidRequest extends DomainError<InvalidRequest>()(
 export class Unauthorized extends DomainError<Unauthorized>()(
   "Unauthorized",
   {},
-  {
-    status: 401,
-    title: "Unauthorized",
-    v1: "unauthorized",
-    oauth: "invalid_client",
-    v2: "UNAUTHORIZED",
-    v3: "401_PBLC_001"
-  }
+  errorCode(401, "Unauthorized", "unauthorized", "UNAUTHORIZED", "401_PBLC_001", "invalid_client")
 ) {}
 
 export class Forbidden extends DomainError<Forbidden>()(
   "Forbidden",
   {},
-  {
-    status: 403,
-    title: "Forbidden",
-    v1: "forbidden",
-    oauth: "access_denied",
-    v2: "FORBIDDEN",
-    v3: "403_PBLC_001"
-  }
+  errorCode(403, "Forbidden", "forbidden", "FORBIDDEN", "403_PBLC_001", "access_denied")
 ) {}
 
 export class NotFound extends DomainError<NotFound>()(
   "NotFound",
   {},
-  {
-    status: 404,
-    title: "Not found",
-    v1: "not_found",
-    oauth: "invalid_request",
-    v2: "NOT_FOUND",
-    v3: "404_PBLC_001"
-  }
+  errorCode(404, "Not found", "not_found", "NOT_FOUND", "404_PBLC_001")
 ) {}
 
 export class MethodNotAllowed extends DomainError<MethodNotAllowed>()(
   "MethodNotAllowed",
   {},
-  {
-    status: 405,
-    title: "Method not allowed",
-    v1: "method_not_allowed",
-    oauth: "invalid_request",
-    v2: "METHOD_NOT_ALLOWED",
-    v3: "405_PBLC_001"
-  }
+  errorCode(405, "Method not allowed", "method_not_allowed", "METHOD_NOT_ALLOWED", "405_PBLC_001")
 ) {}
 
 export class PayloadTooLarge extends DomainError<PayloadTooLarge>()(
   "PayloadTooLarge",
   { limitBytes: Schema.Int },
-  {
-    status: 413,
-    title: "Payload too large",
-    v1: "payload_too_large",
-    oauth: "invalid_request",
-    v2: "PAYLOAD_TOO_LARGE",
-    v3: "413_PBLC_001"
-  }
+  errorCode(413, "Payload too large", "payload_too_large", "PAYLOAD_TOO_LARGE", "413_PBLC_001")
 ) {}
 
 export class RateLimited extends DomainError<RateLimited>()(
   "RateLimited",
   { retryAfterSeconds: Schema.Int },
-  {
-    status: 429,
-    title: "Too many requests",
-    v1: "rate_limited",
-    oauth: "temporarily_unavailable",
-    v2: "RATE_LIMITED",
-    v3: "429_PBLC_001"
-  }
+  errorCode(429, "Too many requests", "rate_limited", "RATE_LIMITED", "429_PBLC_001", "temporarily_unavailable")
 ) {}
 
 export class InternalError extends DomainError<InternalError>()(
   "InternalError",
   { requestId: Schema.String },
-  {
-    status: 500,
-    title: "Internal error",
-    v1: "internal_error",
-    oauth: "server_error",
-    v2: "INTERNAL_ERROR",
-    v3: "500_PBLC_001"
-  }
+  errorCode(500, "Internal error", "internal_error", "INTERNAL_ERROR", "500_PBLC_001", "server_error")
 ) {}
 
 export class ServiceUnavailable extends DomainError<ServiceUnavailable>()(
   "ServiceUnavailable",
   {},
-  {
-    status: 503,
-    title: "Service unavailable",
-    v1: "service_unavailable",
-    oauth: "temporarily_unavailable",
-    v2: "SERVICE_UNAVAILABLE",
-    v3: "503_PBLC_001"
-  }
+  errorCode(
+    503,
+    "Service unavailable",
+    "service_unavailable",
+    "SERVICE_UNAVAILABLE",
+    "503_PBLC_001",
+    "temporarily_unavailable"
+  )
 ) {}
 
 // Idempotent requests (DESIGN.md §4.8), on every line that takes an idempotency key. The codes are the ones
@@ -190,26 +144,12 @@ export class ServiceUnavailable extends DomainError<ServiceUnavailable>()(
 export class IdempotencyKeyReused extends DomainError<IdempotencyKeyReused>()(
   "IdempotencyKeyReused",
   {},
-  {
-    status: 422,
-    title: "Idempotency key reused",
-    v1: "idempotency_key_reused",
-    oauth: "invalid_request",
-    v2: "UNPROCESSABLE_ENTITY",
-    v3: "422_ORDS_055"
-  }
+  errorCode(422, "Idempotency key reused", "idempotency_key_reused", "UNPROCESSABLE_ENTITY", "422_ORDS_055")
 ) {}
 
 /** A request with the same idempotency key is still being processed: retry after `retryAfterSeconds`. */
 export class IdempotencyInFlight extends DomainError<IdempotencyInFlight>()(
   "IdempotencyInFlight",
   { retryAfterSeconds: Schema.Int },
-  {
-    status: 409,
-    title: "Idempotent request in flight",
-    v1: "idempotency_in_flight",
-    oauth: "invalid_request",
-    v2: "CONFLICT",
-    v3: "409_ORDS_056"
-  }
+  errorCode(409, "Idempotent request in flight", "idempotency_in_flight", "CONFLICT", "409_ORDS_056")
 ) {}

@@ -1,6 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, Struct } from "effect"
 import { AddressNotFound, EmailTaken, InvalidCredentials } from "../../domain/identity/Errors.js"
 import { type NewAddress, ReceiptPreference, SavedAddress, User, type UserPatch } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
@@ -57,32 +57,16 @@ const PASSWORD_MAX = 200
 /** The demo user seeded outside production (printed by `npm start`). */
 export const demoUser = { email: "demo@ribbon.dev", password: "ribbon-demo-2026", displayName: "Demo User" } as const
 
+/** A user as stored: the profile with its password hash and creation time. */
 export const UserRow = Schema.Struct({
-  id: Schema.String,
-  email: Schema.String,
+  ...Struct.omit(User.fields, "createdAt"),
   passwordHash: Schema.String,
-  displayName: Schema.NullOr(Schema.String),
-  phone: Schema.NullOr(Schema.String),
-  defaultCountry: Schema.String,
-  receiptPreference: ReceiptPreference,
   createdAt: Schema.DateFromSelf
 })
 export type UserRow = typeof UserRow.Type
 
-const AddressRow = Schema.Struct({
-  id: Schema.String,
-  label: Schema.NullOr(Schema.String),
-  firstName: Schema.String,
-  lastName: Schema.String,
-  phone: Schema.NullOr(Schema.String),
-  address1: Schema.NullOr(Schema.String),
-  address2: Schema.NullOr(Schema.String),
-  city: Schema.NullOr(Schema.String),
-  provinceCode: Schema.NullOr(Schema.String),
-  postalCode: Schema.NullOr(Schema.String),
-  countryCode: Schema.String,
-  isDefault: Schema.Boolean
-})
+/** A saved address as stored: exactly the SavedAddress resource's fields. */
+const AddressRow = Schema.Struct(SavedAddress.fields)
 
 export const toUser = (row: Omit<UserRow, "passwordHash">) =>
   new User({
