@@ -100,27 +100,35 @@ export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options:
  * simulator and callback settings.
  */
 export const ServicesLive = Layer.mergeAll(
+  // platform (Jobs is provided to all, below)
   Readiness.Default.pipe(Layer.provide(Layer.succeed(MigrationTarget, latestMigrationId))),
+  SigningKeys.Default,
+  // catalog
   Search.Default,
   Catalog.Default,
   Addresses.Default,
+  // identity
   Users.Default,
   OAuth.Default,
-  SigningKeys.Default,
+  // company
   Companies.Default,
   CompanyPolicy.Default,
   KeyStore.Default,
-  Quotes.Default,
-  Checkouts.Default,
-  Orders.Default,
-  Placement.Default,
-  CheckoutPayments.Default,
+  // checkout, its events and callbacks showing the /v1 resources
+  Layer.mergeAll(
+    Quotes.Default,
+    Checkouts.Default,
+    CheckoutPayments.Default,
+    Placement.Default,
+    Orders.Default,
+    Events.Default,
+    Notifications.Default,
+    Webhooks.Default
+  ).pipe(Layer.provideMerge(CheckoutPresenterV1)),
+  // simulators
   Fulfillment.Default,
-  Notifications.Default,
-  Payments.Default,
-  Webhooks.Default,
-  Events.Default
-).pipe(Layer.provideMerge(Jobs.Default), Layer.provideMerge(CheckoutPresenterV1))
+  Payments.Default
+).pipe(Layer.provideMerge(Jobs.Default))
 
 /**
  * The rate limiter on the memory store or Redis (REDIS_URL): the company API's token buckets (RateLimits)
