@@ -12,6 +12,7 @@ import { CollectionNotFound, ProductNotFound, VariantNotFound } from "../../doma
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import type { Id } from "../../domain/platform/Ids.js"
 import { MoneyRange } from "../../domain/platform/Money.js"
+import { rowsOf } from "../platform/Rows.js"
 import { convertUsd, formatMoney, Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
 
 /**
@@ -282,7 +283,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         SELECT ${variantColumns} FROM variants v WHERE v.product_id = ${productId} ORDER BY v.position`.pipe(
         Effect.orDie
       )
-      const recommended = yield* sql<{ id: string }>`
+      const recommended = yield* rowsOf(Schema.Struct({ id: Schema.String }))(sql`
         WITH self AS (SELECT id, category_id FROM products WHERE id = ${productId}),
         shared AS (
           SELECT DISTINCT cp2.product_id FROM collection_products cp1
@@ -293,7 +294,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
           AND (p.category_id = self.category_id OR p.id IN (SELECT product_id FROM shared))
           AND ${availableIn(sql, target)}
         ORDER BY (p.category_id = self.category_id)::int + (p.id IN (SELECT product_id FROM shared))::int DESC, p.id
-        LIMIT 8`.pipe(Effect.orDie)
+        LIMIT 8`).pipe(Effect.orDie)
       return {
         product: summary,
         variants: variantRows.map((row) => toVariant(row, target)),
@@ -326,8 +327,8 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
           : yield* Effect.forEach(countryCodes, (code) =>
               Effect.map(country(code, "countries", reference), (c) => c.code)
             )
-      const [exists] = yield* sql<{ id: string; priceUsd: number | null }>`
-        SELECT id, price_usd FROM variants WHERE id = ${variantId}`.pipe(Effect.orDie)
+      const [exists] = yield* rowsOf(Schema.Struct({ id: Schema.String, priceUsd: Schema.NullOr(Schema.Number) }))(sql`
+        SELECT id, price_usd FROM variants WHERE id = ${variantId}`).pipe(Effect.orDie)
       if (exists === undefined) return yield* new VariantNotFound({ message: `No variant ${variantId}.`, variantId })
       if (exists.priceUsd === null) {
         return yield* new VariantNotFound({ message: `Variant ${variantId} is not for sale.`, variantId })
@@ -441,13 +442,13 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       if (row === undefined) {
         return yield* new CollectionNotFound({ message: `No collection ${collectionId}.`, collectionId })
       }
-      const page = yield* sql<{ id: string; position: number }>`
+      const page = yield* rowsOf(Schema.Struct({ id: Schema.String, position: Schema.Number }))(sql`
         SELECT p.id, cp.position FROM collection_products cp JOIN products p ON p.id = cp.product_id
         WHERE cp.collection_id = ${collectionId}
           AND ${availableIn(sql, target, { min: options.minPrice, max: options.maxPrice })}
           ${after === undefined ? sql`` : sql`AND (cp.position, p.id) > (${Number(after[0])}, ${String(after[1])})`}
         ORDER BY cp.position, p.id
-        LIMIT ${options.limit + 1}`.pipe(Effect.orDie)
+        LIMIT ${options.limit + 1}`).pipe(Effect.orDie)
       const shown = page.slice(0, options.limit)
       const last = shown[shown.length - 1]
       return {
@@ -468,12 +469,14 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       const query = q?.trim() || undefined
       const rows = yield* (
         query === undefined
-          ? sql<{ id: string; name: string }>`SELECT id, name FROM tags ORDER BY name, id`
-          : sql<{ id: string; name: string }>`
+          ? rowsOf(Schema.Struct({ id: Schema.String, name: Schema.String }))(
+              sql`SELECT id, name FROM tags ORDER BY name, id`
+            )
+          : rowsOf(Schema.Struct({ id: Schema.String, name: Schema.String }))(sql`
               SELECT id, name FROM tags
               WHERE lower(name) LIKE '%' || lower(${query}) || '%' OR lower(name) % lower(${query})
                  OR lower(${query}) <% lower(name)
-              ORDER BY (lower(name) = lower(${query})) DESC, similarity(lower(name), lower(${query})) DESC, name, id`
+              ORDER BY (lower(name) = lower(${query})) DESC, similarity(lower(name), lower(${query})) DESC, name, id`)
       ).pipe(Effect.orDie)
       return rows.map((row) => Tag.make({ id: row.id as Id, name: row.name }, true))
     })
@@ -488,8 +491,8 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     const imageSubject = Effect.fn("Catalog.imageSubject")(function* (kind: "product" | "collection", id: string) {
       const rows = yield* (
         kind === "product"
-          ? sql<{ name: string }>`SELECT title AS name FROM products WHERE id = ${id}`
-          : sql<{ name: string }>`SELECT name FROM collections WHERE id = ${id}`
+          ? rowsOf(Schema.Struct({ name: Schema.String }))(sql`SELECT title AS name FROM products WHERE id = ${id}`)
+          : rowsOf(Schema.Struct({ name: Schema.String }))(sql`SELECT name FROM collections WHERE id = ${id}`)
       ).pipe(Effect.orDie)
       return Option.fromNullable(rows[0]?.name)
     })

@@ -1,8 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { CountryAvailability, PriceBreakdown } from "../../domain/catalog/Catalog.js"
 import { FieldIssue, InvalidRequest, NotFound } from "../../domain/platform/Errors.js"
 import { Money } from "../../domain/platform/Money.js"
+
+import { rowsOf } from "../platform/Rows.js"
 
 /**
  * Landed pricing (docs/pricing.md): what one unit of a variant costs delivered to a country, all in the
@@ -256,11 +258,20 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
           sql<Omit<PricingCountry, "digits" | "deMinimis"> & { deMinimis: string }>`
             SELECT code, name, currency, locale, fx_rate::text AS fx_rate, shipping_zone, customs_area, de_minimis
             FROM countries ORDER BY code`,
-          sql<{ code: string; customsArea: string }>`SELECT code, customs_area FROM warehouses`,
-          sql<{ originWarehouse: string; shippingZone: string; weightClass: string; amountUsd: number }>`
-            SELECT origin_warehouse, shipping_zone, weight_class, amount_usd FROM shipping_rates`,
-          sql<{ categoryId: string; countryCode: string; rateBps: number }>`
-            SELECT category_id, country_code, rate_bps FROM duty_rates`,
+          rowsOf(Schema.Struct({ code: Schema.String, customsArea: Schema.String }))(
+            sql`SELECT code, customs_area FROM warehouses`
+          ),
+          rowsOf(
+            Schema.Struct({
+              originWarehouse: Schema.String,
+              shippingZone: Schema.String,
+              weightClass: Schema.String,
+              amountUsd: Schema.Number
+            })
+          )(sql`
+            SELECT origin_warehouse, shipping_zone, weight_class, amount_usd FROM shipping_rates`),
+          rowsOf(Schema.Struct({ categoryId: Schema.String, countryCode: Schema.String, rateBps: Schema.Number }))(sql`
+            SELECT category_id, country_code, rate_bps FROM duty_rates`),
           sql<FeeRule>`SELECT rate_bps, min_usd, max_usd FROM service_fee_rules WHERE id = 'default'`
         ],
         { concurrency: 1 }

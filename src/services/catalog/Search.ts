@@ -3,6 +3,7 @@ import { Effect, Either, Schema } from "effect"
 import { Collection, ProductSummary } from "../../domain/catalog/Catalog.js"
 import { CollectionNotFound } from "../../domain/catalog/Errors.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
+import { rowsOf } from "../platform/Rows.js"
 import { type BudgetRange, parseBudget } from "./Budget.js"
 import { availableIn, Catalog, decodeCursor, encodeCursor } from "./Catalog.js"
 import { Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
@@ -295,14 +296,16 @@ const respelledWords = (sql: SqlClient.SqlClient, groups: ReadonlyArray<Readonly
 const spellings = (sql: SqlClient.SqlClient, q: string) =>
   Effect.gen(function* () {
     const typed = q.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
-    const rows = yield* sql<{ word: string; known: boolean; alternatives: ReadonlyArray<string> }>`
+    const rows = yield* rowsOf(
+      Schema.Struct({ word: Schema.String, known: Schema.Boolean, alternatives: Schema.Array(Schema.String) })
+    )(sql`
       SELECT q.word, EXISTS (SELECT 1 FROM search_words w WHERE w.word = q.word) AS known,
              coalesce(array_agg(s.word ORDER BY s.similarity DESC, s.word)
                       FILTER (WHERE s.word IS NOT NULL), '{}') AS alternatives
       FROM unnest(${typed}::text[]) WITH ORDINALITY AS q(word, n)
       LEFT JOIN LATERAL (SELECT w.word, similarity(w.word, q.word) AS similarity FROM search_words w
                          WHERE w.word % q.word ORDER BY 2 DESC, 1 LIMIT 3) s ON true
-      GROUP BY q.n, q.word ORDER BY q.n`.pipe(Effect.orDie)
+      GROUP BY q.n, q.word ORDER BY q.n`).pipe(Effect.orDie)
     if (rows.every((row) => row.known)) return undefined
     return rows.map((row) => (row.known || row.alternatives.length === 0 ? [row.word] : row.alternatives))
   })
@@ -473,14 +476,16 @@ const FEW_MEMBERS = 2000
 const fewMembers = (sql: SqlClient.SqlClient, collectionId: string | undefined, tagIds: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     if (collectionId === undefined && tagIds.length === 0) return undefined
-    const [smallest] = yield* sql<{ kind: string; id: string; members: number }>`
+    const [smallest] = yield* rowsOf(
+      Schema.Struct({ kind: Schema.String, id: Schema.String, members: Schema.Number })
+    )(sql`
       SELECT kind, id, members FROM (
         SELECT 'collection' AS kind, collection_id AS id, count(*)::int AS members FROM collection_products
         WHERE collection_id = ${collectionId ?? ""} GROUP BY collection_id
         UNION ALL
         SELECT 'tag', tag_id, count(*)::int FROM product_tags
         WHERE tag_id IN ${sql.in(tagIds.length === 0 ? [""] : tagIds)} GROUP BY tag_id
-      ) sets ORDER BY members LIMIT 1`.pipe(Effect.orDie)
+      ) sets ORDER BY members LIMIT 1`).pipe(Effect.orDie)
     if (smallest === undefined) return sql`SELECT NULL::text AS id WHERE false`
     if (smallest.members >= FEW_MEMBERS) return undefined
     return smallest.kind === "collection"
@@ -490,8 +495,8 @@ const fewMembers = (sql: SqlClient.SqlClient, collectionId: string | undefined, 
 
 /** Whether any product matches the words (with the filters). */
 const anyMatch = (sql: SqlClient.SqlClient, words: Words, filters: Statement.Fragment) =>
-  sql<{ found: boolean }>`
-    SELECT EXISTS (SELECT 1 FROM products p WHERE p.search_document @@ ${words.tsquery} AND ${filters}) AS found`.pipe(
+  rowsOf(Schema.Struct({ found: Schema.Boolean }))(sql`
+    SELECT EXISTS (SELECT 1 FROM products p WHERE p.search_document @@ ${words.tsquery} AND ${filters}) AS found`).pipe(
     Effect.map((rows) => rows[0]?.found === true),
     Effect.orDie
   )

@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { Pricing } from "./Pricing.js"
 import {
@@ -131,24 +132,28 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
     })
 
     const counts = Effect.gen(function* () {
-      const [row] = yield* sql<{
-        products: number
-        variants: number
-        collections: number
-        tags: number
-        countries: number
-      }>`
+      const [row] = yield* rowsOf(
+        Schema.Struct({
+          products: Schema.Number,
+          variants: Schema.Number,
+          collections: Schema.Number,
+          tags: Schema.Number,
+          countries: Schema.Number
+        })
+      )(sql`
         SELECT (SELECT count(*)::int FROM products) AS products,
                (SELECT count(*)::int FROM variants) AS variants,
                (SELECT count(*)::int FROM collections) AS collections,
                (SELECT count(*)::int FROM tags) AS tags,
-               (SELECT count(*)::int FROM countries) AS countries`
+               (SELECT count(*)::int FROM countries) AS countries`)
       return row
     })
 
     const marker = (name: string) =>
       Effect.map(
-        sql<{ products: number }>`SELECT products FROM catalog_seeds WHERE name = ${name}`,
+        rowsOf(Schema.Struct({ products: Schema.Number }))(
+          sql`SELECT products FROM catalog_seeds WHERE name = ${name}`
+        ),
         (rows) => rows[0]?.products
       )
 

@@ -1,6 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { EventType, terminalStatuses } from "../../domain/checkout/Checkout.js"
+import { rowsOf } from "../platform/Rows.js"
 import { Signals } from "../platform/Signals.js"
 
 /**
@@ -77,9 +78,9 @@ export class Events extends Effect.Service<Events>()("Events", {
     // past a stream's cursor and wakes those streams: one statement per instance, however many are open.
     const sweep = Effect.gen(function* () {
       if (watchers.size === 0) return
-      const latest = yield* sql<{ checkoutId: string; lastId: string }>`
+      const latest = yield* rowsOf(Schema.Struct({ checkoutId: Schema.String, lastId: Schema.String }))(sql`
         SELECT checkout_id, max(id)::text AS last_id FROM events
-        WHERE checkout_id = ANY (${[...watchers.keys()]}::text[]) GROUP BY checkout_id`.pipe(
+        WHERE checkout_id = ANY (${[...watchers.keys()]}::text[]) GROUP BY checkout_id`).pipe(
         // Never cancelled mid-statement (see `after`).
         Effect.uninterruptible
       )
@@ -122,10 +123,10 @@ export class Events extends Effect.Service<Events>()("Events", {
      */
     const append = Effect.fn("Events.append")(function* (event: NewEvent) {
       const createdAt = new Date(yield* Clock.currentTimeMillis)
-      const [row] = yield* sql<{ id: string }>`
+      const [row] = yield* rowsOf(Schema.Struct({ id: Schema.String }))(sql`
         INSERT INTO events (type, checkout_id, user_id, data, created_at)
         VALUES (${event.type}, ${event.checkoutId}, ${event.userId}, ${JSON.stringify(event.data)}::jsonb, ${createdAt})
-        RETURNING id::text AS id`.pipe(Effect.orDie)
+        RETURNING id::text AS id`).pipe(Effect.orDie)
       return { id: row!.id, createdAt }
     })
 

@@ -13,6 +13,7 @@ import {
   type WorkerOptions
 } from "../platform/Jobs.js"
 import { OutboundHttp, type OutboundResponse } from "../platform/OutboundHttp.js"
+import { rowsOf } from "../platform/Rows.js"
 import { SigningKeys } from "../platform/SigningKeys.js"
 
 /**
@@ -222,8 +223,10 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
         RETURNING id, status`.pipe(Effect.orDie)
       const row = inserted[0]
       if (row === undefined) {
-        const [existing] = yield* sql<{ id: Id }>`
-          SELECT id FROM webhook_deliveries WHERE url = ${input.url} AND event_id = ${input.eventId}`.pipe(Effect.orDie)
+        const [existing] = yield* rowsOf(Schema.Struct({ id: Id }))(sql`
+          SELECT id FROM webhook_deliveries WHERE url = ${input.url} AND event_id = ${input.eventId}`).pipe(
+          Effect.orDie
+        )
         return existing.id
       }
       if (row.status === "pending") {
@@ -345,7 +348,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       // one session, where a transaction held by one handler would mix up the others' statements.
       // A delivery disabled meanwhile (410 to another one) stays disabled, unless this attempt got through.
       const applies = status === "delivered" ? sql`true` : sql`webhook_deliveries.status = 'pending'`
-      const [recorded] = yield* sql<{ attempt: number }>`
+      const [recorded] = yield* rowsOf(Schema.Struct({ attempt: Schema.Number }))(sql`
         WITH counted AS (
           UPDATE webhook_deliveries SET
             attempts = attempts + 1,
@@ -372,7 +375,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
           WHERE ${outcome._tag === "Gone"} AND url = ${delivery.url} AND status = 'pending' AND id <> ${deliveryId}
           RETURNING id
         )
-        SELECT attempt FROM logged`.pipe(Effect.orDie)
+        SELECT attempt FROM logged`).pipe(Effect.orDie)
       const number = recorded.attempt
 
       yield* Effect.annotateCurrentSpan({ "webhook.status": status, "http.response.status_code": statusCode ?? 0 })

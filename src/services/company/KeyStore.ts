@@ -127,8 +127,8 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
             const accountsPath = input.accountsPath ?? "accountsAccess"
             if (input.accountsAccess.scope === "selected-accounts" && input.accountsAccess.ids.length > 0) {
               const ids = input.accountsAccess.ids.map((accountId) => accountId.toLowerCase())
-              const known = yield* sql<{ id: string }>`SELECT id FROM accounts
-                WHERE company_id = ${input.companyId} AND environment = ${input.environment} AND id IN ${sql.in(ids)}`
+              const known = yield* rowsOf(Schema.Struct({ id: Schema.String }))(sql`SELECT id FROM accounts
+                WHERE company_id = ${input.companyId} AND environment = ${input.environment} AND id IN ${sql.in(ids)}`)
               const knownIds = new Set(known.map((row) => row.id))
               const index = ids.findIndex((accountId) => !knownIds.has(accountId))
               if (index >= 0)

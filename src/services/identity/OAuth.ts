@@ -395,8 +395,8 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
 
     /** The user of a live session cookie. */
     const sessionUser = Effect.fn("OAuth.sessionUser")(function* (token: string) {
-      const rows = yield* sql<{ userId: string }>`
-        SELECT user_id FROM browser_sessions WHERE id_hash = ${sha256(token)} AND expires_at > ${yield* nowDate}`.pipe(
+      const rows = yield* rowsOf(Schema.Struct({ userId: Schema.String }))(sql`
+        SELECT user_id FROM browser_sessions WHERE id_hash = ${sha256(token)} AND expires_at > ${yield* nowDate}`).pipe(
         Effect.orDie
       )
       const row = rows[0]
@@ -409,8 +409,8 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       clientId: string,
       scopes: ReadonlyArray<string>
     ) {
-      const rows = yield* sql<{ scope: string }>`
-        SELECT scope FROM oauth_consents WHERE user_id = ${userId} AND client_id = ${clientId}`.pipe(Effect.orDie)
+      const rows = yield* rowsOf(Schema.Struct({ scope: Schema.String }))(sql`
+        SELECT scope FROM oauth_consents WHERE user_id = ${userId} AND client_id = ${clientId}`).pipe(Effect.orDie)
       const granted = new Set(splitScopes(rows[0]?.scope ?? ""))
       return rows.length > 0 && scopes.every((s) => granted.has(s))
     })
@@ -425,8 +425,8 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const rows = yield* sql<{ scope: string }>`
-            SELECT scope FROM oauth_consents WHERE user_id = ${userId} AND client_id = ${clientId} FOR UPDATE`
+            const rows = yield* rowsOf(Schema.Struct({ scope: Schema.String }))(sql`
+            SELECT scope FROM oauth_consents WHERE user_id = ${userId} AND client_id = ${clientId} FOR UPDATE`)
             const scope = formatScopes([...splitScopes(rows[0]?.scope ?? ""), ...scopes])
             yield* sql`
             INSERT INTO oauth_consents (user_id, client_id, scope, granted_at)
@@ -702,7 +702,9 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       const dayAgo = later(at, -24 * 60 * 60)
       const deleted = (statement: Statement.Fragment) =>
         Effect.map(
-          sql<{ n: number }>`WITH d AS (${statement} RETURNING 1) SELECT count(*)::int AS n FROM d`,
+          rowsOf(Schema.Struct({ n: Schema.Number }))(
+            sql`WITH d AS (${statement} RETURNING 1) SELECT count(*)::int AS n FROM d`
+          ),
           (rows) => rows[0]?.n ?? 0
         )
       const result = {

@@ -188,8 +188,8 @@ export class Users extends Effect.Service<Users>()("Users", {
           Effect.gen(function* () {
             // Lock the user's row so that two concurrent first addresses cannot both become the default.
             yield* sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`
-            const [{ count }] = yield* sql<{ count: number }>`
-            SELECT count(*)::int AS count FROM user_addresses WHERE user_id = ${userId}`
+            const [{ count }] = yield* rowsOf(Schema.Struct({ count: Schema.Number }))(sql`
+            SELECT count(*)::int AS count FROM user_addresses WHERE user_id = ${userId}`)
             const isDefault = count === 0 || input.isDefault === true
             if (isDefault) yield* sql`UPDATE user_addresses SET is_default = false WHERE user_id = ${userId}`
             const row = {
@@ -220,8 +220,8 @@ export class Users extends Effect.Service<Users>()("Users", {
       const deleted = yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const rows = yield* sql<{ isDefault: boolean }>`
-            DELETE FROM user_addresses WHERE id = ${addressId} AND user_id = ${userId} RETURNING is_default`
+            const rows = yield* rowsOf(Schema.Struct({ isDefault: Schema.Boolean }))(sql`
+            DELETE FROM user_addresses WHERE id = ${addressId} AND user_id = ${userId} RETURNING is_default`)
             if (rows[0]?.isDefault) {
               yield* sql`
               UPDATE user_addresses SET is_default = true WHERE id = (

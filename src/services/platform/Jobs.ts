@@ -18,6 +18,7 @@ import {
   Stream
 } from "effect"
 import { Id, makeId } from "../../domain/platform/Ids.js"
+import { rowsOf } from "./Rows.js"
 import { outsideTransactions, Signals } from "./Signals.js"
 import { nowDate } from "./Time.js"
 
@@ -243,15 +244,15 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       const id = yield* makeId
       const key = options.key ?? null
       yield* Effect.annotateCurrentSpan({ "job.id": id, "job.kind": kind.name })
-      const inserted = yield* sql<{ id: Id }>`
+      const inserted = yield* rowsOf(Schema.Struct({ id: Id }))(sql`
         INSERT INTO jobs (id, kind, key, payload, status, attempts, max_attempts, run_at, created_at, updated_at)
         VALUES (${id}, ${kind.name}, ${key}, ${JSON.stringify(encoded)}::jsonb, 'pending', 0, ${kind.maxAttempts},
           ${new Date(runAt)}, ${new Date(now)}, ${new Date(now)})
         ON CONFLICT (kind, key) WHERE key IS NOT NULL DO NOTHING
-        RETURNING id`.pipe(Effect.orDie)
+        RETURNING id`).pipe(Effect.orDie)
       if (inserted.length === 0 && options.key !== undefined) {
-        const [existing] = yield* sql<{ id: Id }>`
-          SELECT id FROM jobs WHERE kind = ${kind.name} AND key = ${options.key}`.pipe(Effect.orDie)
+        const [existing] = yield* rowsOf(Schema.Struct({ id: Id }))(sql`
+          SELECT id FROM jobs WHERE kind = ${kind.name} AND key = ${options.key}`).pipe(Effect.orDie)
         yield* Effect.logDebug("job already enqueued").pipe(
           Effect.annotateLogs({ jobId: existing.id, jobKind: kind.name, jobKey: options.key })
         )
@@ -331,9 +332,9 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
 
     const extendLease = (job: Claimed, lease: Duration.Duration) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        sql<{ id: string }>`
+        rowsOf(Schema.Struct({ id: Schema.String }))(sql`
           UPDATE jobs SET lease_expires_at = ${new Date(now + Duration.toMillis(lease))}, updated_at = ${new Date(now)}
-          WHERE ${whileOwned(job)} RETURNING id`.pipe(
+          WHERE ${whileOwned(job)} RETURNING id`).pipe(
           Effect.map((rows) => rows.length > 0),
           // The heartbeat is interrupted when the handler ends. Interrupting a query sends a
           // pg_cancel_backend, which can land after the connection went back to the pool and cancel

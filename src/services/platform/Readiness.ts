@@ -1,6 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Option } from "effect"
+import { Context, Effect, Option, Schema } from "effect"
 import { ServiceUnavailable } from "../../domain/platform/Errors.js"
+
+import { rowsOf } from "./Rows.js"
 
 /** The id of the newest migration this build ships; the wiring provides it. */
 export class MigrationTarget extends Context.Tag("MigrationTarget")<MigrationTarget, number>() {}
@@ -12,8 +14,8 @@ export class Readiness extends Effect.Service<Readiness>()("Readiness", {
     const target = yield* MigrationTarget
 
     const check = Effect.fn("Readiness.check")(function* () {
-      const rows = yield* sql<{ latest: number | null }>`
-        SELECT max(migration_id) AS latest FROM effect_sql_migrations`.pipe(
+      const rows = yield* rowsOf(Schema.Struct({ latest: Schema.NullOr(Schema.Number) }))(sql`
+        SELECT max(migration_id) AS latest FROM effect_sql_migrations`).pipe(
         Effect.timeout("2 seconds"),
         Effect.mapError(() => new ServiceUnavailable({ message: "The database is not reachable." }))
       )
