@@ -599,10 +599,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * cancels it at the supplier, under the checkout's lock. The checkout is `refunded` once no placed item
      * is left. While the checkout is still placing its item may not be marked placed yet: 409.
      */
-    const refundOrder = <E, R>(
-      checkoutId: string,
-      cancelOrder: Effect.Effect<{ readonly itemIndex: number; readonly order: OrderSchema }, E, R>
-    ) =>
+    const refundOrder = <E, R>(checkoutId: string, cancelOrder: Effect.Effect<OrderRow, E, R>) =>
       commit(checkoutId, (checkout) =>
         Effect.gen(function* () {
           if (!canApply("refundOrder", checkout.status)) {
@@ -611,19 +608,20 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
               checkoutStatus: checkout.status
             })
           }
-          const { itemIndex, order } = yield* cancelOrder
-          const refunded = yield* moveItem(checkoutId, itemIndex, "refund")
-          if (Option.isNone(refunded)) return yield* Effect.dieMessage(`order ${order.id} has no placed item`)
+          const cancelled = yield* cancelOrder
+          const refunded = yield* moveItem(checkoutId, cancelled.itemIndex, "refund")
+          if (Option.isNone(refunded)) return yield* Effect.dieMessage(`order ${cancelled.id} has no placed item`)
           // The row is locked, so its status is still the one checked above: these updates cannot miss.
           const withRefund = yield* transition(checkoutId, "refundOrder", {
             refundedAmount: checkout.refundedAmount + refunded.value
           })
+          const order = presenter.order(cancelled, checkout.locale)
           const { items } = yield* record(Option.getOrThrow(withRefund), "order.cancelled", { order })
           if (items.every((item) => item.status !== "placed")) {
             const allRefunded = yield* transition(checkoutId, "refundAll", { status: "refunded" })
             yield* record(Option.getOrThrow(allRefunded), "checkout.refunded", { items })
           }
-          return order
+          return cancelled
         })
       ).pipe(Effect.withSpan("Checkouts.refundOrder"))
 

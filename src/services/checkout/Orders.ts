@@ -64,17 +64,8 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
      */
     const cancel = Effect.fn("Orders.cancel")(function* (userId: string, orderId: string) {
       const existing = yield* get(userId, orderId)
-      let cancelled: LocalizedOrder | undefined
-      yield* checkouts.refundOrder(
-        existing.row.checkoutId,
-        Effect.flatMap(fulfillment.cancel(orderId, userId), (row) =>
-          Effect.map(withLocale(row), (localized) => {
-            cancelled = localized
-            return { itemIndex: row.itemIndex, order: presenter.order(row, localized.locale) }
-          })
-        )
-      )
-      return cancelled!
+      const row = yield* checkouts.refundOrder(existing.row.checkoutId, fulfillment.cancel(orderId, userId))
+      return { row, locale: existing.locale } satisfies LocalizedOrder
     })
 
     /**
