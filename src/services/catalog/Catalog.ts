@@ -27,6 +27,13 @@ import { convertUsd, formatMoney, Pricing, type PricingCountry, type PricingRefe
  */
 export const DEFAULT_COUNTRY = "US"
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const idRows = rowsOf(Schema.Struct({ id: Schema.String }))
+const idPriceUsdRows = rowsOf(Schema.Struct({ id: Schema.String, priceUsd: Schema.NullOr(Schema.Number) }))
+const idPositionRows = rowsOf(Schema.Struct({ id: Schema.String, position: Schema.Number }))
+const idNameRows = rowsOf(Schema.Struct({ id: Schema.String, name: Schema.String }))
+const nameRows = rowsOf(Schema.Struct({ name: Schema.String }))
+
 /**
  * The service's public base URL (`PUBLIC_URL`, no trailing slash). Image paths in the catalog are relative
  * (`/images/…`); summaries and variants make them absolute with it. Provided by the layers (from AppConfig).
@@ -283,7 +290,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         SELECT ${variantColumns} FROM variants v WHERE v.product_id = ${productId} ORDER BY v.position`.pipe(
         Effect.orDie
       )
-      const recommended = yield* rowsOf(Schema.Struct({ id: Schema.String }))(sql`
+      const recommended = yield* idRows(sql`
         WITH self AS (SELECT id, category_id FROM products WHERE id = ${productId}),
         shared AS (
           SELECT DISTINCT cp2.product_id FROM collection_products cp1
@@ -327,7 +334,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
           : yield* Effect.forEach(countryCodes, (code) =>
               Effect.map(country(code, "countries", reference), (c) => c.code)
             )
-      const [exists] = yield* rowsOf(Schema.Struct({ id: Schema.String, priceUsd: Schema.NullOr(Schema.Number) }))(sql`
+      const [exists] = yield* idPriceUsdRows(sql`
         SELECT id, price_usd FROM variants WHERE id = ${variantId}`).pipe(Effect.orDie)
       if (exists === undefined) return yield* new VariantNotFound({ message: `No variant ${variantId}.`, variantId })
       if (exists.priceUsd === null) {
@@ -442,7 +449,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       if (row === undefined) {
         return yield* new CollectionNotFound({ message: `No collection ${collectionId}.`, collectionId })
       }
-      const page = yield* rowsOf(Schema.Struct({ id: Schema.String, position: Schema.Number }))(sql`
+      const page = yield* idPositionRows(sql`
         SELECT p.id, cp.position FROM collection_products cp JOIN products p ON p.id = cp.product_id
         WHERE cp.collection_id = ${collectionId}
           AND ${availableIn(sql, target, { min: options.minPrice, max: options.maxPrice })}
@@ -469,10 +476,8 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       const query = q?.trim() || undefined
       const rows = yield* (
         query === undefined
-          ? rowsOf(Schema.Struct({ id: Schema.String, name: Schema.String }))(
-              sql`SELECT id, name FROM tags ORDER BY name, id`
-            )
-          : rowsOf(Schema.Struct({ id: Schema.String, name: Schema.String }))(sql`
+          ? idNameRows(sql`SELECT id, name FROM tags ORDER BY name, id`)
+          : idNameRows(sql`
               SELECT id, name FROM tags
               WHERE lower(name) LIKE '%' || lower(${query}) || '%' OR lower(name) % lower(${query})
                  OR lower(${query}) <% lower(name)
@@ -491,8 +496,8 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     const imageSubject = Effect.fn("Catalog.imageSubject")(function* (kind: "product" | "collection", id: string) {
       const rows = yield* (
         kind === "product"
-          ? rowsOf(Schema.Struct({ name: Schema.String }))(sql`SELECT title AS name FROM products WHERE id = ${id}`)
-          : rowsOf(Schema.Struct({ name: Schema.String }))(sql`SELECT name FROM collections WHERE id = ${id}`)
+          ? nameRows(sql`SELECT title AS name FROM products WHERE id = ${id}`)
+          : nameRows(sql`SELECT name FROM collections WHERE id = ${id}`)
       ).pipe(Effect.orDie)
       return Option.fromNullable(rows[0]?.name)
     })

@@ -248,6 +248,12 @@ export const priceFor = (
 // ---------------------------------------------------------------------------------------------------------
 // The service
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const codeCustomsAreaRows = rowsOf(Schema.Struct({ code: Schema.String, customsArea: Schema.String }))
+const categoryIdCountryCodeRateBpsRows = rowsOf(
+  Schema.Struct({ categoryId: Schema.String, countryCode: Schema.String, rateBps: Schema.Number })
+)
+
 export class Pricing extends Effect.Service<Pricing>()("Pricing", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -258,9 +264,7 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
           sql<Omit<PricingCountry, "digits" | "deMinimis"> & { deMinimis: string }>`
             SELECT code, name, currency, locale, fx_rate::text AS fx_rate, shipping_zone, customs_area, de_minimis
             FROM countries ORDER BY code`,
-          rowsOf(Schema.Struct({ code: Schema.String, customsArea: Schema.String }))(
-            sql`SELECT code, customs_area FROM warehouses`
-          ),
+          codeCustomsAreaRows(sql`SELECT code, customs_area FROM warehouses`),
           rowsOf(
             Schema.Struct({
               originWarehouse: Schema.String,
@@ -270,7 +274,7 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
             })
           )(sql`
             SELECT origin_warehouse, shipping_zone, weight_class, amount_usd FROM shipping_rates`),
-          rowsOf(Schema.Struct({ categoryId: Schema.String, countryCode: Schema.String, rateBps: Schema.Number }))(sql`
+          categoryIdCountryCodeRateBpsRows(sql`
             SELECT category_id, country_code, rate_bps FROM duty_rates`),
           sql<FeeRule>`SELECT rate_bps, min_usd, max_usd FROM service_fee_rules WHERE id = 'default'`
         ],

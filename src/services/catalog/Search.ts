@@ -121,6 +121,9 @@ const budgetIn = (
 
 // ---------------------------------------------------------------------------------------------------------
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const foundRows = rowsOf(Schema.Struct({ found: Schema.Boolean }))
+
 export class Search extends Effect.Service<Search>()("Search", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -495,7 +498,7 @@ const fewMembers = (sql: SqlClient.SqlClient, collectionId: string | undefined, 
 
 /** Whether any product matches the words (with the filters). */
 const anyMatch = (sql: SqlClient.SqlClient, words: Words, filters: Statement.Fragment) =>
-  rowsOf(Schema.Struct({ found: Schema.Boolean }))(sql`
+  foundRows(sql`
     SELECT EXISTS (SELECT 1 FROM products p WHERE p.search_document @@ ${words.tsquery} AND ${filters}) AS found`).pipe(
     Effect.map((rows) => rows[0]?.found === true),
     Effect.orDie

@@ -54,6 +54,9 @@ export interface GenerateSummary {
 
 export type OnProgress = (done: number, total: number) => Effect.Effect<void>
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const productsRows = rowsOf(Schema.Struct({ products: Schema.Number }))
+
 export class Seed extends Effect.Service<Seed>()("Seed", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -151,9 +154,7 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
 
     const marker = (name: string) =>
       Effect.map(
-        rowsOf(Schema.Struct({ products: Schema.Number }))(
-          sql`SELECT products FROM catalog_seeds WHERE name = ${name}`
-        ),
+        productsRows(sql`SELECT products FROM catalog_seeds WHERE name = ${name}`),
         (rows) => rows[0]?.products
       )
 

@@ -42,6 +42,11 @@ export const terminalEventTypes: ReadonlySet<string> = new Set(
 /** Rows read per round trip while replaying. */
 const pageSize = 200
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const checkoutIdLastIdRows = rowsOf(Schema.Struct({ checkoutId: Schema.String, lastId: Schema.String }))
+const idRows = rowsOf(Schema.Struct({ id: Schema.String }))
+const countRows = rowsOf(Schema.Struct({ count: Schema.Int }))
+
 /**
  * How often the service looks for events its streams were not signalled (signals are hints). A Reference,
  * read when the service is built, so tests can stop it.
@@ -78,7 +83,7 @@ export class Events extends Effect.Service<Events>()("Events", {
     // past a stream's cursor and wakes those streams: one statement per instance, however many are open.
     const sweep = Effect.gen(function* () {
       if (watchers.size === 0) return
-      const latest = yield* rowsOf(Schema.Struct({ checkoutId: Schema.String, lastId: Schema.String }))(sql`
+      const latest = yield* checkoutIdLastIdRows(sql`
         SELECT checkout_id, max(id)::text AS last_id FROM events
         WHERE checkout_id = ANY (${[...watchers.keys()]}::text[]) GROUP BY checkout_id`).pipe(
         // Never cancelled mid-statement (see `after`).
@@ -123,7 +128,7 @@ export class Events extends Effect.Service<Events>()("Events", {
      */
     const append = Effect.fn("Events.append")(function* (event: NewEvent) {
       const createdAt = new Date(yield* Clock.currentTimeMillis)
-      const [row] = yield* rowsOf(Schema.Struct({ id: Schema.String }))(sql`
+      const [row] = yield* idRows(sql`
         INSERT INTO events (type, checkout_id, user_id, data, created_at)
         VALUES (${event.type}, ${event.checkoutId}, ${event.userId}, ${JSON.stringify(event.data)}::jsonb, ${createdAt})
         RETURNING id::text AS id`).pipe(Effect.orDie)
@@ -191,12 +196,11 @@ export class Events extends Effect.Service<Events>()("Events", {
 
     /** How many events of `type` a checkout has. */
     const countOf = Effect.fn("Events.countOf")(function* (checkoutId: string, type: EventType) {
-      const [row] = yield* sql`
-        SELECT count(*)::int AS count FROM events WHERE checkout_id = ${checkoutId} AND type = ${type}`.pipe(
-        Effect.flatMap(Schema.decodeUnknown(Schema.Tuple(Schema.Struct({ count: Schema.Int })))),
+      const [row] = yield* countRows(sql`
+        SELECT count(*)::int AS count FROM events WHERE checkout_id = ${checkoutId} AND type = ${type}`).pipe(
         Effect.orDie
       )
-      return row.count
+      return row?.count ?? 0
     })
 
     return { append, publish, after, countOf, stream } as const

@@ -33,6 +33,10 @@ import { SigningKeys } from "../platform/SigningKeys.js"
 export const WebhookStatus = Schema.Literal("pending", "delivered", "failed", "disabled")
 export type WebhookStatus = typeof WebhookStatus.Type
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const idRows = rowsOf(Schema.Struct({ id: Id }))
+const attemptRows = rowsOf(Schema.Struct({ attempt: Schema.Number }))
+
 /** A row of `webhook_deliveries`, as read back. */
 export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
   id: Id,
@@ -223,7 +227,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
         RETURNING id, status`.pipe(Effect.orDie)
       const row = inserted[0]
       if (row === undefined) {
-        const [existing] = yield* rowsOf(Schema.Struct({ id: Id }))(sql`
+        const [existing] = yield* idRows(sql`
           SELECT id FROM webhook_deliveries WHERE url = ${input.url} AND event_id = ${input.eventId}`).pipe(
           Effect.orDie
         )
@@ -348,7 +352,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       // one session, where a transaction held by one handler would mix up the others' statements.
       // A delivery disabled meanwhile (410 to another one) stays disabled, unless this attempt got through.
       const applies = status === "delivered" ? sql`true` : sql`webhook_deliveries.status = 'pending'`
-      const [recorded] = yield* rowsOf(Schema.Struct({ attempt: Schema.Number }))(sql`
+      const [recorded] = yield* attemptRows(sql`
         WITH counted AS (
           UPDATE webhook_deliveries SET
             attempts = attempts + 1,

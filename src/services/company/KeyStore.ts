@@ -76,6 +76,9 @@ const isActive = (key: ApiKeyRecord, now: number) => key.revokedAt === null && k
 
 const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: string } | undefined)?.code === "23505"
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const idRows = rowsOf(Schema.Struct({ id: Schema.String }))
+
 export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -127,7 +130,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
             const accountsPath = input.accountsPath ?? "accountsAccess"
             if (input.accountsAccess.scope === "selected-accounts" && input.accountsAccess.ids.length > 0) {
               const ids = input.accountsAccess.ids.map((accountId) => accountId.toLowerCase())
-              const known = yield* rowsOf(Schema.Struct({ id: Schema.String }))(sql`SELECT id FROM accounts
+              const known = yield* idRows(sql`SELECT id FROM accounts
                 WHERE company_id = ${input.companyId} AND environment = ${input.environment} AND id IN ${sql.in(ids)}`)
               const knownIds = new Set(known.map((row) => row.id))
               const index = ids.findIndex((accountId) => !knownIds.has(accountId))

@@ -198,6 +198,11 @@ export interface BearerContext {
 // ---------------------------------------------------------------------------------------------------------
 // Service
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const userIdRows = rowsOf(Schema.Struct({ userId: Schema.String }))
+const scopeRows = rowsOf(Schema.Struct({ scope: Schema.String }))
+const nRows = rowsOf(Schema.Struct({ n: Schema.Number }))
+
 export class OAuth extends Effect.Service<OAuth>()("OAuth", {
   dependencies: [Users.Default],
   effect: Effect.gen(function* () {
@@ -395,7 +400,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
 
     /** The user of a live session cookie. */
     const sessionUser = Effect.fn("OAuth.sessionUser")(function* (token: string) {
-      const rows = yield* rowsOf(Schema.Struct({ userId: Schema.String }))(sql`
+      const rows = yield* userIdRows(sql`
         SELECT user_id FROM browser_sessions WHERE id_hash = ${sha256(token)} AND expires_at > ${yield* nowDate}`).pipe(
         Effect.orDie
       )
@@ -409,7 +414,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       clientId: string,
       scopes: ReadonlyArray<string>
     ) {
-      const rows = yield* rowsOf(Schema.Struct({ scope: Schema.String }))(sql`
+      const rows = yield* scopeRows(sql`
         SELECT scope FROM oauth_consents WHERE user_id = ${userId} AND client_id = ${clientId}`).pipe(Effect.orDie)
       const granted = new Set(splitScopes(rows[0]?.scope ?? ""))
       return rows.length > 0 && scopes.every((s) => granted.has(s))
@@ -425,7 +430,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const rows = yield* rowsOf(Schema.Struct({ scope: Schema.String }))(sql`
+            const rows = yield* scopeRows(sql`
             SELECT scope FROM oauth_consents WHERE user_id = ${userId} AND client_id = ${clientId} FOR UPDATE`)
             const scope = formatScopes([...splitScopes(rows[0]?.scope ?? ""), ...scopes])
             yield* sql`
@@ -702,9 +707,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       const dayAgo = later(at, -24 * 60 * 60)
       const deleted = (statement: Statement.Fragment) =>
         Effect.map(
-          rowsOf(Schema.Struct({ n: Schema.Number }))(
-            sql`WITH d AS (${statement} RETURNING 1) SELECT count(*)::int AS n FROM d`
-          ),
+          nRows(sql`WITH d AS (${statement} RETURNING 1) SELECT count(*)::int AS n FROM d`),
           (rows) => rows[0]?.n ?? 0
         )
       const result = {

@@ -86,6 +86,10 @@ export interface NewUser {
   readonly defaultCountry?: string | undefined
 }
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const countRows = rowsOf(Schema.Struct({ count: Schema.Number }))
+const isDefaultRows = rowsOf(Schema.Struct({ isDefault: Schema.Boolean }))
+
 export class Users extends Effect.Service<Users>()("Users", {
   dependencies: [Addresses.Default],
   effect: Effect.gen(function* () {
@@ -188,7 +192,7 @@ export class Users extends Effect.Service<Users>()("Users", {
           Effect.gen(function* () {
             // Lock the user's row so that two concurrent first addresses cannot both become the default.
             yield* sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`
-            const [{ count }] = yield* rowsOf(Schema.Struct({ count: Schema.Number }))(sql`
+            const [{ count }] = yield* countRows(sql`
             SELECT count(*)::int AS count FROM user_addresses WHERE user_id = ${userId}`)
             const isDefault = count === 0 || input.isDefault === true
             if (isDefault) yield* sql`UPDATE user_addresses SET is_default = false WHERE user_id = ${userId}`
@@ -220,7 +224,7 @@ export class Users extends Effect.Service<Users>()("Users", {
       const deleted = yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const rows = yield* rowsOf(Schema.Struct({ isDefault: Schema.Boolean }))(sql`
+            const rows = yield* isDefaultRows(sql`
             DELETE FROM user_addresses WHERE id = ${addressId} AND user_id = ${userId} RETURNING is_default`)
             if (rows[0]?.isDefault) {
               yield* sql`

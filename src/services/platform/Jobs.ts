@@ -43,6 +43,9 @@ export const JobsChannel = "jobs"
 export const JobStatus = Schema.Literal("pending", "running", "succeeded", "dead")
 export type JobStatus = typeof JobStatus.Type
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const idRows = rowsOf(Schema.Struct({ id: Id }))
+
 /** A row of `jobs`, as read back (payload still encoded). */
 export class Job extends Schema.Class<Job>("Job")({
   id: Id,
@@ -244,14 +247,14 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       const id = yield* makeId
       const key = options.key ?? null
       yield* Effect.annotateCurrentSpan({ "job.id": id, "job.kind": kind.name })
-      const inserted = yield* rowsOf(Schema.Struct({ id: Id }))(sql`
+      const inserted = yield* idRows(sql`
         INSERT INTO jobs (id, kind, key, payload, status, attempts, max_attempts, run_at, created_at, updated_at)
         VALUES (${id}, ${kind.name}, ${key}, ${JSON.stringify(encoded)}::jsonb, 'pending', 0, ${kind.maxAttempts},
           ${new Date(runAt)}, ${new Date(now)}, ${new Date(now)})
         ON CONFLICT (kind, key) WHERE key IS NOT NULL DO NOTHING
         RETURNING id`).pipe(Effect.orDie)
       if (inserted.length === 0 && options.key !== undefined) {
-        const [existing] = yield* rowsOf(Schema.Struct({ id: Id }))(sql`
+        const [existing] = yield* idRows(sql`
           SELECT id FROM jobs WHERE kind = ${kind.name} AND key = ${options.key}`).pipe(Effect.orDie)
         yield* Effect.logDebug("job already enqueued").pipe(
           Effect.annotateLogs({ jobId: existing.id, jobKind: kind.name, jobKey: options.key })
@@ -332,7 +335,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
 
     const extendLease = (job: Claimed, lease: Duration.Duration) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        rowsOf(Schema.Struct({ id: Schema.String }))(sql`
+        idRows(sql`
           UPDATE jobs SET lease_expires_at = ${new Date(now + Duration.toMillis(lease))}, updated_at = ${new Date(now)}
           WHERE ${whileOwned(job)} RETURNING id`).pipe(
           Effect.map((rows) => rows.length > 0),

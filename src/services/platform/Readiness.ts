@@ -4,6 +4,9 @@ import { ServiceUnavailable } from "../../domain/platform/Errors.js"
 
 import { rowsOf } from "./Rows.js"
 
+/** Rows of the inline statements below, decoded (decoders built once). */
+const latestRows = rowsOf(Schema.Struct({ latest: Schema.NullOr(Schema.Number) }))
+
 /** The id of the newest migration this build ships; the wiring provides it. */
 export class MigrationTarget extends Context.Tag("MigrationTarget")<MigrationTarget, number>() {}
 
@@ -14,7 +17,7 @@ export class Readiness extends Effect.Service<Readiness>()("Readiness", {
     const target = yield* MigrationTarget
 
     const check = Effect.fn("Readiness.check")(function* () {
-      const rows = yield* rowsOf(Schema.Struct({ latest: Schema.NullOr(Schema.Number) }))(sql`
+      const rows = yield* latestRows(sql`
         SELECT max(migration_id) AS latest FROM effect_sql_migrations`).pipe(
         Effect.timeout("2 seconds"),
         Effect.mapError(() => new ServiceUnavailable({ message: "The database is not reachable." }))

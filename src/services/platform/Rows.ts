@@ -5,7 +5,8 @@ import { Effect, Schema } from "effect"
  * that stay inline in a service (a conditional update, an insert returning its row); lookups use `SqlSchema`.
  * A row that does not decode is a defect, like any unexpected database error.
  */
-export const rowsOf =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<ReadonlyArray<A>, E, R> =>
-    Effect.flatMap(statement, (rows) => Effect.orDie(Schema.decodeUnknown(Schema.Array(schema))(rows)))
+export const rowsOf = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknown(Schema.Array(schema))
+  return <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<ReadonlyArray<A>, E, R> =>
+    Effect.flatMap(statement, (rows) => Effect.orDie(decode(rows)))
+}
