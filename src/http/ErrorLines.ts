@@ -34,15 +34,21 @@ const extensionsOf = (error: AnyDomainError): Record<string, unknown> => {
 const issuesOf = (error: AnyDomainError): ReadonlyArray<FieldIssue> =>
   (error as { readonly errors?: ReadonlyArray<FieldIssue> }).errors ?? []
 
-const retryHeaders = (error: AnyDomainError): Record<string, string> => {
-  const retryAfter = (error as { readonly retryAfterSeconds?: number }).retryAfterSeconds
-  return retryAfter === undefined ? {} : { "retry-after": String(retryAfter) }
-}
-
-/** The bearer challenge of a 401/403 on a protected resource (a getter of the error class, not a field). */
-const challengeHeaders = (error: AnyDomainError): Record<string, string> => {
-  const challenge = (error as { readonly wwwAuthenticate?: string }).wwwAuthenticate
-  return challenge === undefined ? {} : { "www-authenticate": challenge }
+/**
+ * The headers an error carries: `Retry-After` (429, 503), the bearer challenge of a 401/403 on a protected
+ * resource (a getter of the error class, not a field) and `Allow` (405).
+ */
+const headersOf = (error: AnyDomainError): Record<string, string> => {
+  const { retryAfterSeconds, wwwAuthenticate, allowedMethods } = error as {
+    readonly retryAfterSeconds?: number
+    readonly wwwAuthenticate?: string
+    readonly allowedMethods?: ReadonlyArray<string>
+  }
+  const headers: Record<string, string> = {}
+  if (retryAfterSeconds !== undefined) headers["retry-after"] = String(retryAfterSeconds)
+  if (wwwAuthenticate !== undefined) headers["www-authenticate"] = wwwAuthenticate
+  if (allowedMethods !== undefined) headers.allow = allowedMethods.join(", ")
+  return headers
 }
 
 const bodies: Record<Line, (error: AnyDomainError, code: ErrorCode) => Record<string, unknown>> = {
@@ -80,8 +86,7 @@ export const render = (line: Line, error: AnyDomainError): RenderedError => {
     status: code.status,
     contentType: line === "v1" ? "application/problem+json" : "application/json",
     headers: {
-      ...retryHeaders(error),
-      ...challengeHeaders(error),
+      ...headersOf(error),
       ...(line === "oauth" ? { "cache-control": "no-store" } : {})
     },
     body: bodies[line](error, code)

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Context, Effect, FiberRef, HashMap, Option, Tracer } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import {
@@ -7,11 +7,14 @@ import {
   InternalError,
   InvalidRequest,
   isDomainError,
+  MethodNotAllowed,
   NotFound,
   PayloadTooLarge,
   ServiceUnavailable
 } from "../domain/platform/Errors.js"
 import { lineOf, render } from "./ErrorLines.js"
+import { screenRequest } from "./RequestScreen.js"
+import { type RouteTable, routeTableOf } from "./Routes.js"
 
 /** The id of the request being served, for logs, spans and error bodies. */
 export const currentRequestId = globalValue("ribbon/currentRequestId", () => FiberRef.unsafeMake(""))
@@ -31,7 +34,12 @@ interface DecodeIssue {
 }
 
 /** What a failed request means in domain terms; `undefined` for a defect. */
-const classify = (failure: unknown, request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) => {
+const classify = (
+  failure: unknown,
+  request: HttpServerRequest.HttpServerRequest,
+  routes: RouteTable,
+  maxBodyBytes: number
+) => {
   if (isDomainError(failure)) return failure
   const tagged = failure as { readonly _tag?: string; readonly reason?: string; readonly cause?: unknown }
   switch (tagged._tag) {
@@ -44,8 +52,12 @@ const classify = (failure: unknown, request: HttpServerRequest.HttpServerRequest
         errors
       })
     }
-    case "RouteNotFound":
-      return new NotFound({ message: `No route for ${request.method} ${new URL(request.url, "http://x").pathname}.` })
+    case "RouteNotFound": {
+      const allowedMethods = routes.methodsOf(request.url)
+      return allowedMethods.length > 0
+        ? new MethodNotAllowed({ message: `This path does not take ${request.method}.`, allowedMethods })
+        : new NotFound({ message: `No route matches ${request.method} on this path.` })
+    }
     case "RequestError": {
       if (tagged.reason !== "Decode") return undefined
       if (tagged.cause instanceof Error && tagged.cause.message === "maxBytes exceeded") {
@@ -120,45 +132,52 @@ const tagRequest = (requestId: string, traced: boolean): Effect.Effect<void> => 
  * the whole server; here a declared `content-length` over it is refused before anything is read.
  */
 export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
-  HttpApiBuilder.middleware((app) =>
-    Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>(
-      (fiber) => {
-        const context = fiber.currentContext
-        const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
-        const sent = request.headers["x-request-id"]
-        const requestId = sent !== undefined && clientRequestId.test(sent) ? sent : crypto.randomUUID()
-        const path = request.url
-        const declared = Number(request.headers["content-length"] ?? 0)
-        // The app's error channel is typed `never`, but failures of every kind reach this point at run time.
-        const guarded: Effect.Effect<
-          HttpServerResponse.HttpServerResponse,
-          unknown,
-          HttpServerRequest.HttpServerRequest
-        > = declared > options.maxBodyBytes ? Effect.fail(withoutStack(() => tooLarge(options.maxBodyBytes))) : app
-        const span = Context.getOrElse(context, Tracer.ParentSpan, () => undefined)
-        const traced = span?._tag === "Span" && fiber.getFiberRef(FiberRef.currentTracerEnabled)
-        return tagRequest(requestId, traced).pipe(
-          Effect.zipRight(guarded),
-          Effect.catchAllCause((cause) => {
-            // HttpApi turns an unreadable body (bad JSON, over the limit) into a defect, so look at defects too.
-            const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
-            const error = Option.isSome(failure)
-              ? withoutStack(() => classify(failure.value, request, options.maxBodyBytes))
-              : undefined
-            if (error !== undefined) return Effect.succeed(respond(path, error))
-            if (Cause.isInterruptedOnly(cause)) {
-              const unavailable = withoutStack(
-                () => new ServiceUnavailable({ message: "The server is shutting down." })
-              )
-              return Effect.succeed(respond(path, unavailable))
-            }
-            const internal = withoutStack(
-              () => new InternalError({ message: "An internal error occurred.", requestId })
+  HttpApiBuilder.middleware(
+    Effect.map(HttpApi.Api, ({ api }) => {
+      const routes = routeTableOf(api)
+      return (app: HttpApp.Default) =>
+        Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>(
+          (fiber) => {
+            const context = fiber.currentContext
+            const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
+            const sent = request.headers["x-request-id"]
+            const requestId = sent !== undefined && clientRequestId.test(sent) ? sent : crypto.randomUUID()
+            const path = request.url
+            const declared = Number(request.headers["content-length"] ?? 0)
+            // The app's error channel is typed `never`, but failures of every kind reach this point at run time.
+            const guarded: Effect.Effect<
+              HttpServerResponse.HttpServerResponse,
+              unknown,
+              HttpServerRequest.HttpServerRequest
+            > =
+              declared > options.maxBodyBytes
+                ? Effect.fail(withoutStack(() => tooLarge(options.maxBodyBytes)))
+                : Effect.zipRight(screenRequest(request, routes), app)
+            const span = Context.getOrElse(context, Tracer.ParentSpan, () => undefined)
+            const traced = span?._tag === "Span" && fiber.getFiberRef(FiberRef.currentTracerEnabled)
+            return tagRequest(requestId, traced).pipe(
+              Effect.zipRight(guarded),
+              Effect.catchAllCause((cause) => {
+                // HttpApi turns an unreadable body (bad JSON, over the limit) into a defect, so look at defects too.
+                const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
+                const error = Option.isSome(failure)
+                  ? withoutStack(() => classify(failure.value, request, routes, options.maxBodyBytes))
+                  : undefined
+                if (error !== undefined) return Effect.succeed(respond(path, error))
+                if (Cause.isInterruptedOnly(cause)) {
+                  const unavailable = withoutStack(
+                    () => new ServiceUnavailable({ message: "The server is shutting down." })
+                  )
+                  return Effect.succeed(respond(path, unavailable))
+                }
+                const internal = withoutStack(
+                  () => new InternalError({ message: "An internal error occurred.", requestId })
+                )
+                return Effect.logError("Request failed", cause).pipe(Effect.as(respond(path, internal)))
+              }),
+              Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId))
             )
-            return Effect.logError("Request failed", cause).pipe(Effect.as(respond(path, internal)))
-          }),
-          Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId))
+          }
         )
-      }
-    )
+    })
   )

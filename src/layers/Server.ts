@@ -6,6 +6,7 @@ import {
   HttpApiScalar,
   HttpIncomingMessage,
   HttpMiddleware,
+  HttpRouter,
   HttpServer
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -25,6 +26,7 @@ import { WellKnownLive } from "../http/identity/WellKnownLive.js"
 import { requestMetrics } from "../http/Metrics.js"
 import { ribbonMiddleware } from "../http/Middleware.js"
 import { HealthLive } from "../http/platform/HealthLive.js"
+import { routerConfig } from "../http/Routes.js"
 import { Addresses } from "../services/catalog/Addresses.js"
 import { Catalog, PublicUrl } from "../services/catalog/Catalog.js"
 import { Search } from "../services/catalog/Search.js"
@@ -92,7 +94,8 @@ export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options:
     ]),
     Layer.provide(apiLive),
     // The body limit, once for the server: every request's fiber starts with it in its context.
-    Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(options.maxBodyBytes))))
+    Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(options.maxBodyBytes)))),
+    Layer.provide(HttpRouter.setRouterConfig(routerConfig))
   )
 
 /**

@@ -76,9 +76,12 @@ export class InvalidRequest extends DomainError<InvalidRequest>()(
   { errors: Schema.Array(FieldIssue) },
   errorCode(400, "Invalid request", "invalid_request", "INVALID_REQUEST", "400_PBLC_001")
 ) {
-  /** One failing field: `InvalidRequest.field("items[0].quantity", "must be at least 1")`. */
+  /** One failing field: `InvalidRequest.field("items[0].quantity", "must be at least 1")`; `""` for the whole request. */
   static field(path: string, message: string): InvalidRequest {
-    return new InvalidRequest({ message: `${path}: ${message}`, errors: [FieldIssue.make({ path, message })] })
+    return new InvalidRequest({
+      message: path === "" ? message : `${path}: ${message}`,
+      errors: [FieldIssue.make({ path, message })]
+    })
   }
 }
 
@@ -100,9 +103,10 @@ export class NotFound extends DomainError<NotFound>()(
   errorCode(404, "Not found", "not_found", "NOT_FOUND", "404_PBLC_001")
 ) {}
 
+/** The path exists, with other methods: `allowedMethods` is sent as the `Allow` header. */
 export class MethodNotAllowed extends DomainError<MethodNotAllowed>()(
   "MethodNotAllowed",
-  {},
+  { allowedMethods: Schema.Array(Schema.String) },
   errorCode(405, "Method not allowed", "method_not_allowed", "METHOD_NOT_ALLOWED", "405_PBLC_001")
 ) {}
 
@@ -110,6 +114,13 @@ export class PayloadTooLarge extends DomainError<PayloadTooLarge>()(
   "PayloadTooLarge",
   { limitBytes: Schema.Int },
   errorCode(413, "Payload too large", "payload_too_large", "PAYLOAD_TOO_LARGE", "413_PBLC_001")
+) {}
+
+/** The operation takes its body in other media types, listed in `acceptedMediaTypes`. */
+export class UnsupportedMediaType extends DomainError<UnsupportedMediaType>()(
+  "UnsupportedMediaType",
+  { acceptedMediaTypes: Schema.Array(Schema.String) },
+  errorCode(415, "Unsupported media type", "unsupported_media_type", "UNSUPPORTED_MEDIA_TYPE", "415_PBLC_001")
 ) {}
 
 export class RateLimited extends DomainError<RateLimited>()(
@@ -124,9 +135,10 @@ export class InternalError extends DomainError<InternalError>()(
   errorCode(500, "Internal error", "internal_error", "INTERNAL_ERROR", "500_PBLC_001", "server_error")
 ) {}
 
+/** A dependency is down or the server is stopping; `retryAfterSeconds`, when known, is sent as `Retry-After`. */
 export class ServiceUnavailable extends DomainError<ServiceUnavailable>()(
   "ServiceUnavailable",
-  {},
+  { retryAfterSeconds: Schema.optional(Schema.Int) },
   errorCode(
     503,
     "Service unavailable",

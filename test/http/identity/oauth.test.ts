@@ -244,7 +244,11 @@ describe("OAuth authorization server", () => {
         Effect.gen(function* () {
           const baseUrl = yield* BaseUrl
           const response = yield* Effect.promise(() =>
-            fetch(`${baseUrl}/oauth/register`, { method: "POST", body: "{not json" }).then(reply)
+            fetch(`${baseUrl}/oauth/register`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: "{not json"
+            }).then(reply)
           )
           expect(response.status).toBe(400)
           expect(response.body.error).toBe("invalid_client_metadata")

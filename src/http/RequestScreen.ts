@@ -1,0 +1,74 @@
+import { HttpMethod, type HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+import { InvalidRequest, UnsupportedMediaType } from "../domain/platform/Errors.js"
+import type { RouteTable } from "./Routes.js"
+
+/**
+ * Deepest nesting of objects and arrays a JSON body may have. Ribbon's deepest body nests 4 levels; the
+ * schema decoders recurse, so thousands of levels would overflow the stack.
+ */
+export const maxJsonDepth = 32
+
+/** Why a JSON text is refused before it is parsed; malformed JSON is left to the parser's own 400. */
+export const jsonHazard = (text: string): "nul" | "depth" | undefined => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92 /* \ */) {
+        if (text.startsWith("u0000", i + 1)) return "nul"
+        i++
+      } else if (c === 34 /* " */) inString = false
+      else if (c === 0) return "nul"
+    } else if (c === 34) inString = true
+    else if (c === 123 /* { */ || c === 91 /* [ */) {
+      if (++depth > maxJsonDepth) return "depth"
+    } else if (c === 125 /* } */ || c === 93 /* ] */) depth--
+  }
+  return undefined
+}
+
+const nulRefused = (where: string) =>
+  InvalidRequest.field("", `The ${where} contains a NUL character, which no field accepts.`)
+
+const tooDeep = InvalidRequest.field("", `The JSON body nests deeper than ${maxJsonDepth} levels.`)
+
+const mediaTypeOf = (contentType: string | undefined): string | undefined =>
+  contentType?.split(";", 1)[0].trim().toLowerCase() || undefined
+
+/**
+ * What every request is checked for before it is routed and decoded, so no operation has to:
+ * - a NUL character in the URL or the body is refused with a 400 (PostgreSQL refuses it in text, so it
+ *   would otherwise surface as a 500 from whichever query it reached);
+ * - a body in a media type its operation does not take gets a 415 (no content type counts as JSON, as the
+ *   decoder takes it);
+ * - a JSON body nested deeper than `maxJsonDepth` gets a 400.
+ * The body is read here once; the decoder reads the same buffered text.
+ */
+export const screenRequest = (
+  request: HttpServerRequest.HttpServerRequest,
+  routes: RouteTable
+): Effect.Effect<void, unknown> => {
+  if (request.url.includes("%00")) return Effect.fail(nulRefused("URL"))
+  if (!HttpMethod.hasBody(request.method)) return Effect.void
+  const accepted = routes.find(request.method, request.url)?.bodyMediaTypes
+  if (accepted === undefined) return Effect.void
+  const sent = mediaTypeOf(request.headers["content-type"])
+  const mediaType = sent ?? "application/json"
+  if (!accepted.includes(mediaType)) {
+    // A bodiless request without a content type is left to the decoder, which names the missing fields.
+    if (sent === undefined && (request.headers["content-length"] ?? "0") === "0") return Effect.void
+    return Effect.fail(
+      new UnsupportedMediaType({
+        message: `This operation takes its body as ${accepted.join(" or ")}, not ${mediaType}.`,
+        acceptedMediaTypes: accepted
+      })
+    )
+  }
+  return Effect.flatMap(request.text, (text) => {
+    const hazard = mediaType === "application/json" ? jsonHazard(text) : /%00|\0/.test(text) ? "nul" : undefined
+    if (hazard === undefined) return Effect.void
+    return Effect.fail(hazard === "nul" ? nulRefused("body") : tooDeep)
+  })
+}

@@ -1,0 +1,54 @@
+import { type HttpApi, HttpApiSchema } from "@effect/platform"
+import type { SchemaAST } from "effect"
+import * as FindMyWay from "find-my-way-ts"
+import { endpointsOf } from "./Reflection.js"
+
+/**
+ * The router's settings, shared by the server's router and the route table below so that both match
+ * alike. A path id longer than find-my-way's default 100 characters would make the route disappear (a
+ * 404) instead of reaching its schema, which refuses it with a 400 naming the field.
+ */
+export const routerConfig = { maxParamLength: 8192 } as const
+
+/** An operation as the request screening sees it: the media types its body is taken in, if it takes one. */
+export interface RouteOperation {
+  readonly bodyMediaTypes: ReadonlyArray<string> | undefined
+}
+
+/**
+ * The routes of an HttpApi, read off its definition, for what is decided before routing: which methods a
+ * path answers (405 with `Allow`) and which media types an operation takes its body in (415).
+ */
+export interface RouteTable {
+  /** The operation a method and path reach, if any. */
+  readonly find: (method: string, url: string) => RouteOperation | undefined
+  /** The methods the path answers, empty when no route has it. */
+  readonly methodsOf: (url: string) => ReadonlyArray<string>
+}
+
+const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
+
+/** `Union(json, form)` takes both media types; a single schema takes its own. */
+const mediaTypesOf = (ast: SchemaAST.AST): ReadonlyArray<string> => {
+  const members = ast._tag === "Union" ? ast.types : [ast]
+  return [...new Set(members.map((member) => HttpApiSchema.getEncoding(member).contentType))]
+}
+
+const tables = new WeakMap<object, RouteTable>()
+
+export const routeTableOf = (api: HttpApi.HttpApi.Any): RouteTable => {
+  const known = tables.get(api)
+  if (known !== undefined) return known
+  const router = FindMyWay.make<RouteOperation>(routerConfig)
+  for (const { endpoint } of endpointsOf(api as HttpApi.HttpApi<string, never>)) {
+    const bodyMediaTypes =
+      endpoint.payloadSchema._tag === "Some" ? mediaTypesOf(endpoint.payloadSchema.value.ast) : undefined
+    router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, { bodyMediaTypes })
+  }
+  const table: RouteTable = {
+    find: (method, url) => router.find(method, url)?.handler,
+    methodsOf: (url) => methods.filter((method) => router.find(method, url) !== undefined)
+  }
+  tables.set(api, table)
+  return table
+}
