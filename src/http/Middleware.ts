@@ -1,5 +1,5 @@
 import { HttpApi, HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Context, Effect, FiberRef, HashMap, Option, Tracer } from "effect"
+import { Cause, Clock, Context, Effect, FiberRef, HashMap, Option, Tracer } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import {
   type AnyDomainError,
@@ -12,6 +12,7 @@ import {
   PayloadTooLarge,
   ServiceUnavailable
 } from "../domain/platform/Errors.js"
+import { databaseOutageOf, outageRetryAfterSeconds } from "../services/platform/Readiness.js"
 import { lineOf, render } from "./ErrorLines.js"
 import { screenRequest } from "./RequestScreen.js"
 import { type RouteTable, routeTableOf } from "./Routes.js"
@@ -100,6 +101,46 @@ const respond = (path: string, error: AnyDomainError) => {
   })
 }
 
+/** The kind of database outage a failed request met, if it met one (`databaseOutageOf`). */
+const outageIn = (cause: Cause.Cause<unknown>): string | undefined => {
+  for (const error of [...Cause.failures(cause), ...Cause.defects(cause)]) {
+    const outage = databaseOutageOf(error)
+    if (outage !== undefined) return outage
+  }
+  return undefined
+}
+
+/** When each kind of outage was last logged: an outage is logged once a minute per kind, not per request. */
+const outageLoggedAt = globalValue("ribbon/outageLoggedAt", () => new Map<string, number>())
+const outageLogInterval = 60_000
+
+const logOutage = (kind: string, cause: Cause.Cause<unknown>) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const last = outageLoggedAt.get(kind)
+    if (last !== undefined && now - last < outageLogInterval) return Effect.void
+    outageLoggedAt.set(kind, now)
+    return Effect.logError(`Database unavailable (${kind}): answering 503 for a minute without logging each`, cause)
+  })
+
+/**
+ * The headers every response gets: its request id, `nosniff`, and `no-store` unless the route chose its own
+ * caching (every API response is specific to its caller, and some carry payment links or keys). `/docs`
+ * also gets a Content-Security-Policy (the reference page runs its own inline script and styles) and may
+ * not be framed.
+ */
+const withResponseHeaders = (response: HttpServerResponse.HttpServerResponse, requestId: string, path: string) => {
+  const headers: Record<string, string> = { "x-request-id": requestId, "x-content-type-options": "nosniff" }
+  if (response.headers["cache-control"] === undefined) headers["cache-control"] = "no-store"
+  if (path === "/docs" || path.startsWith("/docs?")) Object.assign(headers, docsHeaders)
+  return HttpServerResponse.setHeaders(response, headers)
+}
+
+const docsHeaders = {
+  "content-security-policy":
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "x-frame-options": "DENY"
+}
+
 /**
  * Tags the rest of this request's fiber with its id: `currentRequestId`, the `requestId` log annotation,
  * and `http.request.id` on every span started under the server span (the SQL spans too).
@@ -170,12 +211,23 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
                   )
                   return Effect.succeed(respond(path, unavailable))
                 }
+                const outage = outageIn(cause)
+                if (outage !== undefined) {
+                  const unavailable = withoutStack(
+                    () =>
+                      new ServiceUnavailable({
+                        message: "The database is temporarily unavailable; retry later.",
+                        retryAfterSeconds: outageRetryAfterSeconds
+                      })
+                  )
+                  return logOutage(outage, cause).pipe(Effect.as(respond(path, unavailable)))
+                }
                 const internal = withoutStack(
                   () => new InternalError({ message: "An internal error occurred.", requestId })
                 )
                 return Effect.logError("Request failed", cause).pipe(Effect.as(respond(path, internal)))
               }),
-              Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId))
+              Effect.map((response) => withResponseHeaders(response, requestId, path))
             )
           }
         )

@@ -48,6 +48,18 @@ describe("Ribbon API", () => {
         expect(docs.status).toBe(200)
         expect(docs.headers["content-type"]).toContain("text/html")
         expect(docs.text).toContain("api-reference")
+        expect(docs.headers["content-security-policy"]).toContain("frame-ancestors 'none'")
+        expect(docs.headers["x-frame-options"]).toBe("DENY")
+      })
+    )
+
+    it.effect("sends nosniff on every response, and no-store unless the route chose its caching", () =>
+      Effect.gen(function* () {
+        const responses = yield* Effect.all([get("/health"), get("/v1/nowhere"), get("/openapi.json"), get("/docs")])
+        for (const response of responses) {
+          expect(response.headers["x-content-type-options"]).toBe("nosniff")
+          expect(response.headers["cache-control"]).toBe("no-store")
+        }
       })
     )
 

@@ -31,7 +31,8 @@ export const testPublicUrl = "http://ribbon.test"
 /** The rate limiter and the company API's rate limits on the memory store. */
 export const RateLimitsMemoryLive = RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))
 
-const serveRibbon = <E, R>(database: Layer.Layer<R, E>) =>
+/** The Ribbon API served on a test port, on the given database. */
+export const serveRibbon = <E, R>(database: Layer.Layer<R, E>) =>
   serveForTest(ApiLive).pipe(
     Layer.provide([ServicesLive, RateLimitsMemoryLive]),
     Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess, TestSettingsLive]),

@@ -7,6 +7,30 @@ import { rowsOf } from "./Rows.js"
 /** Rows of the inline statements below, decoded (decoders built once). */
 const latestRows = rowsOf(Schema.Struct({ latest: Schema.NullOr(Schema.Number) }))
 
+/** What a request that met a database outage answers in `Retry-After`: about one readiness probe's interval. */
+export const outageRetryAfterSeconds = 5
+
+/**
+ * Node's socket errors and PostgreSQL's SQLSTATEs that mean the database cannot be reached now (class 08
+ * connection exceptions, 53300 too many connections, 57P01–57P03 shutting down or starting), as opposed
+ * to a statement the database refused.
+ */
+const unreachable = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|08...|53300|57P0[123])$/
+const lostConnection = /Connection terminated|connection timeout|Client has encountered a connection error/i
+
+/**
+ * The kind of database outage an error is, e.g. `ECONNREFUSED`, or undefined when it is not one. An
+ * `SqlError` is recognised by its tag, since its cause is the driver's error.
+ */
+export const databaseOutageOf = (error: unknown): string | undefined => {
+  if ((error as { readonly _tag?: string } | null)?._tag !== "SqlError") return undefined
+  const cause = (error as { readonly cause?: { readonly code?: unknown; readonly message?: unknown } }).cause
+  const code = typeof cause?.code === "string" ? cause.code : undefined
+  if (code !== undefined && unreachable.test(code)) return code
+  const message = typeof cause?.message === "string" ? cause.message : ""
+  return lostConnection.test(message) ? "connection lost" : undefined
+}
+
 /** The id of the newest migration this build ships; the wiring provides it. */
 export class MigrationTarget extends Context.Tag("MigrationTarget")<MigrationTarget, number>() {}
 

@@ -1,0 +1,114 @@
+import * as Net from "node:net"
+import { HttpClientRequest } from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { PGlite } from "@electric-sql/pglite"
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
+import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
+import { Context, Effect, Layer, Logger, Redacted } from "effect"
+import { postgres } from "../../../src/layers/Database.js"
+import { MigrationsLive } from "../../../src/layers/Migrations.js"
+import { get, raw, serveRibbon } from "../../support/http.js"
+
+/** A TCP relay in front of the database that can be cut (connections dropped, new ones refused) and restored. */
+class Relay extends Context.Tag("test/Relay")<
+  Relay,
+  { readonly port: number; readonly cut: Effect.Effect<void>; readonly restore: Effect.Effect<void> }
+>() {}
+
+const RelayLive = Layer.scoped(
+  Relay,
+  Effect.gen(function* () {
+    const db = yield* Effect.acquireRelease(
+      Effect.promise(() => PGlite.create({ extensions: { pg_trgm } })),
+      (db) => Effect.promise(() => db.close())
+    )
+    const upstream = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 64 })
+    yield* Effect.acquireRelease(
+      Effect.promise(() => upstream.start()),
+      () => Effect.promise(() => upstream.stop())
+    )
+    const upstreamPort = Number(upstream.getServerConn().split(":").at(-1))
+    const sockets = new Set<Net.Socket>()
+    let relay: Net.Server | undefined
+    const listen = (port: number) =>
+      Effect.async<number>((resume) => {
+        relay = Net.createServer((client) => {
+          const server = Net.connect(upstreamPort, "127.0.0.1")
+          for (const socket of [client, server]) {
+            sockets.add(socket)
+            socket.on("close", () => sockets.delete(socket))
+            socket.on("error", () => {
+              client.destroy()
+              server.destroy()
+            })
+          }
+          client.pipe(server).pipe(client)
+        })
+        relay.listen(port, "127.0.0.1", () => resume(Effect.succeed((relay!.address() as Net.AddressInfo).port)))
+      })
+    const cut = Effect.async<void>((resume) => {
+      relay!.close(() => resume(Effect.void))
+      for (const socket of sockets) socket.destroy()
+    })
+    const port = yield* listen(0)
+    yield* Effect.addFinalizer(() => cut)
+    return { port, cut, restore: Effect.asVoid(listen(port)) }
+  })
+)
+
+const logged: Array<string> = []
+const captureLogs = Logger.replace(
+  Logger.defaultLogger,
+  Logger.make(({ message }) => logged.push(String(message)))
+)
+
+const DatabaseThroughRelay = Layer.unwrapEffect(
+  Effect.map(Relay, ({ port }) =>
+    postgres(Redacted.make(`postgres://postgres@127.0.0.1:${port}/postgres`), { maxConnections: 1 })
+  )
+).pipe((db) => Layer.provideMerge(MigrationsLive, db), Layer.provideMerge(RelayLive))
+
+const tokenRequest = HttpClientRequest.post("/oauth/token").pipe(
+  HttpClientRequest.bodyUrlParams({ grant_type: "refresh_token", refresh_token: "x", client_id: "c" })
+)
+
+describe("a database outage", () => {
+  it.layer(serveRibbon(DatabaseThroughRelay).pipe(Layer.provide(captureLogs)))((it) => {
+    it.effect("answers 503 with Retry-After in each line's format, logs once, and recovers by itself", () =>
+      Effect.gen(function* () {
+        const relay = yield* Relay
+        expect((yield* get("/ready")).status).toBe(200)
+        yield* relay.cut
+
+        const v1 = yield* get("/v1/me", { authorization: "Bearer not-a-token" })
+        expect(v1.status).toBe(503)
+        expect(v1.headers["retry-after"]).toBe("5")
+        expect(v1.headers["content-type"]).toBe("application/problem+json")
+        expect(v1.body).toMatchObject({ status: 503, code: "service_unavailable" })
+
+        const oauth = yield* raw(tokenRequest)
+        expect(oauth.status).toBe(503)
+        expect(oauth.headers["retry-after"]).toBe("5")
+        expect(oauth.body).toEqual({ error: "temporarily_unavailable", error_description: expect.any(String) })
+
+        const v3 = yield* get("/public-api/v3/authentication/api-keys", { "x-api-key": "0123456789abcdef01234567" })
+        expect(v3.status).toBe(503)
+        expect(v3.body).toEqual({ status: 503, errorCode: "503_PBLC_001", message: expect.any(String) })
+
+        const v2 = yield* get("/public-api/v2/authentication/apiKeys", { "x-api-key": "0123456789abcdef01234567" })
+        expect(v2.status).toBe(503)
+        expect(v2.body).toEqual({ status: 503, errorCode: "SERVICE_UNAVAILABLE", message: expect.any(String) })
+        expect((yield* get("/ready")).status).toBe(503)
+
+        const outageLogs = logged.filter((message) => message.startsWith("Database unavailable"))
+        expect(outageLogs.length).toBeGreaterThanOrEqual(1)
+        expect(outageLogs.length).toBeLessThanOrEqual(2) // at most one per kind: refused, and lost mid-query
+        expect(logged.filter((message) => message === "Request failed")).toEqual([])
+
+        yield* relay.restore
+        expect((yield* get("/ready")).status).toBe(200)
+        expect((yield* get("/v1/me", { authorization: "Bearer not-a-token" })).status).toBe(401)
+      })
+    )
+  })
+})
