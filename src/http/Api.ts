@@ -5,6 +5,7 @@ import { ImagesApi } from "./catalog/ImagesApi.js"
 import { CheckoutsApi, OrdersApi, QuotesApi } from "./checkout/CheckoutsApi.js"
 import { PayApi } from "./checkout/PayApi.js"
 import { ApiKeysV2Api, ApiKeysV3Api } from "./company/ApiKeysApi.js"
+import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
 import { ProfileApi } from "./identity/ProfileApi.js"
 import { WellKnownApi } from "./identity/WellKnownApi.js"
@@ -12,20 +13,25 @@ import { HealthApi } from "./platform/HealthApi.js"
 
 /** The whole service: every route, `/openapi.json`, `/docs` and the typed client derive from this value. */
 export class Api extends makeApi("ribbon")
-  .add(HealthApi)
-  .add(CatalogApi)
-  .add(ImagesApi)
-  .add(WellKnownApi)
-  .add(OAuthApi)
-  .add(ProfileApi)
-  .add(QuotesApi)
-  .add(CheckoutsApi)
-  .add(OrdersApi)
-  .add(PayApi)
-  .add(ApiKeysV2Api)
-  .add(ApiKeysV3Api)
+  .add(HealthApi.pipe(withRequestErrors("v1")))
+  .add(CatalogApi.pipe(withRequestErrors("v1")))
+  .add(ImagesApi.pipe(withRequestErrors("v1")))
+  .add(WellKnownApi.pipe(withRequestErrors("v1")))
+  .add(OAuthApi.pipe(withRequestErrors("oauth")))
+  .add(ProfileApi.pipe(withRequestErrors("v1")))
+  .add(QuotesApi.pipe(withRequestErrors("v1")))
+  .add(CheckoutsApi.pipe(withRequestErrors("v1")))
+  .add(OrdersApi.pipe(withRequestErrors("v1")))
+  .add(PayApi.pipe(withRequestErrors("v1")))
+  .add(ApiKeysV2Api.pipe(withRequestErrors("v2")))
+  .add(ApiKeysV3Api.pipe(withRequestErrors("v3")))
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")
+  // OpenAPI 3.1 asks for an SPDX `identifier` (or a URL) beside the name; the platform's type lists only `url`.
+  .annotate(OpenApi.License, {
+    name: "Proprietary",
+    identifier: "LicenseRef-Ribbon-Proprietary"
+  } as OpenApi.OpenAPISpecLicense)
   .annotate(
     OpenApi.Description,
     "The Ribbon gifting marketplace: the agent API (`/v1`, `/oauth`) and the company API (`/public-api/v2`, `/public-api/v3`)."

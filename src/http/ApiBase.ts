@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { finishDocument } from "./OpenApiDocument.js"
 
 /**
  * An empty HttpApi for Ribbon's routes. `HttpApi.make` declares its built-in `HttpApiDecodeError` as a
@@ -9,24 +10,7 @@ import { Schema } from "effect"
  * leave it out, so `errorSchema` is replaced; test/http/ApiBase.test.ts pins what that relies on.
  */
 export const makeApi = <const Id extends string>(identifier: Id): HttpApi.HttpApi<Id, never, never, never> => {
-  const api = HttpApi.make(identifier).annotate(OpenApi.Transform, pruneUnreferencedSchemas)
+  const api = HttpApi.make(identifier).annotate(OpenApi.Transform, finishDocument)
   Object.assign(api, { errorSchema: Schema.Never })
   return api as unknown as HttpApi.HttpApi<Id, never, never, never>
-}
-
-/** Drops component schemas that nothing in `paths` reaches. */
-const pruneUnreferencedSchemas = (spec: Record<string, any>): Record<string, any> => {
-  const schemas: Record<string, unknown> = spec.components?.schemas ?? {}
-  const reached = new Set<string>()
-  const visit = (value: unknown) => {
-    for (const [, name] of JSON.stringify(value ?? null).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {
-      if (!reached.has(name)) {
-        reached.add(name)
-        visit(schemas[name])
-      }
-    }
-  }
-  visit(spec.paths)
-  for (const name of Object.keys(schemas)) if (!reached.has(name)) delete schemas[name]
-  return spec
 }

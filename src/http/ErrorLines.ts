@@ -1,7 +1,14 @@
-import { HttpApiSchema } from "@effect/platform"
+import { type HttpApiEndpoint, type HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import type { AnyDomainError, DomainErrorClass, ErrorCode, FieldIssue } from "../domain/platform/Errors.js"
-import { codeOf } from "../domain/platform/Errors.js"
+import {
+  codeOf,
+  InternalError,
+  InvalidRequest,
+  PayloadTooLarge,
+  ServiceUnavailable,
+  UnsupportedMediaType
+} from "../domain/platform/Errors.js"
 
 /**
  * The four API lines and how each renders a domain error (DESIGN.md §4.7). One function renders a body;
@@ -193,3 +200,22 @@ export const lineError = <Self, Tag extends string, Fields extends Schema.Struct
   // Last: the HttpApiSchema annotation helpers drop an identifier set before them.
   return encoded.annotations({ identifier: `${lineTitle[line]}${ErrorClass._tag}` })
 }
+
+/** The errors any operation can meet outside its handler: request screening, the body limit, an outage, a defect. */
+export type RequestErrors = InvalidRequest | PayloadTooLarge | UnsupportedMediaType | InternalError | ServiceUnavailable
+
+/**
+ * Declares `RequestErrors` in a line's format on every operation of a group, so the document and the
+ * derived client know every body the middleware may send (the 413 and 415 only where a body is taken).
+ */
+export const withRequestErrors =
+  (line: Line) =>
+  <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R, TopLevel extends boolean>(
+    group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R, TopLevel>
+  ): HttpApiGroup.HttpApiGroup<Id, Endpoints, E | RequestErrors, R, TopLevel> =>
+    group
+      .addError(lineError(line, InvalidRequest))
+      .addError(lineError(line, PayloadTooLarge))
+      .addError(lineError(line, UnsupportedMediaType))
+      .addError(lineError(line, InternalError))
+      .addError(lineError(line, ServiceUnavailable))

@@ -13,6 +13,9 @@ export type { V3Query, V3QuerySpec } from "../domain/platform/V3Query.js"
 
 export type RawParams = Readonly<Record<string, string | ReadonlyArray<string>>>
 
+/** The highest `page[number]` taken. */
+const maxPageNumber = 1_000_000
+
 const issue = (path: string, message: string) => FieldIssue.make({ path, message })
 
 const list = (value: string) =>
@@ -78,7 +81,7 @@ export const parseV3Query = (params: RawParams, spec: V3QuerySpec): Either.Eithe
         break
       case "page[number]":
         if (spec.paging !== "number") errors.push(issue(key, "This list pages with page[cursor]."))
-        else number = int(key, raw, 1, 1_000_000) ?? number
+        else number = int(key, raw, 1, maxPageNumber) ?? number
         break
       case "page[cursor]":
         if (spec.paging !== "cursor") errors.push(issue(key, "This list pages with page[number]."))
@@ -140,9 +143,18 @@ export const v3UrlParams = <const Extra extends Schema.Struct.Fields>(spec: V3Qu
   if (spec.include !== undefined) fields.include = optionalString(`Comma-separated: ${orList(spec.include)}`)
   if (spec.fields !== undefined) fields.fields = optionalString(`Comma-separated: ${orList(spec.fields)}`)
   if (spec.sort !== undefined) fields.sort = optionalString(`${orList(spec.sort)}; -field descends`)
-  if (spec.paging === "number") fields["page[number]"] = optionalString()
-  else fields["page[cursor]"] = optionalString()
-  fields["page[size]"] = optionalString()
+  // The parser checks the paging integers, with every other parameter, so that one 400 lists every
+  // problem; the document still declares them as integers, as the parser takes them.
+  const integer = (max: number, description: string) =>
+    Schema.optional(
+      Schema.String.annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: max, description } })
+    )
+  if (spec.paging === "number") fields["page[number]"] = integer(maxPageNumber, "The page, from 1 (default 1)")
+  else fields["page[cursor]"] = optionalString("The cursor of the page, from a `links` URL")
+  fields["page[size]"] = integer(
+    spec.maxPageSize,
+    `Items per page, from 1 to ${spec.maxPageSize} (default ${spec.defaultPageSize})`
+  )
   return Schema.Struct(fields as Extra & Record<string, Schema.optional<typeof Schema.String>>)
 }
 

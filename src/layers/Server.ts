@@ -1,13 +1,14 @@
 import { createServer } from "node:http"
-import type { HttpApi } from "@effect/platform"
 import {
   FileSystem,
+  HttpApi,
   HttpApiBuilder,
   HttpApiScalar,
   HttpIncomingMessage,
   HttpMiddleware,
   HttpRouter,
-  HttpServer
+  HttpServer,
+  OpenApi
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Option, Schedule } from "effect"
@@ -88,8 +89,10 @@ export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options:
       options.telemetry === false ? () => true : (request) => untraced.has(request.url)
     ),
     Layer.provide([
-      HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-      HttpApiScalar.layer({ path: "/docs" }),
+      Layer.merge(
+        HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+        HttpApiScalar.layer({ path: "/docs" })
+      ).pipe(Layer.provide(servedAtPublicUrl)),
       ribbonMiddleware(options)
     ]),
     Layer.provide(apiLive),
@@ -97,6 +100,19 @@ export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options:
     Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(options.maxBodyBytes)))),
     Layer.provide(HttpRouter.setRouterConfig(routerConfig))
   )
+
+/** The API as `/openapi.json` and `/docs` describe it: with the public URL, when there is one, as its server. */
+const servedAtPublicUrl = Layer.effect(
+  HttpApi.Api,
+  Effect.gen(function* () {
+    const served = yield* HttpApi.Api
+    const publicUrl = yield* Effect.serviceOption(PublicUrl)
+    return Option.match(publicUrl, {
+      onNone: () => served,
+      onSome: (url) => ({ ...served, api: served.api.annotate(OpenApi.Servers, [{ url, description: "This server" }]) })
+    })
+  })
+)
 
 /**
  * Every service the routes and the worker call; they need the database, Signals, the public URL and the

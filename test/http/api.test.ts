@@ -1,4 +1,3 @@
-import SwaggerParser from "@apidevtools/swagger-parser"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { get, RibbonTestServer, ribbonClient } from "../support/http.js"
@@ -62,41 +61,5 @@ describe("Ribbon API", () => {
         }
       })
     )
-
-    describe("/openapi.json", () => {
-      it.effect("is a valid OpenAPI 3.1 document", () =>
-        Effect.gen(function* () {
-          const { body } = yield* get("/openapi.json")
-          expect(body.openapi).toMatch(/^3\.1\./)
-          const validated = yield* Effect.promise(() => SwaggerParser.validate(structuredClone(body)))
-          expect(validated.info.title).toBe("Ribbon")
-        })
-      )
-
-      it.effect("describes the real error bodies, never HttpApiDecodeError", () =>
-        Effect.gen(function* () {
-          const { body, text } = yield* get("/openapi.json")
-          expect(text).not.toContain("HttpApiDecodeError")
-          const unavailable = body.paths["/ready"].get.responses["503"]
-          expect(Object.keys(unavailable.content)).toEqual(["application/problem+json"])
-          expect(body.components.schemas.V1ServiceUnavailable.required).toEqual([
-            "type",
-            "title",
-            "status",
-            "detail",
-            "code"
-          ])
-        })
-      )
-
-      it.effect("matches the committed contract snapshot", () =>
-        Effect.gen(function* () {
-          const { body } = yield* get("/openapi.json")
-          yield* Effect.promise(() =>
-            expect(JSON.stringify(body, null, 2)).toMatchFileSnapshot("../../docs/openapi.json")
-          )
-        })
-      )
-    })
   })
 })

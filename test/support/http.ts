@@ -32,10 +32,10 @@ export const testPublicUrl = "http://ribbon.test"
 export const RateLimitsMemoryLive = RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))
 
 /** The Ribbon API served on a test port, on the given database. */
-export const serveRibbon = <E, R>(database: Layer.Layer<R, E>) =>
+export const serveRibbon = <E, R>(database: Layer.Layer<R, E>, publicUrl = testPublicUrl) =>
   serveForTest(ApiLive).pipe(
     Layer.provide([ServicesLive, RateLimitsMemoryLive]),
-    Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess, TestSettingsLive]),
+    Layer.provide([Layer.succeed(PublicUrl, publicUrl), Signals.layerInProcess, TestSettingsLive]),
     Layer.provideMerge(database)
   )
 

@@ -7,6 +7,7 @@ import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { SearchResult, SearchSort } from "../../services/catalog/Search.js"
 import { lineError } from "../ErrorLines.js"
 import { agentOperation, Bearer } from "../identity/Agent.js"
+import { queryInt } from "../QueryParams.js"
 
 /**
  * The agent API's catalog (spec "Catalog", scope `catalog:read`, tool class `read`): search, products,
@@ -22,20 +23,14 @@ const Country = Schema.String.pipe(Schema.pattern(/^[A-Za-z]{2}$/)).annotations(
 /** `?country=` alone: the country a resource is priced for. */
 const CountryQuery = Schema.Struct({ country: Schema.optional(Country) })
 
-/** A query-string integer: digits only on the wire (documented there), decoded to a number. */
-const queryInt = (description: string) =>
-  Schema.compose(
-    Schema.String.pipe(Schema.pattern(/^\d{1,15}$/)).annotations({ description }),
-    Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())
-  )
-
 /** A non-negative integer amount in minor units of the country's currency, from the query string. */
-const MinorUnits = queryInt("Integer amount >= 0 in minor units (cents; yen for JPY) of the country's currency")
+const MinorUnits = queryInt({
+  min: 0,
+  max: Number.MAX_SAFE_INTEGER,
+  description: "Integer amount >= 0 in minor units (cents; yen for JPY) of the country's currency"
+})
 
-const intBetween = (min: number, max: number) =>
-  queryInt(`Integer from ${min} to ${max}`).pipe(
-    Schema.filter((n) => (n >= min && n <= max) || `Expected an integer from ${min} to ${max}`)
-  )
+const intBetween = (min: number, max: number) => queryInt({ min, max, description: `Integer from ${min} to ${max}` })
 
 /** `a,b,c` → `["a", "b", "c"]` (blank items dropped), each decoded with `item`. */
 const commaSeparated = <A, I extends string>(item: Schema.Schema<A, I>) =>

@@ -29,6 +29,8 @@ import {
 import { IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { agentOperation, Bearer } from "../identity/Agent.js"
+import { mayReplay } from "../OpenApiDocument.js"
+import { queryInt } from "../QueryParams.js"
 
 /**
  * Quotes, checkouts and orders of the agent API (spec "Quotes", "Checkout"; DESIGN.md §4.5–4.6;
@@ -77,6 +79,7 @@ export class CheckoutsApi extends HttpApiGroup.make("checkouts")
       .addError(lineError("v1", SmsConsentRequired))
       .addError(lineError("v1", IdempotencyKeyReused))
       .addError(lineError("v1", IdempotencyInFlight))
+      .annotate(OpenApi.Transform, mayReplay)
       .annotate(
         OpenApi.Summary,
         "Create one checkout for the cart's quotes; the user pays at paymentUrl. Confirm items, total, recipient and address with the user first"
@@ -121,10 +124,7 @@ export class CheckoutsApi extends HttpApiGroup.make("checkouts")
     "One checkout per cart, paid by the user on the hosted page, then one order per item."
   ) {}
 
-const Limit = Schema.compose(
-  Schema.String.pipe(Schema.pattern(/^\d{1,3}$/)).annotations({ description: "Integer from 1 to 100 (default 20)" }),
-  Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))
-)
+const Limit = queryInt({ min: 1, max: 100, description: "Integer from 1 to 100 (default 20)" })
 
 export class OrdersApi extends HttpApiGroup.make("orders")
   .add(
