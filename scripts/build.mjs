@@ -1,4 +1,5 @@
-// Bundles the service into dist/ribbon.mjs for `npm start`: one file loads several times faster than
+// Bundles the service into dist/ribbon.mjs for `npm start`, and the API definition for typed clients into
+// dist/api.mjs (`ribbon/api`, with its dependencies left to the client's own node_modules). one file loads several times faster than
 // thousands of modules resolved through a TypeScript loader. Packages that read their own files at run
 // time (WebAssembly, data tables) stay external and load from node_modules. The bundle is rebuilt only
 // when a source file, package.json or the lockfile is newer than it.
@@ -7,6 +8,7 @@ import * as Path from "node:path"
 import { build } from "esbuild"
 
 const outfile = "dist/ribbon.mjs"
+const apiOutfile = "dist/api.mjs"
 
 const newestInput = () => {
   let newest = Math.max(Fs.statSync("package.json").mtimeMs, Fs.statSync("package-lock.json").mtimeMs)
@@ -16,7 +18,9 @@ const newestInput = () => {
   return newest
 }
 
-const upToDate = Fs.existsSync(outfile) && Fs.statSync(outfile).mtimeMs >= newestInput()
+const upToDate = [outfile, apiOutfile].every(
+  (file) => Fs.existsSync(file) && Fs.statSync(file).mtimeMs >= newestInput()
+)
 
 if (!upToDate) {
   await build({
@@ -41,5 +45,15 @@ if (!upToDate) {
     banner: {
       js: "import { createRequire as __ribbonRequire } from 'node:module'; const require = __ribbonRequire(import.meta.url);"
     }
+  })
+  await build({
+    entryPoints: ["src/http/Definition.ts"],
+    outfile: apiOutfile,
+    bundle: true,
+    platform: "neutral",
+    format: "esm",
+    target: "es2022",
+    packages: "external",
+    logLevel: "warning"
   })
 }

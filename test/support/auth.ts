@@ -2,6 +2,7 @@ import { createServer } from "node:http"
 import * as Net from "node:net"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import type { SqlClient } from "@effect/sql"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { type Scope, supportedScopes } from "../../src/domain/identity/OAuth.js"
 import { makeId } from "../../src/domain/platform/Ids.js"
@@ -162,13 +163,19 @@ export const onRealPort = <A, E, R>(
   )
 
 /** The Ribbon API on a fresh database, on a real loopback port that is also its public URL. */
-export const makeRealPortServer = (limits: AuthRateLimits["Type"] = unlimited) =>
+export const makeRealPortServer = (limits: AuthRateLimits["Type"] = unlimited) => realPortServerOn(TestDatabase, limits)
+
+/** The Ribbon API on a real loopback port, on the given database. */
+export const realPortServerOn = <ROut extends SqlClient.SqlClient, E>(
+  database: Layer.Layer<ROut, E>,
+  limits: AuthRateLimits["Type"] = unlimited
+) =>
   onRealPort((api, baseUrl, { clock, travel }) =>
     api.pipe(
       Layer.provideMerge(Layer.merge(ServicesLive, RateLimitsMemoryLive)),
       Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess, TestSettingsLive]),
       Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
-      Layer.provideMerge(TestDatabase),
+      Layer.provideMerge(database),
       Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
       Layer.provide(Layer.setClock(clock)),
       Layer.provide(Layer.succeed(AuthRateLimits, limits))

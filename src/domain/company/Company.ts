@@ -134,3 +134,24 @@ export const defaultRateLimits: Readonly<Record<RateScope, RateLimit>> = {
   "authentication:read": { rate: 5, burst: 30 },
   "authentication:write": { rate: 5, burst: 10 }
 }
+
+/** An account of a company, in one environment. */
+export const AccountRecord = Schema.Struct({
+  id: Schema.String,
+  companyId: Schema.String,
+  environment: Environment,
+  name: Schema.String,
+  isDefault: Schema.Boolean
+})
+export type Account = typeof AccountRecord.Type
+
+declare const AccountScopeBrand: unique symbol
+
+/** The accounts a request may reach: the one `Ribbon-Account-Id` named, or every account its key reaches. */
+export interface AccountScope {
+  readonly [AccountScopeBrand]: true
+  readonly companyId: string
+  readonly environment: Environment
+  /** `all`: every account of the company in the key's environment. */
+  readonly accountIds: "all" | ReadonlyArray<string>
+}

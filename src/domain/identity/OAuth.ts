@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import type { User } from "./Users.js"
 
 /** The OAuth 2.1 vocabulary of the agent API (spec "Authentication", "OAuth"; docs/oauth.md). */
 
@@ -143,3 +144,10 @@ export const AuthorizeForm = Schema.Struct({
   display_name: Schema.optional(Param)
 }).annotations({ identifier: "AuthorizeForm" })
 export type AuthorizeForm = typeof AuthorizeForm.Type
+
+/** Who a `/v1` access token acts for: the user, the scopes granted and the client. */
+export interface BearerContext {
+  readonly user: User
+  readonly scopes: ReadonlyArray<string>
+  readonly clientId: string
+}

@@ -1,6 +1,13 @@
 import { type HttpApi, type HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
 import { Context, Option, Schema } from "effect"
-import type { ApiKeyRecord, Permission, RateScope, RequestSource } from "../../domain/company/Company.js"
+import type {
+  Account,
+  AccountScope,
+  ApiKeyRecord,
+  Permission,
+  RateScope,
+  RequestSource
+} from "../../domain/company/Company.js"
 import {
   AccountNotFound,
   ApiKeyExpired,
@@ -12,8 +19,6 @@ import {
   PermissionDenied
 } from "../../domain/company/Errors.js"
 import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
-import type { Account } from "../../services/company/Companies.js"
-import type { AccountScope } from "../../services/company/Policy.js"
 import { type Line, lineError } from "../ErrorLines.js"
 import { endpointsOf } from "../Reflection.js"
 

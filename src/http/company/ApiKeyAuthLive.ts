@@ -9,10 +9,9 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { Effect, FiberRef, HashMap, Layer, Option, Redacted, Schema } from "effect"
-import { type ApiKeyRecord, CompanyId, RequestSource } from "../../domain/company/Company.js"
+import { type Account, type ApiKeyRecord, CompanyId, RequestSource } from "../../domain/company/Company.js"
 import { ApiKeyMissing, MtlsRequired } from "../../domain/company/Errors.js"
 import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
-import type { Account } from "../../services/company/Companies.js"
 import { type AuthenticatedKey, KeyStore } from "../../services/company/KeyStore.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { RateLimits, rateLimitHeaders } from "../../services/platform/RateLimits.js"

@@ -1,8 +1,7 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context, Schema } from "effect"
 import { InsufficientScope, InvalidToken } from "../../domain/identity/Errors.js"
-import type { Scope, ToolClass } from "../../domain/identity/OAuth.js"
-import type { BearerContext } from "../../services/identity/OAuth.js"
+import type { BearerContext, Scope, ToolClass } from "../../domain/identity/OAuth.js"
 import { lineError } from "../ErrorLines.js"
 
 /**

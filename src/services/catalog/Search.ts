@@ -2,6 +2,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Either, Schema } from "effect"
 import { Collection, ProductSummary } from "../../domain/catalog/Catalog.js"
 import { CollectionNotFound } from "../../domain/catalog/Errors.js"
+import type { AppliedBudget, AppliedFilters, SearchResult, SearchSort } from "../../domain/catalog/Search.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { rowsOf } from "../platform/Rows.js"
 import { type BudgetRange, parseBudget } from "./Budget.js"
@@ -14,9 +15,6 @@ import { Pricing, type PricingCountry, type PricingReference, usdRangeFor } from
  * similarity to the catalog's known words, so typos still match; filters on the item price
  * in the country's currency, collection, tags and availability in the country; keyset pagination.
  */
-
-export const SearchSort = Schema.Literal("relevance", "price_asc", "price_desc", "newest")
-export type SearchSort = typeof SearchSort.Type
 
 export const DEFAULT_SEARCH_LIMIT = 20
 
@@ -34,49 +32,6 @@ export interface SearchParams {
   readonly limit?: number | undefined
   readonly cursor?: string | undefined
 }
-
-/** What the search applied, echoed to the caller (amounts in minor units). */
-export const AppliedBudget = Schema.Struct({
-  input: Schema.String,
-  kind: Schema.Literal("max", "min", "between", "around", "exact"),
-  currency: Schema.String.annotations({ description: "The currency the budget was written in" }),
-  currencyNamed: Schema.Boolean,
-  min: Schema.NullOr(Schema.Int).annotations({ description: "Minor units of `currency`" }),
-  max: Schema.NullOr(Schema.Int).annotations({ description: "Minor units of `currency`" }),
-  converted: Schema.Struct({
-    currency: Schema.String,
-    min: Schema.NullOr(Schema.Int),
-    max: Schema.NullOr(Schema.Int)
-  }).annotations({ description: "The budget in the country's currency (FX-converted when it was written in another)" }),
-  overriddenBy: Schema.Array(Schema.Literal("minPrice", "maxPrice"))
-}).annotations({ identifier: "AppliedBudget" })
-
-export const AppliedFilters = Schema.Struct({
-  q: Schema.NullOr(Schema.String),
-  country: Schema.String,
-  currency: Schema.String,
-  minPrice: Schema.NullOr(Schema.Int).annotations({ description: "Item price floor, minor units of `currency`" }),
-  maxPrice: Schema.NullOr(Schema.Int).annotations({ description: "Item price ceiling, minor units of `currency`" }),
-  budget: Schema.NullOr(AppliedBudget),
-  collectionId: Schema.NullOr(Schema.String),
-  tagIds: Schema.Array(Schema.String),
-  availableIn: Schema.String.annotations({ description: "Only products with a variant purchasable in this country" }),
-  sort: SearchSort,
-  limit: Schema.Int,
-  spelling: Schema.NullOr(Schema.String).annotations({
-    description:
-      "When no product matched `q`: the respelled words searched instead, each the known word spelled most like the one typed"
-  })
-}).annotations({ identifier: "AppliedFilters" })
-export type AppliedFilters = typeof AppliedFilters.Type
-
-export const SearchResult = Schema.Struct({
-  products: Schema.Array(ProductSummary),
-  collections: Schema.Array(Collection),
-  nextCursor: Schema.NullOr(Schema.String),
-  appliedFilters: AppliedFilters
-}).annotations({ identifier: "SearchResult" })
-export type SearchResult = typeof SearchResult.Type
 
 // ---------------------------------------------------------------------------------------------------------
 // Budget conversion between currencies, exactly (BigInt), half-up.

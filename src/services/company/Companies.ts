@@ -1,9 +1,10 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Data, Effect, Option, Schema } from "effect"
 import {
+  AccountRecord,
   allAccounts,
   defaultExpirationInDays,
-  Environment,
+  type Environment,
   permissions,
   RateLimitOverrides
 } from "../../domain/company/Company.js"
@@ -14,15 +15,6 @@ import { KeyStore } from "./KeyStore.js"
  * Companies and their accounts (docs/company-api.md). A company is created from the CLI with a default
  * account and a first API key in one environment; accounts and keys carry their environment.
  */
-
-export const AccountRecord = Schema.Struct({
-  id: Schema.String,
-  companyId: Schema.String,
-  environment: Environment,
-  name: Schema.String,
-  isDefault: Schema.Boolean
-})
-export type Account = typeof AccountRecord.Type
 
 export class CompanyNotFound extends Data.TaggedError("CompanyNotFound")<{ readonly message: string }> {}
 

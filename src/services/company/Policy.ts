@@ -1,24 +1,13 @@
 import { Effect, Option } from "effect"
-import type { ApiKeyRecord, Environment, Permission } from "../../domain/company/Company.js"
+import type { Account, AccountScope, ApiKeyRecord, Environment, Permission } from "../../domain/company/Company.js"
 import { AccountNotFound, CompanyMismatch, EnvironmentMismatch, PermissionDenied } from "../../domain/company/Errors.js"
-import { type Account, Companies } from "./Companies.js"
+import { Companies } from "./Companies.js"
 
 /**
  * Who may do what on the company API (DESIGN.md §4.8, docs/permissions.md), in one place. Every company
  * request passes these checks in the API-key middleware, and a handler gets the accounts it may touch only
  * as an `AccountScope` made here, so no company query can forget the caller's scope.
  */
-
-declare const AccountScopeBrand: unique symbol
-
-/** The accounts a request may reach: the one `Ribbon-Account-Id` named, or every account its key reaches. */
-export interface AccountScope {
-  readonly [AccountScopeBrand]: true
-  readonly companyId: string
-  readonly environment: Environment
-  /** `all`: every account of the company in the key's environment. */
-  readonly accountIds: "all" | ReadonlyArray<string>
-}
 
 export class CompanyPolicy extends Effect.Service<CompanyPolicy>()("CompanyPolicy", {
   dependencies: [Companies.Default],

@@ -15,6 +15,7 @@ import {
 import {
   AuthMethod,
   type AuthorizeParams,
+  type BearerContext,
   type IntrospectionRequest,
   type IntrospectionResponse,
   type RegisteredClient,
@@ -188,12 +189,6 @@ export type AuthorizationFailure =
       readonly description: string
       readonly state: string | undefined
     }
-
-export interface BearerContext {
-  readonly user: User
-  readonly scopes: ReadonlyArray<string>
-  readonly clientId: string
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // Service

@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import type { SearchSort } from "../../../src/domain/catalog/Search.js"
 import { PublicUrl } from "../../../src/services/catalog/Catalog.js"
-import { convertBetween, Search, type SearchParams, type SearchSort } from "../../../src/services/catalog/Search.js"
+import { convertBetween, Search, type SearchParams } from "../../../src/services/catalog/Search.js"
 import { SeededTestDatabase } from "../../support/http.js"
 
 const TestLayer = Search.Default.pipe(
