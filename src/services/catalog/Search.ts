@@ -1,6 +1,5 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Either, Schema } from "effect"
-import { Collection, ProductSummary } from "../../domain/catalog/Catalog.js"
 import { CollectionNotFound } from "../../domain/catalog/Errors.js"
 import type { AppliedBudget, AppliedFilters, SearchResult, SearchSort } from "../../domain/catalog/Search.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"

@@ -26,7 +26,6 @@ import {
   type TokenRequest,
   type TokenResponse
 } from "../../domain/identity/OAuth.js"
-import type { User } from "../../domain/identity/Users.js"
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { PublicUrl } from "../catalog/Catalog.js"
