@@ -66,6 +66,21 @@ const companyParameters = {
 const headerRef = (name: keyof typeof responseHeaders) => ({ $ref: `#/components/headers/${name}` })
 
 /**
+ * An operation's transform declaring the statuses a browser page answers with an HTML page (a request it
+ * cannot send back to the client, an unknown or spent payment link): `.annotate(OpenApi.Transform,
+ * showsErrorPages([400]))`.
+ */
+export const showsErrorPages =
+  (statuses: ReadonlyArray<number>) =>
+  (operation: Record<string, any>): Record<string, any> => {
+    for (const status of statuses) {
+      const response = (operation.responses[String(status)] ??= { description: "An HTML page explaining the error" })
+      response.content = { ...response.content, "text/html": { schema: { type: "string" } } }
+    }
+    return operation
+  }
+
+/**
  * An operation's transform declaring that its successes may carry `Idempotent-Replayed` (an operation
  * that takes an idempotency key): `.annotate(OpenApi.Transform, mayReplay)`.
  */

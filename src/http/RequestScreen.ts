@@ -32,6 +32,20 @@ export const jsonHazard = (text: string): "nul" | "depth" | undefined => {
 const nulRefused = (where: string) =>
   InvalidRequest.field("", `The ${where} contains a NUL character, which no field accepts.`)
 
+/** Whether the path's percent-encoding decodes to text (`%zz`, `%FF` and encoded surrogates do not). */
+const decodablePath = (url: string): boolean => {
+  const path = url.split("?", 1)[0]!
+  if (!path.includes("%")) return true
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const undecodablePath = InvalidRequest.field("", "The path is not valid percent-encoded UTF-8.")
+
 const tooDeep = InvalidRequest.field("", `The JSON body nests deeper than ${maxJsonDepth} levels.`)
 
 const mediaTypeOf = (contentType: string | undefined): string | undefined =>
@@ -40,7 +54,8 @@ const mediaTypeOf = (contentType: string | undefined): string | undefined =>
 /**
  * What every request is checked for before it is routed and decoded, so no operation has to:
  * - a NUL character in the URL or the body is refused with a 400 (PostgreSQL refuses it in text, so it
- *   would otherwise surface as a 500 from whichever query it reached);
+ *   would otherwise surface as a 500 from whichever query it reached), and so is a path whose
+ *   percent-encoding does not decode (the router would answer a 404 that names no field);
  * - a body in a media type its operation does not take gets a 415 (no content type counts as JSON, as the
  *   decoder takes it);
  * - a JSON body nested deeper than `maxJsonDepth` gets a 400.
@@ -51,6 +66,7 @@ export const screenRequest = (
   routes: RouteTable
 ): Effect.Effect<void, unknown> => {
   if (request.url.includes("%00")) return Effect.fail(nulRefused("URL"))
+  if (!decodablePath(request.url)) return Effect.fail(undecodablePath)
   if (!HttpMethod.hasBody(request.method)) return Effect.void
   const accepted = routes.find(request.method, request.url)?.bodyMediaTypes
   if (accepted === undefined) return Effect.void

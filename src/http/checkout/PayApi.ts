@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { LastEventId, PathId } from "../../domain/checkout/Checkout.js"
+import { showsErrorPages } from "../OpenApiDocument.js"
 
 /**
  * The hosted payment page (DESIGN.md §4.5; docs/checkout.md): the person opens the checkout's
@@ -23,6 +24,9 @@ export const PayForm = Schema.Struct({
   name: Schema.String.pipe(Schema.maxLength(200))
 })
 
+/** The statuses of the pages for a bad form, and for unknown, paid, expired and cancelled links (`payProblems`). */
+const problemPages = showsErrorPages([400, 404, 409, 410])
+
 export class PayApi extends HttpApiGroup.make("pay")
   .add(
     HttpApiEndpoint.get("payPage", "/pay/:checkoutId")
@@ -30,6 +34,7 @@ export class PayApi extends HttpApiGroup.make("pay")
       .setUrlParams(Schema.Struct({ t: Schema.optionalWith(Token, { default: () => "" }) }))
       .addSuccess(Html)
       .annotate(OpenApi.Summary, "The hosted payment page (browser): items, all-in total, recipient, card form")
+      .annotate(OpenApi.Transform, problemPages)
   )
   .add(
     HttpApiEndpoint.post("pay", "/pay/:checkoutId")
@@ -37,6 +42,7 @@ export class PayApi extends HttpApiGroup.make("pay")
       .setPayload(HttpApiSchema.withEncoding(PayForm, { kind: "UrlParams" }))
       .addSuccess(Html)
       .annotate(OpenApi.Summary, "The card form of the payment page")
+      .annotate(OpenApi.Transform, problemPages)
   )
   .add(
     HttpApiEndpoint.get("payEvents", "/pay/:checkoutId/events")
@@ -45,6 +51,7 @@ export class PayApi extends HttpApiGroup.make("pay")
       .setHeaders(LastEventId)
       .addSuccess(HttpApiSchema.Text({ contentType: "text/event-stream" }))
       .annotate(OpenApi.Summary, "The checkout's events for the payment page's live status (server-sent events)")
+      .annotate(OpenApi.Transform, problemPages)
   )
   .annotate(OpenApi.Title, "Payment page")
   .annotate(OpenApi.Description, "The hosted payment page the user opens from a checkout's paymentUrl.") {}

@@ -23,6 +23,7 @@ import {
 } from "../../domain/identity/OAuth.js"
 import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
+import { showsErrorPages } from "../OpenApiDocument.js"
 
 /**
  * The OAuth 2.1 authorization server (spec "OAuth", DESIGN.md §4.4, docs/oauth.md). Errors use the RFC 6749
@@ -44,6 +45,7 @@ export class OAuthApi extends HttpApiGroup.make("oauth")
     HttpApiEndpoint.get("authorize", "/oauth/authorize")
       .setUrlParams(AuthorizeParams)
       .addSuccess(Html)
+      .annotate(OpenApi.Transform, showsErrorPages([400]))
       .annotate(
         OpenApi.Summary,
         "Authorization endpoint (browser): sign-in or sign-up, then consent; redirects back with code, state and iss"
@@ -53,6 +55,7 @@ export class OAuthApi extends HttpApiGroup.make("oauth")
     HttpApiEndpoint.post("authorizeForm", "/oauth/authorize")
       .setPayload(HttpApiSchema.withEncoding(AuthorizeForm, { kind: "UrlParams" }))
       .addSuccess(Html)
+      .annotate(OpenApi.Transform, showsErrorPages([400]))
       .annotate(OpenApi.Summary, "The forms of the authorize pages (sign in, create account, allow, deny)")
   )
   .add(
