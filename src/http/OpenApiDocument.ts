@@ -20,13 +20,19 @@ export const finishDocument = (spec: Record<string, any>): Record<string, any> =
   return pruneUnreferencedSchemas(spec)
 }
 
-const header = (description: string, schema: Record<string, unknown>) => ({ description, schema })
+/** A response header; `required` when every response that declares it sends it. */
+const header = (description: string, schema: Record<string, unknown>, required = true) => ({
+  description,
+  required,
+  schema
+})
 
 const responseHeaders = {
   "X-Request-Id": header("The request's id, echoed when the client sent a valid one; quote it to support.", {
     type: "string"
   }),
-  "Retry-After": header("Seconds to wait before trying again.", { type: "integer", minimum: 0 }),
+  // A 503 from a server shutting down has none.
+  "Retry-After": header("Seconds to wait before trying again.", { type: "integer", minimum: 0 }, false),
   "WWW-Authenticate": header("The bearer challenge (RFC 6750), with `resource_metadata` (RFC 9728).", {
     type: "string"
   }),
@@ -34,10 +40,11 @@ const responseHeaders = {
     type: "string"
   }),
   "RateLimit-Policy": header("Every rate-limit bucket the request is subject to.", { type: "string" }),
-  "Idempotent-Replayed": header("`true` when the response is the stored result of an earlier request.", {
-    type: "string",
-    enum: ["true"]
-  })
+  "Idempotent-Replayed": header(
+    "`true` when the response is the stored result of an earlier request.",
+    { type: "string", enum: ["true"] },
+    false
+  )
 }
 
 /** A header's JSON Schema, from the same schema the middleware checks it with. */

@@ -205,8 +205,8 @@ describe(`malformed requests to every operation (seed ${seed}, FUZZ_SEED to repl
           yield* raiseLimits(company.companyId)
           const auth = { authorization: `Bearer ${accessToken}`, "x-api-key": company.apiKey }
           // The signing key is made at start in a real server, on first use here: make it before counting.
-        yield* get("/.well-known/jwks.json")
-        const before = yield* tableCounts
+          yield* get("/.well-known/jwks.json")
+          const before = yield* tableCounts
 
           const operations: Array<Operation> = Object.entries<Record<string, any>>(document.paths).flatMap(
             ([path, methods]) => Object.entries(methods).map(([method, spec]) => ({ method, path, spec }))
