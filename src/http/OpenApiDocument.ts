@@ -81,7 +81,8 @@ export const showsErrorPages =
   (statuses: ReadonlyArray<number>) =>
   (operation: Record<string, any>): Record<string, any> => {
     for (const status of statuses) {
-      const response = (operation.responses[String(status)] ??= { description: "An HTML page explaining the error" })
+      operation.responses[String(status)] ??= { description: "An HTML page explaining the error" }
+      const response = operation.responses[String(status)]
       response.content = { ...response.content, "text/html": { schema: { type: "string" } } }
     }
     return operation
