@@ -3367,6 +3367,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthInvalidRequest"];
+                    "text/html": string;
                 };
             };
             /** @description OAuthInternalError */
@@ -3491,6 +3492,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthInvalidRequest"];
+                    "text/html": string;
                 };
             };
             /** @description OAuthPayloadTooLarge */
@@ -5339,6 +5341,37 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             /** @description V1InternalError */
@@ -5424,6 +5457,37 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             /** @description V1PayloadTooLarge */
@@ -5505,6 +5569,37 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             /** @description V1InternalError */
