@@ -4,6 +4,7 @@ import { CatalogApi } from "./catalog/CatalogApi.js"
 import { ImagesApi } from "./catalog/ImagesApi.js"
 import { CheckoutsApi, OrdersApi, QuotesApi } from "./checkout/CheckoutsApi.js"
 import { PayApi } from "./checkout/PayApi.js"
+import { AccountsV3Api } from "./company/AccountsApi.js"
 import { ApiKeysV2Api, ApiKeysV3Api } from "./company/ApiKeysApi.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
@@ -25,6 +26,7 @@ export class Api extends makeApi("ribbon")
   .add(PayApi.pipe(withRequestErrors("v1")))
   .add(ApiKeysV2Api.pipe(withRequestErrors("v2")))
   .add(ApiKeysV3Api.pipe(withRequestErrors("v3")))
+  .add(AccountsV3Api.pipe(withRequestErrors("v3")))
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")
   // OpenAPI 3.1 asks for an SPDX `identifier` (or a URL) beside the name; the platform's type lists only `url`.

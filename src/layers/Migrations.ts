@@ -11,6 +11,7 @@ import searchTerms from "./migrations/0006_search_terms.js"
 import checkouts from "./migrations/0007_checkouts.js"
 import webhooks from "./migrations/0008_webhooks.js"
 import orderCountry from "./migrations/0009_order_country.js"
+import billing from "./migrations/0010_billing.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -22,7 +23,8 @@ export const migrations = {
   "0006_search_terms": searchTerms,
   "0007_checkouts": checkouts,
   "0008_webhooks": webhooks,
-  "0009_order_country": orderCountry
+  "0009_order_country": orderCountry,
+  "0010_billing": billing
 }
 
 /** The id of the newest migration: the number its name starts with. */

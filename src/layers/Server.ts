@@ -18,6 +18,7 @@ import { ImagesLive } from "../http/catalog/ImagesLive.js"
 import { CheckoutsLive } from "../http/checkout/CheckoutsLive.js"
 import { PayLive } from "../http/checkout/PayLive.js"
 import { CheckoutPresenterV1 } from "../http/checkout/v1.js"
+import { AccountsV3Live } from "../http/company/AccountsLive.js"
 import { apiKeyAuthLayers } from "../http/company/ApiKeyAuthLive.js"
 import { ApiKeysV2Live, ApiKeysV3Live } from "../http/company/ApiKeysLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
@@ -40,6 +41,8 @@ import { Orders } from "../services/checkout/Orders.js"
 import { PaymentsInFlight, Placement } from "../services/checkout/Placement.js"
 import { Quotes } from "../services/checkout/Quotes.js"
 import { deliverWebhookHandler, Webhooks } from "../services/checkout/Webhooks.js"
+import { Accounts } from "../services/company/Accounts.js"
+import { Billing } from "../services/company/Billing.js"
 import { Companies } from "../services/company/Companies.js"
 import { KeyStore } from "../services/company/KeyStore.js"
 import { CompanyPolicy } from "../services/company/Policy.js"
@@ -133,6 +136,8 @@ export const ServicesLive = Layer.mergeAll(
   Companies.Default,
   CompanyPolicy.Default,
   KeyStore.Default,
+  Accounts.Default,
+  Billing.Default,
   // checkout, its events and callbacks showing the /v1 resources
   Layer.mergeAll(
     Quotes.Default,
@@ -169,7 +174,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     ProfileLive,
     CheckoutsLive,
     PayLive,
-    Layer.merge(ApiKeysV2Live, ApiKeysV3Live).pipe(Layer.provide(companyAuth))
+    Layer.mergeAll(ApiKeysV2Live, ApiKeysV3Live, AccountsV3Live).pipe(Layer.provide(companyAuth))
   ).pipe(Layer.provide(BearerLive))
 
 export const HandlersLive = makeHandlersLive()

@@ -70,3 +70,33 @@ export class ApiKeyLimitReached extends DomainError<ApiKeyLimitReached>()(
   { limit: Schema.Int },
   errorCode(422, "API key limit reached", "api_key_limit_reached", "UNPROCESSABLE_ENTITY", "422_KEYS_001")
 ) {}
+
+// Accounts and billing (DESIGN.md §4.10).
+
+/** An account of that name already exists in the company and environment. */
+export class AccountNameTaken extends DomainError<AccountNameTaken>()(
+  "AccountNameTaken",
+  { name: Schema.String },
+  errorCode(409, "Account name taken", "account_name_taken", "CONFLICT", "409_ACCT_001")
+) {}
+
+/** No billing method of that id on an account the request reaches. */
+export class BillingMethodNotFound extends DomainError<BillingMethodNotFound>()(
+  "BillingMethodNotFound",
+  { billingMethodId: Schema.String },
+  errorCode(404, "Billing method not found", "billing_method_not_found", "NOT_FOUND", "404_BILL_001")
+) {}
+
+/** The billing method's remaining funds do not cover the amount. */
+export class InsufficientFunds extends DomainError<InsufficientFunds>()(
+  "InsufficientFunds",
+  { billingMethodId: Schema.String, remaining: Schema.Int, required: Schema.Int },
+  errorCode(422, "Insufficient funds", "insufficient_funds", "UNPROCESSABLE_ENTITY", "422_BILL_001")
+) {}
+
+/** An archived billing method takes no new debits. */
+export class BillingMethodArchived extends DomainError<BillingMethodArchived>()(
+  "BillingMethodArchived",
+  { billingMethodId: Schema.String },
+  errorCode(422, "Billing method archived", "billing_method_archived", "UNPROCESSABLE_ENTITY", "422_BILL_002")
+) {}

@@ -9,9 +9,9 @@ import {
 import { KeyStore } from "../../services/company/KeyStore.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
-import { numberedLinks, parseV3Query, type RawParams } from "../V3Query.js"
 import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
 import { apiKeysV3Query } from "./ApiKeysApi.js"
+import { numberedList } from "./v3.js"
 
 const listItem = (key: ApiKeyRecord) => ({
   id: key.id,
@@ -54,15 +54,6 @@ const createFor = (caller: Caller, body: CreateBody, rotate?: { apiKeyId: string
     })
   })
 
-const searchParams = (url: string): RawParams => {
-  const params: Record<string, string | Array<string>> = {}
-  for (const [key, value] of new URL(url, "http://ribbon").searchParams) {
-    const seen = params[key]
-    params[key] = seen === undefined ? value : [...(typeof seen === "string" ? [seen] : seen), value]
-  }
-  return params
-}
-
 export const ApiKeysV2Live = HttpApiBuilder.group(Api, "apiKeysV2", (handlers) =>
   Effect.gen(function* () {
     const keys = yield* KeyStore
@@ -93,18 +84,10 @@ export const ApiKeysV3Live = HttpApiBuilder.group(Api, "apiKeysV3", (handlers) =
   Effect.gen(function* () {
     const keys = yield* KeyStore
     return handlers
-      .handle("list", ({ request }) =>
-        Effect.gen(function* () {
-          const caller = yield* CurrentCaller
-          const params = searchParams(request.url)
-          const query = yield* parseV3Query(params, apiKeysV3Query)
-          const page = yield* keys.page(caller.key.companyId, caller.key.environment, query)
-          const path = new URL(request.url, "http://ribbon").pathname
-          return {
-            data: page.rows.map(full),
-            links: numberedLinks(path, params, query, page.hasNext)
-          }
-        })
+      .handle("list", () =>
+        Effect.flatMap(CurrentCaller, (caller) =>
+          numberedList(apiKeysV3Query, (query) => keys.page(caller.key.companyId, caller.key.environment, query), full)
+        )
       )
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {

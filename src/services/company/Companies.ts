@@ -1,5 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Data, Effect, Option, Schema } from "effect"
+import { defaultBillingMethod } from "../../domain/company/Billing.js"
 import {
   AccountRecord,
   allAccounts,
@@ -9,11 +10,13 @@ import {
   RateLimitOverrides
 } from "../../domain/company/Company.js"
 import { makeId } from "../../domain/platform/Ids.js"
+import { Billing } from "./Billing.js"
 import { KeyStore } from "./KeyStore.js"
 
 /**
  * Companies and their accounts (docs/company-api.md). A company is created from the CLI with a default
- * account and a first API key in one environment; accounts and keys carry their environment.
+ * account, its default billing method (funded test money in `test`) and a first API key in one
+ * environment; accounts and keys carry their environment.
  */
 
 export class CompanyNotFound extends Data.TaggedError("CompanyNotFound")<{ readonly message: string }> {}
@@ -22,6 +25,7 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const keys = yield* KeyStore
+    const billing = yield* Billing
 
     /** A company, its default account and a first key with every permission (shown once). */
     const create = Effect.fn("Companies.create")(function* (options: {
@@ -33,11 +37,12 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       const accountId = yield* makeId
       yield* sql
         .withTransaction(
-          Effect.zipRight(
-            sql`INSERT INTO companies (id, name, created_at) VALUES (${companyId}, ${options.name}, ${now})`,
-            sql`INSERT INTO accounts (id, company_id, environment, name, is_default, created_at)
-            VALUES (${accountId}, ${companyId}, ${options.environment}, ${options.name}, true, ${now})`
-          )
+          Effect.gen(function* () {
+            yield* sql`INSERT INTO companies (id, name, created_at) VALUES (${companyId}, ${options.name}, ${now})`
+            yield* sql`INSERT INTO accounts (id, company_id, environment, name, is_default, created_at)
+              VALUES (${accountId}, ${companyId}, ${options.environment}, ${options.name}, true, ${now})`
+            yield* billing.create(accountId, defaultBillingMethod[options.environment])
+          })
         )
         .pipe(Effect.orDie)
       const first = yield* keys
@@ -98,5 +103,5 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
 
     return { create, exists, account, setRateLimits, rateLimits } as const
   }),
-  dependencies: [KeyStore.Default]
+  dependencies: [KeyStore.Default, Billing.Default]
 }) {}

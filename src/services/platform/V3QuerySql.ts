@@ -96,3 +96,6 @@ export const v3Page = <Row>(rows: ReadonlyArray<Row>, query: V3Query, columns: V
       : null
   return { rows: page, hasNext, nextCursor }
 }
+
+/** A value matched literally inside a LIKE pattern (`filter[name]` substrings): `%`, `_` and `\` escaped. */
+export const likeEscape = (value: string): string => value.replace(/[\\%_]/g, "\\$&")

@@ -1,0 +1,49 @@
+import { Schema } from "effect"
+import { CurrencyCode } from "../platform/Money.js"
+import { Environment } from "./Company.js"
+
+/**
+ * Billing methods (DESIGN.md §4.10): how an account pays for its orders and gifts. Money moves only through
+ * the ledger (`billing_entries`); a method's `remaining` is derived from it.
+ */
+
+export const BillingType = Schema.Literal("prepaid", "invoice")
+export type BillingType = typeof BillingType.Type
+
+export const BillingStatus = Schema.Literal("active", "archived")
+export type BillingStatus = typeof BillingStatus.Type
+
+/** A billing method as the services see it; `spendingLimit` and `remaining` are null when uncapped. */
+export const BillingMethodRecord = Schema.Struct({
+  id: Schema.String,
+  accountId: Schema.String,
+  environment: Environment,
+  name: Schema.String,
+  type: BillingType,
+  status: BillingStatus,
+  isDefault: Schema.Boolean,
+  currency: CurrencyCode,
+  spendingLimit: Schema.NullOr(Schema.Int),
+  remaining: Schema.NullOr(Schema.Int),
+  createdAt: Schema.DateFromSelf
+})
+export type BillingMethodRecord = typeof BillingMethodRecord.Type
+
+/** A new method: what `POST /v3/accounts` takes as `billingMethod`, with the limit in minor units. */
+export interface NewBillingMethod {
+  readonly name: string
+  readonly type: BillingType
+  readonly spendingLimit: number | null
+}
+
+/** The currency company billing is kept in: order totals are converted to it when they are debited. */
+export const billingCurrency = "USD" as CurrencyCode
+
+/**
+ * What a new company's default account starts with: in `test`, prepaid test funds, so a sandbox can place
+ * orders at once; in `live`, an uncapped invoice method (billed afterwards).
+ */
+export const defaultBillingMethod: Readonly<Record<Environment, NewBillingMethod>> = {
+  test: { name: "Test funds", type: "prepaid", spendingLimit: 100_000_00 },
+  live: { name: "Invoice", type: "invoice", spendingLimit: null }
+}

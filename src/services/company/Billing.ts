@@ -1,0 +1,157 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import {
+  type BillingMethodRecord as BillingMethod,
+  BillingMethodRecord,
+  billingCurrency,
+  type NewBillingMethod
+} from "../../domain/company/Billing.js"
+import type { AccountScope } from "../../domain/company/Company.js"
+import { BillingMethodArchived, BillingMethodNotFound, InsufficientFunds } from "../../domain/company/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import type { V3Query } from "../../domain/platform/V3Query.js"
+import { rowsOf } from "../platform/Rows.js"
+import { nowDate } from "../platform/Time.js"
+import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
+import { accountsIn } from "./Scope.js"
+
+/**
+ * Billing methods and their ledger (DESIGN.md §4.9–4.10, docs/company-api.md "Accounts and billing"). Money
+ * moves only through `billing_entries`, written in the caller's transaction (an order's or a gift's), and a
+ * method's `remaining` is derived from them. A debit locks its method's row first, so two debits racing for
+ * the last funds are judged one after the other and never both succeed.
+ */
+
+/** What a ledger entry is for: the order or gift that moved the money, and why. */
+export interface LedgerSubject {
+  readonly type: "order" | "gift"
+  readonly id: string
+  readonly reason: string
+}
+
+export class Billing extends Effect.Service<Billing>()("Billing", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    /** A method with its remaining funds: its limit less its debits plus its credits (null: uncapped). */
+    const methods = sql`(
+      SELECT m.id, m.account_id, a.environment, a.company_id, m.name, m.type, m.status, m.is_default, m.currency,
+        m.spending_limit::int AS spending_limit, m.created_at,
+        (m.spending_limit - COALESCE((
+          SELECT sum(CASE e.kind WHEN 'debit' THEN e.amount ELSE -e.amount END)
+          FROM billing_entries e WHERE e.billing_method_id = m.id), 0))::int AS remaining
+      FROM billing_methods m JOIN accounts a ON a.id = m.account_id
+    ) AS methods`
+
+    const methodRows = rowsOf(BillingMethodRecord)
+    const listColumns: V3Columns<BillingMethod> = {
+      paging: "number",
+      filters: {
+        accountId: (value) => sql`account_id = ${value.toLowerCase()}`,
+        status: (value) => sql`status = ${value}`,
+        type: (value) => sql`type = ${value}`
+      },
+      sort: { createdAt: "created_at", name: "name" },
+      defaultOrder: [{ column: "created_at", descending: false }],
+      id: "id"
+    }
+
+    /** Adds a method to an account, in the caller's transaction; the first one of an account is its default. */
+    const create = Effect.fn("Billing.create")(function* (accountId: string, method: NewBillingMethod) {
+      const id = yield* makeId
+      const now = yield* nowDate
+      yield* sql`INSERT INTO billing_methods (id, account_id, name, type, status, is_default, currency, spending_limit, created_at)
+        VALUES (${id}, ${accountId}, ${method.name}, ${method.type}, 'active',
+          NOT EXISTS (SELECT 1 FROM billing_methods WHERE account_id = ${accountId} AND is_default),
+          ${billingCurrency}, ${method.spendingLimit}, ${now})`.pipe(Effect.orDie)
+      return id
+    })
+
+    /** A method on an account the scope reaches (404 otherwise). */
+    const find = Effect.fn("Billing.find")(function* (scope: AccountScope, billingMethodId: string) {
+      const [found] = yield* methodRows(sql`SELECT * FROM ${methods}
+        WHERE id = ${billingMethodId.toLowerCase()} AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie)
+      if (found === undefined) {
+        return yield* new BillingMethodNotFound({
+          message: `No billing method ${billingMethodId} is reachable with this key.`,
+          billingMethodId
+        })
+      }
+      return found
+    })
+
+    const findDefault = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: BillingMethodRecord,
+      execute: (accountId) => sql`SELECT * FROM ${methods} WHERE account_id = ${accountId} AND is_default`
+    })
+
+    /** The account's default method (404 when it has none). */
+    const defaultOf = Effect.fn("Billing.defaultOf")(function* (accountId: string) {
+      const found = yield* Effect.orDie(findDefault(accountId))
+      if (Option.isNone(found)) {
+        return yield* new BillingMethodNotFound({
+          message: `Account ${accountId} has no default billing method; name one with billingMethodId.`,
+          billingMethodId: ""
+        })
+      }
+      return found.value
+    })
+
+    /** The methods of the accounts the scope reaches, filtered, sorted and paged in SQL. */
+    const page = Effect.fn("Billing.page")(function* (scope: AccountScope, query: V3Query) {
+      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
+      const rows = yield* methodRows(
+        sql`SELECT * FROM ${methods} WHERE ${accountsIn(sql, scope, "account_id")} AND ${where}
+          ORDER BY ${orderBy} LIMIT ${limit}`
+      ).pipe(Effect.orDie)
+      return v3Page(rows, query, listColumns)
+    })
+
+    /**
+     * Debits `amount` (minor units of the billing currency) for `subject`, inside the caller's transaction:
+     * the method's row is locked, then its remaining funds judged (422 when short, 422 when archived).
+     */
+    const debit = Effect.fn("Billing.debit")(function* (
+      billingMethodId: string,
+      amount: number,
+      subject: LedgerSubject
+    ) {
+      yield* sql`SELECT 1 FROM billing_methods WHERE id = ${billingMethodId} FOR UPDATE`.pipe(Effect.orDie)
+      const [method] = yield* methodRows(sql`SELECT * FROM ${methods} WHERE id = ${billingMethodId}`).pipe(Effect.orDie)
+      if (method === undefined) return yield* Effect.dieMessage(`No billing method ${billingMethodId}`)
+      if (method.status === "archived") {
+        return yield* new BillingMethodArchived({
+          message: `Billing method ${billingMethodId} is archived.`,
+          billingMethodId
+        })
+      }
+      if (method.remaining !== null && method.remaining < amount) {
+        return yield* new InsufficientFunds({
+          message: `Billing method ${billingMethodId} has ${method.remaining} ${method.currency} minor units left; this needs ${amount}.`,
+          billingMethodId,
+          remaining: method.remaining,
+          required: amount
+        })
+      }
+      yield* record(billingMethodId, "debit", amount, subject)
+    })
+
+    /** Credits `amount` back for `subject` (a cancel, an expiry, a refund), inside the caller's transaction. */
+    const credit = Effect.fn("Billing.credit")((billingMethodId: string, amount: number, subject: LedgerSubject) =>
+      record(billingMethodId, "credit", amount, subject)
+    )
+
+    const record = (billingMethodId: string, kind: "debit" | "credit", amount: number, subject: LedgerSubject) =>
+      Effect.gen(function* () {
+        if (amount <= 0) return
+        const now = yield* nowDate
+        yield* sql`INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
+          VALUES (${billingMethodId}, ${kind}, ${amount}, ${subject.type}, ${subject.id}, ${subject.reason}, ${now})`.pipe(
+          Effect.orDie
+        )
+      })
+
+    return { create, find, defaultOf, page, debit, credit } as const
+  })
+}) {}
