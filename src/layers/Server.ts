@@ -4,6 +4,7 @@ import {
   HttpApi,
   HttpApiBuilder,
   HttpApiScalar,
+  type HttpApp,
   HttpIncomingMessage,
   HttpMiddleware,
   HttpRouter,
@@ -11,7 +12,7 @@ import {
   OpenApi
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Option, Schedule } from "effect"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { Api } from "../http/Api.js"
 import { CatalogLive } from "../http/catalog/CatalogLive.js"
 import { ImagesLive } from "../http/catalog/ImagesLive.js"
@@ -64,9 +65,12 @@ import { TelemetryLive, traceRequests } from "./Telemetry.js"
 
 const untraced = new Set(["/health", "/ready"])
 
-export interface ServeOptions {
+export interface AppOptions {
   /** Largest request body accepted, in bytes. */
   readonly maxBodyBytes: number
+}
+
+export interface ServeOptions extends AppOptions {
   /**
    * Whether requests are traced (all but /health and /ready) and counted in the request metrics. Default
    * on. `ServerLive` turns it off when no exporter is configured, since nothing would read either: the
@@ -78,19 +82,21 @@ export interface ServeOptions {
   readonly publicApiOnly?: boolean
 }
 
+/** The HttpApp every listener of one server serves. */
+class ServedApp extends Context.Tag("ribbon/ServedApp")<
+  ServedApp,
+  HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
+>() {}
+
 /**
- * Serves an HttpApi with everything every Ribbon route gets: `/openapi.json`, `/docs`, request ids,
- * the body limit and error rendering per API line. Tests serve their own fixture APIs through it.
+ * An HttpApi as one HttpApp with everything every Ribbon route gets: `/openapi.json`, `/docs`, request ids,
+ * the body limit and error rendering per API line. Build it once per server and serve it on each listener:
+ * the layers of one build share one router and one middleware list (`HttpApiBuilder.Router.Live` and
+ * `Middleware.layer` are memoized), so a second copy would declare `/openapi.json` twice and fail to start.
  */
-export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: ServeOptions) =>
-  // Inside the server span and after error rendering: tracing details and metrics see the response as sent.
-  HttpApiBuilder.serve((app) => {
-    const served = options.publicApiOnly === true ? publicApiOnly(app) : app
-    return options.telemetry === false ? served : requestMetrics(traceRequests(served))
-  }).pipe(
-    HttpMiddleware.withTracerDisabledWhen(
-      options.telemetry === false ? () => true : (request) => untraced.has(request.url)
-    ),
+const apiApp = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: AppOptions) =>
+  Layer.effect(ServedApp, HttpApiBuilder.httpApp).pipe(
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]),
     Layer.provide([
       Layer.merge(
         HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
@@ -99,10 +105,30 @@ export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options:
       ribbonMiddleware(options)
     ]),
     Layer.provide(apiLive),
-    // The body limit, once for the server: every request's fiber starts with it in its context.
-    Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(options.maxBodyBytes)))),
     Layer.provide(HttpRouter.setRouterConfig(routerConfig))
   )
+
+/** Serves the `ServedApp` on the HttpServer in context: one listener. */
+const serveApp = (options: ServeOptions) =>
+  Layer.unwrapEffect(
+    Effect.map(ServedApp, (app) =>
+      // Inside the server span and after error rendering: tracing details and metrics see the response as sent.
+      HttpServer.serve(app, (whole) => {
+        const served = options.publicApiOnly === true ? publicApiOnly(whole) : whole
+        return options.telemetry === false ? served : requestMetrics(traceRequests(served))
+      })
+    )
+  ).pipe(
+    HttpMiddleware.withTracerDisabledWhen(
+      options.telemetry === false ? () => true : (request) => untraced.has(request.url)
+    ),
+    // The body limit, once for the listener: every request's fiber starts with it in its context.
+    Layer.provide(Layer.succeed(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(options.maxBodyBytes))))
+  )
+
+/** Serves an HttpApi on the HttpServer in context, as `apiApp` builds it. Tests serve their own fixture APIs through it. */
+export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: ServeOptions) =>
+  serveApp(options).pipe(Layer.provide(apiApp(apiLive, options)))
 
 /** The API as `/openapi.json` and `/docs` describe it: with the public URL, when there is one, as its server. */
 const servedAtPublicUrl = Layer.effect(
@@ -295,21 +321,23 @@ export const makeServerLive = (listen: { readonly host?: string } = {}) =>
       // Without an exporter, spans and metrics would only be made to be dropped: no request telemetry, and
       // the tracer off for everything below (requests, services, SQL, background fibers).
       const telemetry = Option.isSome(config.otlpEndpoint)
-      const plain = serveApi(ApiLive, { maxBodyBytes: config.maxBodyBytes, telemetry }).pipe(
+      const { maxBodyBytes } = config
+      const plain = serveApp({ maxBodyBytes, telemetry }).pipe(
         HttpServer.withLogAddress,
         Layer.provide(drainOnShutdown(server)),
         Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, ...listen }))
       )
-      // The second listener, for `enforceMtls` keys, on the same services.
+      // The second listener, for `enforceMtls` keys: the same app, `/public-api` only.
       const mtls = Option.match(config.mtls, {
         onNone: () => Layer.empty,
         onSome: (options) =>
-          serveApi(ApiLive, { maxBodyBytes: config.maxBodyBytes, telemetry, publicApiOnly: true }).pipe(
+          serveApp({ maxBodyBytes, telemetry, publicApiOnly: true }).pipe(
             HttpServer.withLogAddress,
             Layer.provide(mtlsHttpServer({ ...options, ...listen }))
           )
       })
       return Layer.merge(plain, mtls).pipe(
+        Layer.provide(apiApp(ApiLive, { maxBodyBytes })),
         Layer.provide(AppLive),
         Layer.provide(telemetry ? Layer.empty : Layer.setTracerEnabled(false))
       )
