@@ -2,7 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { EventType, terminalStatuses } from "../../domain/checkout/Checkout.js"
 import { rowsOf } from "../platform/Rows.js"
-import { Signals } from "../platform/Signals.js"
+import { resync, Signals } from "../platform/Signals.js"
 
 /**
  * The `events` table (DESIGN.md §4.6): every state change of a checkout or its orders appends a row in the
@@ -11,7 +11,8 @@ import { Signals } from "../platform/Signals.js"
  *
  * After the transaction commits, `publish` signals the `events` channel with the checkout id (Postgres
  * `LISTEN/NOTIFY` across instances, an in-process PubSub when embedded); streams re-read on each signal.
- * Signals are hints, so every 2 seconds one query per instance also finds the streams that missed one.
+ * Signals are hints, so every 2 seconds (and at once on a `resync`, when signals were lost) one query per
+ * instance also finds the streams that missed one.
  */
 
 export const EventsChannel = "events"
@@ -66,18 +67,7 @@ export class Events extends Effect.Service<Events>()("Events", {
     const sql = yield* SqlClient.SqlClient
     const signals = yield* Signals
 
-    // One subscription for the service, fanned out by checkout id to the streams watching it: a signal
-    // wakes one checkout's streams, not every open stream (which costs most of the CPU with many open).
     const watchers = new Map<string, Set<Watcher>>()
-    const signalled = yield* signals.subscribe(EventsChannel)
-    yield* signalled.pipe(
-      Stream.runForEach((checkoutId) =>
-        Effect.forEach(watchers.get(checkoutId) ?? [], (watcher) => Queue.offer(watcher.wake, undefined), {
-          discard: true
-        })
-      ),
-      Effect.forkScoped
-    )
 
     // Signals are hints, so every `EventsPollInterval` one query looks for watched checkouts with events
     // past a stream's cursor and wakes those streams: one statement per instance, however many are open.
@@ -95,8 +85,26 @@ export class Events extends Effect.Service<Events>()("Events", {
         }
       }
     })
-    yield* sweep.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("Events: the sweep for missed signals failed", cause)),
+    const sweepOrLog = sweep.pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Events: the sweep for missed signals failed", cause))
+    )
+
+    // One subscription for the service, fanned out by checkout id to the streams watching it: a signal
+    // wakes one checkout's streams, not every open stream (which costs most of the CPU with many open).
+    // A `resync` (signals were lost) runs the sweep at once rather than leaving it to the next interval.
+    const signalled = yield* signals.subscribe(EventsChannel)
+    yield* signalled.pipe(
+      Stream.runForEach((checkoutId) =>
+        checkoutId === resync
+          ? sweepOrLog
+          : Effect.forEach(watchers.get(checkoutId) ?? [], (watcher) => Queue.offer(watcher.wake, undefined), {
+              discard: true
+            })
+      ),
+      Effect.forkScoped
+    )
+
+    yield* sweepOrLog.pipe(
       Effect.repeat(Schedule.spaced(yield* EventsPollInterval)),
       // Paced in real time, as Signals' probes are: a TestClock moving business time by days must not run
       // a sweep for every 2 seconds of it.

@@ -4,9 +4,10 @@ import { Config, Context, Duration, Effect, Fiber, Layer, Option, Queue, Redacte
 import type { EventType } from "../../../src/domain/checkout/Checkout.js"
 import { makeId } from "../../../src/domain/platform/Ids.js"
 import { postgres } from "../../../src/layers/Database.js"
-import { type EventRow, Events, EventsPollInterval } from "../../../src/services/checkout/Events.js"
-import { Signals } from "../../../src/services/platform/Signals.js"
+import { type EventRow, Events, EventsChannel, EventsPollInterval } from "../../../src/services/checkout/Events.js"
+import { resync, Signals } from "../../../src/services/platform/Signals.js"
 import { TestDatabase } from "../../support/database.js"
+import { eventually } from "../../support/eventually.js"
 
 /**
  * Event streams across instances: two `Events` services on one Postgres database, each with its own pool
@@ -90,6 +91,51 @@ describe.skipIf(Option.isNone(databaseUrl))("events across instances (Postgres L
         yield* Fiber.join(following)
       })
     )
+
+    it.scoped("after Postgres ends the LISTEN connections, streams catch up and are woken by NOTIFY again", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { userId, checkoutId } = yield* fixture
+        const reader = yield* instance
+        const writer = yield* instance
+        const append = (type: EventType) =>
+          writer.sql
+            .withTransaction(
+              Effect.gen(function* () {
+                yield* writer.sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
+                yield* writer.events.append({ type, checkoutId, userId, data: { type } })
+              })
+            )
+            .pipe(Effect.zipRight(writer.events.publish(checkoutId)))
+        const queue = yield* Queue.unbounded<EventRow>()
+        yield* reader.events.stream(checkoutId, "0", { follow: true }).pipe(
+          Stream.runForEach((row) => Queue.offer(queue, row)),
+          Effect.forkScoped
+        )
+        yield* append("checkout.created")
+        expect((yield* received(queue)).type).toBe("checkout.created")
+
+        const listeners = sql<{ pid: number }>`
+          SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`.pipe(
+          Effect.map((rows) => rows.map((row) => row.pid))
+        )
+        const before = yield* listeners
+        yield* sql`
+          SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND query ILIKE 'LISTEN%'`
+        // Appended while the reader is (most likely) not listening: its NOTIFY is lost, and the sweep after
+        // the reconnection finds it.
+        yield* append("checkout.payment_declined")
+        expect((yield* received(queue)).type).toBe("checkout.payment_declined")
+        yield* eventually(
+          listeners,
+          (pids) => pids.length >= before.length && pids.every((pid) => !before.includes(pid)),
+          "new LISTEN connections"
+        )
+        yield* append("checkout.cancelled")
+        expect((yield* received(queue)).type).toBe("checkout.cancelled")
+      })
+    )
   })
 })
 
@@ -124,6 +170,40 @@ describe("events: signals are hints", () => {
         expect((yield* received(queue)).type).toBe("checkout.created")
         // Never signalled, and after the stream's only unprompted read: only the sweep can find it.
         yield* append("checkout.payment_declined")
+        expect((yield* received(queue)).type).toBe("checkout.payment_declined")
+      })
+    )
+
+    it.scoped("a resync (signals were lost) runs the sweep at once", () =>
+      Effect.gen(function* () {
+        const { userId, checkoutId } = yield* fixture
+        const sql = yield* SqlClient.SqlClient
+        const context = yield* Layer.build(
+          Events.Default.pipe(
+            // Only the start's sweep: after it, a resync is the only way to have one.
+            Layer.provide(Layer.succeed(EventsPollInterval, Duration.hours(1))),
+            Layer.provideMerge(Signals.layerInProcess)
+          )
+        )
+        const events = Context.get(context, Events)
+        const append = (type: EventType) =>
+          sql.withTransaction(
+            Effect.gen(function* () {
+              yield* sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
+              yield* events.append({ type, checkoutId, userId, data: { type } })
+            })
+          )
+
+        yield* append("checkout.created")
+        const queue = yield* Queue.unbounded<EventRow>()
+        yield* events.stream(checkoutId, "0", { follow: true }).pipe(
+          Stream.runForEach((row) => Queue.offer(queue, row)),
+          Effect.forkScoped
+        )
+        expect((yield* received(queue)).type).toBe("checkout.created")
+        // Appended and never published, as if its signal had been lost with the LISTEN connection.
+        yield* append("checkout.payment_declined")
+        yield* Context.get(context, Signals).notify(EventsChannel, resync)
         expect((yield* received(queue)).type).toBe("checkout.payment_declined")
       })
     )

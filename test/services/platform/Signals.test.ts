@@ -2,8 +2,9 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Chunk, Context, Data, type Duration, Effect, Layer, Option, Queue, Redacted, type Scope, Stream } from "effect"
 import { postgres } from "../../../src/layers/Database.js"
-import { Signals } from "../../../src/services/platform/Signals.js"
+import { resync, Signals } from "../../../src/services/platform/Signals.js"
 import { TestDatabase } from "../../support/database.js"
+import { eventually } from "../../support/eventually.js"
 
 /** Collects what a subscription receives, from the moment `subscribe` returns. */
 const collect = (signals: Signals, channel: string) =>
@@ -144,12 +145,44 @@ describe("Signals", () => {
         })
       )
 
-      it.scoped("readiness probes never reach subscribers", () =>
+      it.scoped("when Postgres ends the LISTEN connection, a new one LISTENs again and subscribers resync", () =>
         Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const here = yield* Signals
+          const there = yield* otherInstance
+          const received = yield* collect(there, "reconnected")
+          // What an operator (or an outage) does: end every LISTEN backend of this database.
+          const listeners = Effect.orDie(sql<{ pid: number }>`
+            SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`).pipe(
+            Effect.map((rows) => rows.map((row) => row.pid))
+          )
+          const before = yield* listeners
+          expect(before.length).toBeGreaterThan(0)
+          yield* Effect.orDie(sql`
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE datname = current_database() AND query ILIKE 'LISTEN%'`)
+
+          yield* eventually(
+            listeners,
+            (pids) => pids.length > 0 && pids.every((pid) => !before.includes(pid)),
+            "a new LISTEN connection"
+          )
+          // Whatever was notified while the connection was down is lost: subscribers are told to re-read.
+          expect(yield* next(received)).toBe(resync)
+          // Signals has no poll of its own: only the new connection can bring this one.
+          yield* here.notify("reconnected", "after")
+          expect(yield* next(received)).toBe("after")
+          expect(yield* drainAfter(received, "100 millis")).toEqual([])
+        })
+      )
+
+      it.scoped("payloads not sent by notify (earlier versions' readiness probes) never reach subscribers", () =>
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
           const here = yield* Signals
           const received = yield* collect(here, "probed")
-          // A second instance starting its own listener on the channel probes it.
-          yield* Effect.flatMap(otherInstance, (there) => there.subscribe("probed"))
+          yield* Effect.orDie(sql`SELECT pg_notify('probed', '?')`)
+          yield* Effect.orDie(sql`SELECT pg_notify('probed', 'unprefixed')`)
           yield* here.notify("probed", "real")
           expect(yield* next(received)).toBe("real")
           expect(Option.isNone(yield* Queue.poll(received))).toBe(true)
