@@ -60,7 +60,7 @@ const store = Option.match(redisUrl, {
   onNone: () => RateLimiterMemoryLive,
   onSome: (url) =>
     RateLimiter.layer.pipe(
-      Layer.provide(redisRateLimiterStore({ url, prefix: `ribbon:bench:${Date.now().toString(36)}:` }))
+      Layer.provideMerge(redisRateLimiterStore({ url, prefix: `ribbon:bench:${Date.now().toString(36)}:` }))
     )
 })
 

@@ -1,4 +1,3 @@
-import { RateLimiter } from "@effect/experimental"
 import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Effect, Layer, Option, Schema } from "effect"
 import { InvalidRequest } from "../../src/domain/platform/Errors.js"
@@ -6,7 +5,8 @@ import { makeApi } from "../../src/http/ApiBase.js"
 import { ApiKeyAuthV2, ApiKeyAuthV3, CurrentCaller, Operation } from "../../src/http/company/ApiKeyAuth.js"
 import { apiKeyAuthLayers } from "../../src/http/company/ApiKeyAuthLive.js"
 import { lineError } from "../../src/http/ErrorLines.js"
-import { RateLimits } from "../../src/services/platform/RateLimits.js"
+import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
+import { RateLimits, type TokenBuckets } from "../../src/services/platform/RateLimits.js"
 import { CompanyServicesLive } from "./company.js"
 import { serveForTest } from "./http.js"
 
@@ -65,13 +65,13 @@ const handlers = (name: "fixtureV2" | "fixtureV3") =>
 
 export const FixtureCompanyLive = HttpApiBuilder.api(FixtureCompanyApi).pipe(
   Layer.provide([handlers("fixtureV2"), handlers("fixtureV3")]),
-  Layer.provide(apiKeyAuthLayers(FixtureCompanyApi))
+  // The backoff after bad keys counts on its own memory store here (test/http/company/authFailures.test.ts tests it).
+  Layer.provide(apiKeyAuthLayers(FixtureCompanyApi).pipe(Layer.provide(RateLimiterMemoryLive)))
 )
 
-/** RateLimits on a given RateLimiterStore. */
-export const rateLimitsOn = (store: Layer.Layer<RateLimiter.RateLimiterStore, unknown>) =>
-  RateLimits.Default.pipe(Layer.provide(RateLimiter.layer), Layer.provide(store))
+/** RateLimits on a given store of token buckets. */
+export const rateLimitsOn = (store: Layer.Layer<TokenBuckets, unknown>) => RateLimits.Default.pipe(Layer.provide(store))
 
 /** The fixture served on a test port, with the company services and the given rate-limit store. */
-export const serveFixture = (store: Layer.Layer<RateLimiter.RateLimiterStore, unknown>) =>
+export const serveFixture = (store: Layer.Layer<TokenBuckets, unknown>) =>
   serveForTest(FixtureCompanyLive).pipe(Layer.provide([CompanyServicesLive, rateLimitsOn(store)]))

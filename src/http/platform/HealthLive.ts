@@ -9,7 +9,18 @@ export const HealthLive = HttpApiBuilder.group(Api, "health", (handlers) =>
     return handlers
       .handle("health", () => Effect.succeed({ status: "ok" as const }))
       .handle("ready", () =>
-        Effect.map(readiness.check(), ({ migration }) => ({ status: "ready" as const, migration }))
+        Effect.map(readiness.check(), ({ migration, rateLimits }) => ({
+          status: "ready" as const,
+          migration,
+          rateLimits:
+            rateLimits.status === "enforced"
+              ? { status: rateLimits.status }
+              : {
+                  status: rateLimits.status,
+                  since: rateLimits.since.toISOString(),
+                  checksLetThrough: rateLimits.checksLetThrough
+                }
+        }))
       )
   })
 )

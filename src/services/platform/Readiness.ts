@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Option, Schema } from "effect"
 import { ServiceUnavailable } from "../../domain/platform/Errors.js"
-
+import { rateLimitsStatus } from "./RateLimits.js"
 import { rowsOf } from "./Rows.js"
 
 /** Rows of the inline statements below, decoded (decoders built once). */
@@ -34,7 +34,11 @@ export const databaseOutageOf = (error: unknown): string | undefined => {
 /** The id of the newest migration this build ships; the wiring provides it. */
 export class MigrationTarget extends Context.Tag("MigrationTarget")<MigrationTarget, number>() {}
 
-/** Whether this instance can serve: the database answers and every migration has been applied. */
+/**
+ * Whether this instance can serve: the database answers and every migration has been applied. It also
+ * tells whether rate limits are enforced or failing open (their store, Redis, unreachable): still ready,
+ * since requests are served, but worth a look.
+ */
 export class Readiness extends Effect.Service<Readiness>()("Readiness", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -52,7 +56,7 @@ export class Readiness extends Effect.Service<Readiness>()("Readiness", {
           message: `Migrations are not applied yet (${latest} of ${target}).`
         })
       }
-      return { migration: latest }
+      return { migration: latest, rateLimits: yield* rateLimitsStatus }
     })
 
     return { check } as const

@@ -1,35 +1,28 @@
-import { RateLimiter } from "@effect/experimental"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
-import type { RateLimitOverrides } from "../../../src/domain/company/Company.js"
-import { Companies } from "../../../src/services/company/Companies.js"
-import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+import { TokenBuckets } from "../../../src/services/platform/RateLimits.js"
+import { createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
 import { serveFixture } from "../../support/companyFixture.js"
 import { TestDatabase } from "../../support/database.js"
+import {
+  burst,
+  classRefusalsKeepGlobalTokens,
+  concurrentRequestsStayWithinTheBurst,
+  count,
+  keysWrite,
+  products,
+  setLimits
+} from "./rateLimitScenarios.js"
 
 /**
  * Per-company rate limits (DESIGN.md §4.8) through the API-key middleware, on the memory store driven by
- * TestClock, and on Redis (REDIS_URL) in real time, including two servers sharing one Redis.
+ * TestClock (rateLimitsRedis.test.ts runs them on Redis).
  */
 
-const products = "/public-api/v3/fixture/products"
 const productsV2 = "/public-api/v2/fixture/products"
-const keysWrite = "/public-api/v3/fixture/keys"
-
-const setLimits = (companyId: string, overrides: RateLimitOverrides) =>
-  Effect.flatMap(Companies, (c) => c.setRateLimits(companyId, overrides)).pipe(
-    Effect.provide(CompanyServicesLive),
-    Effect.orDie
-  )
-
-/** Sends `n` requests one after another; the statuses in order. */
-const burst = (n: number, send: () => Effect.Effect<{ status: number }, unknown, any>) =>
-  Effect.forEach(Array.from({ length: n }), () => Effect.map(send(), (r) => r.status))
-
-const count = (statuses: ReadonlyArray<number>, status: number) => statuses.filter((s) => s === status).length
 
 describe("rate limits, memory store", () => {
-  it.layer(serveFixture(RateLimiter.layerStoreMemory).pipe(Layer.provideMerge(TestDatabase)), { timeout: 120_000 })(
+  it.layer(serveFixture(TokenBuckets.layerMemory).pipe(Layer.provideMerge(TestDatabase)), { timeout: 120_000 })(
     (it) => {
       it.effect("200 requests pass at once, the 201st is a 429 with Retry-After; refill is 25 per second", () =>
         Effect.gen(function* () {
@@ -75,6 +68,16 @@ describe("rate limits, memory store", () => {
           const refilled = yield* burst(6, () => postWith(keysWrite, {}, headers))
           expect(count(refilled, 200)).toBe(5)
         })
+      )
+
+      it.effect(
+        "a request refused by its class bucket spends no token of the global bucket",
+        () => classRefusalsKeepGlobalTokens
+      )
+
+      it.effect(
+        "concurrent requests of two classes never pass more than the global burst",
+        () => concurrentRequestsStayWithinTheBurst
       )
 
       it.effect("two companies do not share buckets; a company's override raises its limits", () =>

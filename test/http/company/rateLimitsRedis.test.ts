@@ -5,35 +5,30 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Config, Context, Effect, Layer, Logger, Metric, Option } from "effect"
 import { Redis } from "ioredis"
-import type { RateLimitOverrides } from "../../../src/domain/company/Company.js"
 import { redisRateLimiterStore } from "../../../src/layers/Redis.js"
 import { serveApi } from "../../../src/layers/Server.js"
-import { Companies } from "../../../src/services/company/Companies.js"
-import { RateLimits, storeErrors } from "../../../src/services/platform/RateLimits.js"
+import { failingOpen, RateLimits, rateLimitsStatus, storeErrors } from "../../../src/services/platform/RateLimits.js"
 import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
 import { FixtureCompanyLive, rateLimitsOn, serveFixture } from "../../support/companyFixture.js"
 import { TestDatabase } from "../../support/database.js"
+import { eventually } from "../../support/eventually.js"
 import { testMaxBodyBytes } from "../../support/http.js"
+import { tcpRelay } from "../../support/relay.js"
+import {
+  burst,
+  classRefusalsKeepGlobalTokens,
+  concurrentRequestsStayWithinTheBurst,
+  count,
+  keysWrite,
+  products,
+  setLimits
+} from "./rateLimitScenarios.js"
 
 /**
  * Per-company rate limits on Redis (REDIS_URL; skipped without it), in real time since the store reads
- * the time from Redis: the memory suite's checks, and two servers sharing one Redis.
+ * the time from Redis: the memory suite's checks, two servers sharing one Redis, and Redis going away and
+ * coming back (test/http/platform/rateLimitOutage.test.ts starts with Redis unreachable).
  */
-
-const products = "/public-api/v3/fixture/products"
-const keysWrite = "/public-api/v3/fixture/keys"
-
-const setLimits = (companyId: string, overrides: RateLimitOverrides) =>
-  Effect.flatMap(Companies, (c) => c.setRateLimits(companyId, overrides)).pipe(
-    Effect.provide(CompanyServicesLive),
-    Effect.orDie
-  )
-
-/** Sends `n` requests one after another; the statuses in order. */
-const burst = (n: number, send: () => Effect.Effect<{ status: number }, unknown, any>) =>
-  Effect.forEach(Array.from({ length: n }), () => Effect.map(send(), (r) => r.status))
-
-const count = (statuses: ReadonlyArray<number>, status: number) => statuses.filter((s) => s === status).length
 
 // Redis: real time (the store reads Redis TIME), so refill is measured with slow rates and short sleeps.
 const redisUrl = Effect.runSync(Config.option(Config.string("REDIS_URL")))
@@ -80,6 +75,16 @@ describe.skipIf(Option.isNone(redisUrl))("rate limits, Redis store", () => {
             )
             expect(ttl).toBeGreaterThan(0)
           })
+      )
+
+      it.effect(
+        "a request refused by its class bucket spends no token of the global bucket",
+        () => classRefusalsKeepGlobalTokens
+      )
+
+      it.effect(
+        "concurrent requests of two classes never pass more than the global burst",
+        () => concurrentRequestsStayWithinTheBurst
       )
 
       it.effect("tokens come back at the sustained rate (5 per second for authentication writes)", () =>
@@ -139,22 +144,47 @@ describe.skipIf(Option.isNone(redisUrl))("rate limits, Redis store", () => {
         }).pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
       )
 
-      it.effect("with Redis unreachable the limiter fails open, logging a warning", () =>
+      const logs: Array<string> = []
+      const capture = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label} ${String(message)}`))
+      )
+      it.effect("Redis going away: requests pass, one line; back: one line, limits apply again", () =>
         Effect.gen(function* () {
-          const down = rateLimitsOn(redisRateLimiterStore({ url: "redis://127.0.0.1:1", prefix }))
-          const before = (yield* Metric.value(storeErrors)).count
-          const logs: Array<string> = []
-          const capture = Logger.replace(
-            Logger.defaultLogger,
-            Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label} ${String(message)}`))
+          const url = new URL(Option.getOrThrow(redisUrl))
+          const relay = yield* tcpRelay({ host: url.hostname, port: Number(url.port || 6379) })
+          url.host = `127.0.0.1:${relay.port}`
+          // Built in the test's scope, so that the connection outlives this statement.
+          const built = yield* Layer.build(rateLimitsOn(redisRateLimiterStore({ url: url.href, prefix })))
+          const limits = Context.get(built, RateLimits)
+          const take = limits.consume(`outage${Math.random().toString(36).slice(2)}`, "authentication:write", {
+            global: { rate: 0.05, burst: 100 },
+            "authentication:write": { rate: 0.05, burst: 3 }
+          })
+          expect((yield* take).allowed).toBe(true)
+          expect(logs).toEqual([])
+
+          yield* relay.cut
+          const errorsBefore = (yield* Metric.value(storeErrors)).count
+          const during = yield* Effect.all(Array.from({ length: 10 }, () => take))
+          expect(during.every((d) => d.allowed)).toBe(true)
+          expect((yield* Metric.value(storeErrors)).count - errorsBefore).toBe(10)
+          expect((yield* Metric.value(failingOpen)).value).toBe(1)
+          expect(logs).toHaveLength(1)
+          expect(logs[0]).toMatch(
+            /^WARN (Redis unreachable at 127\.0\.0\.1:\d+|Rate-limit store unavailable);.* fail open/
           )
-          const decision = yield* Effect.flatMap(RateLimits, (r) =>
-            r.consume("somecompany", "marketplace:read", {})
-          ).pipe(Effect.provide(down), Effect.provide(capture))
-          expect(decision.allowed).toBe(true)
-          expect(logs).toContain("WARN Rate-limit store unavailable; letting the request through")
-          expect((yield* Metric.value(storeErrors)).count - before).toBe(2)
-        })
+          expect(yield* rateLimitsStatus).toMatchObject({ status: "failing_open", checksLetThrough: 10 })
+
+          yield* relay.restore
+          yield* eventually(rateLimitsStatus, (s) => s.status === "enforced", "Redis to be reachable again")
+          expect(logs).toHaveLength(2)
+          expect(logs[1]).toBe(`INFO Redis reachable again at 127.0.0.1:${relay.port}; rate limits apply again`)
+          expect((yield* Metric.value(failingOpen)).value).toBe(0)
+          // The bucket kept its state: one token taken before the outage, two left.
+          const after = yield* Effect.all(Array.from({ length: 3 }, () => take))
+          expect(after.map((d) => d.allowed)).toEqual([true, true, false])
+        }).pipe(Effect.scoped, Effect.provide(capture))
       )
     }
   )
