@@ -12,6 +12,7 @@ import checkouts from "./migrations/0007_checkouts.js"
 import webhooks from "./migrations/0008_webhooks.js"
 import orderCountry from "./migrations/0009_order_country.js"
 import billing from "./migrations/0010_billing.js"
+import oauthClientUse from "./migrations/0011_oauth_client_use.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -24,7 +25,8 @@ export const migrations = {
   "0007_checkouts": checkouts,
   "0008_webhooks": webhooks,
   "0009_order_country": orderCountry,
-  "0010_billing": billing
+  "0010_billing": billing,
+  "0011_oauth_client_use": oauthClientUse
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -6,6 +6,7 @@ import type { SqlClient } from "@effect/sql"
 import { Clock, Context, Duration, Effect, Layer } from "effect"
 import { type Scope, supportedScopes } from "../../src/domain/identity/OAuth.js"
 import { makeId } from "../../src/domain/platform/Ids.js"
+import { AuthFailureLimits } from "../../src/http/AuthFailures.js"
 import { AuthRateLimits } from "../../src/http/identity/AuthRateLimits.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
@@ -66,6 +67,29 @@ export const issueTestToken = (options: TestUserOptions = {}, publicUrl = testPu
     Effect.orDie
   )
 
+/** A client registered through the OAuth service, with a refresh token of a fresh user (on the server's services). */
+export const clientWithRefreshToken = (method: "none" | "client_secret_post") =>
+  Effect.gen(function* () {
+    const oauth = yield* OAuth
+    const user = yield* Effect.flatMap(Users, (service) =>
+      service.create({ email: `user${++users}-${Date.now()}@example.com`, password: "a fine password" })
+    )
+    const client = yield* oauth.register({
+      client_name: "Agent",
+      redirect_uris: ["http://127.0.0.1/cb"],
+      token_endpoint_auth_method: method
+    })
+    const scope = "profile offline_access"
+    const tokens = yield* oauth.issueTokens({
+      familyId: yield* makeId,
+      clientId: client.client_id,
+      userId: user.id,
+      scope,
+      refreshScope: scope
+    })
+    return { clientId: client.client_id, clientSecret: client.client_secret, refreshToken: tokens.refresh_token! }
+  }).pipe(Effect.orDie)
+
 /** The signed-in test user of a `signedIn` layer. */
 export class SignedInUser extends Context.Tag("test/SignedInUser")<SignedInUser, TestUser>() {}
 
@@ -102,6 +126,10 @@ export const freePort = Effect.async<number>((resume) => {
 
 /** The base URL of a `RealPortServer` (also its issuer and resource). */
 export class BaseUrl extends Context.Tag("test/BaseUrl")<BaseUrl, string>() {}
+
+/** The base URL as reached from 127.0.0.1 (`v4`) or [::1] (`v6`): two sources, on a server listening on "::". */
+export const baseUrlFrom = (from: "v4" | "v6") =>
+  Effect.map(BaseUrl, (baseUrl) => (from === "v4" ? baseUrl : baseUrl.replace("127.0.0.1", "[::1]")))
 
 /**
  * Moves the server's clock forward (code, token and session expiry). The server runs on wall-clock time
@@ -140,10 +168,10 @@ const unlimited: AuthRateLimits["Type"] = {
   signInPerIp: { limit: 1_000_000, window: "1 minute" }
 }
 
-/** The Ribbon API served on `port` of 127.0.0.1, its services still to provide. */
-const serveOnPort = (port: number) =>
+/** The Ribbon API served on `port` of `host` (127.0.0.1; "::" takes [::1] too), its services still to provide. */
+const serveOnPort = (port: number, host = "127.0.0.1") =>
   serveApi(ApiLive, { maxBodyBytes: testMaxBodyBytes, telemetry: false }).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
+    Layer.provide(NodeHttpServer.layer(createServer, { port, host }))
   )
 
 /**
@@ -156,30 +184,41 @@ export const onRealPort = <A, E, R>(
     api: ReturnType<typeof serveOnPort>,
     baseUrl: string,
     time: ReturnType<typeof shiftedClock>
-  ) => Layer.Layer<A, E, R>
+  ) => Layer.Layer<A, E, R>,
+  host?: string
 ) =>
   Layer.unwrapEffect(
-    Effect.map(freePort, (port) => build(serveOnPort(port), `http://127.0.0.1:${port}`, shiftedClock()))
+    Effect.map(freePort, (port) => build(serveOnPort(port, host), `http://127.0.0.1:${port}`, shiftedClock()))
   )
 
 /** The Ribbon API on a fresh database, on a real loopback port that is also its public URL. */
 export const makeRealPortServer = (limits: AuthRateLimits["Type"] = unlimited) => realPortServerOn(TestDatabase, limits)
 
-/** The Ribbon API on a real loopback port, on the given database. */
+/**
+ * The Ribbon API on a real loopback port, on the given database. `options.host` "::" serves [::1] as well
+ * (two sources for the per-source limits); `options.failureLimits` sets the backoff after failed
+ * authentications (the production one otherwise).
+ */
 export const realPortServerOn = <ROut extends SqlClient.SqlClient, E>(
   database: Layer.Layer<ROut, E>,
-  limits: AuthRateLimits["Type"] = unlimited
+  limits: AuthRateLimits["Type"] = unlimited,
+  options: { readonly host?: string; readonly failureLimits?: AuthFailureLimits["Type"] } = {}
 ) =>
-  onRealPort((api, baseUrl, { clock, travel }) =>
-    api.pipe(
-      Layer.provideMerge(Layer.merge(ServicesLive, RateLimitsMemoryLive)),
-      Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess, TestSettingsLive]),
-      Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
-      Layer.provideMerge(database),
-      Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
-      Layer.provide(Layer.setClock(clock)),
-      Layer.provide(Layer.succeed(AuthRateLimits, limits))
-    )
+  onRealPort(
+    (api, baseUrl, { clock, travel }) =>
+      api.pipe(
+        Layer.provideMerge(Layer.merge(ServicesLive, RateLimitsMemoryLive)),
+        Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess, TestSettingsLive]),
+        Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
+        Layer.provideMerge(database),
+        Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
+        Layer.provide(Layer.setClock(clock)),
+        Layer.provide(Layer.succeed(AuthRateLimits, limits)),
+        Layer.provide(
+          options.failureLimits === undefined ? Layer.empty : Layer.succeed(AuthFailureLimits, options.failureLimits)
+        )
+      ),
+    options.host
   )
 
 export const RealPortServer = makeRealPortServer()

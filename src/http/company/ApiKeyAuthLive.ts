@@ -15,6 +15,7 @@ import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
 import { type AuthenticatedKey, KeyStore } from "../../services/company/KeyStore.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { RateLimits, rateLimitHeaders } from "../../services/platform/RateLimits.js"
+import { clientSource, makeAuthFailures } from "../AuthFailures.js"
 import { ApiKeyAuthV2, ApiKeyAuthV3, type Caller, type OperationPolicy, operationsOf } from "./ApiKeyAuth.js"
 
 const isRequestSource = Schema.is(RequestSource)
@@ -28,10 +29,10 @@ const overMtls = (request: HttpServerRequest.HttpServerRequest): boolean => {
 
 /**
  * The API-key middleware of both company lines, for `api` (the Ribbon API, or a test fixture). Its steps, in
- * order: the key (401), the company's rate limits (429; the `RateLimit` headers go on every response), mTLS
- * for `enforceMtls` keys (403), `Request-Source` (400), the operation's permission (403), `companyId`
- * (400/403) and `Ribbon-Account-Id` (404, 403 across environments). The checks of access are the company
- * Policy's (src/services/company/Policy.ts).
+ * order: the key (401, or 429 after too many bad keys from the source), the company's rate limits (429; the
+ * `RateLimit` headers go on every response), mTLS for `enforceMtls` keys (403), `Request-Source` (400), the
+ * operation's permission (403), `companyId` (400/403) and `Ribbon-Account-Id` (404, 403 across environments).
+ * The checks of access are the company Policy's (src/services/company/Policy.ts).
  */
 export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>
@@ -40,6 +41,7 @@ export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.Ht
     const keys = yield* KeyStore
     const policy = yield* CompanyPolicy
     const limits = yield* RateLimits
+    const failures = yield* makeAuthFailures
     const operations = new Map<string, OperationPolicy>(
       operationsOf(api).map((row) => [`${row.method} ${row.path}`, row])
     )
@@ -52,17 +54,25 @@ export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.Ht
       return operation
     })
 
-    /** The key presented (401), named by its id in the rest of the request's logs and spans, never by its value. */
+    /**
+     * The key presented (401), named by its id in the rest of the request's logs and spans, never by its value.
+     * Bad keys are counted per source; a source that presented too many waits (429) before its next key is
+     * even looked up, whoever's key it is (docs/company-api.md).
+     */
     const authenticate = (presented: string) =>
       Effect.gen(function* () {
         if (presented === "") return yield* new ApiKeyMissing({ message: "The X-Api-Key header is required." })
-        const authenticated = yield* keys
-          .authenticate(presented)
-          .pipe(
-            Effect.tapError((error) =>
-              Effect.logDebug("API key refused").pipe(Effect.annotateLogs("reason", error._tag))
-            )
-          )
+        const authenticated = yield* failures.guard(
+          { kind: "api-key", source: yield* clientSource },
+          keys
+            .authenticate(presented)
+            .pipe(
+              Effect.tapError((error) =>
+                Effect.logDebug("API key refused").pipe(Effect.annotateLogs("reason", error._tag))
+              )
+            ),
+          () => true // every refusal of KeyStore.authenticate is a bad key
+        )
         const { key } = authenticated
         yield* FiberRef.update(FiberRef.currentLogAnnotations, (annotations) =>
           HashMap.set(HashMap.set(annotations, "apiKeyId", key.id as unknown), "companyId", key.companyId as unknown)

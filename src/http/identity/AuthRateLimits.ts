@@ -1,15 +1,15 @@
 import { RateLimiter } from "@effect/experimental"
-import { HttpServerRequest } from "@effect/platform"
-import { Context, Duration, Effect, Metric, Option } from "effect"
+import { Context, Duration, Effect } from "effect"
 import { RateLimited } from "../../domain/platform/Errors.js"
-import { storeErrors } from "../../services/platform/RateLimits.js"
+import { letThroughOnStoreError } from "../../services/platform/RateLimits.js"
 
 /**
  * Rate limits on the authorization server, so that a misbehaving agent (or a password guesser) cannot
- * flood it: registration per IP, the token endpoint per client and per IP, the sign-in and sign-up forms
- * per IP. Fixed windows in the RateLimiter's store: Redis when REDIS_URL is set (shared by every instance),
- * memory otherwise; when the store is down the request goes through. The limits are a Reference, so tests
- * can set their own.
+ * flood it: registration per source, the token endpoint per authenticated client and per source, the sign-in
+ * and sign-up forms per source. A source is the peer address, IPv6 by its /64 (`clientSource` in
+ * src/http/AuthFailures.ts, which also slows down repeated authentication failures). Fixed windows in the
+ * RateLimiter's store: Redis when REDIS_URL is set (shared by every instance), memory otherwise; when the
+ * store is down the request goes through. The limits are a Reference, so tests can set their own.
  */
 
 export interface Rule {
@@ -26,11 +26,6 @@ export class AuthRateLimits extends Context.Reference<AuthRateLimits>()("ribbon/
   })
 }) {}
 
-/** The peer address of the request (proxies' forwarding headers are not trusted). */
-export const clientIp = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  Option.getOrElse(request.remoteAddress, () => "unknown")
-)
-
 /** Takes one request from `key`'s window under `rule`, or fails with a 429 that says when to retry. */
 export const consume = (key: string, rule: Rule) =>
   Effect.flatMap(RateLimiter.RateLimiter, (limiter) =>
@@ -46,9 +41,6 @@ export const consume = (key: string, rule: Rule) =>
             })
           )
         : // The store (Redis) is down: let the request through, as the company API's limits do.
-          Effect.logWarning("Rate-limit store unavailable; letting the request through").pipe(
-            Effect.annotateLogs("cause", String(e.cause)),
-            Effect.zipRight(Metric.increment(storeErrors))
-          )
+          letThroughOnStoreError(e.cause)
     )
   )

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from "node:crypto"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Either, Option } from "effect"
 import { InvalidClient, InvalidClientMetadata } from "../../domain/identity/Errors.js"
@@ -14,21 +14,35 @@ import {
 } from "../../services/identity/OAuth.js"
 import { Users } from "../../services/identity/Users.js"
 import { Api } from "../Api.js"
+import { clientSource, makeAuthFailures } from "../AuthFailures.js"
 import { htmlResponse } from "../pages/html.js"
-import { AuthRateLimits, clientIp, consume } from "./AuthRateLimits.js"
+import { AuthRateLimits, consume } from "./AuthRateLimits.js"
 import { consentPage, errorPage, signInPage } from "./authorizePage.js"
 
 /**
  * The authorization server's endpoints. The authorize pages: a GET checks the request, then shows
  * sign-in (no session, or `prompt=login`), consent (no remembered consent, or `prompt=consent`), or
- * redirects straight back with a code. The forms POST the request back with a CSRF token (double-submit
- * cookie) and the step; the POST checks the request again from scratch.
+ * redirects straight back with a code. The forms POST the request back with a CSRF token and the step; the
+ * POST checks the request again from scratch.
+ *
+ * The CSRF token is bound to the browser: it is derived from the browser's session cookie, or before sign-in
+ * from a random `ribbon_csrf` cookie. Signing in (or up) makes a new session and a new `ribbon_csrf`, so a
+ * token seen before sign-in is refused after it, and a token from another browser is refused always.
  */
 
 const CSRF_COOKIE = "ribbon_csrf"
 const SESSION_COOKIE = "ribbon_session"
 
 const noStore = { "cache-control": "no-store", pragma: "no-cache" } as const
+
+/** What a browser's CSRF token is bound to: its session cookie, else its pre-sign-in cookie. */
+const csrfBinding = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  request.cookies[SESSION_COOKIE] ?? request.cookies[CSRF_COOKIE]
+
+/** The token the forms carry: an HMAC keyed by the binding cookie, which the page cannot reveal or forge. */
+const csrfToken = (binding: string) => createHmac("sha256", binding).update("ribbon authorize form").digest("base64url")
+
+const newCsrfCookie = () => randomBytes(24).toString("base64url")
 
 const html = (body: string, status = 200) =>
   htmlResponse(body, { status, csp: "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'" })
@@ -64,6 +78,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
     const oauth = yield* OAuth
     const users = yield* Users
     const limits = yield* AuthRateLimits
+    const failures = yield* makeAuthFailures
     const secureCookies = oauth.issuer.startsWith("https:")
     const cookieOptions = { httpOnly: true, sameSite: "lax", path: "/oauth", secure: secureCookies } as const
 
@@ -86,11 +101,20 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
         ? html(errorPage(f.description), 400)
         : redirectBack(f.redirectUri, { error: f.error, error_description: f.description }, f.state, status)
 
+    /** An error after the checks: redirected, or shown for a client not trusted with errors yet. */
     const refuse = (authorization: ValidAuthorization, error: string, description: string, status: 302 | 303) =>
-      redirectBack(authorization.redirectUri, { error, error_description: description }, authorization.state, status)
+      authorization.redirectsErrors
+        ? redirectBack(
+            authorization.redirectUri,
+            { error, error_description: description },
+            authorization.state,
+            status
+          )
+        : html(errorPage(description), 400)
 
-    const withCsrf = (response: HttpServerResponse.HttpServerResponse, csrf: string) =>
-      HttpServerResponse.unsafeSetCookie(response, CSRF_COOKIE, csrf, cookieOptions)
+    /** Sets the pre-sign-in CSRF cookie when the browser gets a new one. */
+    const withCsrfCookie = (response: HttpServerResponse.HttpServerResponse, cookie: string | undefined) =>
+      cookie === undefined ? response : HttpServerResponse.unsafeSetCookie(response, CSRF_COOKIE, cookie, cookieOptions)
 
     /** The signed-in user goes on to consent, or straight back with a code when consent is remembered. */
     const afterSignIn = (
@@ -130,17 +154,36 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
       status = 200
     ) => html(signInPage({ clientName: authorization.client.clientName, params, csrf, error, email }), status)
 
+    /** After sign-in or sign-up: the session cookie, and a new pre-sign-in CSRF cookie for when it ends. */
     const signedIn = (response: HttpServerResponse.HttpServerResponse, session: string) =>
-      HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, session, {
-        ...cookieOptions,
-        maxAge: Duration.seconds(lifetimes.sessionSeconds)
-      })
+      withCsrfCookie(
+        HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, session, {
+          ...cookieOptions,
+          maxAge: Duration.seconds(lifetimes.sessionSeconds)
+        }),
+        newCsrfCookie()
+      )
 
     const tooManyAttempts = (error: RateLimited) =>
       HttpServerResponse.setHeader(
-        html(errorPage("Too many sign-in attempts. Wait a few minutes and try again."), 429),
+        html(errorPage(`Too many sign-in attempts. Wait ${error.retryAfterSeconds} s and try again.`), 429),
         "retry-after",
         String(error.retryAfterSeconds)
+      )
+
+    /**
+     * The client of a token, revocation or introspection request, authenticated. Its failures are counted
+     * per source, and a source that failed too often waits (429) before its next try is even checked.
+     */
+    const authenticatedClient = (
+      request: HttpServerRequest.HttpServerRequest,
+      body: { readonly client_id?: string | undefined; readonly client_secret?: string | undefined },
+      source: string
+    ) =>
+      failures.guard(
+        { kind: "oauth-client", source },
+        Effect.flatMap(credentialsOf(request, body), oauth.authenticateClient),
+        (error) => error._tag === "InvalidClient"
       )
 
     const paramsOf = (form: AuthorizeForm): AuthorizeParams => {
@@ -160,16 +203,18 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
           const checked = yield* oauth.validateAuthorization(urlParams)
           if (Either.isLeft(checked)) return failure(checked.left, 302)
           const authorization = checked.right
-          const csrf = request.cookies[CSRF_COOKIE] ?? randomBytes(24).toString("base64url")
+          const binding = csrfBinding(request)
+          const newCookie = binding === undefined ? newCsrfCookie() : undefined
+          const csrf = csrfToken(binding ?? newCookie!)
           const session = request.cookies[SESSION_COOKIE]
           const user = session === undefined ? Option.none() : yield* oauth.sessionUser(session)
           if (Option.isNone(user) || authorization.prompt.has("login")) {
             if (authorization.prompt.has("none")) {
               return refuse(authorization, "login_required", "The user is not signed in.", 302)
             }
-            return withCsrf(signInAgain(authorization, urlParams, csrf), csrf)
+            return withCsrfCookie(signInAgain(authorization, urlParams, csrf), newCookie)
           }
-          return withCsrf(yield* afterSignIn(authorization, urlParams, user.value, csrf, 302), csrf)
+          return withCsrfCookie(yield* afterSignIn(authorization, urlParams, user.value, csrf, 302), newCookie)
         })
       )
       .handle("authorizeForm", ({ payload, request }) =>
@@ -178,26 +223,42 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
           const checked = yield* oauth.validateAuthorization(params)
           if (Either.isLeft(checked)) return failure(checked.left, 303)
           const authorization = checked.right
-          const csrf = request.cookies[CSRF_COOKIE]
+          const binding = csrfBinding(request)
+          const csrf = binding === undefined ? undefined : csrfToken(binding)
           if (csrf === undefined || !sameSecret(csrf, payload.csrf)) {
             return html(errorPage("This form has expired or was not sent from Ribbon's page."), 403)
           }
           if (payload.action === "sign_in" || payload.action === "sign_up") {
-            const limited = yield* Effect.flip(consume(`sign-in:ip:${yield* clientIp}`, limits.signInPerIp)).pipe(
+            const limited = yield* Effect.flip(consume(`sign-in:ip:${yield* clientSource}`, limits.signInPerIp)).pipe(
               Effect.option
             )
             if (Option.isSome(limited)) return tooManyAttempts(limited.value)
           }
           switch (payload.action) {
             case "deny":
-              return refuse(authorization, "access_denied", "The user denied access.", 303)
+              // The consent page named where the user is sent back, so this goes back even for a new client.
+              return redirectBack(
+                authorization.redirectUri,
+                { error: "access_denied", error_description: "The user denied access." },
+                authorization.state,
+                303
+              )
             case "sign_in": {
-              const result = yield* Effect.either(users.authenticate(payload.email ?? "", payload.password ?? ""))
+              // Failed sign-ins are counted per source and per account; either may have to wait (429).
+              const email = payload.email ?? ""
+              const result = yield* Effect.either(
+                failures.guard(
+                  { kind: "sign-in", source: yield* clientSource, account: email },
+                  users.authenticate(email, payload.password ?? ""),
+                  (error) => error._tag === "InvalidCredentials"
+                )
+              )
               if (Either.isLeft(result)) {
+                if (result.left._tag === "RateLimited") return tooManyAttempts(result.left)
                 return signInAgain(authorization, params, csrf, result.left.message, payload.email, 401)
               }
               const session = yield* oauth.createSession(result.right.id)
-              return signedIn(yield* afterSignIn(authorization, params, result.right, csrf, 303), session)
+              return signedIn(yield* afterSignIn(authorization, params, result.right, csrfToken(session), 303), session)
             }
             case "sign_up": {
               const result = yield* Effect.either(
@@ -212,7 +273,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
                 return signInAgain(authorization, params, csrf, result.left.message, undefined, status)
               }
               const session = yield* oauth.createSession(result.right.id)
-              return signedIn(yield* afterSignIn(authorization, params, result.right, csrf, 303), session)
+              return signedIn(yield* afterSignIn(authorization, params, result.right, csrfToken(session), 303), session)
             }
             case "allow": {
               const session = request.cookies[SESSION_COOKIE]
@@ -227,17 +288,21 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
       )
       .handle("token", ({ payload, request }) =>
         Effect.gen(function* () {
-          const credentials = yield* credentialsOf(request, payload)
-          yield* consume(`token:ip:${yield* clientIp}`, limits.tokenPerIp)
-          const clientId = Option.getOrUndefined(credentials.basic)?.clientId ?? credentials.clientId
-          if (clientId !== undefined) yield* consume(`token:client:${clientId}`, limits.tokenPerClient)
-          const response = yield* oauth.token(payload, credentials)
+          const source = yield* clientSource
+          yield* consume(`token:ip:${source}`, limits.tokenPerIp)
+          const client = yield* authenticatedClient(request, payload, source)
+          // Counted per client once it authenticated; a public client's id is no secret, so per source as well.
+          yield* consume(
+            client.secretHash === null ? `token:client:${client.id}:${source}` : `token:client:${client.id}`,
+            limits.tokenPerClient
+          )
+          const response = yield* oauth.token(payload, client)
           return HttpServerResponse.unsafeJson(response, { headers: noStore })
         })
       )
       .handleRaw("register", ({ request }) =>
         Effect.gen(function* () {
-          yield* consume(`register:ip:${yield* clientIp}`, limits.registerPerIp)
+          yield* consume(`register:ip:${yield* clientSource}`, limits.registerPerIp)
           const body = yield* request.json.pipe(
             Effect.mapError(() => new InvalidClientMetadata({ message: "The body must be a JSON object." }))
           )
@@ -247,13 +312,16 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
       )
       .handle("revoke", ({ payload, request }) =>
         Effect.gen(function* () {
-          yield* oauth.revoke(payload, yield* credentialsOf(request, payload))
+          yield* oauth.revoke(payload, yield* authenticatedClient(request, payload, yield* clientSource))
           return HttpServerResponse.empty({ status: 200, headers: noStore })
         })
       )
       .handle("introspect", ({ payload, request }) =>
         Effect.gen(function* () {
-          const response = yield* oauth.introspect(payload, yield* credentialsOf(request, payload))
+          const response = yield* oauth.introspect(
+            payload,
+            yield* authenticatedClient(request, payload, yield* clientSource)
+          )
           return HttpServerResponse.unsafeJson(response, { headers: noStore })
         })
       )

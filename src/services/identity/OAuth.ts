@@ -72,13 +72,25 @@ const splitScopes = (scope: string) => scope.split(" ").filter((s) => s !== "")
 
 const LOOPBACK = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost))(?::\d{1,5})?(?=[/?]|$)/
 
-/** RFC 8252 §7.3: on a loopback redirect URI the port may vary; everything else must match exactly. */
+/**
+ * RFC 8252 §7.3: on a loopback redirect URI the port may vary; everything else must match exactly. The
+ * varied port must be one a redirect can go to (1 to 65535).
+ */
 export const redirectUriMatches = (registered: string, requested: string) =>
   registered === requested ||
-  (LOOPBACK.test(registered) && registered.replace(LOOPBACK, "$1") === requested.replace(LOOPBACK, "$1"))
+  (LOOPBACK.test(registered) &&
+    registered.replace(LOOPBACK, "$1") === requested.replace(LOOPBACK, "$1") &&
+    redirectUriProblem(requested) === undefined)
+
+/** The port written in a URI's authority, if any (`URL` refuses ports above 65535 without saying why). */
+const PORT = /^[^/?#]*\/\/[^/?#]*:(\d+)(?=[/?#]|$)/
 
 /** Why a redirect URI cannot be registered, if it cannot: https, or http on a loopback host; no fragment. */
 export const redirectUriProblem = (uri: string): string | undefined => {
+  const port = PORT.exec(uri)?.[1]
+  if (port !== undefined && !(Number(port) >= 1 && Number(port) <= 65535)) {
+    return `${uri} has an impossible port (${port}); ports are 1 to 65535`
+  }
   if (!URL.canParse(uri)) return `${uri} is not an absolute URI`
   const url = new URL(uri)
   if (url.hash !== "" || uri.includes("#")) return `${uri} must not have a fragment`
@@ -113,7 +125,9 @@ export const Client = Schema.Struct({
   clientUri: Schema.NullOr(Schema.String),
   contacts: Schema.Array(Schema.String),
   softwareId: Schema.NullOr(Schema.String),
-  createdAt: Schema.DateFromSelf
+  createdAt: Schema.DateFromSelf,
+  /** When one of its codes was first exchanged for tokens; until then its errors are not redirected. */
+  firstCodeRedeemedAt: Schema.NullOr(Schema.DateFromSelf)
 })
 export type Client = typeof Client.Type
 
@@ -173,11 +187,14 @@ export interface ValidAuthorization {
   readonly codeChallenge: string
   readonly resource: string
   readonly prompt: ReadonlySet<string>
+  /** Whether errors may go back to the redirect URI (the client has redeemed a code before), or are shown. */
+  readonly redirectsErrors: boolean
 }
 
 /**
- * A failed authorization request: `fatal` ones (about the client or the redirect URI) are shown on an error
- * page and never redirected; the others go back to the client's redirect URI (RFC 6749 §4.1.2.1).
+ * A failed authorization request: `fatal` ones (about the client or the redirect URI, and every error of a
+ * client that has not redeemed a code yet) are shown on an error page and never redirected; the others go
+ * back to the client's redirect URI (RFC 6749 §4.1.2.1).
  */
 export type AuthorizationFailure =
   | { readonly _tag: "Fatal"; readonly description: string }
@@ -291,7 +308,8 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     /**
      * The client making a token, revocation or introspection request. One authentication method per
      * request (RFC 6749 §2.3). Confidential clients may use either secret method, since clients differ on
-     * which they pick; public clients identify with `client_id` (or Basic with an empty secret).
+     * which they pick; public clients identify with `client_id` (or Basic with an empty secret). The handlers
+     * call it before `token`, `revoke` and `introspect`, so that they can count its failures.
      */
     const authenticateClient = Effect.fn("OAuth.authenticateClient")(function* (credentials: ClientCredentials) {
       const basic = Option.getOrUndefined(credentials.basic)
@@ -332,13 +350,26 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
         if (client.redirectUris.length !== 1) return fatal("The request has no redirect_uri.")
         redirectUri = client.redirectUris[0]!
       } else {
+        const problem = redirectUriProblem(params.redirect_uri)
+        if (problem !== undefined) return fatal(`The redirect_uri cannot be used: ${problem}.`)
         if (!client.redirectUris.some((r) => redirectUriMatches(r, params.redirect_uri!))) {
           return fatal("The redirect_uri is not registered for this application.")
         }
         redirectUri = params.redirect_uri
       }
+      // RFC 9700 §4.11.2: anyone can register a client, so until one of its codes has been redeemed its
+      // redirect URI is not trusted with errors (they would make Ribbon an open redirector): they are shown.
+      const redirectsErrors = client.firstCodeRedeemedAt !== null
       const redirect = (error: string, description: string) =>
-        Either.left<AuthorizationFailure>({ _tag: "Redirect", redirectUri, error, description, state: params.state })
+        redirectsErrors
+          ? Either.left<AuthorizationFailure>({
+              _tag: "Redirect",
+              redirectUri,
+              error,
+              description,
+              state: params.state
+            })
+          : fatal(description)
       if (params.response_type !== "code") {
         return redirect("unsupported_response_type", "response_type must be code.")
       }
@@ -373,7 +404,8 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
         state: params.state,
         codeChallenge: params.code_challenge,
         resource: issuer,
-        prompt
+        prompt,
+        redirectsErrors
       })
     })
 
@@ -541,6 +573,11 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
                 return Either.left("The code_verifier does not match the code_challenge.")
               }
               yield* sql`UPDATE oauth_codes SET used_at = ${at} WHERE code_hash = ${code.codeHash}`
+              if (client.firstCodeRedeemedAt === null) {
+                yield* sql`
+                UPDATE oauth_clients SET first_code_redeemed_at = ${at}
+                WHERE id = ${client.id} AND first_code_redeemed_at IS NULL`
+              }
               return Either.right(
                 yield* issueTokens({
                   familyId: code.familyId,
@@ -614,14 +651,13 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
         return yield* Either.match(outcome, { onLeft: Effect.fail, onRight: Effect.succeed })
       })
 
-    /** `POST /oauth/token`: the authorization code (PKCE) and refresh token grants. */
-    const token = Effect.fn("OAuth.token")(function* (request: TokenRequest, credentials: ClientCredentials) {
+    /** `POST /oauth/token`, for a client `authenticateClient` let in: the code (PKCE) and refresh token grants. */
+    const token = Effect.fn("OAuth.token")(function* (request: TokenRequest, client: Client) {
       if (request.grant_type !== "authorization_code" && request.grant_type !== "refresh_token") {
         return yield* new UnsupportedGrantType({
           message: `grant_type ${request.grant_type} is not supported; use authorization_code or refresh_token.`
         })
       }
-      const client = yield* authenticateClient(credentials)
       if (!client.grantTypes.includes(request.grant_type)) {
         return yield* new UnauthorizedClient({ message: `This client is not registered for ${request.grant_type}.` })
       }
@@ -636,8 +672,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       ).pipe(Effect.orDie)
 
     /** RFC 7009: revokes the token's whole family; unknown tokens and other clients' tokens are a no-op. */
-    const revoke = Effect.fn("OAuth.revoke")(function* (request: RevocationRequest, credentials: ClientCredentials) {
-      const client = yield* authenticateClient(credentials)
+    const revoke = Effect.fn("OAuth.revoke")(function* (request: RevocationRequest, client: Client) {
       const found = Option.getOrUndefined(yield* findToken(request.token))
       if (found === undefined || found.clientId !== client.id) return
       yield* revokeFamily(found.familyId).pipe(Effect.orDie)
@@ -649,11 +684,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       (token.kind === "access" || token.rotatedAt === null)
 
     /** RFC 7662; a token of another client is reported inactive like an unknown one. */
-    const introspect = Effect.fn("OAuth.introspect")(function* (
-      request: IntrospectionRequest,
-      credentials: ClientCredentials
-    ) {
-      const client = yield* authenticateClient(credentials)
+    const introspect = Effect.fn("OAuth.introspect")(function* (request: IntrospectionRequest, client: Client) {
       const found = Option.getOrUndefined(yield* findToken(request.token))
       const at = yield* nowDate
       if (found === undefined || found.clientId !== client.id || !isActive(found, at)) {

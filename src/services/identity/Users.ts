@@ -54,6 +54,32 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,63}$/
 export const PASSWORD_MIN = 8
 const PASSWORD_MAX = 200
 
+/**
+ * NIST SP 800-63B §5.1.1.2: new passwords are checked against a list of commonly used ones, here the 49,000 of
+ * zxcvbn-ts (all lower case, so `Password1` counts as `password1`). Loaded once, on the first sign-up.
+ */
+const commonPasswords = Effect.runSync(
+  Effect.cached(
+    Effect.promise(() => import("@zxcvbn-ts/language-common")).pipe(
+      Effect.map(({ dictionary }) => new Set(dictionary["passwords-common"]))
+    )
+  )
+)
+
+/** Why a new password is refused beyond its length, if it is: a common one, or the e-mail address itself. */
+const passwordProblem = (password: string, email: string) =>
+  Effect.gen(function* () {
+    const lowered = password.normalize("NFKC").toLowerCase()
+    const address = email.toLowerCase()
+    if (lowered === address || lowered === address.slice(0, address.indexOf("@"))) {
+      return Option.some("Must not be your e-mail address")
+    }
+    if ((yield* commonPasswords).has(lowered)) {
+      return Option.some("Too common: it is on the lists attackers try first. Choose one that is harder to guess")
+    }
+    return Option.none()
+  })
+
 /** The demo user seeded outside production (printed by `npm start`). */
 export const demoUser = { email: "demo@ribbon.dev", password: "ribbon-demo-2026", displayName: "Demo User" } as const
 
@@ -101,13 +127,18 @@ export class Users extends Effect.Service<Users>()("Users", {
     const findRow = (id: string) =>
       Effect.map(userRows(sql`SELECT * FROM users WHERE id = ${id}`), (rows) => Option.fromNullable(rows[0]))
 
-    /** A new account; the e-mail must be free (case-insensitively) and the password 8 to 200 characters. */
+    /**
+     * A new account; the e-mail must be free (case-insensitively) and the password 8 to 200 characters, not a
+     * common password and not the e-mail address.
+     */
     const create = Effect.fn("Users.create")(function* (input: NewUser) {
       const email = input.email.trim()
       if (!EMAIL.test(email)) return yield* InvalidRequest.field("email", "Expected an e-mail address")
       if (input.password.length < PASSWORD_MIN || input.password.length > PASSWORD_MAX) {
         return yield* InvalidRequest.field("password", `Expected ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`)
       }
+      const problem = yield* passwordProblem(input.password, email)
+      if (Option.isSome(problem)) return yield* InvalidRequest.field("password", problem.value)
       const displayName = input.displayName?.trim() || null
       if (displayName !== null && displayName.length > 80)
         return yield* InvalidRequest.field("displayName", "At most 80 characters")

@@ -46,7 +46,8 @@ describe.skipIf(noChromium)("authorize pages in chromium", () => {
             Fs.mkdirSync(output, { recursive: true })
             const browser = await launchChromium()
             try {
-              const page = await browser.newPage()
+              // The pages are plain forms: they work with JavaScript off.
+              const page = await browser.newPage({ javaScriptEnabled: false })
               // Nothing listens on the client's redirect URI: answer it here and record where we landed.
               let landed: URL | undefined
               await page.route(`${redirectUri}**`, (route) => {

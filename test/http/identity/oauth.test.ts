@@ -99,7 +99,18 @@ const fixture = Effect.gen(function* () {
         signUp: false
       })
     ).pipe(Effect.map((url) => url.searchParams.get("code")!))
-  return { baseUrl, email, publicClient, confidential, authorizeUrl, validParams, code }
+  /** A new public client that has redeemed a code, so errors of its requests are redirected to it. */
+  const usedClient = Effect.gen(function* () {
+    const client = yield* register({ token_endpoint_auth_method: "none" })
+    const verifier = verifierOf()
+    const issued = yield* code(client.client_id, verifier)
+    const redeemed = yield* Effect.promise(() =>
+      postForm(`${baseUrl}/oauth/token`, { ...exchangeFor(issued, verifier), client_id: client.client_id })
+    )
+    expect(redeemed.status, redeemed.text).toBe(200)
+    return client.client_id as string
+  })
+  return { baseUrl, email, publicClient, confidential, authorizeUrl, validParams, code, usedClient }
 })
 
 describe("OAuth authorization server", () => {
@@ -198,6 +209,12 @@ describe("OAuth authorization server", () => {
           "invalid_redirect_uri"
         ],
         ["http on a public host", { ...good, redirect_uris: ["http://agent.example/cb"] }, "invalid_redirect_uri"],
+        [
+          "a loopback port above 65535",
+          { ...good, redirect_uris: ["http://127.0.0.1:99999/cb"] },
+          "invalid_redirect_uri"
+        ],
+        ["port 0", { ...good, redirect_uris: ["http://127.0.0.1:0/cb"] }, "invalid_redirect_uri"],
         ["not a URI", { ...good, redirect_uris: ["agent callback"] }, "invalid_redirect_uri"],
         ["relative URI", { ...good, redirect_uris: ["/cb"] }, "invalid_redirect_uri"],
         ["fragment", { ...good, redirect_uris: ["https://agent.example/cb#x"] }, "invalid_redirect_uri"],
@@ -274,9 +291,10 @@ describe("OAuth authorization server", () => {
           expect(page).toMatch(/<button[^>]*value="sign_in">Sign in<\/button>/)
           expect(page).toMatch(/<button[^>]*value="sign_up">Create account<\/button>/)
           const csrf = formFields(page, "sign_in").csrf
-          expect(csrf).toMatch(/^[A-Za-z0-9_-]{32}$/)
+          expect(csrf).toMatch(/^[A-Za-z0-9_-]{43}$/)
+          // The token is derived from the browser's cookie, never the cookie itself.
           const cookie = response.headers.getSetCookie().find((c) => c.startsWith("ribbon_csrf="))!
-          expect(cookie).toContain(`ribbon_csrf=${csrf}`)
+          expect(cookie).not.toContain(csrf)
           expect(cookie).toContain("HttpOnly")
           expect(cookie).toContain("SameSite=Lax")
 
@@ -330,15 +348,88 @@ describe("OAuth authorization server", () => {
         })
       )
 
+      it.effect("the CSRF token is bound to the browser and renewed at sign-in: old or foreign tokens get 403", () =>
+        Effect.gen(function* () {
+          const f = yield* fixture
+          const url = f.authorizeUrl(f.validParams(f.publicClient.client_id, verifierOf()))
+          const alice = new Browser()
+          const mallory = new Browser()
+          const alicePage = yield* Effect.promise(() => alice.request(url).then((r) => r.text()))
+          const malloryPage = yield* Effect.promise(() => mallory.request(url).then((r) => r.text()))
+          const aliceToken = formFields(alicePage, "sign_in").csrf!
+          expect(formFields(malloryPage, "sign_in").csrf).not.toBe(aliceToken)
+          const before = yield* counts
+
+          // Another browser's token is refused, even with a cookie of its own.
+          const foreign = yield* Effect.promise(() =>
+            mallory.submit(f.baseUrl, malloryPage, "sign_in", { email: f.email, password, csrf: aliceToken })
+          )
+          expect(foreign.status).toBe(403)
+          expect(yield* Effect.promise(() => foreign.text())).toContain("This form has expired")
+          expect(foreign.headers.getSetCookie().some((c) => c.startsWith("ribbon_session="))).toBe(false)
+
+          // Signing in issues a new token (and a new pre-sign-in cookie).
+          const signedIn = yield* Effect.promise(() =>
+            alice.submit(f.baseUrl, alicePage, "sign_in", { email: f.email, password })
+          )
+          expect(signedIn.status).toBe(200)
+          expect(signedIn.headers.getSetCookie().some((c) => c.startsWith("ribbon_csrf="))).toBe(true)
+          const consent = yield* Effect.promise(() => signedIn.text())
+          const renewed = formFields(consent, "allow").csrf!
+          expect(renewed).toMatch(/^[A-Za-z0-9_-]{43}$/)
+          expect(renewed).not.toBe(aliceToken)
+
+          // The token seen before sign-in no longer works, for any form.
+          for (const action of ["allow", "deny"]) {
+            const stale = yield* Effect.promise(() => alice.submit(f.baseUrl, consent, action, { csrf: aliceToken }))
+            expect(stale.status, action).toBe(403)
+            expect(stale.headers.get("location")).toBeNull()
+          }
+          const staleSignIn = yield* Effect.promise(() =>
+            alice.submit(f.baseUrl, alicePage, "sign_in", { email: f.email, password })
+          )
+          expect(staleSignIn.status).toBe(403)
+
+          // A signed-in browser's token does not work in another signed-in browser.
+          const malloryConsent = yield* Effect.promise(async () => {
+            const page = await mallory.request(url).then((r) => r.text())
+            return (await mallory.submit(f.baseUrl, page, "sign_in", { email: f.email, password })).text()
+          })
+          const crossed = yield* Effect.promise(() =>
+            mallory.submit(f.baseUrl, malloryConsent, "allow", { csrf: renewed })
+          )
+          expect(crossed.status).toBe(403)
+          const after = yield* counts
+          expect({ codes: after.codes, consents: after.consents }).toEqual({
+            codes: before.codes,
+            consents: before.consents
+          })
+
+          // The renewed token works.
+          const allowed = yield* Effect.promise(() => alice.submit(f.baseUrl, consent, "allow"))
+          expect(allowed.status).toBe(303)
+          expect(new URL(allowed.headers.get("location")!).searchParams.get("code")).toMatch(/^rbc_/)
+        })
+      )
+
       it.effect("remembered consent skips the page unless prompt=consent; prompt=login asks to sign in again", () =>
         Effect.gen(function* () {
           const f = yield* fixture
           const browser = new Browser()
-          const params = f.validParams(f.publicClient.client_id, verifierOf())
+          const verifier = verifierOf()
+          const params = f.validParams(f.publicClient.client_id, verifier)
           const first = yield* Effect.promise(() =>
             authorizeInBrowser(browser, f.baseUrl, f.authorizeUrl(params), { email: f.email, password, signUp: false })
           )
           expect(first.searchParams.get("code")).toMatch(/^rbc_/)
+          // Redeemed, so the client's errors (consent_required, login_required below) are redirected to it.
+          const redeemed = yield* Effect.promise(() =>
+            postForm(`${f.baseUrl}/oauth/token`, {
+              ...exchangeFor(first.searchParams.get("code")!, verifier),
+              client_id: f.publicClient.client_id
+            })
+          )
+          expect(redeemed.status).toBe(200)
           // Signed in, consent remembered: straight back with a code.
           const direct = yield* Effect.promise(() => browser.request(f.authorizeUrl(params)))
           expect(direct.status).toBe(302)
@@ -371,30 +462,49 @@ describe("OAuth authorization server", () => {
         })
       )
 
-      it.effect("sign-up refuses a taken e-mail (any case) and a short password, storing nothing", () =>
-        Effect.gen(function* () {
-          const f = yield* fixture
-          const browser = new Browser()
-          const page = yield* Effect.promise(() =>
-            browser.request(f.authorizeUrl(f.validParams(f.publicClient.client_id, verifierOf()))).then((r) => r.text())
-          )
-          const before = yield* counts
-          const taken = yield* Effect.promise(() =>
-            browser.submit(f.baseUrl, page, "sign_up", { email: f.email.toUpperCase(), password })
-          )
-          expect(taken.status).toBe(409)
-          expect(yield* Effect.promise(() => taken.text())).toContain("already exists")
-          const short = yield* Effect.promise(() =>
-            browser.submit(f.baseUrl, page, "sign_up", { email: "new@example.com", password: "short" })
-          )
-          expect(short.status).toBe(400)
-          const wrong = yield* Effect.promise(() =>
-            browser.submit(f.baseUrl, page, "sign_in", { email: f.email, password: "not the password" })
-          )
-          expect(wrong.status).toBe(401)
-          expect(wrong.headers.getSetCookie().some((c) => c.startsWith("ribbon_session="))).toBe(false)
-          expect(yield* counts).toEqual(before)
-        })
+      it.effect(
+        "sign-up refuses a taken e-mail (any case), a short or common password and the e-mail, storing nothing",
+        () =>
+          Effect.gen(function* () {
+            const f = yield* fixture
+            const browser = new Browser()
+            const page = yield* Effect.promise(() =>
+              browser
+                .request(f.authorizeUrl(f.validParams(f.publicClient.client_id, verifierOf())))
+                .then((r) => r.text())
+            )
+            const before = yield* counts
+            const taken = yield* Effect.promise(() =>
+              browser.submit(f.baseUrl, page, "sign_up", { email: f.email.toUpperCase(), password })
+            )
+            expect(taken.status).toBe(409)
+            expect(yield* Effect.promise(() => taken.text())).toContain("already exists")
+            const short = yield* Effect.promise(() =>
+              browser.submit(f.baseUrl, page, "sign_up", { email: "new@example.com", password: "short" })
+            )
+            expect(short.status).toBe(400)
+            for (const common of ["12345678", "password", "qwertyuiop"]) {
+              const refused = yield* Effect.promise(() =>
+                browser.submit(f.baseUrl, page, "sign_up", { email: "new@example.com", password: common })
+              )
+              expect(refused.status, common).toBe(400)
+              expect(yield* Effect.promise(() => refused.text())).toContain("password: Too common")
+            }
+            const ownAddress = yield* Effect.promise(() =>
+              browser.submit(f.baseUrl, page, "sign_up", {
+                email: "new.person@example.com",
+                password: "New.Person@example.com"
+              })
+            )
+            expect(ownAddress.status).toBe(400)
+            expect(yield* Effect.promise(() => ownAddress.text())).toContain("Must not be your e-mail address")
+            const wrong = yield* Effect.promise(() =>
+              browser.submit(f.baseUrl, page, "sign_in", { email: f.email, password: "not the password" })
+            )
+            expect(wrong.status).toBe(401)
+            expect(wrong.headers.getSetCookie().some((c) => c.startsWith("ribbon_session="))).toBe(false)
+            expect(yield* counts).toEqual(before)
+          })
       )
 
       // Errors about the client or the redirect URI are shown, never redirected.
@@ -409,7 +519,11 @@ describe("OAuth authorization server", () => {
             (p) => ({ ...p, redirect_uri: redirectUri.replace("callback", "Callback") })
           ],
           ["redirect_uri with an extra query", (p) => ({ ...p, redirect_uri: `${redirectUri}?x=1` })],
-          ["redirect_uri on another loopback host", (p) => ({ ...p, redirect_uri: "http://localhost:8765/callback" })]
+          ["redirect_uri on another loopback host", (p) => ({ ...p, redirect_uri: "http://localhost:8765/callback" })],
+          [
+            "redirect_uri with an impossible loopback port",
+            (p) => ({ ...p, redirect_uri: "http://127.0.0.1:99999/callback" })
+          ]
         ]
       for (const [name, change] of fatal) {
         it.effect(`${name} → 400 error page, no redirect`, () =>
@@ -445,6 +559,34 @@ describe("OAuth authorization server", () => {
         })
       )
 
+      it.effect("a loopback port above 65535 is refused on the error page before any code is made", () =>
+        Effect.gen(function* () {
+          const f = yield* fixture
+          const browser = new Browser()
+          const params = f.validParams(f.publicClient.client_id, verifierOf())
+          // Signed in with consent remembered: a good request would go straight back with a code.
+          yield* Effect.promise(() =>
+            authorizeInBrowser(browser, f.baseUrl, f.authorizeUrl(params), { email: f.email, password, signUp: false })
+          )
+          const before = yield* counts
+          const impossible = { ...params, redirect_uri: "http://127.0.0.1:99999/callback" }
+          const direct = yield* Effect.promise(() => browser.request(f.authorizeUrl(impossible)))
+          expect(direct.status).toBe(400)
+          expect(direct.headers.get("location")).toBeNull()
+          expect(yield* Effect.promise(() => direct.text())).toContain("impossible port (99999)")
+          // The consent form posted back with the impossible port: the same page, no code.
+          const consent = yield* Effect.promise(() =>
+            browser.request(f.authorizeUrl({ ...params, prompt: "consent" })).then((r) => r.text())
+          )
+          const allowed = yield* Effect.promise(() =>
+            browser.submit(f.baseUrl, consent, "allow", { redirect_uri: impossible.redirect_uri })
+          )
+          expect(allowed.status).toBe(400)
+          expect(allowed.headers.get("location")).toBeNull()
+          expect(yield* counts).toEqual(before)
+        })
+      )
+
       const redirected: ReadonlyArray<
         readonly [string, (p: Record<string, string>) => Record<string, string | undefined>, string]
       > = [
@@ -471,9 +613,10 @@ describe("OAuth authorization server", () => {
         it.effect(`${name} → redirected with error=${error}, state and iss`, () =>
           Effect.gen(function* () {
             const f = yield* fixture
+            const clientId = yield* f.usedClient
             const before = yield* counts
             const response = yield* Effect.promise(() =>
-              new Browser().request(f.authorizeUrl(change(f.validParams(f.publicClient.client_id, verifierOf()))))
+              new Browser().request(f.authorizeUrl(change(f.validParams(clientId, verifierOf()))))
             )
             expect(response.status).toBe(302)
             const back = new URL(response.headers.get("location")!)
@@ -484,7 +627,44 @@ describe("OAuth authorization server", () => {
             expect(yield* counts).toEqual(before)
           })
         )
+
+        // RFC 9700 §4.11.2: a registered client that never redeemed a code is not trusted with redirects.
+        it.effect(`${name}, from a client that never redeemed a code → 400 error page, no redirect`, () =>
+          Effect.gen(function* () {
+            const f = yield* fixture
+            const before = yield* counts
+            const response = yield* Effect.promise(() =>
+              new Browser().request(f.authorizeUrl(change(f.validParams(f.publicClient.client_id, verifierOf()))))
+            )
+            expect(response.status).toBe(400)
+            expect(response.headers.get("location")).toBeNull()
+            expect(yield* Effect.promise(() => response.text())).toContain("cannot be used")
+            expect(yield* counts).toEqual(before)
+          })
+        )
       }
+
+      it.effect("prompt=none from a client that never redeemed a code: login_required is shown, not redirected", () =>
+        Effect.gen(function* () {
+          const f = yield* fixture
+          const params = { ...f.validParams(f.publicClient.client_id, verifierOf()), prompt: "none" }
+          const fresh = yield* Effect.promise(() => new Browser().request(f.authorizeUrl(params)))
+          expect(fresh.status).toBe(400)
+          expect(fresh.headers.get("location")).toBeNull()
+          expect(yield* Effect.promise(() => fresh.text())).toContain("not signed in")
+          // Deny still goes back: the consent page named where the user would be sent.
+          const browser = new Browser()
+          const page = yield* Effect.promise(() =>
+            browser.request(f.authorizeUrl({ ...params, prompt: undefined })).then((r) => r.text())
+          )
+          const consent = yield* Effect.promise(() =>
+            browser.submit(f.baseUrl, page, "sign_in", { email: f.email, password }).then((r) => r.text())
+          )
+          const denied = yield* Effect.promise(() => browser.submit(f.baseUrl, consent, "deny"))
+          expect(denied.status).toBe(303)
+          expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied")
+        })
+      )
     })
 
     describe("token endpoint", () => {

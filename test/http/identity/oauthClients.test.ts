@@ -73,6 +73,13 @@ describe("OAuth with real clients", () => {
           code_challenge_method: "S256",
           resource: baseUrl
         }).toString()
+        // A client that has not redeemed a code yet: its errors are shown on Ribbon's page, not redirected.
+        const early = new URL(authorizeUrl)
+        early.searchParams.set("scope", "profile admin")
+        const shown = await new Browser().request(early.toString())
+        expect(shown.status).toBe(400)
+        expect(shown.headers.get("location")).toBeNull()
+
         const callback = await authorizeInBrowser(new Browser(), baseUrl, authorizeUrl.toString(), {
           email: "ada@example.com",
           password: "analytical engine",
@@ -192,6 +199,20 @@ describe("OAuth with real clients", () => {
           await oauth.introspectionRequest(as, client, clientAuth, second.access_token, insecure)
         )
         expect(gone.active).toBe(false)
+
+        // The client has redeemed a code, so an error now goes back to it (RFC 9700 §4.11.2) as oauth4webapi
+        // expects it: `error` with `state` and `iss`.
+        authorizeUrl.searchParams.set("scope", "profile admin")
+        const refused = await new Browser().request(authorizeUrl.toString())
+        expect(refused.status).toBe(302)
+        let error: unknown
+        try {
+          oauth.validateAuthResponse(as, client, new URL(refused.headers.get("location")!), state)
+        } catch (e) {
+          error = e
+        }
+        expect(error).toBeInstanceOf(oauth.AuthorizationResponseError)
+        expect((error as oauth.AuthorizationResponseError).error).toBe("invalid_scope")
       })
     )
 

@@ -55,7 +55,7 @@ describe("OAuth rate limits", () => {
         yield* travel.advance("1 minute")
         expect((yield* register(baseUrl)).status).toBe(201)
 
-        // The token endpoint counts per client, whatever the outcome of the request.
+        // The token endpoint counts an authenticated client (a public one per source), whatever the grant's outcome.
         const token = (clientId: string) =>
           Effect.promise(() =>
             fetch(`${baseUrl}/oauth/token`, {

@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { redirectUriMatches, redirectUriProblem, s256 } from "../../../src/services/identity/OAuth.js"
@@ -23,7 +24,11 @@ describe("OAuth helpers", () => {
       ["http://localhost/cb", "http://localhost:3000/cb", true],
       ["http://localhost/cb", "http://127.0.0.1/cb", false],
       ["http://127.0.0.1/cb", "http://127.0.0.1:80/cb/", false],
-      ["http://127.0.0.1/cb", "http://127.0.0.1.evil.example/cb", false]
+      ["http://127.0.0.1/cb", "http://127.0.0.1.evil.example/cb", false],
+      // A port no redirect can go to is no variant.
+      ["http://127.0.0.1:8080/cb", "http://127.0.0.1:99999/cb", false],
+      ["http://127.0.0.1:8080/cb", "http://127.0.0.1:0/cb", false],
+      ["http://127.0.0.1:8080/cb", "http://127.0.0.1:65535/cb", true]
     ]
     for (const [registered, requested, expected] of cases) {
       expect(redirectUriMatches(registered, requested), `${registered} vs ${requested}`).toBe(expected)
@@ -40,10 +45,13 @@ describe("OAuth helpers", () => {
       "https://user:pw@a.example/cb",
       "com.example.app:/cb",
       "/relative",
-      "http://127.0.0.2/cb"
+      "http://127.0.0.2/cb",
+      "http://127.0.0.1:0/cb",
+      "https://a.example:70000/cb"
     ]) {
       expect(redirectUriProblem(bad), bad).toBeDefined()
     }
+    expect(redirectUriProblem("http://127.0.0.1:99999/cb")).toContain("impossible port (99999)")
   })
 })
 
@@ -73,6 +81,30 @@ describe("Users and SigningKeys", () => {
         expect(user.email).toBe("Mixed@Example.com")
         expect((yield* users.ensureDemoUser()).created).toBe(true)
         expect((yield* users.ensureDemoUser()).created).toBe(false)
+      })
+    )
+
+    it.effect("refuses common passwords (any case) and the e-mail address as a password, storing nothing", () =>
+      Effect.gen(function* () {
+        const users = yield* Users
+        const refused = (email: string, password: string) =>
+          Effect.map(Effect.flip(users.create({ email, password })), (e) => e.message)
+        for (const common of ["12345678", "password", "qwertyuiop", "Password1", "ILOVEYOU", "iloveyou1"]) {
+          expect(yield* refused("common@example.com", common), common).toMatch(/^password: Too common/)
+        }
+        expect(yield* refused("Grace.Hopper@example.com", "grace.hopper@EXAMPLE.com")).toBe(
+          "password: Must not be your e-mail address"
+        )
+        expect(yield* refused("grace.hopper@example.com", "Grace.Hopper")).toBe(
+          "password: Must not be your e-mail address"
+        )
+        const sql = yield* SqlClient.SqlClient
+        const stored = yield* sql<{ n: number }>`
+          SELECT count(*)::int AS n FROM users WHERE lower(email) IN ('common@example.com', 'grace.hopper@example.com')`
+        expect(stored[0]!.n).toBe(0)
+        // A password that is on no list and is not the address is fine.
+        const user = yield* users.create({ email: "grace.hopper@example.com", password: "grace hopper's compiler" })
+        expect(user.email).toBe("grace.hopper@example.com")
       })
     )
 
