@@ -1,9 +1,10 @@
 import { NodeSdk } from "@effect/opentelemetry"
 import { type HttpApp, HttpMiddleware, HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { type Attributes, SpanKind } from "@opentelemetry/api"
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
-import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base"
 import { Context, Duration, Effect, Layer, Option, Tracer } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
 import { AppConfig } from "./Config.js"
@@ -34,9 +35,12 @@ export const telemetryLayer = (options: TelemetryOptions) =>
         serviceVersion: packageJson.version,
         attributes: { "deployment.environment.name": options.environment }
       },
-      spanProcessor: new BatchSpanProcessor(new OTLPTraceExporter({ url: `${options.endpoint}/v1/traces` }), {
-        scheduledDelayMillis: Duration.toMillis(options.traceExportDelay ?? "1 second")
-      }),
+      spanProcessor: new BatchSpanProcessor(
+        redactingExporter(new OTLPTraceExporter({ url: `${options.endpoint}/v1/traces` })),
+        {
+          scheduledDelayMillis: Duration.toMillis(options.traceExportDelay ?? "1 second")
+        }
+      ),
       metricReader: new PeriodicExportingMetricReader({
         exporter: new OTLPMetricExporter({ url: `${options.endpoint}/v1/metrics` }),
         exportIntervalMillis: metricInterval,
@@ -69,39 +73,89 @@ const otelSpanOf = (span: Tracer.Span): { readonly updateName: (name: string) =>
     : undefined
 }
 
-/** Query parameters whose values never reach a trace: the hosted payment page's `t`, codes, tokens, secrets. */
-const sensitiveParameter = /^(t|code)$|token|secret|password|signature/i
+/**
+ * Query parameters whose values never reach a trace: the hosted payment page's `t`, OAuth's `code` and
+ * `state`, and any name that reads like a credential.
+ */
+const sensitiveParameter = /^(t|code|state)$|token|secret|pass|key|auth|sig|session|credential/i
 
-/** The URL with sensitive query values replaced by `REDACTED`; `undefined` when nothing needed hiding. */
-export const redactQuery = (url: string): string | undefined => {
-  const start = url.indexOf("?")
-  if (start === -1) return undefined
-  let redacted = false
-  const query = url
-    .slice(start + 1)
-    .split("&")
-    .map((pair) => {
-      const equals = pair.indexOf("=")
-      if (equals === -1 || !sensitiveParameter.test(pair.slice(0, equals))) return pair
-      redacted = true
-      return `${pair.slice(0, equals)}=REDACTED`
-    })
-    .join("&")
-  return redacted ? `${url.slice(0, start)}?${query}` : undefined
-}
+/** A `name=value` pair of a URL's query, wherever a URL appears in a text: after its `?` or an `&`. */
+const queryPair = /([?&])([^=&#?\s"'<>]+)=([^&#\s"'<>]*)/g
 
-/** Rewrites the URL attributes the platform's tracer recorded verbatim (`url.full`, `url.query`, the Referer). */
-const redactUrls = (span: Tracer.Span) => {
-  const full = span.attributes.get("url.full")
-  const redactedFull = typeof full === "string" ? redactQuery(full) : undefined
-  if (redactedFull !== undefined) {
-    span.attribute("url.full", redactedFull)
-    span.attribute("url.query", redactedFull.slice(redactedFull.indexOf("?") + 1))
+const decodedName = (name: string) => {
+  try {
+    return decodeURIComponent(name.replaceAll("+", " "))
+  } catch {
+    return name
   }
-  const referer = span.attributes.get("http.request.header.referer")
-  const redactedReferer = typeof referer === "string" ? redactQuery(referer) : undefined
-  if (redactedReferer !== undefined) span.attribute("http.request.header.referer", redactedReferer)
 }
+
+/**
+ * `text` with the values of the query parameters of any URL in it replaced by `REDACTED`: the sensitive
+ * ones (`sensitiveParameter`), or with `all` every one.
+ */
+const redactQueries = (text: string, all = false): string =>
+  text.includes("=")
+    ? text.replace(queryPair, (pair, separator: string, name: string, value: string) =>
+        value !== "" && (all || sensitiveParameter.test(decodedName(name))) ? `${separator}${name}=REDACTED` : pair
+      )
+    : text
+
+const redactAttributes = (attributes: Attributes, all: boolean): Attributes => {
+  const redacted: Attributes = {}
+  for (const [key, value] of Object.entries(attributes)) {
+    redacted[key] =
+      typeof value !== "string"
+        ? value
+        : // The one URL attribute without its `?`.
+          key === "url.query"
+          ? redactQueries(`?${value}`, all).slice(1)
+          : redactQueries(value, all)
+  }
+  return redacted
+}
+
+/**
+ * The span as it may leave the process: query values redacted from every text it carries (attributes,
+ * event attributes such as an exception's message, the status message). That covers the URL attributes
+ * the platform records verbatim (`url.full`, `url.query`, the Referer, a `Location` with an authorization
+ * code) and any URL quoted in an error. A client span's URL is one somebody else chose (an agent's
+ * callback URL), whose parameters' names say nothing, so every value of its queries goes.
+ */
+const redactSpan = (span: ReadableSpan): ReadableSpan => {
+  const all = span.kind === SpanKind.CLIENT
+  return {
+    name: span.name,
+    kind: span.kind,
+    spanContext: () => span.spanContext(),
+    ...(span.parentSpanContext === undefined ? {} : { parentSpanContext: span.parentSpanContext }),
+    startTime: span.startTime,
+    endTime: span.endTime,
+    status:
+      span.status.message === undefined
+        ? span.status
+        : { ...span.status, message: redactQueries(span.status.message, all) },
+    attributes: redactAttributes(span.attributes, all),
+    links: span.links,
+    events: span.events.map((event) =>
+      event.attributes === undefined ? event : { ...event, attributes: redactAttributes(event.attributes, all) }
+    ),
+    duration: span.duration,
+    ended: span.ended,
+    resource: span.resource,
+    instrumentationScope: span.instrumentationScope,
+    droppedAttributesCount: span.droppedAttributesCount,
+    droppedEventsCount: span.droppedEventsCount,
+    droppedLinksCount: span.droppedLinksCount
+  }
+}
+
+/** Every span goes through `redactSpan` on its way out: the one place secrets are kept out of traces. */
+const redactingExporter = (exporter: SpanExporter): SpanExporter => ({
+  export: (spans, done) => exporter.export(spans.map(redactSpan), done),
+  shutdown: () => exporter.shutdown(),
+  forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve()
+})
 
 /**
  * Finishes each request's server span, for `HttpApiBuilder.serve(...)` (it runs inside the span):
@@ -109,8 +163,8 @@ const redactUrls = (span: Tracer.Span) => {
  *   the service and SQL spans under /ready do not turn up as stray root traces;
  * - the server span carries `http.request.id` (the `X-Request-Id` response header), so a request is
  *   found from its header;
- * - the server span is renamed `{method} {route}` (`GET /v1/orders/:id`) once the router has matched;
- * - sensitive query values (`/pay/{id}?t=…`) in `url.full`, `url.query` and the Referer header are redacted.
+ * - the server span is renamed `{method} {route}` (`GET /v1/orders/:id`) once the router has matched.
+ * Its secrets (`/pay/{id}?t=…`, a redirect's authorization code) are redacted on export (`redactSpan`).
  */
 export const traceRequests = HttpMiddleware.make(<E, R>(app: HttpApp.Default<E, R>) =>
   Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>(
@@ -122,7 +176,6 @@ export const traceRequests = HttpMiddleware.make(<E, R>(app: HttpApp.Default<E, 
       }
       const span = Context.getOrElse(context, Tracer.ParentSpan, () => undefined)
       if (span?._tag !== "Span" || span.kind !== "server") return app
-      redactUrls(span)
       return Effect.tap(app, (response) => {
         const requestId = response.headers["x-request-id"]
         if (requestId !== undefined) span.attribute("http.request.id", requestId)

@@ -1,7 +1,8 @@
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { createHash, randomBytes } from "node:crypto"
+import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Layer, Metric, Schema } from "effect"
+import { ConfigProvider, Context, Effect, Either, Layer, Metric, Schema } from "effect"
 import { Api } from "../../src/http/Api.js"
 import { httpServerRequestDuration, httpServerRequests, requestLabels } from "../../src/http/Metrics.js"
 import { AppConfig } from "../../src/layers/Config.js"
@@ -9,35 +10,61 @@ import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
 import { HandlersLive, ServicesLive } from "../../src/layers/Server.js"
 import { TelemetryLive, telemetryLayer } from "../../src/layers/Telemetry.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
+import { OutboundHttp, OutboundPolicy } from "../../src/services/platform/OutboundHttp.js"
 import { RateLimits } from "../../src/services/platform/RateLimits.js"
 import { Signals } from "../../src/services/platform/Signals.js"
+import { authorizeInBrowser, Browser } from "../support/auth.js"
 import { TestDatabase } from "../support/database.js"
 import { get, type RawResponse, serveForTest, TestSettingsLive, testPublicUrl } from "../support/http.js"
 import { OtlpReceiver, type ReceivedMetricPoint, type ReceivedSpan, SpanKind } from "../support/otlp.js"
+import { certificate, httpsReceiver } from "../support/receiver.js"
 
-// A traced route that runs SQL through a service method, beside the real /health and /ready.
-const ItemsApi = HttpApiGroup.make("items").add(
-  HttpApiEndpoint.get("count", "/fixture/items/:kind")
-    .setPath(Schema.Struct({ kind: Schema.String }))
-    .addSuccess(Schema.Struct({ kind: Schema.String, migrations: Schema.Int }))
-)
+// A traced route that runs SQL through a service method, and one that makes an outbound callback, beside
+// the real API (/health, /ready, the OAuth pages).
+const ItemsApi = HttpApiGroup.make("items")
+  .add(
+    HttpApiEndpoint.get("count", "/fixture/items/:kind")
+      .setPath(Schema.Struct({ kind: Schema.String }))
+      .addSuccess(Schema.Struct({ kind: Schema.String, migrations: Schema.Int }))
+  )
+  .add(
+    HttpApiEndpoint.get("callback", "/fixture/callback/:target")
+      .setPath(Schema.Struct({ target: Schema.Literal("receiver", "refused") }))
+      .addSuccess(Schema.Struct({ outcome: Schema.String }))
+  )
 
 const FixtureApi = Api.add(ItemsApi)
+
+/** The callback URLs of the fixture, as an agent would give them: with a secret in their query. */
+class CallbackUrls extends Context.Tag("test/CallbackUrls")<
+  CallbackUrls,
+  { readonly receiver: string; readonly refused: string }
+>() {}
 
 class FixtureCatalog extends Effect.Service<FixtureCatalog>()("test/FixtureCatalog", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const http = yield* OutboundHttp
+    const urls = yield* CallbackUrls
     const count = Effect.fn("FixtureCatalog.count")(function* (kind: string) {
       const rows = yield* sql<{ migrations: number }>`
         SELECT count(*)::int AS migrations FROM effect_sql_migrations`.pipe(Effect.orDie)
       return { kind, migrations: rows[0]?.migrations ?? 0 }
     })
-    return { count } as const
+    const callback = Effect.fn("FixtureCatalog.callback")(function* (target: "receiver" | "refused") {
+      const sent = yield* Effect.either(http.post(urls[target], { body: "{}", headers: {} }))
+      return { outcome: Either.isRight(sent) ? `HTTP ${sent.right.status}` : sent.left._tag }
+    })
+    return { count, callback } as const
   })
 }) {}
 
 const ItemsLive = HttpApiBuilder.group(FixtureApi, "items", (handlers) =>
-  Effect.map(FixtureCatalog, (catalog) => handlers.handle("count", ({ path }) => catalog.count(path.kind)))
+  Effect.map(FixtureCatalog, (catalog) =>
+    handlers
+      .handle("count", ({ path }) => catalog.count(path.kind))
+      .handle("callback", ({ path }) => catalog.callback(path.target))
+  )
 )
 
 const FixtureLive = HttpApiBuilder.api(FixtureApi).pipe(Layer.provide([HandlersLive, ItemsLive]))
@@ -46,6 +73,49 @@ const itemsRoute = "/fixture/items/:kind"
 
 /** A stand-in for the hosted payment page's single-purpose token, which must never reach a trace. */
 const paymentToken = "pay-token-4f9a1c"
+
+/** The `state` a client sends to the authorize endpoint: it comes back in the redirect, never in a trace. */
+const oauthState = "state-7c41e9d2"
+
+/** A secret an agent put in its callback URL's query. */
+const callbackSecret = "cb-secret-93a0f5"
+
+/**
+ * Goes through the authorize pages of the server at `baseUrl` as a new user, for a fresh public client:
+ * the URL the browser is sent back to, with the authorization code and `state`.
+ */
+const authorizeRedirect = (baseUrl: string) =>
+  Effect.promise(async () => {
+    const registration = await fetch(`${baseUrl}/oauth/register`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        client_name: "Traced agent",
+        redirect_uris: ["http://127.0.0.1:8765/callback"],
+        token_endpoint_auth_method: "none"
+      })
+    })
+    if (registration.status !== 201)
+      throw new Error(`registration: ${registration.status} ${await registration.text()}`)
+    const { client_id } = (await registration.json()) as { readonly client_id: string }
+    const verifier = randomBytes(32).toString("base64url")
+    const authorize = new URL(`${baseUrl}/oauth/authorize`)
+    for (const [name, value] of Object.entries({
+      response_type: "code",
+      client_id,
+      redirect_uri: "http://127.0.0.1:8765/callback",
+      scope: "profile",
+      state: oauthState,
+      code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+      code_challenge_method: "S256"
+    }))
+      authorize.searchParams.set(name, value)
+    return authorizeInBrowser(new Browser(), baseUrl, authorize.toString(), {
+      email: `traced-${randomBytes(4).toString("hex")}@example.com`,
+      password: "a traced password",
+      signUp: true
+    })
+  })
 
 /** The in-process request counter for one label set. */
 const requestsCounted = (method: string, route: string | undefined, status: number) =>
@@ -65,6 +135,11 @@ class Observed extends Context.Tag("test/Observed")<
     readonly metrics: ReadonlyArray<ReceivedMetricPoint>
     readonly problems: ReadonlyArray<string>
     readonly responses: Readonly<Record<"health" | "ready" | "items" | "secret" | "missing", RawResponse>>
+    /** Where the authorize pages sent the browser back to (the client's redirect URI, with the code). */
+    readonly redirect: URL
+    /** What the fixture's callbacks came to, and the requests the receiver got. */
+    readonly callbacks: Readonly<Record<"receiver" | "refused", string>>
+    readonly receivedPaths: ReadonlyArray<string>
     /** In-process counter increments during the run, per request. */
     readonly counted: Readonly<Record<"health" | "ready" | "items" | "missing", number>>
   }
@@ -79,6 +154,11 @@ const ObservedLive = Layer.scoped(
   Observed,
   Effect.gen(function* () {
     const receiver = yield* OtlpReceiver
+    const callbackReceiver = yield* httpsReceiver()
+    const callbackUrls = CallbackUrls.of({
+      receiver: callbackReceiver.url(`/hook?k=${callbackSecret}&agent=a-1`),
+      refused: `http://127.0.0.1:9/hook?k=${callbackSecret}`
+    })
     const telemetry = telemetryLayer({
       endpoint: receiver.endpoint,
       environment: "test",
@@ -86,7 +166,14 @@ const ObservedLive = Layer.scoped(
       metricExportInterval: "1 hour"
     })
     const server = serveForTest(FixtureLive).pipe(
-      Layer.provide(FixtureCatalog.Default),
+      Layer.provide(
+        FixtureCatalog.Default.pipe(
+          // Fresh: the server's own OutboundHttp (Webhooks) does not trust the receiver's certificate.
+          Layer.provide(Layer.fresh(OutboundHttp.Default)),
+          Layer.provide(OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [certificate.cert] })),
+          Layer.provide(Layer.succeed(CallbackUrls, callbackUrls))
+        )
+      ),
       Layer.provide([ServicesLive, RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))]),
       Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess, TestSettingsLive]),
       Layer.provide(telemetry),
@@ -99,14 +186,25 @@ const ObservedLive = Layer.scoped(
       missing: requestsCounted("GET", undefined, 404)
     })
     const before = yield* counters
-    const responses = yield* Effect.all({
-      health: get("/health"),
-      ready: get("/ready"),
-      items: get("/fixture/items/gifts"),
-      secret: get(`/fixture/items/cards?t=${paymentToken}&page=2`, {
-        referer: `http://shop.test/pay/1?t=${paymentToken}`
-      }),
-      missing: get("/no/such/route")
+    const { responses, redirect, callbacks } = yield* Effect.gen(function* () {
+      const address = (yield* HttpServer.HttpServer).address
+      if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("the test server has no TCP address")
+      return {
+        responses: yield* Effect.all({
+          health: get("/health"),
+          ready: get("/ready"),
+          items: get("/fixture/items/gifts"),
+          secret: get(`/fixture/items/cards?t=${paymentToken}&page=2`, {
+            referer: `http://shop.test/pay/1?t=${paymentToken}`
+          }),
+          missing: get("/no/such/route")
+        }),
+        redirect: yield* authorizeRedirect(`http://127.0.0.1:${address.port}`),
+        callbacks: {
+          receiver: (yield* get("/fixture/callback/receiver")).body.outcome as string,
+          refused: (yield* get("/fixture/callback/refused")).body.outcome as string
+        }
+      }
     }).pipe(Effect.provide(server))
     const after = yield* counters
     return {
@@ -114,6 +212,9 @@ const ObservedLive = Layer.scoped(
       metrics: receiver.metrics(),
       problems: receiver.problems(),
       responses,
+      redirect,
+      callbacks,
+      receivedPaths: callbackReceiver.received.map((request) => request.path),
       counted: {
         health: after.health - before.health,
         ready: after.ready - before.ready,
@@ -250,6 +351,53 @@ describe("telemetry over OTLP/HTTP", () => {
           (span) => span.name !== "http.client GET" && JSON.stringify(span.attributes).includes(paymentToken)
         )
         expect(leaks).toEqual([])
+      })
+    )
+
+    it.effect("an authorize redirect's span carries its Location without the code or state values", () =>
+      Effect.gen(function* () {
+        const { spans, redirect } = yield* Observed
+        const code = redirect.searchParams.get("code")
+        expect(code).toMatch(/^rbc_/)
+        expect(redirect.searchParams.get("state")).toBe(oauthState)
+        const redirects = spans.filter(
+          (span) =>
+            span.kind === SpanKind.server &&
+            span.attributes["url.path"] === "/oauth/authorize" &&
+            span.attributes["http.response.status_code"] === 303
+        )
+        expect(redirects).toHaveLength(1)
+        const location = new URL(String(redirects[0]!.attributes["http.response.header.location"]))
+        expect(location.origin + location.pathname).toBe("http://127.0.0.1:8765/callback")
+        expect(location.searchParams.get("code")).toBe("REDACTED")
+        expect(location.searchParams.get("state")).toBe("REDACTED")
+        expect(location.searchParams.get("iss")).toBe(redirect.searchParams.get("iss"))
+        // The state of the first request's URL too, and the code nowhere.
+        const leaks = spans.filter((span) =>
+          [code!, oauthState].some((secret) => JSON.stringify(span).includes(secret))
+        )
+        expect(leaks).toEqual([])
+      })
+    )
+
+    it.effect("an outbound callback's client span keeps its URL without the query's values", () =>
+      Effect.gen(function* () {
+        const { spans, callbacks, receivedPaths } = yield* Observed
+        expect(callbacks).toEqual({ receiver: "HTTP 204", refused: "OutboundRefused" })
+        // The receiver got the URL as the agent gave it.
+        expect(receivedPaths).toEqual([`/hook?k=${callbackSecret}&agent=a-1`])
+        const posts = spans.filter((span) => span.name === "OutboundHttp.post")
+        expect(posts.map((span) => span.kind)).toEqual([SpanKind.client, SpanKind.client])
+        const fulls = posts.map((span) => span.attributes["url.full"])
+        expect(fulls).toContainEqual(
+          expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+\/hook\?k=REDACTED&agent=REDACTED$/)
+        )
+        expect(fulls).toContain("http://127.0.0.1:9/hook?k=REDACTED")
+        // The refusal's error quotes the URL, redacted as well.
+        const refused = posts.find((span) => span.statusMessage !== undefined)
+        expect(refused?.statusMessage).toContain("http://127.0.0.1:9/hook?k=REDACTED")
+        expect(refused?.events.map((event) => event.name)).toContain("exception")
+        expect(spans.filter((span) => JSON.stringify(span).includes(callbackSecret))).toEqual([])
       })
     )
 

@@ -25,6 +25,10 @@ export interface ReceivedSpan {
   /** OTLP `SpanKind`: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
   readonly kind: number
   readonly attributes: Readonly<Record<string, unknown>>
+  /** The span's events (an exception is one), with their attributes. */
+  readonly events: ReadonlyArray<{ readonly name: string; readonly attributes: Readonly<Record<string, unknown>> }>
+  /** The status message, when there is one (a failed span's error). */
+  readonly statusMessage: string | undefined
   readonly resource: Readonly<Record<string, unknown>>
   readonly scope: string
 }
@@ -75,6 +79,8 @@ interface ExportTraceServiceRequest {
         readonly name: string
         readonly kind: number
         readonly attributes?: ReadonlyArray<KeyValue>
+        readonly events?: ReadonlyArray<{ readonly name: string; readonly attributes?: ReadonlyArray<KeyValue> }>
+        readonly status?: { readonly message?: string }
       }>
     }>
   }>
@@ -127,6 +133,11 @@ const spansOf = (request: ExportTraceServiceRequest): Array<ReceivedSpan> =>
           name: span.name,
           kind: span.kind,
           attributes: attributesOf(span.attributes),
+          events: (span.events ?? []).map((event) => ({
+            name: event.name,
+            attributes: attributesOf(event.attributes)
+          })),
+          statusMessage: span.status?.message === "" ? undefined : span.status?.message,
           resource: attributesOf(resource?.attributes),
           scope: scope?.name ?? ""
         })

@@ -27,6 +27,12 @@ export const PayForm = Schema.Struct({
 /** The statuses of the pages for a bad form, and for unknown, paid, expired and cancelled links (`payProblems`). */
 const problemPages = showsErrorPages([400, 404, 409, 410])
 
+/**
+ * The payment form's answers besides: the form again after a declined card (402) or invalid card details
+ * (422), or after too many declines, untried, with `Retry-After` (429).
+ */
+const paymentPages = showsErrorPages([400, 402, 404, 409, 410, 422, 429])
+
 export class PayApi extends HttpApiGroup.make("pay")
   .add(
     HttpApiEndpoint.get("payPage", "/pay/:checkoutId")
@@ -42,7 +48,7 @@ export class PayApi extends HttpApiGroup.make("pay")
       .setPayload(HttpApiSchema.withEncoding(PayForm, { kind: "UrlParams" }))
       .addSuccess(Html)
       .annotate(OpenApi.Summary, "The card form of the payment page")
-      .annotate(OpenApi.Transform, problemPages)
+      .annotate(OpenApi.Transform, paymentPages)
   )
   .add(
     HttpApiEndpoint.get("payEvents", "/pay/:checkoutId/events")

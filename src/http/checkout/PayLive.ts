@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { parsePhoneNumber } from "libphonenumber-js/min"
 import { eventTypes } from "../../domain/checkout/Checkout.js"
@@ -28,6 +28,12 @@ const page = (render: (nonce: string) => string, status = 200) => {
 }
 
 const problem = (kind: PayProblemKind) => page((nonce) => payProblemPage(kind, { nonce }), payProblems[kind].status)
+
+/** The page's words for a pause in payments after too many declines (`PayFormState.paused`). */
+const pauseOf = (resumesAt: Date, now: number) => ({
+  until: resumesAt.toISOString(),
+  minutes: Math.max(1, Math.ceil((resumesAt.getTime() - now) / 60_000))
+})
 
 const regionNames = new Intl.DisplayNames(["en"], { type: "region", fallback: "none" })
 
@@ -129,7 +135,19 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
             }
             case "Declined": {
               const view = viewOf(outcome.row, outcome.items, payload.t)
-              return page((nonce) => payPage(view, { values, declineMessage: outcome.message }, { nonce }), 402)
+              const now = yield* Clock.currentTimeMillis
+              const paused = Option.getOrUndefined(Option.map(outcome.resumesAt, (at) => pauseOf(at, now)))
+              return page((nonce) => payPage(view, { values, declineMessage: outcome.message, paused }, { nonce }), 402)
+            }
+            case "Paused": {
+              const view = viewOf(outcome.row, outcome.items, payload.t)
+              const now = yield* Clock.currentTimeMillis
+              const paused = pauseOf(outcome.resumesAt, now)
+              return HttpServerResponse.setHeader(
+                page((nonce) => payPage(view, { values, paused }, { nonce }), 429),
+                "retry-after",
+                String(Math.max(1, Math.ceil((outcome.resumesAt.getTime() - now) / 1000)))
+              )
             }
             case "Paid":
               return statusPage(outcome.row, outcome.items, payload.t)

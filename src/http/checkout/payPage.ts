@@ -130,6 +130,11 @@ export interface PayFormState {
   readonly fieldErrors?: ReadonlyArray<CardFieldError> | undefined
   /** `PaymentDeclined.message`. */
   readonly declineMessage?: string | undefined
+  /**
+   * The checkout takes no payment for a while after too many declines: until when (ISO 8601), and how many
+   * minutes from now (rounded up). Without `declineMessage`, this submission was refused untried.
+   */
+  readonly paused?: { readonly until: string; readonly minutes: number } | undefined
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -238,10 +243,18 @@ const fieldHtml = (spec: FieldSpec, state: PayFormState) => {
 
 const fieldById = (field: CardField) => fields.find((f) => f.field === field)!
 
+const pauseParagraphs = (paused: NonNullable<PayFormState["paused"]>, tried: boolean) => {
+  const minutes = `${paused.minutes} ${paused.minutes === 1 ? "minute" : "minutes"}`
+  const wait = `<p>Too many payments were declined for this checkout. You can try again in ${minutes}, after ${timeElement(paused.until)}.</p>`
+  return tried ? wait : `${wait}<p>This payment was not attempted: your card was not charged.</p>`
+}
+
 const alerts = (state: PayFormState) => {
   const parts: Array<string> = []
-  if (state.declineMessage !== undefined) {
-    parts.push(`<div class="error" role="alert" id="pay-decline"><p>${escapeHtml(state.declineMessage)}</p></div>`)
+  if (state.declineMessage !== undefined || state.paused !== undefined) {
+    const declined = state.declineMessage === undefined ? "" : `<p>${escapeHtml(state.declineMessage)}</p>`
+    const paused = state.paused === undefined ? "" : pauseParagraphs(state.paused, state.declineMessage !== undefined)
+    parts.push(`<div class="error" role="alert" id="pay-decline">${declined}${paused}</div>`)
   }
   const errors = state.fieldErrors ?? []
   if (errors.length > 0) {

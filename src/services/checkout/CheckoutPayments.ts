@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Either, Option } from "effect"
 import { paymentClosed } from "../../domain/checkout/CheckoutMachine.js"
+import { paymentsResumeAt } from "../../domain/checkout/PaymentAttempts.js"
 import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
 import { type CardFieldError, type CardInput, Payments, validateCard } from "../simulators/Payments.js"
 import { Checkouts } from "./Checkouts.js"
@@ -22,6 +23,14 @@ export type PaymentOutcome = Data.TaggedEnum<{
     readonly row: CheckoutRecord
     readonly items: ReadonlyArray<CheckoutItemRecord>
     readonly message: string
+    /** When this decline was one too many: the checkout takes payments again at this instant. */
+    readonly resumesAt: Option.Option<Date>
+  }
+  /** Too many declined payments: this one was refused before the card was tried. */
+  Paused: {
+    readonly row: CheckoutRecord
+    readonly items: ReadonlyArray<CheckoutItemRecord>
+    readonly resumesAt: Date
   }
   Paid: { readonly row: CheckoutRecord; readonly items: ReadonlyArray<CheckoutItemRecord> }
 }>
@@ -39,7 +48,10 @@ export interface PaymentRequest {
 /**
  * Payments on the hosted page (DESIGN.md §4.5; docs/checkout.md "Placement"): the checkout's row stays locked
  * while the card is charged, so two submissions cannot both pay; a paid checkout is then placed at once on
- * this instance (`Placement.payThenPlace`), which also bounds the payments in flight.
+ * this instance (`Placement.payThenPlace`), which also bounds the payments in flight. A declined card is
+ * recorded in the same transaction, and after too many declines the card is not tried until a wait has
+ * passed (src/domain/checkout/PaymentAttempts.ts): the declines are counted under the lock, so concurrent
+ * submissions cannot slip past the limit.
  */
 export class CheckoutPayments extends Effect.Service<CheckoutPayments>()("CheckoutPayments", {
   dependencies: [Checkouts.Default, Events.Default, Payments.Default, Placement.Default],
@@ -59,6 +71,12 @@ export class CheckoutPayments extends Effect.Service<CheckoutPayments>()("Checko
           const { row, items } = found.value
           const problem = paymentClosed(row, request.submittedAt)
           if (problem !== undefined) return { outcome: PaymentOutcome.Closed({ problem }) }
+          const declines = () => events.countOf(row.id, "checkout.payment_declined")
+          const paused = Option.filter(
+            paymentsResumeAt(yield* declines()),
+            (resumesAt) => resumesAt.getTime() > request.submittedAt
+          )
+          if (Option.isSome(paused)) return { outcome: PaymentOutcome.Paused({ row, items, resumesAt: paused.value }) }
           const card = validateCard(request.card, new Date(request.submittedAt))
           if (Either.isLeft(card))
             return { outcome: PaymentOutcome.InvalidCard({ row, items, fieldErrors: card.left }) }
@@ -66,7 +84,9 @@ export class CheckoutPayments extends Effect.Service<CheckoutPayments>()("Checko
             .charge({ card: card.right, amount: row.totalAmount, currency: row.currency, reference: row.id })
             .pipe(Effect.either)
           if (Either.isLeft(charged)) {
-            return { outcome: PaymentOutcome.Declined({ row, items, message: charged.left.message }) }
+            yield* checkouts.paymentDeclined(found.value)
+            const resumesAt = paymentsResumeAt(yield* declines())
+            return { outcome: PaymentOutcome.Declined({ row, items, message: charged.left.message, resumesAt }) }
           }
           // Paid as of the submission, the instant the window was judged at.
           const paid = yield* checkouts.markPaid(found.value, charged.right.chargeId, new Date(request.submittedAt))
@@ -83,8 +103,7 @@ export class CheckoutPayments extends Effect.Service<CheckoutPayments>()("Checko
         charge(request).pipe(Effect.orDie),
         (charged) => charged.placementJob ?? Option.none()
       )
-      if (outcome._tag === "Declined") yield* checkouts.paymentDeclined(request.checkoutId)
-      if (outcome._tag === "Paid") yield* events.publish(request.checkoutId)
+      if (outcome._tag === "Declined" || outcome._tag === "Paid") yield* events.publish(request.checkoutId)
       return outcome
     })
 

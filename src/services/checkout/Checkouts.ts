@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { randomBytes, timingSafeEqual } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, DateTime, Duration, Effect, Either, Option, Schema } from "effect"
 import {
@@ -34,7 +34,7 @@ import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
 import { Pricing } from "../catalog/Pricing.js"
-import { KeyTaken, withIdempotency } from "../platform/Idempotency.js"
+import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotency.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { checkOutboundUrl } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
@@ -57,9 +57,6 @@ import { Webhooks } from "./Webhooks.js"
 export const SMS_CONSENT_TEXT =
   "By providing your mobile number you agree to receive order confirmations, receipts and delivery updates " +
   "for this purchase from Ribbon by text message. Message and data rates may apply. Reply STOP to opt out."
-
-/** How many declined payments of one checkout become events (and callbacks). */
-export const MAX_RECORDED_DECLINES = 5
 
 /** Placement of a paid checkout (src/services/checkout/Placement.ts). */
 export const PlaceCheckout = JobKind.make("checkout.place", Schema.Struct({ checkoutId: Schema.String }), {
@@ -92,9 +89,6 @@ export class CheckoutPresenter extends Context.Tag("ribbon/checkout/CheckoutPres
 export type ItemOutcome =
   | { readonly _tag: "Placed"; readonly index: number; readonly orderId: string; readonly order: OrderSchema }
   | { readonly _tag: "Failed"; readonly index: number; readonly message: string }
-
-/** The canonical hash of a request body, for idempotent replays. */
-const hashRequest = (request: CheckoutRequest) => createHash("sha256").update(JSON.stringify(request)).digest("hex")
 
 const sameToken = (a: string, b: string) => {
   const left = Buffer.from(a)
@@ -388,7 +382,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     /** Creates a checkout for the user's quotes (spec "Checkout" rules; DESIGN.md §4.5, §4.8 idempotency). */
     const create = Effect.fn("Checkouts.create")(function* (buyer: User, request: CheckoutRequest) {
       const { recipientPhone, sms } = yield* validateRequest(request)
-      const requestHash = request.idempotencyKey == null ? null : hashRequest(request)
+      const requestHash = request.idempotencyKey == null ? null : fingerprintOf(request)
       /** The checkout this user already made with the idempotency key, if any. */
       const byKey = Effect.gen(function* () {
         if (request.idempotencyKey == null) return Option.none<CheckoutRecord>()
@@ -490,16 +484,17 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       return Option.some({ row: row.value, items: yield* itemRows(checkoutId) })
     })
 
-    /** Records a refused card (the checkout stays `pending_payment`). */
-    const paymentDeclined = Effect.fn("Checkouts.paymentDeclined")(function* (checkoutId: string) {
-      yield* commit(checkoutId, (row) =>
-        Effect.gen(function* () {
-          // The first few declines are news for the agent; more (from anyone holding the link) would only
-          // flood its stream and callback URL. The page still answers each one.
-          const declines = yield* events.countOf(checkoutId, "checkout.payment_declined")
-          if (declines < MAX_RECORDED_DECLINES) yield* record(row, "checkout.payment_declined")
-        })
-      )
+    /**
+     * Records a refused card (the checkout stays `pending_payment`), inside the caller's transaction, on the
+     * checkout as `forPayment` locked it; the caller wakes the event streams once it has committed. Every
+     * decline is an event: the limit on declined payments (src/domain/checkout/PaymentAttempts.ts) keeps
+     * them few, and counts them.
+     */
+    const paymentDeclined = Effect.fn("Checkouts.paymentDeclined")(function* (locked: {
+      readonly row: CheckoutRecord
+      readonly items: ReadonlyArray<CheckoutItemRecord>
+    }) {
+      yield* record(locked.row, "checkout.payment_declined", { items: locked.items })
     })
 
     /**

@@ -1,5 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Chunk, Clock, Context, Duration, Effect, Option, Queue, Schedule, Schema, Stream } from "effect"
+import { Chunk, Clock, Context, Deferred, Duration, Effect, Option, Queue, Schedule, Schema, Stream } from "effect"
 import { EventType, terminalStatuses } from "../../domain/checkout/Checkout.js"
 import { rowsOf } from "../platform/Rows.js"
 import { resync, Signals } from "../platform/Signals.js"
@@ -46,7 +46,7 @@ const pageSize = 200
 /** Rows of the inline statements below, decoded (decoders built once). */
 const checkoutIdLastIdRows = rowsOf(Schema.Struct({ checkoutId: Schema.String, lastId: Schema.String }))
 const idRows = rowsOf(Schema.Struct({ id: Schema.String }))
-const countRows = rowsOf(Schema.Struct({ count: Schema.Int }))
+const countRows = rowsOf(Schema.Struct({ count: Schema.Int, latestAt: Schema.NullOr(Schema.DateFromSelf) }))
 
 /**
  * How often the service looks for events its streams were not signalled (signals are hints). A Reference,
@@ -68,6 +68,8 @@ export class Events extends Effect.Service<Events>()("Events", {
     const signals = yield* Signals
 
     const watchers = new Map<string, Set<Watcher>>()
+    // Completed on shutdown (`endStreams`): every stream ends, so that its client reconnects elsewhere.
+    const ending = yield* Deferred.make<void>()
 
     // Signals are hints, so every `EventsPollInterval` one query looks for watched checkouts with events
     // past a stream's cursor and wakes those streams: one statement per instance, however many are open.
@@ -168,7 +170,8 @@ export class Events extends Effect.Service<Events>()("Events", {
 
     /**
      * The checkout's events after `afterId`, then (`follow`) new ones as they are appended; ends after a
-     * terminal event. Watches for signals before the first read, so nothing appended in between is missed.
+     * terminal event, or once `endStreams` was called. Watches for signals before the first read, so nothing
+     * appended in between is missed.
      */
     const stream = (
       checkoutId: string,
@@ -197,20 +200,26 @@ export class Events extends Effect.Service<Events>()("Events", {
           )
           // Not following (the checkout is already final): what is there, then the end.
           return (options.follow ? Stream.flatMap(wakeUps, () => drain) : drain).pipe(
-            Stream.takeUntil((row) => terminalEventTypes.has(row.type))
+            Stream.takeUntil((row) => terminalEventTypes.has(row.type)),
+            Stream.interruptWhen(Deferred.await(ending))
           )
         })
       )
 
-    /** How many events of `type` a checkout has. */
+    /** How many events of `type` a checkout has, and when the latest of them was appended. */
     const countOf = Effect.fn("Events.countOf")(function* (checkoutId: string, type: EventType) {
       const [row] = yield* countRows(sql`
-        SELECT count(*)::int AS count FROM events WHERE checkout_id = ${checkoutId} AND type = ${type}`).pipe(
-        Effect.orDie
-      )
-      return row?.count ?? 0
+        SELECT count(*)::int AS count, max(created_at) AS latest_at
+        FROM events WHERE checkout_id = ${checkoutId} AND type = ${type}`).pipe(Effect.orDie)
+      return { count: row?.count ?? 0, latestAt: Option.fromNullable(row?.latestAt) }
     })
 
-    return { append, publish, after, countOf, stream } as const
+    /** Shutdown: ends every stream, open now or opened later, after the events it has already read. */
+    const endStreams = Deferred.succeed(ending, undefined).pipe(Effect.asVoid)
+
+    /** Whether `endStreams` was called: a stream that ended may have ended for that reason. */
+    const streamsEnded = Deferred.isDone(ending)
+
+    return { append, publish, after, countOf, stream, endStreams, streamsEnded } as const
   })
 }) {}

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Data, Effect, Option, Schema } from "effect"
 import { IdempotencyInFlight, IdempotencyKeyReused } from "../../domain/platform/Errors.js"
@@ -13,6 +14,13 @@ import { IdempotencyInFlight, IdempotencyKeyReused } from "../../domain/platform
  *   key's lock inside its own transaction (`claimKey`), held until that transaction ends;
  * - a concurrent request made it first (`make` fails with `KeyTaken`, e.g. on the unique index): replayed.
  */
+
+/**
+ * The fingerprint of a decoded request: SHA-256 over its JSON. Decoding builds every object in its schema's
+ * field order, so two requests that mean the same have the same fingerprint however their bodies were written.
+ */
+export const fingerprintOf = (request: unknown): string =>
+  createHash("sha256").update(JSON.stringify(request)).digest("hex")
 
 /** What a key made before: the fingerprint it was made with and the result to replay. */
 export interface Made<A> {

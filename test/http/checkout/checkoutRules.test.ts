@@ -3,12 +3,8 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Array as Arr, Clock, Duration, Effect, Exit, Fiber, Metric, Option, Schedule } from "effect"
 import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
-import {
-  Checkouts,
-  MAX_RECORDED_DECLINES,
-  placementFallbackDelay,
-  SMS_CONSENT_TEXT
-} from "../../../src/services/checkout/Checkouts.js"
+import { FREE_DECLINES } from "../../../src/domain/checkout/PaymentAttempts.js"
+import { Checkouts, placementFallbackDelay, SMS_CONSENT_TEXT } from "../../../src/services/checkout/Checkouts.js"
 import { Orders } from "../../../src/services/checkout/Orders.js"
 import { checkoutsSettled, Placement } from "../../../src/services/checkout/Placement.js"
 import { Fulfillment } from "../../../src/services/simulators/Fulfillment.js"
@@ -446,13 +442,6 @@ describe("checkout rules", () => {
         expect(poor.text).toMatch(/insufficient funds/i)
         expect((yield* getCheckout(checkout.id)).status).toBe("pending_payment")
         expect((yield* eventTypesOf(checkout.id)).filter((t) => t === "checkout.payment_declined")).toHaveLength(2)
-        // Past MAX_RECORDED_DECLINES, declines are still answered but no longer recorded.
-        for (let i = 0; i < MAX_RECORDED_DECLINES; i++) {
-          expect((yield* payWith(checkout, { number: "4000 0000 0000 0002" })).status).toBe(402)
-        }
-        expect((yield* eventTypesOf(checkout.id)).filter((t) => t === "checkout.payment_declined")).toHaveLength(
-          MAX_RECORDED_DECLINES
-        )
 
         const before = yield* eventTypesOf(checkout.id)
         const forged = withToken(checkout, "A".repeat(43))
@@ -466,6 +455,62 @@ describe("checkout rules", () => {
         expect(yield* eventTypesOf(checkout.id)).toEqual(before)
 
         // The right card still pays afterwards.
+        expect((yield* payWith(checkout)).status).toBe(200)
+        expect((yield* settled(checkout.id)).status).toBe("confirmed")
+      })
+    )
+
+    it.effect("after 5 declines the page tries no card for a growing wait, then takes the payment", () =>
+      Effect.gen(function* () {
+        const travel = yield* TimeTravel
+        const [q] = yield* quotes(1)
+        const checkout = yield* createCheckout([q!.id])
+        const declinedCount = Effect.map(
+          eventTypesOf(checkout.id),
+          (types) => types.filter((t) => t === "checkout.payment_declined").length
+        )
+        const decline = () => payWith(checkout, { number: "4000 0000 0000 0002" })
+
+        for (let i = 1; i < FREE_DECLINES; i++) {
+          const declined = yield* decline()
+          expect(declined.status).toBe(402)
+          expect(declined.text).not.toContain("Too many payments")
+        }
+        // Four at once: the declines are counted under the checkout's lock, so one card is tried (the 5th
+        // decline, whose page says the checkout now pauses) and the others are refused untried.
+        const burst = yield* Effect.all(Array.from({ length: 4 }, decline), { concurrency: "unbounded" })
+        expect(burst.map((response) => response.status).sort()).toEqual([402, 429, 429, 429])
+        const fifth = burst.find((response) => response.status === 402)!
+        expect(fifth.text).toContain("Your card was declined.")
+        expect(fifth.text).toContain("Too many payments were declined for this checkout. You can try again in 1 minute")
+        expect(yield* declinedCount).toBe(FREE_DECLINES)
+
+        // The test card that pays is refused untried: the processor would have charged it.
+        const refused = yield* payWith(checkout)
+        expect(refused.status).toBe(429)
+        expect(refused.headers["content-type"]).toContain("text/html")
+        expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0)
+        expect(Number(refused.headers["retry-after"])).toBeLessThanOrEqual(60)
+        expect(refused.text).toContain("your card was not charged")
+        expect(refused.text).toContain('name="t"')
+        expect((yield* getCheckout(checkout.id)).status).toBe("pending_payment")
+        expect(yield* declinedCount).toBe(FREE_DECLINES)
+        expect(yield* eventTypesOf(checkout.id)).not.toContain("checkout.paid")
+
+        // After the wait one more card is tried; its decline doubles the wait.
+        yield* travel.advance("61 seconds")
+        const sixth = yield* decline()
+        expect(sixth.status).toBe(402)
+        expect(sixth.text).toContain("You can try again in 2 minutes")
+        yield* travel.advance("61 seconds")
+        const early = yield* payWith(checkout)
+        expect(early.status).toBe(429)
+        expect(Number(early.headers["retry-after"])).toBeGreaterThan(0)
+        expect(Number(early.headers["retry-after"])).toBeLessThanOrEqual(60)
+        expect(yield* declinedCount).toBe(FREE_DECLINES + 1)
+
+        // Once the wait is over, the same checkout pays.
+        yield* travel.advance("60 seconds")
         expect((yield* payWith(checkout)).status).toBe(200)
         expect((yield* settled(checkout.id)).status).toBe("confirmed")
       })

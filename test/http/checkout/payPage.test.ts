@@ -191,6 +191,20 @@ describe("payPage", () => {
     expect(declined).toMatch(/<div class="error" role="alert" id="pay-decline"><p>Your card was declined\.<\/p><\/div>/)
   })
 
+  it("says when payments resume after too many declines, and whether the card was tried", () => {
+    const paused = { until: "2026-05-15T12:31:00.000Z", minutes: 1 }
+    const declined = payPage(view, { declineMessage: "Your card was declined.", paused })
+    expect(tagWithId(declined, "pay-decline")).toContain('role="alert"')
+    expect(declined).toContain(
+      '<p>Your card was declined.</p><p>Too many payments were declined for this checkout. You can try again in 1 minute, after <time datetime="2026-05-15T12:31:00.000Z">May 15, 2026, 12:31 PM UTC</time>.</p></div>'
+    )
+    expect(declined).not.toContain("not charged")
+    const untried = payPage(view, { values: { name: "Ann" }, paused: { ...paused, minutes: 2 } })
+    expect(untried).toContain("You can try again in 2 minutes")
+    expect(untried).toContain("This payment was not attempted: your card was not charged.")
+    expect(tagWithId(untried, "card-name")).toContain('value="Ann"')
+  })
+
   it("puts a nonce on the inline style when given one, matching payPageCsp", () => {
     const withNonce = payPage(view, {}, { nonce: "abc123" })
     expect(withNonce).toContain('<style nonce="abc123">')
