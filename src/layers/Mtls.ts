@@ -1,8 +1,8 @@
 import * as Fs from "node:fs"
-import { createServer } from "node:https"
+import { createServer, type Server } from "node:https"
 import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { NotFound } from "../domain/platform/Errors.js"
 import { render } from "../http/ErrorLines.js"
 
@@ -21,23 +21,22 @@ export interface MtlsOptions {
   readonly host?: string
 }
 
-/** The HTTPS server that verifies client certificates. */
-export const mtlsHttpServer = (options: MtlsOptions) =>
-  Layer.unwrapEffect(
-    Effect.sync(() => {
-      const tls = {
-        ca: Fs.readFileSync(options.ca),
-        cert: Fs.readFileSync(options.cert),
-        key: Fs.readFileSync(options.key),
-        requestCert: true,
-        rejectUnauthorized: true
-      }
-      return NodeHttpServer.layer(() => createServer(tls) as any, {
-        port: options.port,
-        ...(options.host === undefined ? {} : { host: options.host })
-      })
-    })
-  )
+/** The HTTPS server that verifies client certificates, not listening yet (reads the PEM files). */
+export const mtlsNodeServer = (options: MtlsOptions) =>
+  createServer({
+    ca: Fs.readFileSync(options.ca),
+    cert: Fs.readFileSync(options.cert),
+    key: Fs.readFileSync(options.key),
+    requestCert: true,
+    rejectUnauthorized: true
+  })
+
+/** The mutual-TLS listener: `server` (from `mtlsNodeServer`) listening on MTLS_PORT. */
+export const mtlsHttpServer = (server: Server, options: MtlsOptions) =>
+  NodeHttpServer.layer(() => server as any, {
+    port: options.port,
+    ...(options.host === undefined ? {} : { host: options.host })
+  })
 
 export const mtlsRoot = "/public-api"
 

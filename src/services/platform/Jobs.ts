@@ -6,6 +6,7 @@ import {
   Context,
   Data,
   DateTime,
+  Deferred,
   Duration,
   Effect,
   Exit,
@@ -15,7 +16,8 @@ import {
   Queue,
   Schedule,
   Schema,
-  Stream
+  Stream,
+  SubscriptionRef
 } from "effect"
 import { Id, makeId } from "../../domain/platform/Ids.js"
 import { rowsOf } from "./Rows.js"
@@ -32,8 +34,11 @@ import { nowDate } from "./Time.js"
  *   runs the handler outside any transaction, extends the lease while the handler runs, and records the
  *   outcome: `succeeded`; `pending` again at `now + delay` from the kind's retry `Schedule`; or `dead`.
  * - A job whose lease expired while `running` (its worker stopped) is claimed again. A job interrupted
- *   mid-run keeps its lease, so no job is lost on shutdown; its work runs at least once, so handlers must
- *   be idempotent (use deterministic idempotency keys).
+ *   mid-run is handed back at once (`pending`, ready now, the stopped attempt not counted), so another
+ *   worker takes it without waiting for the lease; should that fail too, the lease still runs out. Its work
+ *   runs at least once, so handlers must be idempotent (use deterministic idempotency keys).
+ * - `Jobs.drain` (on shutdown): no more claims; running jobs get a grace period, and those still running at
+ *   its end are stopped and handed back as above.
  * - All times come from `Clock`, so `TestClock` drives `run_at` and leases.
  */
 
@@ -227,10 +232,25 @@ type Claimed = typeof Claimed.Type
 /** The worker's heartbeat found the job claimed again by someone else. */
 class LeaseLost extends Data.TaggedError("LeaseLost") {}
 
+/** A job still running when the shutdown grace ended (`Jobs.drain`). */
+class GraceOver extends Data.TaggedError("GraceOver") {}
+
 export class Jobs extends Effect.Service<Jobs>()("Jobs", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const signals = yield* Signals
+
+    // Shutdown (`drain`): `stopping` once it starts, when nothing more is claimed; `graceOver` once the jobs
+    // still running must stop. `inFlight` counts the jobs being run here, by workers and `runNow`.
+    const stopping = yield* Deferred.make<void>()
+    const graceOver = yield* Deferred.make<void>()
+    const inFlight = yield* SubscriptionRef.make(0)
+    const counted = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      Effect.acquireUseRelease(
+        SubscriptionRef.update(inFlight, (n) => n + 1),
+        () => self,
+        () => SubscriptionRef.update(inFlight, (n) => n - 1)
+      )
 
     /** Adds a job; joins the caller's transaction. Returns its id (the existing one for a known key). */
     const enqueue = Effect.fn("Jobs.enqueue")(function* <A, I>(
@@ -395,7 +415,32 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
         yield* Effect.logWarning(`job failed; retrying at ${runAt.toISOString()}`, exit.cause)
       }).pipe(Effect.orDie)
 
-    /** Runs one claimed job and records its outcome, unless interrupted (then it keeps its lease). */
+    /**
+     * Hands a job this worker stopped running back to every worker: `pending` and ready now, with the stopped
+     * attempt not counted (it did not fail), and a signal so that another instance claims it at once. Should
+     * this fail, the lease still runs out and the job is claimed again then.
+     */
+    const handBack = (job: Claimed) =>
+      Effect.gen(function* () {
+        const now = yield* nowDate
+        const rows = yield* idRows(sql`
+          UPDATE jobs SET status = 'pending', attempts = attempts - 1, run_at = ${now}, lease_expires_at = NULL,
+            updated_at = ${now}
+          WHERE ${whileOwned(job)} RETURNING id`)
+        if (rows.length > 0) yield* signals.notify(JobsChannel, job.kind)
+      }).pipe(
+        // The stopped handler's last statement may have been cancelled with pg_cancel_backend, which can
+        // land on this one: try again shortly.
+        Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.intersect(Schedule.recurs(3)))),
+        Effect.catchAllCause((cause) =>
+          Effect.logWarning("could not hand the stopped job back; it is claimed again when its lease expires", cause)
+        )
+      )
+
+    /**
+     * Runs one claimed job and records its outcome. A job interrupted, or still running when the shutdown
+     * grace ends, is handed back (`handBack`).
+     */
     const process = <R>(handler: JobHandler<R>, job: Claimed): Effect.Effect<void, never, R> => {
       const kind = handler.kind
       const info: JobInfo = {
@@ -414,21 +459,29 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
             onNone: () => run,
             onSome: (timeout) => Effect.timeout(run, timeout)
           }),
-        Effect.raceFirst(heartbeat(job, kind.lease))
+        Effect.raceFirst(heartbeat(job, kind.lease)),
+        Effect.raceFirst(Effect.zipRight(Deferred.await(graceOver), Effect.fail(new GraceOver())))
       )
       return Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
           yield* Effect.logDebug("job started")
           const exit = yield* Effect.exit(restore(run))
+          const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
           if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) {
-            return yield* Effect.logInfo("job interrupted; it keeps its lease and will be claimed again")
+            yield* Effect.logInfo("job interrupted; handing it back")
+            return yield* handBack(job)
           }
-          if (Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), (e) => e instanceof LeaseLost)) {
+          if (Option.exists(failure, (e) => e instanceof GraceOver)) {
+            yield* Effect.logWarning("job stopped at the end of the shutdown grace; handing it back")
+            return yield* handBack(job)
+          }
+          if (Option.exists(failure, (e) => e instanceof LeaseLost)) {
             return yield* Effect.logWarning("job stopped: its lease was lost and it was claimed again")
           }
           yield* recordOutcome(kind, job, exit)
         })
       ).pipe(
+        counted,
         Effect.annotateLogs({ jobId: job.id, jobKind: job.kind, attempt: job.attempts }),
         Effect.withSpan("Jobs.process", {
           root: true,
@@ -474,6 +527,11 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       const running = yield* FiberSet.make()
       const claimNext = Effect.gen(function* () {
         yield* permits.take(1)
+        // Shutting down: claim nothing more (another instance will).
+        if (yield* Deferred.isDone(stopping)) {
+          yield* permits.release(1)
+          return false
+        }
         const [job] = yield* claim({ kinds, leases, now: yield* nowDate }).pipe(
           Effect.orDie,
           Effect.onError(() => permits.release(1))
@@ -514,12 +572,25 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
         RETURNING id, kind, key, status, payload::text AS payload, attempts, max_attempts, created_at`
     })
 
+    /** Makes the pending job `id` ready now, and wakes the workers. */
+    const readyNow = (id: Id, kind: string) =>
+      Effect.gen(function* () {
+        const now = yield* nowDate
+        yield* sql`UPDATE jobs SET run_at = ${now}, updated_at = ${now} WHERE id = ${id} AND status = 'pending'`
+        yield* signals.notify(JobsChannel, kind)
+      }).pipe(Effect.orDie)
+
     /**
      * Runs the job `id` here and now with `handler`, if it is still pending (whatever its `run_at`), under
      * the same lease, outcome and retry rules as a worker. Whether it ran. For work that should start at
      * once where it was enqueued, with a later `run_at` as the fallback should this process stop first.
+     * While shutting down, it makes the job ready for any worker at once instead.
      */
     const runNow = Effect.fn("Jobs.runNow")(function* <R>(handler: JobHandler<R>, id: Id) {
+      if (yield* Deferred.isDone(stopping)) {
+        yield* readyNow(id, handler.kind.name)
+        return false
+      }
       const lease = Duration.toMillis(handler.kind.lease)
       const [job] = yield* claimById({ id, kind: handler.kind.name, lease, now: yield* nowDate }).pipe(Effect.orDie)
       if (job === undefined) return false
@@ -535,7 +606,27 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       yield* Effect.forkScoped(outsideTransactions(work(handlers, options)))
     })
 
-    return { enqueue, get, nextRunsOf, work, run, runNow } as const
+    /**
+     * Shutdown: from now on nothing more is claimed here (`work`, `runNow`); the jobs running here get
+     * `grace` to finish, and those still running then are stopped and handed back, so that another instance
+     * takes them at once. Returns when none runs here any more.
+     */
+    const drain = Effect.fn("Jobs.drain")(function* (grace: Duration.DurationInput) {
+      yield* Deferred.succeed(stopping, undefined)
+      const idle = inFlight.changes.pipe(
+        Stream.takeUntil((n) => n === 0),
+        Stream.runDrain
+      )
+      const left = yield* SubscriptionRef.get(inFlight)
+      if (left > 0) yield* Effect.logInfo(`Jobs: waiting for ${left} running job(s) to finish`)
+      // Interruptible, so that the timeout can stop the wait when called from a finalizer.
+      yield* Effect.interruptible(idle).pipe(
+        Effect.timeout(grace),
+        Effect.catchTag("TimeoutException", () => Effect.zipRight(Deferred.succeed(graceOver, undefined), idle))
+      )
+    })
+
+    return { enqueue, get, nextRunsOf, work, run, runNow, drain } as const
   })
 }) {
   /** A layer running a worker for these handlers as long as it is alive. */

@@ -209,3 +209,38 @@ describe("events: signals are hints", () => {
     )
   })
 })
+
+describe("events: shutdown", () => {
+  layer(TestDatabase, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+    it.scoped("endStreams ends the open streams after what they have read, and any opened later", () =>
+      Effect.gen(function* () {
+        const { userId, checkoutId } = yield* fixture
+        const sql = yield* SqlClient.SqlClient
+        const events = yield* Layer.build(Events.Default.pipe(Layer.provide(Signals.layerInProcess))).pipe(
+          Effect.map(Context.get(Events))
+        )
+        yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
+            yield* events.append({ type: "checkout.created", checkoutId, userId, data: {} })
+          })
+        )
+        const queue = yield* Queue.unbounded<EventRow>()
+        const following = yield* events.stream(checkoutId, "0", { follow: true }).pipe(
+          Stream.runForEach((row) => Queue.offer(queue, row)),
+          Effect.fork
+        )
+        expect((yield* received(queue)).type).toBe("checkout.created")
+        expect(yield* events.streamsEnded).toBe(false)
+
+        yield* events.endStreams
+        // No final event: the stream ends because the instance shuts down.
+        yield* Fiber.join(following).pipe(Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "still open" }))
+        expect(yield* events.streamsEnded).toBe(true)
+        yield* Stream.runDrain(events.stream(checkoutId, "0", { follow: true })).pipe(
+          Effect.timeoutFail({ duration: "10 seconds", onTimeout: () => "a later stream still open" })
+        )
+      })
+    )
+  })
+})

@@ -2,6 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
 import {
   Chunk,
+  Clock,
+  Context,
   Data,
   DateTime,
   Deferred,
@@ -25,7 +27,6 @@ import type { Id } from "../../../src/domain/platform/Ids.js"
 import {
   defaultRetry,
   JobAbandoned,
-  type JobInfo,
   JobKind,
   JobRetryAfter,
   Jobs,
@@ -52,6 +53,17 @@ const job = (id: Id) => Effect.flatMap(Jobs, (jobs) => jobs.get(id)).pipe(Effect
 
 const epochMillis = (dateTime: DateTime.DateTime | null) =>
   dateTime === null ? null : DateTime.toEpochMillis(dateTime)
+
+/** What a worker killed mid-run (`kill -9`) leaves behind: its job running, under a lease nobody renews. */
+const killedWhileRunning = (id: Id, lease: Duration.DurationInput) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const now = yield* Clock.currentTimeMillis
+    yield* sql`
+      UPDATE jobs SET status = 'running', attempts = attempts + 1,
+        lease_expires_at = ${new Date(now + Duration.toMillis(Duration.decode(lease)))}
+      WHERE id = ${id}`
+  })
 
 /**
  * Wakes workers without enqueueing anything, so that they look at the current (test) time. Under TestClock
@@ -190,21 +202,11 @@ describe("Jobs", () => {
       Effect.gen(function* () {
         const jobs = yield* Jobs
         const Slow = JobKind.make("test.killed", Payload, { lease: "30 seconds" })
-        const started = yield* Deferred.make<JobInfo>()
         const attempts = yield* Ref.make<ReadonlyArray<number>>([])
-        const handler = Slow.handle((_, info) =>
-          Ref.update(attempts, (all) => [...all, info.attempt]).pipe(
-            Effect.andThen(Deferred.succeed(started, info)),
-            // The first run hangs until its worker is killed; the second one finishes.
-            Effect.andThen(info.attempt === 1 ? Effect.never : Effect.void)
-          )
-        )
+        const handler = Slow.handle((_, info) => Ref.update(attempts, (all) => [...all, info.attempt]))
 
         const id = yield* jobs.enqueue(Slow, { n: 1 })
-        const first = yield* Effect.fork(jobs.work([handler], { pollInterval: "5 seconds" }))
-        expect((yield* Deferred.await(started)).id).toBe(id)
-        yield* Fiber.interrupt(first)
-
+        yield* killedWhileRunning(id, "30 seconds")
         const orphaned = yield* job(id)
         expect(orphaned.status).toBe("running")
         expect(orphaned.attempts).toBe(1)
@@ -214,13 +216,13 @@ describe("Jobs", () => {
         yield* TestClock.adjust("29 seconds")
         yield* wakeWorkers(Slow)
         yield* settle
-        expect(yield* Ref.get(attempts)).toEqual([1])
+        expect(yield* Ref.get(attempts)).toEqual([])
         expect((yield* job(id)).status).toBe("running")
 
         yield* TestClock.adjust("2 seconds")
         yield* wakeWorkers(Slow)
         const done = yield* eventually(job(id), (row) => row.status === "succeeded", "the job to be reclaimed")
-        expect(yield* Ref.get(attempts)).toEqual([1, 2])
+        expect(yield* Ref.get(attempts)).toEqual([2])
         expect(done.attempts).toBe(2)
         expect(done.lastError).toContain("lease expired")
         expect(done.leaseExpiresAt).toBeNull()
@@ -232,11 +234,9 @@ describe("Jobs", () => {
         const jobs = yield* Jobs
         const Once = JobKind.make("test.killed-last", Payload, { lease: "30 seconds", maxAttempts: 1 })
         const runs = yield* Ref.make(0)
-        const handler = Once.handle(() => Ref.update(runs, (n) => n + 1).pipe(Effect.andThen(Effect.never)))
+        const handler = Once.handle(() => Ref.update(runs, (n) => n + 1))
         const id = yield* jobs.enqueue(Once, { n: 1 })
-        const first = yield* Effect.fork(jobs.work([handler], { pollInterval: "5 seconds" }))
-        yield* eventually(Ref.get(runs), (n) => n === 1, "the job to start")
-        yield* Fiber.interrupt(first)
+        yield* killedWhileRunning(id, "30 seconds")
         yield* jobs.run([handler], { pollInterval: "5 seconds" })
         yield* TestClock.adjust("31 seconds")
         yield* wakeWorkers(Once)
@@ -245,8 +245,86 @@ describe("Jobs", () => {
         expect(dead.lastError).toContain("lease expired")
         expect(dead.leaseExpiresAt).toBeNull()
         yield* settle
-        expect(yield* Ref.get(runs)).toBe(1)
+        expect(yield* Ref.get(runs)).toBe(0)
       }).pipe(Effect.provide(TestContext.TestContext))
+    )
+
+    it.scoped("a job whose worker is interrupted mid-run is handed back at once, the stopped attempt not counted", () =>
+      Effect.gen(function* () {
+        const jobs = yield* Jobs
+        const Stopped = JobKind.make("test.interrupted", Payload, { lease: "30 seconds" })
+        const attempts = yield* Ref.make<ReadonlyArray<number>>([])
+        const handler = Stopped.handle((_, info) =>
+          Ref.modify(attempts, (all) => [all.length, [...all, info.attempt]]).pipe(
+            // The first run hangs until its worker is interrupted; the second one finishes.
+            Effect.flatMap((before) => (before === 0 ? Effect.never : Effect.void))
+          )
+        )
+        const id = yield* jobs.enqueue(Stopped, { n: 1 })
+        const first = yield* Effect.fork(jobs.work([handler], { pollInterval: "5 seconds" }))
+        yield* eventually(Ref.get(attempts), (all) => all.length === 1, "the job to start")
+        yield* Fiber.interrupt(first)
+
+        const handedBack = yield* job(id)
+        expect(handedBack.status).toBe("pending")
+        expect(handedBack.attempts).toBe(0)
+        expect(handedBack.leaseExpiresAt).toBeNull()
+        // Another worker takes it at once: no clock moves, so no lease ran out.
+        yield* jobs.run([handler], { pollInterval: "5 seconds" })
+        const done = yield* eventually(job(id), (row) => row.status === "succeeded", "the job to run again")
+        expect(done.attempts).toBe(1)
+        expect(yield* Ref.get(attempts)).toEqual([1, 1])
+      }).pipe(Effect.provide(TestContext.TestContext))
+    )
+
+    it.scoped(
+      "draining, an instance claims nothing more, lets its jobs finish within the grace and hands the rest to another at once",
+      () =>
+        Effect.gen(function* () {
+          // Two instances on the same database, as two servers.
+          const instance = Effect.map(Layer.build(Layer.fresh(Jobs.Default)), Context.get(Jobs))
+          const stopping = yield* instance
+          const other = yield* instance
+          const Work = JobKind.make("test.drain", Payload)
+          const finish = yield* Deferred.make<void>()
+          const runs = yield* Ref.make<ReadonlyArray<string>>([])
+          // On the stopping instance, job 1 runs until `finish` and job 2 never ends; elsewhere they just run.
+          const on = (name: string) =>
+            Work.handle(({ n }) =>
+              Ref.update(runs, (all) => [...all, `${name} ${n}`]).pipe(
+                Effect.andThen(name === "stopping" ? (n === 1 ? Deferred.await(finish) : Effect.never) : Effect.void)
+              )
+            )
+          const succeeded = (id: Id, what: string) => eventually(job(id), (row) => row.status === "succeeded", what)
+
+          const finishing = yield* stopping.enqueue(Work, { n: 1 })
+          const stuck = yield* stopping.enqueue(Work, { n: 2 })
+          yield* stopping.run([on("stopping")], { pollInterval: "1 minute" })
+          yield* eventually(Ref.get(runs), (all) => all.length === 2, "both jobs to start")
+          yield* other.run([on("other")], { pollInterval: "1 minute" })
+
+          const drained = yield* Effect.fork(stopping.drain("2 seconds"))
+          yield* settle
+          // Nothing more is claimed there: a new job goes to the other instance, and `runNow` hands its job over.
+          yield* succeeded(yield* stopping.enqueue(Work, { n: 3 }), "the job enqueued during the drain")
+          const paid = yield* stopping.enqueue(Work, { n: 4 }, { delay: "1 hour" })
+          expect(yield* stopping.runNow(on("stopping"), paid)).toBe(false)
+          yield* succeeded(paid, "the job runNow handed over")
+          // A job that finishes within the grace is recorded as usual.
+          yield* Deferred.succeed(finish, undefined)
+          expect((yield* succeeded(finishing, "the job finishing within the grace")).attempts).toBe(1)
+          // One still running when the grace ends is handed back and taken at once, not when its lease
+          // (1 minute) would have run out; its stopped attempt does not count.
+          yield* Fiber.join(drained)
+          expect((yield* succeeded(stuck, "the stuck job, elsewhere")).attempts).toBe(1)
+          expect([...(yield* Ref.get(runs))].sort()).toEqual([
+            "other 2",
+            "other 3",
+            "other 4",
+            "stopping 1",
+            "stopping 2"
+          ])
+        })
     )
 
     it.scoped("a run longer than the lease keeps it by heartbeat: no other worker takes the job", () =>
