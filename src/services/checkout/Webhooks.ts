@@ -1,7 +1,8 @@
-import { createPrivateKey, sign } from "node:crypto"
+import { createHmac, createPrivateKey, sign } from "node:crypto"
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Data, Duration, Effect, Either, type Layer, Metric, Option, Schedule, Schema } from "effect"
 import { Id, makeId } from "../../domain/platform/Ids.js"
+import type { V3Query } from "../../domain/platform/V3Query.js"
 import {
   JobAbandoned,
   type JobHandler,
@@ -15,6 +16,7 @@ import {
 import { OutboundHttp, type OutboundResponse } from "../platform/OutboundHttp.js"
 import { rowsOf } from "../platform/Rows.js"
 import { SigningKeys } from "../platform/SigningKeys.js"
+import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 
 /**
  * Agent callbacks (DESIGN.md §4.6, docs/webhooks.md): JSON events POSTed to a `callbackUrl`, signed with
@@ -27,7 +29,15 @@ import { SigningKeys } from "../platform/SigningKeys.js"
  *   7 attempts) and is `failed` once they run out. A `Retry-After` (seconds or HTTP date, at most 24 h)
  *   postpones the next attempt, never brings it forward. 410 Gone disables the delivery, every other
  *   pending delivery to the same URL and every later one. A URL the SSRF guard refuses fails at once.
+ * - A delivery to a company webhook endpoint (`endpoint`, DESIGN.md §4.12) goes through the same outbox,
+ *   schedule and log, but is signed `v1` (HMAC-SHA256 with the endpoint's `whsec_` secret, which its row
+ *   carries), and a 410 disables that endpoint's deliveries rather than the URL's.
  * - Delivery is at least once: a receiver de-duplicates by `webhook-id` (the event id).
+ * - Logs are proportionate to what the operator can do: a receiver's failure is its owner's to fix, and
+ *   every attempt is in `webhook_attempts`. A failed attempt that will be retried is one warning (the job
+ *   runner's "job failed; retrying"), and a delivery that runs out of attempts one error ("job dead").
+ *   A refused URL is one warning and a 410 one info line: they end the delivery but not as a failure of
+ *   the job, which has done its work (the delivery records the outcome), so the job succeeds.
  */
 
 export const WebhookStatus = Schema.Literal("pending", "delivered", "failed", "disabled")
@@ -36,11 +46,15 @@ export type WebhookStatus = typeof WebhookStatus.Type
 /** Rows of the inline statements below, decoded (decoders built once). */
 const idRows = rowsOf(Schema.Struct({ id: Id }))
 const attemptRows = rowsOf(Schema.Struct({ attempt: Schema.Number }))
+const secretRows = rowsOf(Schema.Struct({ signingSecret: Schema.NullOr(Schema.String) }))
+const endpointIdRows = rowsOf(Schema.Struct({ endpointId: Schema.String }))
 
 /** A row of `webhook_deliveries`, as read back. */
 export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
   id: Id,
   url: Schema.String,
+  /** The company webhook endpoint it goes to (signed `v1`); null for an agent callback (signed `v1a`). */
+  endpointId: Schema.NullOr(Schema.String),
   eventId: Schema.String,
   eventType: Schema.String,
   payload: Schema.parseJson(),
@@ -137,6 +151,12 @@ export const signatureBase = (id: string, timestamp: string, body: string) => `$
 export const signV1a = (privatePkcs8: string, id: string, timestamp: string, body: string) =>
   `v1a,${sign(null, Buffer.from(signatureBase(id, timestamp, body)), createPrivateKey(privatePkcs8)).toString("base64")}`
 
+/** The `webhook-signature` header value for a body, signed `v1`: HMAC-SHA256 keyed by a `whsec_<base64>` secret. */
+export const signV1 = (secret: string, id: string, timestamp: string, body: string) =>
+  `v1,${createHmac("sha256", Buffer.from(secret.replace(/^whsec_/, ""), "base64"))
+    .update(signatureBase(id, timestamp, body))
+    .digest("base64")}`
+
 const maxErrorLength = 2000
 const clip = (text: string) => (text.length > maxErrorLength ? `${text.slice(0, maxErrorLength - 1)}…` : text)
 
@@ -153,9 +173,13 @@ type Outcome =
 
 const realClock = Clock.make()
 
+/** What a 410 Gone switches off: the company endpoint a delivery goes to, or else (agent callbacks) its URL. */
+const receiverOf = (delivery: { readonly endpointId: string | null }) =>
+  delivery.endpointId === null ? "URL" : "endpoint"
+
 /** The columns of a delivery. */
 const deliveryColumns = (sql: SqlClient.SqlClient) => sql`
-  d.id, d.url, d.event_id, d.event_type, d.payload::text AS payload, d.status, d.attempts, d.next_attempt_at,
+  d.id, d.url, d.endpoint_id, d.event_id, d.event_type, d.payload::text AS payload, d.status, d.attempts, d.next_attempt_at,
   d.last_status_code, d.last_error, d.created_at, d.updated_at, d.delivered_at
   FROM webhook_deliveries d`
 
@@ -169,6 +193,12 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
     // handlers must not race on embedded PGlite (one session shared by every connection).
     const keyLock = yield* Effect.makeSemaphore(1)
     const currentKey = keyLock.withPermits(1)(keys.current())
+
+    /** The deliveries to the same receiver: of the same company endpoint, or agent callbacks to the same URL. */
+    const sameReceiver = (receiver: { readonly url: string; readonly endpointId: string | null }) =>
+      receiver.endpointId === null
+        ? sql`url = ${receiver.url} AND endpoint_id IS NULL`
+        : sql`endpoint_id = ${receiver.endpointId}`
 
     const findDelivery = SqlSchema.findOne({
       Request: Id,
@@ -200,28 +230,34 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
     /**
      * Records an event to send to `url`; joins the caller's transaction. Returns the delivery's id (the
      * existing one when this event was already enqueued for this URL). A URL that answered 410 Gone gets
-     * the delivery recorded as `disabled`, and nothing is sent.
+     * the delivery recorded as `disabled`, and nothing is sent. With `endpoint` (a company webhook
+     * endpoint) the delivery is signed `v1` with its secret, and the endpoint, not the URL, is what a 410
+     * disables.
      */
     const enqueue = Effect.fn("Webhooks.enqueue")(function* (input: {
       readonly url: string
       readonly eventId: string
       readonly eventType: string
       readonly payload: unknown
+      readonly endpoint?: { readonly id: string; readonly secret: string } | undefined
     }) {
       const json = JSON.stringify(input.payload)
       if (json === undefined) return yield* Effect.dieMessage("Webhooks.enqueue: the payload is not JSON")
+      const receiver = { url: input.url, endpointId: input.endpoint?.id ?? null }
       const id = yield* makeId
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* Effect.annotateCurrentSpan({ "webhook.delivery_id": id, "webhook.event_type": input.eventType })
       const inserted = yield* sql<{ id: Id; status: WebhookStatus }>`
-        INSERT INTO webhook_deliveries (id, url, event_id, event_type, payload, status, attempts, next_attempt_at,
-          last_error, created_at, updated_at)
-        SELECT ${id}, ${input.url}, ${input.eventId}, ${input.eventType}, ${json}::jsonb, gate.status, 0,
+        INSERT INTO webhook_deliveries (id, url, endpoint_id, signing_secret, event_id, event_type, payload, status,
+          attempts, next_attempt_at, last_error, created_at, updated_at)
+        SELECT ${id}, ${input.url}, ${input.endpoint?.id ?? null}, ${input.endpoint?.secret ?? null}, ${input.eventId},
+          ${input.eventType}, ${json}::jsonb, gate.status, 0,
           CASE WHEN gate.status = 'pending' THEN ${now}::timestamptz END,
-          CASE WHEN gate.status = 'disabled' THEN 'not sent: this URL answered 410 Gone to an earlier delivery' END,
+          CASE WHEN gate.status = 'disabled'
+            THEN ${`not sent: this ${receiverOf(receiver)} answered 410 Gone to an earlier delivery`} END,
           ${now}, ${now}
         FROM (SELECT CASE WHEN EXISTS (
-          SELECT 1 FROM webhook_deliveries WHERE url = ${input.url} AND status = 'disabled'
+          SELECT 1 FROM webhook_deliveries WHERE ${sameReceiver(receiver)} AND status = 'disabled'
         ) THEN 'disabled' ELSE 'pending' END AS status) gate
         ON CONFLICT (url, event_id) DO NOTHING
         RETURNING id, status`.pipe(Effect.orDie)
@@ -236,17 +272,32 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       if (row.status === "pending") {
         yield* jobs.enqueue(DeliverWebhook, { deliveryId: id }, { key: id })
       } else {
-        yield* Effect.logInfo("webhook not sent: its URL is disabled (410 Gone)").pipe(
+        yield* Effect.logInfo(`webhook not sent: its ${receiverOf(receiver)} is disabled (410 Gone)`).pipe(
           Effect.annotateLogs({ webhookDeliveryId: id })
         )
       }
       return id
     })
 
-    /** Sends the delivery's body to its URL once; what the job does. */
-    const attempt = (delivery: WebhookDelivery) =>
+    /**
+     * How a delivery is signed: `v1` with its company endpoint's secret, else `v1a` with the Ed25519 key.
+     * None when its endpoint was deleted meanwhile (the secret is gone with it).
+     */
+    const signerOf = (delivery: WebhookDelivery) =>
+      delivery.endpointId === null
+        ? Effect.map(currentKey, ({ privatePkcs8 }) =>
+            Option.some((id: string, timestamp: string, body: string) => signV1a(privatePkcs8, id, timestamp, body))
+          )
+        : Effect.map(secretRows(sql`SELECT signing_secret FROM webhook_deliveries WHERE id = ${delivery.id}`), (rows) =>
+            Option.map(
+              Option.fromNullable(rows[0]?.signingSecret),
+              (secret) => (id: string, timestamp: string, body: string) => signV1(secret, id, timestamp, body)
+            )
+          ).pipe(Effect.orDie)
+
+    /** Sends the delivery's body to its URL once, signed by `sign`; what the job does. */
+    const attempt = (delivery: WebhookDelivery, sign: (id: string, timestamp: string, body: string) => string) =>
       Effect.gen(function* () {
-        const { privatePkcs8 } = yield* currentKey
         const now = yield* Clock.currentTimeMillis
         const timestamp = Math.floor(now / 1000).toString()
         // The stored JSON, compact; the signature covers exactly these bytes.
@@ -260,7 +311,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
               "user-agent": userAgent,
               "webhook-id": delivery.eventId,
               "webhook-timestamp": timestamp,
-              "webhook-signature": signV1a(privatePkcs8, delivery.eventId, timestamp, body)
+              "webhook-signature": sign(delivery.eventId, timestamp, body)
             }
           })
         )
@@ -306,7 +357,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       if (delivery.status !== "pending") {
         return yield* Effect.logInfo(`webhook delivery is ${delivery.status}; nothing to send`)
       }
-      const { outcome, startedAt, durationMs } = yield* attempt(delivery)
+      const signer = yield* signerOf(delivery)
+      if (Option.isNone(signer)) return yield* Effect.logInfo("webhook endpoint deleted; nothing to send")
+      const { outcome, startedAt, durationMs } = yield* attempt(delivery, signer.value)
       const now = new Date(yield* Clock.currentTimeMillis)
       const response =
         outcome._tag === "Refused"
@@ -319,7 +372,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
         outcome._tag === "Delivered"
           ? null
           : outcome._tag === "Gone"
-            ? "HTTP 410 Gone: this URL is disabled"
+            ? `HTTP 410 Gone: this ${receiverOf(delivery)} is disabled`
             : outcome._tag === "Refused"
               ? `refused: ${outcome.reason}`
               : outcome.error
@@ -375,8 +428,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
         ),
         others AS (
           UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL, updated_at = ${now},
-            last_error = ${`not sent: this URL answered 410 Gone to delivery ${deliveryId}`}
-          WHERE ${outcome._tag === "Gone"} AND url = ${delivery.url} AND status = 'pending' AND id <> ${deliveryId}
+            last_error = ${`not sent: this ${receiverOf(delivery)} answered 410 Gone to delivery ${deliveryId}`}
+          WHERE ${outcome._tag === "Gone"} AND ${sameReceiver(delivery)} AND status = 'pending' AND id <> ${deliveryId}
           RETURNING id
         )
         SELECT attempt FROM logged`).pipe(Effect.orDie)
@@ -388,11 +441,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
         case "Delivered":
           return yield* Effect.logDebug("webhook delivered")
         case "Gone":
-          return yield* new JobAbandoned({
-            message: `webhook delivery ${deliveryId}: HTTP 410 Gone; the URL's deliveries are disabled`
-          })
+          return yield* Effect.logInfo(
+            `webhook delivery ${deliveryId}: HTTP 410 Gone; the URL's deliveries are disabled`
+          )
         case "Refused":
-          return yield* new JobAbandoned({ message: `webhook delivery ${deliveryId} refused: ${outcome.reason}` })
+          return yield* Effect.logWarning(`webhook delivery ${deliveryId} refused: ${outcome.reason}`)
         case "Failed": {
           const message = `webhook delivery ${deliveryId}, attempt ${number}: ${outcome.error}`
           if (Option.isSome(outcome.retryAfter) && !last) {
@@ -438,7 +491,57 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       return yield* withNextAttempts(yield* Effect.orDie("eventId" in by ? findByEvent(by.eventId) : findByUrl(by.url)))
     })
 
-    return { enqueue, deliver, get, attempts, deliveriesFor } as const
+    const deliveryRows = rowsOf(WebhookDelivery)
+    const endpointColumns: V3Columns<WebhookDelivery> = {
+      paging: "number",
+      filters: {},
+      sort: {},
+      defaultOrder: [{ column: "created_at", descending: true }],
+      id: "id"
+    }
+
+    /** A company endpoint's deliveries, newest first, paged in SQL. */
+    const endpointDeliveries = Effect.fn("Webhooks.endpointDeliveries")(function* (endpointId: string, query: V3Query) {
+      const { where, orderBy, limit } = compileV3Query(sql, query, endpointColumns)
+      const rows = yield* deliveryRows(
+        sql`SELECT ${deliveryColumns(sql)} WHERE d.endpoint_id = ${endpointId} AND ${where} ORDER BY ${orderBy} LIMIT ${limit}`
+      ).pipe(Effect.orDie)
+      const page = v3Page(rows, query, endpointColumns)
+      return { ...page, rows: yield* withNextAttempts(page.rows) }
+    })
+
+    /** Which of these company endpoints a 410 Gone has disabled. */
+    const disabledEndpoints = Effect.fn("Webhooks.disabledEndpoints")(function* (endpointIds: ReadonlyArray<string>) {
+      if (endpointIds.length === 0) return new Set<string>()
+      const rows = yield* endpointIdRows(sql`SELECT DISTINCT endpoint_id FROM webhook_deliveries
+        WHERE endpoint_id IN ${sql.in(endpointIds)} AND status = 'disabled'`).pipe(Effect.orDie)
+      return new Set(rows.map((row) => row.endpointId))
+    })
+
+    /**
+     * A company endpoint is deleted: its pending deliveries are disabled (their jobs then send nothing) and
+     * its secret is erased from every delivery. Joins the caller's transaction.
+     */
+    const closeEndpoint = Effect.fn("Webhooks.closeEndpoint")(function* (endpointId: string) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      yield* sql`UPDATE webhook_deliveries SET signing_secret = NULL,
+          status = CASE WHEN status = 'pending' THEN 'disabled' ELSE status END,
+          last_error = CASE WHEN status = 'pending' THEN 'not sent: the endpoint was deleted' ELSE last_error END,
+          next_attempt_at = CASE WHEN status = 'pending' THEN NULL ELSE next_attempt_at END,
+          updated_at = CASE WHEN status = 'pending' THEN ${now} ELSE updated_at END
+        WHERE endpoint_id = ${endpointId}`.pipe(Effect.orDie)
+    })
+
+    return {
+      enqueue,
+      deliver,
+      get,
+      attempts,
+      deliveriesFor,
+      endpointDeliveries,
+      disabledEndpoints,
+      closeEndpoint
+    } as const
   }),
   dependencies: [SigningKeys.Default, OutboundHttp.Default]
 }) {

@@ -330,13 +330,16 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
 
     /**
      * POSTs `body` to `url` under the policy. A response of any status (3xx included, never followed)
-     * succeeds; `OutboundRefused` means nothing was sent, `OutboundFailed` that no response came.
+     * succeeds; `OutboundRefused` means nothing was sent, `OutboundFailed` that no response came. Its span
+     * is the request's client span; the URL's query values are redacted when it is exported
+     * (src/layers/Telemetry.ts).
      */
-    const post = Effect.fn("OutboundHttp.post")(function* (url: string, req: OutboundRequest) {
+    const post = Effect.fn("OutboundHttp.post", { kind: "client" })(function* (url: string, req: OutboundRequest) {
+      yield* Effect.annotateCurrentSpan({ "http.request.method": "POST", "url.full": url })
       const checked = checkOutboundUrl(url)
       if (Either.isLeft(checked)) return yield* checked.left
       const parsed = checked.right
-      yield* Effect.annotateCurrentSpan({ "url.full": url, "server.address": parsed.hostname })
+      yield* Effect.annotateCurrentSpan({ "server.address": parsed.hostname })
       const addresses = yield* resolve(parsed, url)
       const started = yield* realClock.currentTimeMillis
       const response = yield* send(parsed, url, addresses, req).pipe(
@@ -351,6 +354,24 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
       return { ...response, durationMs } satisfies OutboundResponse
     })
 
-    return { post } as const
+    /**
+     * Whether `url` may be requested under the policy, sending nothing: the URL rules, then every address
+     * its host resolves to (within the time limit). Screens a URL when it is registered (company webhook
+     * endpoints); `post` checks again on every request, since DNS answers change.
+     */
+    const check = Effect.fn("OutboundHttp.check")(function* (url: string) {
+      const checked = checkOutboundUrl(url)
+      if (Either.isLeft(checked)) return yield* checked.left
+      yield* resolve(checked.right, url).pipe(
+        Effect.timeoutFail({
+          duration: policy.timeout,
+          onTimeout: () =>
+            new OutboundFailed({ url, message: `no DNS answer within ${Duration.format(policy.timeout)}` })
+        }),
+        Effect.withClock(realClock)
+      )
+    })
+
+    return { post, check } as const
   })
 }) {}

@@ -6,6 +6,8 @@ import {
   DateTime,
   Duration,
   Effect,
+  FiberRef,
+  HashSet,
   Layer,
   Logger,
   LogLevel,
@@ -116,6 +118,29 @@ const verifySignature = (request: Received) =>
       )
     })
   })
+
+interface LogLine {
+  readonly level: string
+  readonly message: string
+}
+
+/**
+ * Keeps every log line (Debug and above) for the rest of the test's scope, the worker's included when it
+ * is started afterwards: what an operator would read.
+ */
+const keptLogs = Effect.gen(function* () {
+  const lines: Array<LogLine> = []
+  const keep = Logger.make(({ logLevel, message }) => {
+    lines.push({ level: logLevel.label, message: (Array.isArray(message) ? message : [message]).join(" ") })
+  })
+  yield* Effect.locallyScoped(FiberRef.currentLoggers, HashSet.make(keep))
+  yield* Effect.locallyScoped(FiberRef.currentMinimumLogLevel, LogLevel.Debug)
+  return lines as ReadonlyArray<LogLine>
+})
+
+/** The lines at warning level and above. */
+const loud = (lines: ReadonlyArray<LogLine>) =>
+  lines.filter((line) => line.level === "WARN" || line.level === "ERROR" || line.level === "FATAL")
 
 class Unexpected extends Data.TaggedError("Unexpected")<{ readonly message: string }> {}
 
@@ -286,6 +311,7 @@ describe("Webhooks", () => {
 
     it.scoped("410 Gone disables the delivery, the URL's other pending deliveries and later ones", () =>
       Effect.gen(function* () {
+        const lines = yield* keptLogs
         yield* TestClock.setTime(start)
         const webhooks = yield* Webhooks
         const server = yield* receiver((request) => (request.path === "/gone" ? { status: 410 } : { status: 200 }))
@@ -319,7 +345,12 @@ describe("Webhooks", () => {
           expect(row.lastError).toContain("410 Gone")
           expect(yield* webhooks.attempts(row.id)).toEqual([])
         }
-        expect((yield* jobOf(answered[0].id)).status).toBe("dead")
+        // The delivery ends, not the job: one info line, nothing louder.
+        expect((yield* jobOf(answered[0].id)).status).toBe("succeeded")
+        expect(loud(lines)).toEqual([])
+        expect(lines.filter((line) => line.message.includes("410 Gone"))).toEqual([
+          { level: "INFO", message: expect.stringContaining(`webhook delivery ${answered[0].id}: HTTP 410 Gone`) }
+        ])
         // Another URL is not affected; the same event went there.
         expect((yield* delivery(other)).status).toBe("delivered")
         expect((yield* webhooks.deliveriesFor({ eventId: "evt_gone_1" })).map((row) => row.url).sort()).toEqual(
@@ -342,8 +373,9 @@ describe("Webhooks", () => {
       }).pipe(Effect.provide(TestContext.TestContext))
     )
 
-    it.scoped("a URL the SSRF guard refuses fails at once, with the reason in the attempts log", () =>
+    it.scoped("a URL the SSRF guard refuses fails at once, with the reason in the attempts log and a warning", () =>
       Effect.gen(function* () {
+        const lines = yield* keptLogs
         yield* TestClock.setTime(start)
         const webhooks = yield* Webhooks
         const server = yield* receiver(() => ({ status: 200 }))
@@ -371,10 +403,17 @@ describe("Webhooks", () => {
           expect(log[0].responseBody).toBeNull()
           expect(log[0].error).toMatch(/^refused: /)
           expect(log[0].error).toContain(reason)
-          const job = yield* eventually(jobOf(ids[i]), (job) => job.status === "dead", "the job to be abandoned")
+          const job = yield* eventually(jobOf(ids[i]), (job) => job.status === "succeeded", "the job to end")
           expect(job.attempts).toBe(1)
         }
         expect(server.connections()).toBe(0)
+        // One warning per refused delivery, naming it and the reason; no error.
+        expect(loud(lines)).toHaveLength(cases.length)
+        for (const [i, [, reason]] of cases.entries()) {
+          const line = loud(lines).find((line) => line.message.startsWith(`webhook delivery ${ids[i]} refused: `))
+          expect(line?.level).toBe("WARN")
+          expect(line?.message).toContain(reason)
+        }
       }).pipe(Effect.provide(TestContext.TestContext))
     )
 
@@ -410,8 +449,9 @@ describe("Webhooks", () => {
       }).pipe(Effect.provide(TestContext.TestContext))
     )
 
-    it.scoped("after 7 attempts at the jittered delays the delivery is failed", () =>
+    it.scoped("after 7 attempts at the jittered delays the delivery is failed: a warning per retry, one error", () =>
       Effect.gen(function* () {
+        const lines = yield* keptLogs
         yield* TestClock.setTime(start)
         const webhooks = yield* Webhooks
         const server = yield* receiver(() => ({ status: 500 }))
@@ -449,6 +489,10 @@ describe("Webhooks", () => {
           [1, 2, 3, 4, 5, 6, 7].map((n) => [n, 500])
         )
         expect(server.received).toHaveLength(7)
+        expect(loud(lines).map((line) => [line.level, line.message.replace(/ at .*$/, "")])).toEqual([
+          ...webhookRetryDelays.map(() => ["WARN", "job failed; retrying"]),
+          ["ERROR", "job dead"]
+        ])
       }).pipe(Effect.provide(TestContext.TestContext))
     )
 

@@ -1,0 +1,65 @@
+import { Schema } from "effect"
+import { Environment } from "./Company.js"
+
+/**
+ * Company webhooks (DESIGN.md §4.12, docs/company-api.md "Webhooks"): endpoints a company registers for
+ * the event types it wants, and the events its orders and gifts emit to them, signed with the endpoint's
+ * `whsec_` secret (Standard Webhooks `v1`).
+ */
+
+export const companyEventTypes = [
+  "order-created",
+  "order-status-changed",
+  "order-fulfillment-status-changed",
+  "order-cancelled",
+  "gift-status-changed",
+  "gift-delivery-status-changed",
+  "stock-availability-updates"
+] as const
+
+export const CompanyEventType = Schema.Literal(...companyEventTypes)
+export type CompanyEventType = typeof CompanyEventType.Type
+
+/** Endpoints a company may hold in one environment. */
+export const maxWebhookEndpoints = 10
+
+/** Whether a 410 Gone from the receiver has switched the endpoint off (it is then deleted and made again). */
+export const WebhookEndpointStatus = Schema.Literal("active", "disabled")
+export type WebhookEndpointStatus = typeof WebhookEndpointStatus.Type
+
+/** A stored endpoint as the services see it (never its secret). */
+export const WebhookEndpointRecord = Schema.Struct({
+  id: Schema.String,
+  companyId: Schema.String,
+  environment: Environment,
+  url: Schema.String,
+  eventTypes: Schema.Array(CompanyEventType),
+  createdAt: Schema.DateFromSelf
+})
+export type WebhookEndpointRecord = typeof WebhookEndpointRecord.Type
+
+export type Json = string | number | boolean | null | ReadonlyArray<Json> | { readonly [key: string]: Json }
+
+/** What an event is about: its id goes into `eventData` beside the company and account. */
+export type CompanyEventSubject = { readonly orderId: string } | { readonly giftId: string }
+
+/** The rest of `eventData`: the subject's new status and whatever else the event tells; never the ids above. */
+export type CompanyEventData = { readonly [key: string]: Json } & {
+  readonly companyId?: never
+  readonly accountId?: never
+  readonly orderId?: never
+  readonly giftId?: never
+}
+
+/**
+ * One event of a company's environment, for every endpoint subscribed to its type. `accountId` and
+ * `subject` are null only for company-wide events (`stock-availability-updates`).
+ */
+export interface CompanyEvent {
+  readonly companyId: string
+  readonly environment: Environment
+  readonly accountId: string | null
+  readonly eventType: CompanyEventType
+  readonly subject: CompanyEventSubject | null
+  readonly eventData: CompanyEventData
+}

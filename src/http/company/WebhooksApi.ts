@@ -1,0 +1,151 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { HexId, Timestamp } from "../../domain/company/Company.js"
+import { WebhookEndpointLimitReached, WebhookEndpointNotFound } from "../../domain/company/Errors.js"
+import { CompanyEventType, WebhookEndpointStatus } from "../../domain/company/Webhooks.js"
+import { lineError } from "../ErrorLines.js"
+import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
+import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
+
+/**
+ * Company webhooks, version 3 (DESIGN.md §4.12 and §4.6; docs/company-api.md "Webhooks"): endpoints that
+ * receive the company's order and gift events, signed with Standard Webhooks `v1` (HMAC-SHA256) by a
+ * `whsec_` secret shown once, and the log of what was delivered to each.
+ */
+
+export const maxWebhookUrlLength = 2048
+
+const Url = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(maxWebhookUrlLength)).annotations({
+  description:
+    "An https URL whose host resolves to public addresses only (docs/webhooks.md); redirects are not followed"
+})
+
+/** 1 to 7 event types, each at most once. */
+const EventTypes = Schema.Array(CompanyEventType).pipe(
+  Schema.minItems(1),
+  Schema.maxItems(7),
+  Schema.filter((types) => {
+    const repeated = types.find((type, index) => types.indexOf(type) !== index)
+    return repeated === undefined || `${repeated} is listed twice`
+  })
+)
+
+export const CreateWebhookV3 = strictBody(Schema.Struct({ url: Url, eventTypes: EventTypes }))
+
+export class WebhookV3 extends Schema.Class<WebhookV3>("WebhookV3")({
+  id: Schema.String,
+  url: Schema.String,
+  eventTypes: Schema.Array(CompanyEventType),
+  status: WebhookEndpointStatus.annotations({
+    description: "`disabled` once the receiver answered 410 Gone: nothing more is sent; delete it and create another"
+  }),
+  createdAt: Timestamp
+}) {}
+
+export class WebhookResponseV3 extends Schema.Class<WebhookResponseV3>("WebhookResponseV3")({ data: WebhookV3 }) {}
+
+export class WebhookListV3 extends Schema.Class<WebhookListV3>("WebhookListV3")({
+  data: Schema.Array(WebhookV3),
+  links: Links
+}) {}
+
+/** The creation answer: the only place the secret is ever shown. */
+export class WebhookCreatedV3 extends Schema.Class<WebhookCreatedV3>("WebhookCreatedV3")({
+  data: Schema.Struct({
+    id: Schema.String,
+    url: Schema.String,
+    eventTypes: Schema.Array(CompanyEventType),
+    secret: Schema.String.annotations({
+      description:
+        "`whsec_` and 32 random bytes in base64: verifies the `webhook-signature` of every delivery. Shown only here"
+    }),
+    createdAt: Timestamp
+  })
+}) {}
+
+export class WebhookDeliveryV3 extends Schema.Class<WebhookDeliveryV3>("WebhookDeliveryV3")({
+  id: Schema.String.annotations({ description: "Also the `webhook-id` header and `webhookData.id` of the body" }),
+  eventType: CompanyEventType,
+  status: Schema.Literal("pending", "delivered", "failed", "disabled"),
+  attempts: Schema.Int,
+  lastResponseStatus: Schema.NullOr(Schema.Int),
+  lastError: Schema.NullOr(Schema.String),
+  nextAttemptAt: Schema.NullOr(Timestamp),
+  createdAt: Timestamp,
+  deliveredAt: Schema.NullOr(Timestamp)
+}) {}
+
+export class WebhookDeliveryListV3 extends Schema.Class<WebhookDeliveryListV3>("WebhookDeliveryListV3")({
+  data: Schema.Array(WebhookDeliveryV3),
+  links: Links
+}) {}
+
+export const webhooksV3Query = {
+  filters: [],
+  sort: ["createdAt"],
+  paging: "number",
+  maxPageSize: 100,
+  defaultPageSize: 20
+} satisfies V3QuerySpec
+
+export const webhookDeliveriesV3Query = {
+  filters: [],
+  paging: "number",
+  maxPageSize: 100,
+  defaultPageSize: 20
+} satisfies V3QuerySpec
+
+const WebhookPath = Schema.Struct({ webhookId: HexId })
+
+// No permission of their own (the spec names none): the events carry ids and statuses, never personal
+// data, so any key of the company may manage them (docs/company-api.md "Webhooks").
+const read = { permission: null, rateClass: "administration:read" } as const
+const write = { permission: null, rateClass: "administration:write" } as const
+
+export class WebhooksV3Api extends HttpApiGroup.make("webhooksV3")
+  .add(
+    HttpApiEndpoint.post("create", "/webhooks")
+      .setPayload(CreateWebhookV3)
+      .addSuccess(WebhookCreatedV3, { status: 201 })
+      .addError(lineError("v3", WebhookEndpointLimitReached))
+      .annotate(Operation, write)
+      .annotate(OpenApi.Summary, "Register a webhook endpoint; its signing secret is shown only in this response")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/webhooks")
+      .setUrlParams(v3UrlParams(webhooksV3Query, {}))
+      .addSuccess(WebhookListV3)
+      .annotate(Operation, read)
+      .annotate(OpenApi.Summary, "List the company's webhook endpoints in the key's environment")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/webhooks/:webhookId")
+      .setPath(WebhookPath)
+      .addSuccess(WebhookResponseV3)
+      .addError(lineError("v3", WebhookEndpointNotFound))
+      .annotate(Operation, read)
+      .annotate(OpenApi.Summary, "Retrieve a webhook endpoint (never its secret)")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/webhooks/:webhookId")
+      .setPath(WebhookPath)
+      .addError(lineError("v3", WebhookEndpointNotFound))
+      .annotate(Operation, write)
+      .annotate(OpenApi.Summary, "Delete a webhook endpoint; nothing more is sent to it")
+  )
+  .add(
+    HttpApiEndpoint.get("deliveries", "/webhooks/:webhookId/deliveries")
+      .setPath(WebhookPath)
+      .setUrlParams(v3UrlParams(webhookDeliveriesV3Query, {}))
+      .addSuccess(WebhookDeliveryListV3)
+      .addError(lineError("v3", WebhookEndpointNotFound))
+      .annotate(Operation, read)
+      .annotate(OpenApi.Summary, "List an endpoint's deliveries, newest first, with their attempts and outcome")
+  )
+  .prefix("/public-api/v3")
+  .middleware(ApiKeyAuthV3)
+  .annotate(OpenApi.Title, "Webhooks (v3)")
+  .annotate(
+    OpenApi.Description,
+    "Endpoints that receive the company's order and gift events, signed with Standard Webhooks `v1`. Authenticated with `X-Api-Key`."
+  ) {}

@@ -1,0 +1,200 @@
+import { randomBytes } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { type AccountScope, formatTimestamp } from "../../domain/company/Company.js"
+import { WebhookEndpointLimitReached, WebhookEndpointNotFound } from "../../domain/company/Errors.js"
+import {
+  type CompanyEvent,
+  type CompanyEventType,
+  maxWebhookEndpoints,
+  WebhookEndpointRecord,
+  type WebhookEndpointStatus
+} from "../../domain/company/Webhooks.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import type { V3Query } from "../../domain/platform/V3Query.js"
+import { Webhooks } from "../checkout/Webhooks.js"
+import { OutboundHttp } from "../platform/OutboundHttp.js"
+import { rowsOf } from "../platform/Rows.js"
+import { nowDate } from "../platform/Time.js"
+import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
+
+/**
+ * Company webhooks (DESIGN.md §4.12, docs/company-api.md "Webhooks"): a company's endpoints in one
+ * environment, and `emit`, which the company's services call in the transaction of the change an event
+ * reports. Each subscribed endpoint gets one delivery in the outbox of the one delivery engine
+ * (`Webhooks`, docs/webhooks.md), signed `v1` with the endpoint's `whsec_` secret.
+ *
+ * Endpoints belong to the company and environment of the key: `Ribbon-Account-Id` does not narrow them.
+ */
+
+const endpointColumns = "id, company_id, environment, url, event_types, created_at"
+
+/** A new `whsec_` secret: 32 random bytes, base64 (the Standard Webhooks form). */
+const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`
+
+/** An endpoint with whether a 410 Gone from its receiver has disabled it. */
+export interface WebhookEndpoint extends WebhookEndpointRecord {
+  readonly status: WebhookEndpointStatus
+}
+
+export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyWebhooks", {
+  dependencies: [Webhooks.Default, OutboundHttp.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const webhooks = yield* Webhooks
+    const outbound = yield* OutboundHttp
+    const endpointRows = rowsOf(WebhookEndpointRecord)
+    const signingRows = rowsOf(Schema.Struct({ ...WebhookEndpointRecord.fields, secret: Schema.String }))
+    const countRows = rowsOf(Schema.Struct({ count: Schema.Int }))
+    const listColumns: V3Columns<WebhookEndpointRecord> = {
+      paging: "number",
+      filters: {},
+      sort: { createdAt: "created_at" },
+      defaultOrder: [{ column: "created_at", descending: false }],
+      id: "id"
+    }
+
+    /** The rows of the scope's company and environment that are not deleted. */
+    const ofCompany = (scope: AccountScope) =>
+      sql`company_id = ${scope.companyId} AND environment = ${scope.environment} AND deleted_at IS NULL`
+
+    const withStatus = Effect.fn("CompanyWebhooks.withStatus")(function* (
+      endpoints: ReadonlyArray<WebhookEndpointRecord>
+    ) {
+      const disabled = yield* webhooks.disabledEndpoints(endpoints.map((endpoint) => endpoint.id))
+      return endpoints.map(
+        (endpoint): WebhookEndpoint => ({ ...endpoint, status: disabled.has(endpoint.id) ? "disabled" : "active" })
+      )
+    })
+
+    /**
+     * The URL, refused (400 on `url`) unless the outbound rules would let a delivery go there now: https, no
+     * credentials, a host that resolves to public addresses only (docs/webhooks.md "Which URLs are allowed").
+     */
+    const screen = (url: string) =>
+      outbound.check(url).pipe(
+        Effect.catchTags({
+          OutboundRefused: (refused) => Effect.fail(InvalidRequest.field("url", refused.reason)),
+          OutboundFailed: (failed) => Effect.fail(InvalidRequest.field("url", failed.message))
+        })
+      )
+
+    /**
+     * A new endpoint for the scope's company and environment, with its secret (returned only here). At
+     * most `maxWebhookEndpoints`, counted under the company row's lock so parallel creations cannot overshoot.
+     */
+    const create = Effect.fn("CompanyWebhooks.create")(function* (
+      scope: AccountScope,
+      input: { readonly url: string; readonly eventTypes: ReadonlyArray<CompanyEventType> }
+    ) {
+      // Outside the transaction: DNS may take a while, and nothing should wait on it holding a lock.
+      yield* screen(input.url)
+      const id = yield* makeId
+      const secret = newSecret()
+      const now = yield* nowDate
+      const insert = Effect.gen(function* () {
+        yield* sql`SELECT id FROM companies WHERE id = ${scope.companyId} FOR UPDATE`
+        const [{ count }] = yield* countRows(
+          sql`SELECT count(*)::int AS count FROM company_webhook_endpoints WHERE ${ofCompany(scope)}`
+        )
+        if (count >= maxWebhookEndpoints) {
+          return yield* new WebhookEndpointLimitReached({
+            message: `This company already has ${maxWebhookEndpoints} webhook endpoints in the ${scope.environment} environment; delete one first.`,
+            limit: maxWebhookEndpoints
+          })
+        }
+        const [endpoint] = yield* endpointRows(sql`INSERT INTO company_webhook_endpoints
+            (id, company_id, environment, url, event_types, secret, created_at)
+          VALUES (${id}, ${scope.companyId}, ${scope.environment}, ${input.url}, ${JSON.stringify(input.eventTypes)}::jsonb,
+            ${secret}, ${now})
+          RETURNING ${sql.literal(endpointColumns)}`)
+        return { endpoint: endpoint!, secret }
+      })
+      return yield* sql.withTransaction(insert).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const findRecord = (scope: AccountScope, webhookId: string) =>
+      Effect.gen(function* () {
+        const [found] = yield* endpointRows(sql`SELECT ${sql.literal(endpointColumns)} FROM company_webhook_endpoints
+          WHERE id = ${webhookId.toLowerCase()} AND ${ofCompany(scope)}`).pipe(Effect.orDie)
+        if (found === undefined) {
+          return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
+        }
+        return found
+      })
+
+    /** An endpoint of the scope's company and environment (404 otherwise). */
+    const find = Effect.fn("CompanyWebhooks.find")(function* (scope: AccountScope, webhookId: string) {
+      const [endpoint] = yield* withStatus([yield* findRecord(scope, webhookId)])
+      return endpoint!
+    })
+
+    /** The endpoints of the scope's company and environment, oldest first, paged in SQL. */
+    const page = Effect.fn("CompanyWebhooks.page")(function* (scope: AccountScope, query: V3Query) {
+      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
+      const rows = yield* endpointRows(sql`SELECT ${sql.literal(endpointColumns)} FROM company_webhook_endpoints
+        WHERE ${ofCompany(scope)} AND ${where} ORDER BY ${orderBy} LIMIT ${limit}`).pipe(Effect.orDie)
+      const found = v3Page(rows, query, listColumns)
+      return { ...found, rows: yield* withStatus(found.rows) }
+    })
+
+    /** Deletes an endpoint (404 if not the scope's): nothing more is sent to it, pending deliveries included. */
+    const remove = Effect.fn("CompanyWebhooks.remove")(function* (scope: AccountScope, webhookId: string) {
+      const now = yield* nowDate
+      const id = webhookId.toLowerCase()
+      const close = Effect.gen(function* () {
+        const deleted = yield* sql`UPDATE company_webhook_endpoints SET deleted_at = ${now}, secret = NULL
+          WHERE id = ${id} AND ${ofCompany(scope)} RETURNING id`
+        if (deleted.length === 0) {
+          return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
+        }
+        yield* webhooks.closeEndpoint(id)
+      })
+      return yield* sql.withTransaction(close).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /** An endpoint's deliveries, newest first (404 if the endpoint is not the scope's). */
+    const deliveries = Effect.fn("CompanyWebhooks.deliveries")(function* (
+      scope: AccountScope,
+      webhookId: string,
+      query: V3Query
+    ) {
+      const endpoint = yield* findRecord(scope, webhookId)
+      return yield* webhooks.endpointDeliveries(endpoint.id, query)
+    })
+
+    /**
+     * Records `event` for every endpoint of its company and environment subscribed to its type: one
+     * delivery each, in the caller's transaction, so it is delivered if and only if the change commits.
+     * The body is `{webhookData: {id, eventType, target, triggeredAt}, eventData: {companyId, accountId,
+     * orderId | giftId, …eventData}}`; `id` (also the `webhook-id` header) is the delivery's own. Returns
+     * the deliveries' ids.
+     */
+    const emit = Effect.fn("CompanyWebhooks.emit")(function* (event: CompanyEvent) {
+      yield* Effect.annotateCurrentSpan({ "webhook.event_type": event.eventType })
+      const endpoints = yield* signingRows(sql`SELECT ${sql.literal(endpointColumns)}, secret
+        FROM company_webhook_endpoints
+        WHERE company_id = ${event.companyId} AND environment = ${event.environment} AND deleted_at IS NULL
+          AND event_types @> ${JSON.stringify([event.eventType])}::jsonb
+        ORDER BY created_at, id`).pipe(Effect.orDie)
+      if (endpoints.length === 0) return []
+      const triggeredAt = formatTimestamp(yield* nowDate)
+      const eventData = { companyId: event.companyId, accountId: event.accountId, ...event.subject, ...event.eventData }
+      return yield* Effect.forEach(endpoints, (endpoint) =>
+        Effect.gen(function* () {
+          const id = yield* makeId
+          return yield* webhooks.enqueue({
+            url: endpoint.url,
+            eventId: id,
+            eventType: event.eventType,
+            payload: { webhookData: { id, eventType: event.eventType, target: endpoint.url, triggeredAt }, eventData },
+            endpoint: { id: endpoint.id, secret: endpoint.secret }
+          })
+        })
+      )
+    })
+
+    return { create, find, page, remove, deliveries, emit } as const
+  })
+}) {}
