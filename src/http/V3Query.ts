@@ -52,7 +52,7 @@ export const parseV3Query = (params: RawParams, spec: V3QuerySpec): Either.Eithe
       errors.push(issue(key, `${key} may be given once.`))
       continue
     }
-    const filter = /^filter\[([^\]]+)\]$/.exec(key)
+    const filter = /^filter\[(.+)\]$/.exec(key)
     if (filter !== null) {
       if (spec.filters.includes(filter[1]!)) filters[filter[1]!] = raw
       else
@@ -75,6 +75,8 @@ export const parseV3Query = (params: RawParams, spec: V3QuerySpec): Either.Eithe
           sort.map((s) => s.field),
           spec.sort
         )
+        // A keyset cursor holds one sort value: a cursor list sorts on one field (then the id).
+        if (spec.paging === "cursor" && sort.length > 1) errors.push(issue(key, "This list sorts on one field."))
         break
       case "page[size]":
         size = int(key, raw, 1, spec.maxPageSize) ?? size
@@ -124,6 +126,20 @@ export const numberedLinks = (path: string, params: RawParams, query: V3Query, h
       : null
 })
 
+/**
+ * `{self, next, prev}` for a cursor list: `next` carries the cursor of the page after this one (null on the
+ * last), and `prev` is always null (spec "Versioning" 3).
+ */
+export const cursorLinks = (path: string, params: RawParams, query: V3Query, nextCursor: string | null) => {
+  const size = String(query.page.size)
+  const here = query.page.cursor === undefined ? {} : { "page[cursor]": query.page.cursor }
+  return {
+    self: pageLink(path, { ...params, "page[cursor]": [] }, { ...here, "page[size]": size }),
+    next: nextCursor === null ? null : pageLink(path, params, { "page[cursor]": nextCursor, "page[size]": size }),
+    prev: null
+  }
+}
+
 /** "a, b or c". */
 const orList = (names: ReadonlyArray<string>) =>
   names.length <= 1 ? names.join("") : `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`
@@ -137,8 +153,9 @@ export const v3UrlParams = <const Extra extends Schema.Struct.Fields>(spec: V3Qu
   const optionalString = (description?: string) =>
     Schema.optional(description === undefined ? Schema.String : Schema.String.annotations({ description }))
   const fields: Record<string, Schema.Struct.Field> = { ...extra }
+  // Exact: a parameter is absent or a string, so a bad value gets its schema's issue, not also "Expected undefined".
   for (const filter of spec.filters) {
-    fields[`filter[${filter}]`] = Schema.optional(spec.filterSchemas?.[filter] ?? Schema.String)
+    fields[`filter[${filter}]`] = Schema.optionalWith(spec.filterSchemas?.[filter] ?? Schema.String, { exact: true })
   }
   if (spec.include !== undefined) fields.include = optionalString(`Comma-separated: ${orList(spec.include)}`)
   if (spec.fields !== undefined) fields.fields = optionalString(`Comma-separated: ${orList(spec.fields)}`)
@@ -163,3 +180,10 @@ export const Links = Schema.Struct({
   next: Schema.NullOr(Schema.String),
   prev: Schema.NullOr(Schema.String)
 })
+
+/**
+ * A v3 request body refuses properties the operation does not define (400 naming each), so that a client
+ * still sending a field 3.1 removed learns it at once; v2 bodies ignore them, as they always have.
+ */
+export const strictBody = <S extends Schema.Schema.Any>(schema: S): S =>
+  schema.annotations({ parseOptions: { onExcessProperty: "error" } }) as S

@@ -100,3 +100,100 @@ export class BillingMethodArchived extends DomainError<BillingMethodArchived>()(
   { billingMethodId: Schema.String },
   errorCode(422, "Billing method archived", "billing_method_archived", "UNPROCESSABLE_ENTITY", "422_BILL_002")
 ) {}
+
+// v3 orders (DESIGN.md §4.10).
+
+export class CompanyOrderNotFound extends DomainError<CompanyOrderNotFound>()(
+  "CompanyOrderNotFound",
+  { orderId: Schema.String },
+  errorCode(404, "Order not found", "company_order_not_found", "NOT_FOUND", "404_ORDS_001")
+) {}
+
+/** The variant does not ship to the order's country. */
+export class NotShippableToCountry extends DomainError<NotShippableToCountry>()(
+  "NotShippableToCountry",
+  { variantId: Schema.String, countryCode: Schema.String },
+  errorCode(
+    422,
+    "Variant not shippable to the country",
+    "not_shippable_to_country",
+    "UNPROCESSABLE_ENTITY",
+    "422_ORDS_001"
+  )
+) {}
+
+/** The shipment has reached the carrier (`inTransit`) or gone further: too late to cancel. */
+export class OrderNotCancellable extends DomainError<OrderNotCancellable>()(
+  "OrderNotCancellable",
+  { orderId: Schema.String, fulfillmentStatus: Schema.String },
+  errorCode(422, "Order not cancellable", "order_not_cancellable", "UNPROCESSABLE_ENTITY", "422_ORDS_002")
+) {}
+
+/** The idempotency key made an order with another request body. */
+export class OrderKeyReused extends DomainError<OrderKeyReused>()(
+  "OrderKeyReused",
+  { idempotencyKey: Schema.String },
+  errorCode(
+    422,
+    "Idempotency key replayed with another body",
+    "order_key_reused",
+    "UNPROCESSABLE_ENTITY",
+    "422_ORDS_003"
+  )
+) {}
+
+/** The shipping address is not one the carrier can deliver to in its country. */
+export class ShippingAddressInvalid extends DomainError<ShippingAddressInvalid>()(
+  "ShippingAddressInvalid",
+  { issues: Schema.Array(Schema.Struct({ field: Schema.String, message: Schema.String })) },
+  errorCode(
+    422,
+    "Address not valid for the country",
+    "shipping_address_invalid",
+    "UNPROCESSABLE_ENTITY",
+    "422_ORDS_004"
+  )
+) {}
+
+/** The order is already cancelled or refunded. */
+export class OrderAlreadyClosed extends DomainError<OrderAlreadyClosed>()(
+  "OrderAlreadyClosed",
+  { orderId: Schema.String, status: Schema.String },
+  errorCode(422, "Order already closed", "order_already_closed", "UNPROCESSABLE_ENTITY", "422_ORDS_005")
+) {}
+
+/** The variant has no stock left for the country. */
+export class VariantUnavailable extends DomainError<VariantUnavailable>()(
+  "VariantUnavailable",
+  { variantId: Schema.String },
+  errorCode(422, "Variant unavailable", "variant_unavailable", "UNPROCESSABLE_ENTITY", "422_ORDS_006")
+) {}
+
+/** A sandbox move the shipment cannot make from where it is. */
+export class SimulationRefused extends DomainError<SimulationRefused>()(
+  "SimulationRefused",
+  { orderId: Schema.String, from: Schema.String, to: Schema.String },
+  errorCode(422, "Simulation refused", "simulation_refused", "UNPROCESSABLE_ENTITY", "422_ORDS_007")
+) {}
+
+// Company webhooks (DESIGN.md §4.12).
+
+/** No endpoint of that id in the key's company and environment. */
+export class WebhookEndpointNotFound extends DomainError<WebhookEndpointNotFound>()(
+  "WebhookEndpointNotFound",
+  { webhookId: Schema.String },
+  errorCode(404, "Webhook endpoint not found", "webhook_endpoint_not_found", "NOT_FOUND", "404_WHKS_001")
+) {}
+
+/** The company already has `limit` endpoints in this environment. */
+export class WebhookEndpointLimitReached extends DomainError<WebhookEndpointLimitReached>()(
+  "WebhookEndpointLimitReached",
+  { limit: Schema.Int },
+  errorCode(
+    422,
+    "Webhook endpoint limit reached",
+    "webhook_endpoint_limit_reached",
+    "UNPROCESSABLE_ENTITY",
+    "422_WHKS_001"
+  )
+) {}

@@ -4,9 +4,8 @@ import { BillingStatus, BillingType } from "../../domain/company/Billing.js"
 import { HexId, Timestamp } from "../../domain/company/Company.js"
 import { AccountNameTaken, AccountNotFound, BillingMethodNotFound } from "../../domain/company/Errors.js"
 import { lineError } from "../ErrorLines.js"
-import { Links, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
+import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
-import { strictBody } from "./v3.js"
 
 /**
  * Accounts and billing methods, version 3 (spec "Versioning" 3.1; DESIGN.md §4.10; docs/company-api.md

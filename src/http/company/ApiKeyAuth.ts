@@ -28,9 +28,12 @@ import { endpointsOf } from "../Reflection.js"
  * from the API definition, and docs/permissions.md is generated from the same annotations.
  */
 
-/** What an operation needs: a permission (`null`: any valid key of the company) and its rate-limit class. */
+/**
+ * What an operation needs: a permission (several: any one of them, as a read of personal data takes its
+ * `:read:masked` or `:read:unmasked`; `null`: any valid key of the company) and its rate-limit class.
+ */
 export interface OperationPolicy {
-  readonly permission: Permission | null
+  readonly permission: Permission | ReadonlyArray<Permission> | null
   readonly rateClass: RateScope
 }
 
@@ -110,6 +113,11 @@ export const operationsOf = <Id extends string, Groups extends HttpApiGroup.Http
     ]
   })
 
+const permissionText = (permission: OperationPolicy["permission"]) =>
+  permission === null
+    ? "any key"
+    : (typeof permission === "string" ? [permission] : permission).map((p) => `\`${p}\``).join(" or ")
+
 /** docs/permissions.md, generated from the API definition. */
 export const permissionsDoc = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>
@@ -126,8 +134,7 @@ export const permissionsDoc = <Id extends string, Groups extends HttpApiGroup.Ht
     "| Method | Path | Permission | Rate-limit class |",
     "|---|---|---|---|",
     ...rows.map(
-      (row) =>
-        `| ${row.method} | \`${row.path}\` | ${row.permission === null ? "any key" : `\`${row.permission}\``} | \`${row.rateClass}\` |`
+      (row) => `| ${row.method} | \`${row.path}\` | ${permissionText(row.permission)} | \`${row.rateClass}\` |`
     ),
     ""
   ]

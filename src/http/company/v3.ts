@@ -1,21 +1,16 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Effect, type Schema } from "effect"
+import { Effect } from "effect"
 import type { BillingMethodRecord } from "../../domain/company/Billing.js"
 import { type Account, formatTimestamp } from "../../domain/company/Company.js"
+import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/company/Orders.js"
+import { maskEmail, maskName, maskPhone, maskStreet } from "../../services/company/Masking.js"
 import type { V3Page } from "../../services/platform/V3QuerySql.js"
 import { numberedLinks, parseV3Query, type RawParams, type V3QuerySpec } from "../V3Query.js"
 
 /**
  * The company API's version 3 presentation of the company context's records (DESIGN.md §4.9): camelCase
- * fields, `{data}` envelopes, `{data, links}` lists, and the strict request bodies of v3.
+ * fields, `{data}` envelopes and `{data, links}` lists.
  */
-
-/**
- * A v3 request body refuses properties the operation does not define (400 naming each), so that a client
- * still sending a field 3.1 removed learns it at once; v2 bodies ignore them, as they always have.
- */
-export const strictBody = <S extends Schema.Schema.Any>(schema: S): S =>
-  schema.annotations({ parseOptions: { onExcessProperty: "error" } }) as S
 
 /** The request's query as the v3 parser reads it: a repeated key keeps every value. */
 export const searchParams = (url: string): RawParams => {
@@ -61,3 +56,57 @@ export const billingMethodV3 = (method: BillingMethodRecord) => ({
       : { amount: method.spendingLimit, currency: method.currency, remaining: method.remaining ?? 0 },
   createdAt: formatTimestamp(method.createdAt)
 })
+
+/** A company order as v3 shows it; the recipient and street lines masked unless the key reads them unmasked. */
+export const orderV3 = (order: CompanyOrderRecord, mode: "masked" | "unmasked") => {
+  const mask = mode === "masked"
+  const price = { amount: order.unitPrice, currency: order.currency }
+  return {
+    id: order.id,
+    accountId: order.accountId,
+    billingMethodId: order.billingMethodId,
+    status: order.status,
+    fulfillmentStatus: fulfillmentStatusOf(order.shipmentStatus),
+    idempotencyKey: order.idempotencyKey,
+    tags: order.tags,
+    metadata: order.metadata,
+    lineItems: [
+      { variantId: order.variantId, productId: order.productId, title: order.title, quantity: order.quantity, price }
+    ],
+    total: { amount: order.total, currency: order.currency },
+    recipient: {
+      firstName: mask ? maskName(order.recipientFirstName) : order.recipientFirstName,
+      lastName: mask ? maskName(order.recipientLastName) : order.recipientLastName,
+      email: mask ? maskEmail(order.recipientEmail) : order.recipientEmail,
+      phone: order.recipientPhone === null ? null : mask ? maskPhone(order.recipientPhone) : order.recipientPhone
+    },
+    shippingAddress: {
+      address1: mask ? maskStreet(order.address1) : order.address1,
+      address2: order.address2 === null ? null : mask ? maskStreet(order.address2) : order.address2,
+      city: order.city,
+      provinceCode: order.provinceCode,
+      postalCode: order.postalCode,
+      countryCode: order.countryCode
+    },
+    fulfillments: [
+      {
+        id: order.supplierOrderId,
+        status: order.shipmentStatus,
+        carrier: order.carrier,
+        trackingNumber: order.trackingNumber,
+        trackingUrl: order.trackingUrl,
+        shippedAt: order.shippedAt === null ? null : formatTimestamp(order.shippedAt),
+        deliveredAt: order.deliveredAt === null ? null : formatTimestamp(order.deliveredAt)
+      }
+    ],
+    trackingLink: order.trackingUrl,
+    source: order.source,
+    giftId: order.giftId,
+    cancellationDetails:
+      order.cancelledAt === null
+        ? null
+        : { cancelledAt: formatTimestamp(order.cancelledAt), reason: order.cancellationReason ?? "" },
+    createdAt: formatTimestamp(order.createdAt),
+    updatedAt: formatTimestamp(order.updatedAt)
+  }
+}

@@ -8,8 +8,9 @@ import { Effect } from "effect"
  * - A billing method belongs to one account; at most one per account is its default. `spending_limit` is in
  *   minor units of `currency`; null means uncapped.
  * - Money moves only through `billing_entries`: a debit or a credit of a positive amount, for the subject
- *   (an order or a gift) that caused it. What remains of a method is its limit minus its debits plus its
- *   credits, so the balance can never disagree with the entries.
+ *   (an order or a gift) that caused it. `spent` is the sum of a method's entries (debits less credits),
+ *   moved by the statement that writes each entry, so a balance is one row read; what remains is the limit
+ *   less `spent`.
  */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -24,6 +25,7 @@ export default Effect.gen(function* () {
       is_default boolean NOT NULL DEFAULT false,
       currency text NOT NULL CHECK (currency ~ '^[A-Z]{3}$'),
       spending_limit bigint CHECK (spending_limit >= 0),
+      spent bigint NOT NULL DEFAULT 0 CHECK (spent >= 0),
       created_at timestamptz NOT NULL
     )`
   yield* sql`CREATE INDEX billing_methods_account ON billing_methods (account_id)`

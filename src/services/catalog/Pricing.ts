@@ -56,6 +56,13 @@ export const convertUsd = (usdCents: number, fxRate: string, digits: number): nu
   return Number(divHalfUp(BigInt(usdCents) * numerator * 10n ** BigInt(digits), 100n * 10n ** BigInt(scale)))
 }
 
+/** Minor units of a currency with `digits` digits at `fxRate` per USD, back to USD cents, half-up. */
+export const toUsd = (amount: number, fxRate: string, digits: number): number => {
+  if (!Number.isSafeInteger(amount) || amount < 0) throw new RangeError(`not an amount: ${amount}`)
+  const { numerator, scale } = parseDecimal(fxRate)
+  return Number(divHalfUp(BigInt(amount) * 100n * 10n ** BigInt(scale), numerator * 10n ** BigInt(digits)))
+}
+
 /**
  * The USD cents whose conversion (`convertUsd`) lies within `[min, max]` minor units of the destination
  * currency, as USD bounds: conversion is monotonic, so a price filter in any currency becomes a plain
@@ -370,11 +377,17 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
       return formatMoney(convertUsd(usdCents, country.fxRate, country.digits), country.currency, country.locale)
     })
 
+    /** An amount in a country's currency (minor units) as USD cents, half-up: what company billing is debited. */
+    const usdCentsOf = Effect.fn("Pricing.usdCentsOf")(function* (amount: number, countryCode: string) {
+      const country = yield* countryOf(yield* reference(), countryCode)
+      return toUsd(amount, country.fxRate, country.digits)
+    })
+
     /** Supported countries, by code. */
     const countries = Effect.fn("Pricing.countries")(function* () {
       return (yield* reference()).countries
     })
 
-    return { quote, availability, convert, countries, reference, invalidateReference, variants } as const
+    return { quote, availability, convert, usdCentsOf, countries, reference, invalidateReference, variants } as const
   })
 }) {}

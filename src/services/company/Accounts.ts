@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { NewBillingMethod } from "../../domain/company/Billing.js"
 import { type Account, AccountRecord, type AccountScope } from "../../domain/company/Company.js"
 import { AccountNameTaken, AccountNotFound } from "../../domain/company/Errors.js"
@@ -67,6 +67,14 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
       return found
     })
 
+    /** The account a request means when it names none: the only one its scope reaches, else the default one. */
+    const defaultIn = Effect.fn("Accounts.defaultIn")(function* (scope: AccountScope) {
+      const rows = yield* accountRows(sql`SELECT ${sql.literal(accountColumns)} FROM accounts
+        WHERE ${accountsIn(sql, scope, "id")} ORDER BY is_default DESC, created_at LIMIT 2`).pipe(Effect.orDie)
+      const only = rows.length === 1 ? rows[0] : rows.find((account) => account.isDefault)
+      return Option.fromNullable(only)
+    })
+
     /** The accounts the scope reaches, sorted and paged in SQL. */
     const page = Effect.fn("Accounts.page")(function* (scope: AccountScope, query: V3Query) {
       const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
@@ -77,6 +85,6 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
       return v3Page(rows, query, listColumns)
     })
 
-    return { create, find, page } as const
+    return { create, find, defaultIn, page } as const
   })
 }) {}

@@ -17,9 +17,10 @@ import { accountsIn } from "./Scope.js"
 
 /**
  * Billing methods and their ledger (DESIGN.md §4.9–4.10, docs/company-api.md "Accounts and billing"). Money
- * moves only through `billing_entries`, written in the caller's transaction (an order's or a gift's), and a
- * method's `remaining` is derived from them. A debit locks its method's row first, so two debits racing for
- * the last funds are judged one after the other and never both succeed.
+ * moves only through `billing_entries`, written in the caller's transaction (an order's or a gift's). The
+ * statement that writes an entry also moves the method's `spent` (the entries' sum), so `remaining` is its
+ * limit less `spent`, one row read; a debit's check runs in that statement, on the locked row, so two debits
+ * racing for the last funds are judged one after the other and never both succeed.
  */
 
 /** What a ledger entry is for: the order or gift that moved the money, and why. */
@@ -33,13 +34,10 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    /** A method with its remaining funds: its limit less its debits plus its credits (null: uncapped). */
+    /** A method with its remaining funds: its limit less what its entries spent (null: uncapped). */
     const methods = sql`(
       SELECT m.id, m.account_id, a.environment, a.company_id, m.name, m.type, m.status, m.is_default, m.currency,
-        m.spending_limit::int AS spending_limit, m.created_at,
-        (m.spending_limit - COALESCE((
-          SELECT sum(CASE e.kind WHEN 'debit' THEN e.amount ELSE -e.amount END)
-          FROM billing_entries e WHERE e.billing_method_id = m.id), 0))::int AS remaining
+        m.spending_limit::int AS spending_limit, m.created_at, (m.spending_limit - m.spent)::int AS remaining
       FROM billing_methods m JOIN accounts a ON a.id = m.account_id
     ) AS methods`
 
@@ -108,16 +106,31 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
       return v3Page(rows, query, listColumns)
     })
 
+    /** Whether the method's remaining funds cover `amount` (422 when they do not); uncapped ones always do. */
+    const ensureFunds = (method: BillingMethod, amount: number) =>
+      method.remaining === null || method.remaining >= amount
+        ? Effect.void
+        : Effect.fail(
+            new InsufficientFunds({
+              message: `Billing method ${method.id} has ${method.remaining} ${method.currency} minor units left; this needs ${amount}.`,
+              billingMethodId: method.id,
+              remaining: method.remaining,
+              required: amount
+            })
+          )
+
     /**
-     * Debits `amount` (minor units of the billing currency) for `subject`, inside the caller's transaction:
-     * the method's row is locked, then its remaining funds judged (422 when short, 422 when archived).
+     * Debits `amount` (minor units of the billing currency) for `subject`, inside the caller's transaction, if
+     * the method is active and its remaining funds cover it (422 when short, 422 when archived). The method's
+     * row stays locked until that transaction ends: debit last, so the lock is held briefly.
      */
     const debit = Effect.fn("Billing.debit")(function* (
       billingMethodId: string,
       amount: number,
       subject: LedgerSubject
     ) {
-      yield* sql`SELECT 1 FROM billing_methods WHERE id = ${billingMethodId} FOR UPDATE`.pipe(Effect.orDie)
+      if (yield* record(billingMethodId, "debit", amount, subject)) return
+      // Nothing was debited: say why, from the method as the refusing statement saw it.
       const [method] = yield* methodRows(sql`SELECT * FROM ${methods} WHERE id = ${billingMethodId}`).pipe(Effect.orDie)
       if (method === undefined) return yield* Effect.dieMessage(`No billing method ${billingMethodId}`)
       if (method.status === "archived") {
@@ -126,32 +139,37 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
           billingMethodId
         })
       }
-      if (method.remaining !== null && method.remaining < amount) {
-        return yield* new InsufficientFunds({
-          message: `Billing method ${billingMethodId} has ${method.remaining} ${method.currency} minor units left; this needs ${amount}.`,
-          billingMethodId,
-          remaining: method.remaining,
-          required: amount
-        })
-      }
-      yield* record(billingMethodId, "debit", amount, subject)
+      yield* ensureFunds(method, amount)
+      return yield* Effect.dieMessage(`billing method ${billingMethodId} refused a debit it covers`)
     })
 
     /** Credits `amount` back for `subject` (a cancel, an expiry, a refund), inside the caller's transaction. */
     const credit = Effect.fn("Billing.credit")((billingMethodId: string, amount: number, subject: LedgerSubject) =>
-      record(billingMethodId, "credit", amount, subject)
+      Effect.asVoid(record(billingMethodId, "credit", amount, subject))
     )
 
+    /**
+     * Writes one ledger entry and moves the method's `spent` by it, in one statement: the `UPDATE` takes the
+     * method's row lock, and a debit's condition (active, and covered) is judged again on the row as the
+     * last writer left it, so two debits racing for the last funds never both pass. Whether it was written.
+     */
     const record = (billingMethodId: string, kind: "debit" | "credit", amount: number, subject: LedgerSubject) =>
       Effect.gen(function* () {
-        if (amount <= 0) return
+        if (amount <= 0) return true
         const now = yield* nowDate
-        yield* sql`INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
-          VALUES (${billingMethodId}, ${kind}, ${amount}, ${subject.type}, ${subject.id}, ${subject.reason}, ${now})`.pipe(
-          Effect.orDie
-        )
+        const covered =
+          kind === "debit"
+            ? sql`AND status = 'active' AND (spending_limit IS NULL OR spending_limit - spent >= ${amount})`
+            : sql``
+        const written = yield* sql`WITH moved AS (
+            UPDATE billing_methods SET spent = spent ${kind === "debit" ? sql.literal("+") : sql.literal("-")} ${amount}
+            WHERE id = ${billingMethodId} ${covered} RETURNING id)
+          INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
+          SELECT id, ${kind}, ${amount}, ${subject.type}, ${subject.id}, ${subject.reason}, ${now} FROM moved
+          RETURNING id`.pipe(Effect.orDie)
+        return written.length > 0
       })
 
-    return { create, find, defaultOf, page, debit, credit } as const
+    return { create, find, defaultOf, page, ensureFunds, debit, credit } as const
   })
 }) {}

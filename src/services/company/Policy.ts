@@ -14,11 +14,17 @@ export class CompanyPolicy extends Effect.Service<CompanyPolicy>()("CompanyPolic
   effect: Effect.gen(function* () {
     const companies = yield* Companies
 
-    /** The operation's permission (`null`: any valid key of the company). */
-    const canPerform = (key: ApiKeyRecord, permission: Permission | null) =>
-      permission === null || key.permissions.includes(permission)
+    /** The operation's permission, or one of its permissions (`null`: any valid key of the company). */
+    const canPerform = (key: ApiKeyRecord, permission: Permission | ReadonlyArray<Permission> | null) => {
+      if (permission === null) return Effect.void
+      const anyOf: ReadonlyArray<Permission> = typeof permission === "string" ? [permission] : permission
+      const needed = anyOf.join(" or ")
+      return anyOf.some((p) => key.permissions.includes(p))
         ? Effect.void
-        : Effect.fail(new PermissionDenied({ message: `This API key lacks the ${permission} permission.`, permission }))
+        : Effect.fail(
+            new PermissionDenied({ message: `This API key lacks the ${needed} permission.`, permission: needed })
+          )
+    }
 
     /** A key grants (to a key it creates) only permissions it holds itself. */
     const canGrant = (key: ApiKeyRecord, permissions: ReadonlyArray<Permission>) => {

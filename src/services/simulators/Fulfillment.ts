@@ -121,12 +121,17 @@ export const OrderRow = Schema.Struct({
 })
 export interface OrderRow extends Schema.Schema.Type<typeof OrderRow> {}
 
-export interface PlaceInput {
-  /** Deterministic per checkout item: the same key always names the same order. */
+/**
+ * An order booked for a company (v3 orders, v2 gifts): an `orders` row without a buyer or checkout
+ * (`user_id`, `checkout_id` and `item_index` are null). The company context keeps the rest of it.
+ */
+export const BookingRow = OrderRow.pipe(Schema.omit("userId", "checkoutId", "itemIndex"))
+export interface BookingRow extends Schema.Schema.Type<typeof BookingRow> {}
+
+/** A booking for a company: what the supplier needs, without a buyer or checkout. */
+export interface BookInput {
+  /** The same key always names the same order. */
   readonly idempotencyKey: string
-  readonly userId: string
-  readonly checkoutId: string
-  readonly itemIndex: number
   readonly variantId: string
   readonly productId: string
   readonly productTitle: string
@@ -138,6 +143,14 @@ export interface PlaceInput {
   readonly currency: string
   /** Where the order ships: the variant must ship there. */
   readonly countryCode: string
+}
+
+export interface PlaceInput extends BookInput {
+  /** Deterministic per checkout item: the same key always names the same order. */
+  readonly idempotencyKey: string
+  readonly userId: string
+  readonly checkoutId: string
+  readonly itemIndex: number
 }
 
 export interface OrderListOptions {
@@ -270,13 +283,21 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
     const forced = yield* Ref.make<ReadonlyMap<string, ForcedFailure>>(new Map())
 
     /** The one row a statement returns (none when it returns none), decoded; SQL errors are defects. */
-    const findOne = (statement: Statement.Statement<unknown>) =>
-      Effect.orDie(SqlSchema.findOne({ Request: Schema.Void, Result: OrderRow, execute: () => statement })(undefined))
+    const findOneAs =
+      <A, I>(row: Schema.Schema<A, I>) =>
+      (statement: Statement.Statement<unknown>) =>
+        Effect.orDie(SqlSchema.findOne({ Request: Schema.Void, Result: row, execute: () => statement })(undefined))
+    const findOne = findOneAs(OrderRow)
     const findAll = (statement: Statement.Statement<unknown>) =>
       Effect.orDie(SqlSchema.findAll({ Request: Schema.Void, Result: OrderRow, execute: () => statement })(undefined))
 
-    const byKey = (idempotencyKey: string) =>
-      findOne(sql`SELECT * FROM orders WHERE idempotency_key = ${idempotencyKey}`)
+    /** An agent's order (with its buyer and checkout) or a company's booking (without): each read as itself. */
+    const agentOrders = { read: findOne, owned: sql`user_id IS NOT NULL` }
+    const bookings = { read: findOneAs(BookingRow), owned: sql`user_id IS NULL` }
+    type Kind<A> = {
+      readonly read: (statement: Statement.Statement<unknown>) => Effect.Effect<Option.Option<A>>
+      readonly owned: Statement.Fragment
+    }
 
     /** Takes one use of the variant's forced failure, if any. */
     const takeForced = (variantId: string) =>
@@ -298,7 +319,7 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
       })
 
     /** Why the supplier cannot take the variant: it does not ship to the country, or lacks the stock. */
-    const refusal = (input: PlaceInput) =>
+    const refusal = (input: BookInput) =>
       Effect.gen(function* () {
         const shipsTo = yield* catalog.shipsTo(input.variantId)
         if (Option.isNone(shipsTo) || !shipsTo.value.includes(input.countryCode)) {
@@ -312,109 +333,139 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
       })
 
     /**
-     * Places one order, or returns the order already placed with this idempotency key. Fails with
-     * `FulfillmentUnavailable` (transient) or `FulfillmentRejected` (permanent).
+     * Places one order of `kind` (an agent's, with `owner`; a company's booking, without), or returns the
+     * order already placed with this idempotency key. Fails with `FulfillmentUnavailable` (transient) or
+     * `FulfillmentRejected` (permanent).
      */
-    const place = Effect.fn("Fulfillment.place")(function* (input: PlaceInput) {
-      yield* Effect.annotateCurrentSpan({
-        "fulfillment.idempotency_key": input.idempotencyKey,
-        "fulfillment.variant_id": input.variantId,
-        "fulfillment.quantity": input.quantity
-      })
-      if (!Number.isSafeInteger(input.quantity) || input.quantity < 1) {
-        return yield* Effect.dieMessage(`Fulfillment.place: quantity must be a positive integer, got ${input.quantity}`)
-      }
-      if (Duration.toMillis(settings.latency) > 0) yield* Effect.sleep(settings.latency)
+    const placeAs = <A>(
+      kind: Kind<A>,
+      input: BookInput,
+      owner: { readonly userId: string; readonly checkoutId: string; readonly itemIndex: number } | null
+    ) =>
+      Effect.gen(function* () {
+        yield* Effect.annotateCurrentSpan({
+          "fulfillment.idempotency_key": input.idempotencyKey,
+          "fulfillment.variant_id": input.variantId,
+          "fulfillment.quantity": input.quantity
+        })
+        if (!Number.isSafeInteger(input.quantity) || input.quantity < 1) {
+          return yield* Effect.dieMessage(
+            `Fulfillment.place: quantity must be a positive integer, got ${input.quantity}`
+          )
+        }
+        if (Duration.toMillis(settings.latency) > 0) yield* Effect.sleep(settings.latency)
 
-      const existing = yield* byKey(input.idempotencyKey)
-      if (Option.isSome(existing)) return existing.value
+        const byKey = kind.read(sql`SELECT * FROM orders WHERE idempotency_key = ${input.idempotencyKey}`)
+        const existing = yield* byKey
+        if (Option.isSome(existing)) return existing.value
 
-      const forcedKind = yield* takeForced(input.variantId)
-      if (Option.isSome(forcedKind)) {
-        if (forcedKind.value === "transient") {
+        const forcedKind = yield* takeForced(input.variantId)
+        if (Option.isSome(forcedKind)) {
+          if (forcedKind.value === "transient") {
+            return yield* new FulfillmentUnavailable({
+              variantId: input.variantId,
+              message: "The supplier is temporarily unavailable (forced failure); try again shortly."
+            })
+          }
+          return yield* outOfStock(input.variantId, input.quantity)
+        }
+        if (settings.failureRate > 0 && (yield* Random.next) < settings.failureRate) {
           return yield* new FulfillmentUnavailable({
             variantId: input.variantId,
-            message: "The supplier is temporarily unavailable (forced failure); try again shortly."
+            message: "The supplier is temporarily unavailable; try again shortly."
           })
         }
-        return yield* outOfStock(input.variantId, input.quantity)
-      }
-      if (settings.failureRate > 0 && (yield* Random.next) < settings.failureRate) {
-        return yield* new FulfillmentUnavailable({
-          variantId: input.variantId,
-          message: "The supplier is temporarily unavailable; try again shortly."
-        })
-      }
 
-      const id = yield* makeId
-      const now = yield* nowDate
-      return yield* sql
-        .withTransaction(
-          Effect.gen(function* () {
-            const inserted = yield* findOne(sql`
+        const id = yield* makeId
+        const now = yield* nowDate
+        return yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const inserted = yield* kind.read(sql`
               INSERT INTO orders (id, idempotency_key, user_id, checkout_id, item_index, variant_id, product_id,
                 product_title, variant_title, quantity, amount, currency, country_code, status, created_at,
                 updated_at)
-              VALUES (${id}, ${input.idempotencyKey}, ${input.userId}, ${input.checkoutId}, ${input.itemIndex},
+              VALUES (${id}, ${input.idempotencyKey}, ${owner?.userId ?? null}, ${owner?.checkoutId ?? null},
+                ${owner?.itemIndex ?? null},
                 ${input.variantId}, ${input.productId}, ${input.productTitle}, ${input.variantTitle},
                 ${input.quantity}, ${input.amount}, ${input.currency}, ${input.countryCode}, 'placed', ${now},
                 ${now})
               ON CONFLICT (idempotency_key) DO NOTHING
               RETURNING *`)
-            if (Option.isNone(inserted)) {
-              // Placed concurrently with the same key (and committed): that order, untouched.
-              const winner = yield* byKey(input.idempotencyKey)
-              if (Option.isNone(winner)) {
-                return yield* Effect.dieMessage(`order ${input.idempotencyKey} conflicted but cannot be read`)
+              if (Option.isNone(inserted)) {
+                // Placed concurrently with the same key (and committed): that order, untouched.
+                const winner = yield* byKey
+                if (Option.isNone(winner)) {
+                  return yield* Effect.dieMessage(`order ${input.idempotencyKey} conflicted but cannot be read`)
+                }
+                return winner.value
               }
-              return winner.value
-            }
-            // A refusal rolls the order back.
-            if (!(yield* catalog.takeStock(input.variantId, input.countryCode, input.quantity))) {
-              return yield* refusal(input)
-            }
-            yield* Effect.logInfo("order placed").pipe(
-              Effect.annotateLogs({ orderId: id, checkoutId: input.checkoutId, itemIndex: input.itemIndex })
-            )
-            return inserted.value
-          })
-        )
-        .pipe(Effect.catchTag("SqlError", Effect.die))
-    })
+              // A refusal rolls the order back.
+              if (!(yield* catalog.takeStock(input.variantId, input.countryCode, input.quantity))) {
+                return yield* refusal(input)
+              }
+              yield* Effect.logInfo("order placed").pipe(
+                Effect.annotateLogs({ orderId: id, ...(owner === null ? {} : owner) })
+              )
+              return inserted.value
+            })
+          )
+          .pipe(Effect.catchTag("SqlError", Effect.die))
+      })
+
+    /** Places one order of a checkout item (see `placeAs`). */
+    const place = Effect.fn("Fulfillment.place")((input: PlaceInput) => placeAs(agentOrders, input, input))
+
+    /** Books one order for a company (see `placeAs`): no buyer, no checkout. */
+    const book = Effect.fn("Fulfillment.book")((input: BookInput) => placeAs(bookings, input, null))
 
     /**
-     * Moves an order one step: placed → processing → shipped (carrier and tracking set) → delivered.
+     * Moves an order of `kind` one step: placed → processing → shipped (carrier and tracking set) → delivered.
      * None when there is nothing to do: delivered, cancelled, unknown, (with `from`) no longer in `from`,
      * or changed meanwhile by a cancel or another step. `from` makes a retried step idempotent.
      */
-    const advance = Effect.fn("Fulfillment.advance")(function* (
+    const advanceAs = <A extends BookingRow>(
+      kind: Kind<A>,
       orderId: string,
       options: { readonly from?: OrderStatus | undefined } = {}
-    ) {
-      yield* Effect.annotateCurrentSpan({ "fulfillment.order_id": orderId })
-      const found = yield* findOne(sql`SELECT * FROM orders WHERE id = ${orderId}`)
-      if (Option.isNone(found)) return Option.none<OrderRow>()
-      const current = found.value
-      if (options.from !== undefined && current.status !== options.from) return Option.none<OrderRow>()
-      const next = nextOrderStatus[current.status]
-      if (next === undefined) return Option.none<OrderRow>()
-      const now = yield* nowDate
-      let extra = sql``
-      if (next === "shipped") {
-        const tracking = trackingFor(orderId, current.countryCode)
-        extra = sql`, carrier = ${tracking.carrier}, tracking_number = ${tracking.trackingNumber},
+    ) =>
+      Effect.gen(function* () {
+        yield* Effect.annotateCurrentSpan({ "fulfillment.order_id": orderId })
+        const found = yield* kind.read(sql`SELECT * FROM orders WHERE id = ${orderId} AND ${kind.owned}`)
+        if (Option.isNone(found)) return Option.none<A>()
+        const current = found.value
+        if (options.from !== undefined && current.status !== options.from) return Option.none<A>()
+        const next = nextOrderStatus[current.status]
+        if (next === undefined) return Option.none<A>()
+        const now = yield* nowDate
+        let extra = sql``
+        if (next === "shipped") {
+          const tracking = trackingFor(orderId, current.countryCode)
+          extra = sql`, carrier = ${tracking.carrier}, tracking_number = ${tracking.trackingNumber},
           tracking_url = ${tracking.trackingUrl}, shipped_at = ${now}`
-      } else if (next === "delivered") {
-        extra = sql`, delivered_at = ${now}`
-      }
-      // Conditional: a concurrent change (a cancel, another advance) wins, and this step does nothing.
-      const updated = yield* findOne(sql`
+        } else if (next === "delivered") {
+          extra = sql`, delivered_at = ${now}`
+        }
+        // Conditional: a concurrent change (a cancel, another advance) wins, and this step does nothing.
+        const updated = yield* kind.read(sql`
         UPDATE orders SET status = ${next}, updated_at = ${now} ${extra}
         WHERE id = ${orderId} AND status = ${current.status}
         RETURNING *`)
-      if (Option.isSome(updated)) yield* Effect.logInfo(`order ${next}`).pipe(Effect.annotateLogs({ orderId }))
-      return updated
-    })
+        if (Option.isSome(updated)) yield* Effect.logInfo(`order ${next}`).pipe(Effect.annotateLogs({ orderId }))
+        return updated
+      })
+
+    /** An agent's order one step on (see `advanceAs`). */
+    const advance = Effect.fn("Fulfillment.advance")(
+      (orderId: string, options: { readonly from?: OrderStatus | undefined } = {}) =>
+        advanceAs(agentOrders, orderId, options)
+    )
+
+    /** A company's booking one step on (see `advanceAs`). */
+    const advanceBooking = Effect.fn("Fulfillment.advanceBooking")(
+      (orderId: string, options: { readonly from?: OrderStatus | undefined } = {}) =>
+        advanceAs(bookings, orderId, options)
+    )
 
     /** The user's order. */
     const get = Effect.fn("Fulfillment.get")(function* (orderId: string, userId: string) {
@@ -427,47 +478,58 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
     })
 
     /**
-     * Cancels the user's order while it is placed or processing, and puts its quantity back in stock (when
-     * stock is tracked). Shipped or delivered: OrderInTransit; cancelled: OrderAlreadyCancelled; unknown or
-     * another user's: OrderNotFound.
+     * Cancels an order (of its `owned` owner) while it is placed or processing, and puts its quantity back in
+     * stock (when stock is tracked). Shipped or delivered: OrderInTransit; cancelled: OrderAlreadyCancelled;
+     * unknown or another owner's: OrderNotFound.
      */
-    const cancel = Effect.fn("Fulfillment.cancel")(function* (orderId: string, userId: string) {
-      yield* Effect.annotateCurrentSpan({ "fulfillment.order_id": orderId })
-      const now = yield* nowDate
-      return yield* sql
-        .withTransaction(
-          Effect.gen(function* () {
-            const cancelled = yield* findOne(sql`
+    const cancelAs = <A extends BookingRow>(kind: Kind<A>, orderId: string, owned: Statement.Fragment) =>
+      Effect.gen(function* () {
+        yield* Effect.annotateCurrentSpan({ "fulfillment.order_id": orderId })
+        const now = yield* nowDate
+        return yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              const cancelled = yield* kind.read(sql`
               UPDATE orders SET status = 'cancelled', cancelled_at = ${now}, updated_at = ${now}
-              WHERE id = ${orderId} AND user_id = ${userId} AND status IN ('placed', 'processing')
+              WHERE id = ${orderId} AND ${owned} AND status IN ('placed', 'processing')
               RETURNING *`)
-            if (Option.isSome(cancelled)) {
-              const order = cancelled.value
-              yield* catalog.returnStock(order.variantId, order.quantity)
-              yield* Effect.logInfo("order cancelled").pipe(Effect.annotateLogs({ orderId }))
-              return order
-            }
-            const current = yield* findOne(sql`SELECT * FROM orders WHERE id = ${orderId} AND user_id = ${userId}`)
-            if (Option.isNone(current)) {
-              return yield* new OrderNotFound({ message: `No order ${orderId}.`, orderId })
-            }
-            const status = current.value.status
-            if (status === "cancelled") {
-              return yield* new OrderAlreadyCancelled({ message: `Order ${orderId} is already cancelled.`, orderId })
-            }
-            if (status === "shipped" || status === "delivered") {
-              return yield* new OrderInTransit({
-                message: `Order ${orderId} has ${status === "shipped" ? "shipped" : "been delivered"}; it can no longer be cancelled.`,
-                orderId,
-                orderStatus: status
-              })
-            }
-            // Statuses only move forward, so a missed update cannot see placed or processing again.
-            return yield* Effect.dieMessage(`order ${orderId} could not be cancelled from ${status}`)
-          })
-        )
-        .pipe(Effect.catchTag("SqlError", Effect.die))
-    })
+              if (Option.isSome(cancelled)) {
+                const order = cancelled.value
+                yield* catalog.returnStock(order.variantId, order.quantity)
+                yield* Effect.logInfo("order cancelled").pipe(Effect.annotateLogs({ orderId }))
+                return order
+              }
+              const current = yield* kind.read(sql`SELECT * FROM orders WHERE id = ${orderId} AND ${owned}`)
+              if (Option.isNone(current)) {
+                return yield* new OrderNotFound({ message: `No order ${orderId}.`, orderId })
+              }
+              const status = current.value.status
+              if (status === "cancelled") {
+                return yield* new OrderAlreadyCancelled({ message: `Order ${orderId} is already cancelled.`, orderId })
+              }
+              if (status === "shipped" || status === "delivered") {
+                return yield* new OrderInTransit({
+                  message: `Order ${orderId} has ${status === "shipped" ? "shipped" : "been delivered"}; it can no longer be cancelled.`,
+                  orderId,
+                  orderStatus: status
+                })
+              }
+              // Statuses only move forward, so a missed update cannot see placed or processing again.
+              return yield* Effect.dieMessage(`order ${orderId} could not be cancelled from ${status}`)
+            })
+          )
+          .pipe(Effect.catchTag("SqlError", Effect.die))
+      })
+
+    /** Cancels the user's order (see `cancelAs`). */
+    const cancel = Effect.fn("Fulfillment.cancel")((orderId: string, userId: string) =>
+      cancelAs(agentOrders, orderId, sql`user_id = ${userId}`)
+    )
+
+    /** Cancels a company's booking (see `cancelAs`). */
+    const cancelBooking = Effect.fn("Fulfillment.cancelBooking")((orderId: string) =>
+      cancelAs(bookings, orderId, bookings.owned)
+    )
 
     /**
      * The user's orders, newest first (created_at, then id, descending), `limit` (1..100) at a time.
@@ -527,8 +589,11 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
     return {
       settings,
       place,
+      book,
       advance,
+      advanceBooking,
       cancel,
+      cancelBooking,
       get,
       find,
       list,

@@ -1,0 +1,535 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schedule, Schema } from "effect"
+import { VariantNotFound } from "../../domain/catalog/Errors.js"
+import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
+import {
+  BillingMethodNotFound,
+  CompanyOrderNotFound,
+  NotShippableToCountry,
+  OrderAlreadyClosed,
+  OrderKeyReused,
+  OrderNotCancellable,
+  ShippingAddressInvalid,
+  SimulationRefused,
+  VariantUnavailable
+} from "../../domain/company/Errors.js"
+import {
+  asPlaced,
+  CompanyOrderRecord,
+  cancellable,
+  fulfillmentStatusOf,
+  type Metadata,
+  nextShipmentStatus,
+  orderStatusOf,
+  type ShipmentStatus,
+  ShipmentStatus as ShipmentStatusSchema
+} from "../../domain/company/Orders.js"
+import { InvalidRequest, ServiceUnavailable } from "../../domain/platform/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import type { V3Query } from "../../domain/platform/V3Query.js"
+import { Addresses } from "../catalog/Addresses.js"
+import { Catalog } from "../catalog/Catalog.js"
+import { Pricing } from "../catalog/Pricing.js"
+import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotency.js"
+import { JobKind, Jobs } from "../platform/Jobs.js"
+import { rowsOf } from "../platform/Rows.js"
+import { nowDate } from "../platform/Time.js"
+import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
+import { type BookingRow, Fulfillment, FulfillmentSettings } from "../simulators/Fulfillment.js"
+import { Accounts } from "./Accounts.js"
+import { Billing } from "./Billing.js"
+import { CompanyWebhooks } from "./CompanyWebhooks.js"
+import { accountsIn } from "./Scope.js"
+
+/**
+ * Company orders, version 3 (DESIGN.md §4.9–4.10, docs/company-api.md "Orders"): one variant for one
+ * recipient, placed in one idempotent call. The checks run in DESIGN's order (the body is the HTTP layer's):
+ * account and billing method (404), variant (404), ships to the country (422), address valid for the country
+ * (422), funds (422); then the debit, the booking with the Fulfillment simulator and the order row commit in
+ * one transaction.
+ *
+ * The shipment moves `orderReceived → processing → inTransit → outForDelivery → delivered`; each move but
+ * `outForDelivery` (the carrier's last-mile scan) is a step of the simulator's booking. `live` orders move
+ * on their own, one step every `progressEvery` (the `company-order.advance` job); `test` orders move only
+ * when the sandbox control says so (`simulate`), so an integration test decides what happens when.
+ */
+
+/** One step of a live order's shipment. */
+export const AdvanceCompanyOrder = JobKind.make(
+  "company-order.advance",
+  Schema.Struct({ orderId: Schema.String, from: ShipmentStatusSchema })
+)
+
+export interface OrderRequest {
+  readonly variantId: string
+  readonly recipient: {
+    readonly firstName: string
+    readonly lastName: string
+    readonly email: string
+    readonly phone: string
+  }
+  readonly shippingAddress: {
+    readonly address1: string
+    readonly address2?: string | undefined
+    readonly city: string
+    readonly provinceCode?: string | undefined
+    readonly postalCode?: string | undefined
+    readonly countryCode: string
+  }
+  readonly idempotencyKey: string
+  readonly billingMethodId?: string | undefined
+  readonly accountId?: string | undefined
+  readonly tags: ReadonlyArray<string>
+  readonly metadata: Metadata | null
+}
+
+/** Who places the order: the request's scope, the account its header named, and its `Request-Source`. */
+export interface OrderCaller {
+  readonly scope: AccountScope
+  readonly account: Option.Option<Account>
+  readonly source: RequestSource | null
+}
+
+/** The simulator's step that each shipment move makes, if any. */
+const supplierStep: Partial<Record<ShipmentStatus, "placed" | "processing" | "shipped">> = {
+  processing: "placed",
+  inTransit: "processing",
+  delivered: "shipped"
+}
+
+export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrders", {
+  dependencies: [
+    Accounts.Default,
+    Billing.Default,
+    Addresses.Default,
+    Catalog.Default,
+    Pricing.Default,
+    Fulfillment.Default,
+    Jobs.Default,
+    CompanyWebhooks.Default
+  ],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const accounts = yield* Accounts
+    const billing = yield* Billing
+    const addresses = yield* Addresses
+    const catalog = yield* Catalog
+    const pricing = yield* Pricing
+    const fulfillment = yield* Fulfillment
+    const jobs = yield* Jobs
+    const webhooks = yield* CompanyWebhooks
+    const settings = yield* FulfillmentSettings
+    const orderRows = rowsOf(CompanyOrderRecord)
+
+    const listColumns: V3Columns<CompanyOrderRecord> = {
+      paging: "number",
+      filters: {
+        status: (value) => sql`status = ${value}`,
+        fulfillmentStatus: (value) =>
+          value === "fulfilled"
+            ? sql`shipment_status = 'delivered'`
+            : value === "cancelled"
+              ? sql`shipment_status IN ('cancelled', 'failed')`
+              : sql`shipment_status NOT IN ('delivered', 'cancelled', 'failed')`,
+        idempotencyKey: (value) => sql`idempotency_key = ${value}`,
+        tag: (value) => sql`tags ? ${value}`,
+        "createdAt][gte": (value) => sql`created_at >= ${new Date(value)}`,
+        "createdAt][lte": (value) => sql`created_at <= ${new Date(value)}`
+      },
+      sort: { createdAt: "created_at" },
+      defaultOrder: [{ column: "created_at", descending: true }],
+      id: "id"
+    }
+
+    /**
+     * The webhook events of a change to an order (`before` null: it was placed), in the change's transaction:
+     * `order-created`; `order-fulfillment-status-changed` when the shipment moved; `order-status-changed` when
+     * the order's status did; `order-cancelled` when it was cancelled. Each carries the order's statuses now.
+     */
+    const emitChange = (before: CompanyOrderRecord | null, after: CompanyOrderRecord) => {
+      const types = [
+        ...(before === null ? (["order-created"] as const) : []),
+        ...(before !== null && before.shipmentStatus !== after.shipmentStatus
+          ? (["order-fulfillment-status-changed"] as const)
+          : []),
+        ...(before !== null && before.status !== after.status ? (["order-status-changed"] as const) : []),
+        ...(before !== null && after.status === "cancelled" && before.status !== "cancelled"
+          ? (["order-cancelled"] as const)
+          : [])
+      ]
+      const eventData = {
+        status: after.status,
+        fulfillmentStatus: fulfillmentStatusOf(after.shipmentStatus),
+        shipmentStatus: after.shipmentStatus
+      }
+      return Effect.forEach(
+        types,
+        (eventType) =>
+          webhooks.emit({
+            companyId: after.companyId,
+            environment: after.environment,
+            accountId: after.accountId,
+            eventType,
+            subject: { orderId: after.id },
+            eventData
+          }),
+        { discard: true }
+      )
+    }
+
+    const byKey = (scope: AccountScope, idempotencyKey: string) =>
+      Effect.map(
+        orderRows(sql`SELECT * FROM company_orders WHERE company_id = ${scope.companyId}
+          AND environment = ${scope.environment} AND idempotency_key = ${idempotencyKey}`).pipe(Effect.orDie),
+        (rows) => Option.fromNullable(rows[0])
+      )
+
+    /** The account the order is for: the header's, else the body's, else the only or default one in reach. */
+    const accountFor = (caller: OrderCaller, request: OrderRequest) =>
+      Effect.gen(function* () {
+        if (Option.isSome(caller.account)) return caller.account.value
+        if (request.accountId !== undefined) return yield* accounts.find(caller.scope, request.accountId)
+        const reachable = yield* accounts.defaultIn(caller.scope)
+        if (Option.isNone(reachable)) {
+          return yield* InvalidRequest.field("accountId", "Name the account with Ribbon-Account-Id or accountId.")
+        }
+        return reachable.value
+      })
+
+    /** The checks before anything is written, in DESIGN's order; what the order will be. */
+    const prepare = (caller: OrderCaller, request: OrderRequest) =>
+      Effect.gen(function* () {
+        const recipientPhone = yield* addresses
+          .validatePhone(request.recipient.phone)
+          .pipe(Effect.mapError((e) => InvalidRequest.field("recipient.phone", e.message)))
+        const account = yield* accountFor(caller, request)
+        const method =
+          request.billingMethodId === undefined
+            ? yield* billing.defaultOf(account.id)
+            : yield* billing.find(caller.scope, request.billingMethodId)
+        if (method.accountId !== account.id) {
+          return yield* new BillingMethodNotFound({
+            message: `Billing method ${method.id} does not belong to account ${account.id}.`,
+            billingMethodId: method.id
+          })
+        }
+        const { countryCode } = request.shippingAddress
+        const label = yield* catalog.variantLabel(request.variantId)
+        if (Option.isNone(label)) {
+          return yield* new VariantNotFound({
+            message: `No variant ${request.variantId}.`,
+            variantId: request.variantId
+          })
+        }
+        const shipsTo = yield* catalog.shipsTo(request.variantId)
+        if (Option.isNone(shipsTo) || !shipsTo.value.includes(countryCode)) {
+          return yield* new NotShippableToCountry({
+            message: `Variant ${request.variantId} does not ship to ${countryCode}.`,
+            variantId: request.variantId,
+            countryCode
+          })
+        }
+        const validation = yield* addresses.validate(request.shippingAddress)
+        if (validation.result !== "verified") {
+          return yield* new ShippingAddressInvalid({ message: validation.message, issues: validation.issues })
+        }
+        const quote = yield* pricing.quote(request.variantId, countryCode).pipe(Effect.orDie)
+        const unitPrice = quote.price.amount
+        const charged = yield* pricing.usdCentsOf(unitPrice, countryCode).pipe(Effect.orDie)
+        // Judged again under the method's lock when debited; this answers before anything is written.
+        yield* billing.ensureFunds(method, charged)
+        return {
+          account,
+          method,
+          label: label.value,
+          productId: label.value.productId,
+          unitPrice,
+          currency: quote.price.currency,
+          charged,
+          recipientPhone,
+          address: validation.address
+        }
+      })
+
+    /** The supplier's booking, retried on its transient failures; its refusals are the order's 422s. */
+    const book = (orderId: string, request: OrderRequest, order: Effect.Effect.Success<ReturnType<typeof prepare>>) =>
+      fulfillment
+        .book({
+          idempotencyKey: `company-order:${orderId}`,
+          variantId: request.variantId,
+          productId: order.productId,
+          productTitle: order.label.productTitle,
+          variantTitle: order.label.variantTitle,
+          quantity: 1,
+          amount: order.unitPrice,
+          currency: order.currency,
+          countryCode: request.shippingAddress.countryCode
+        })
+        .pipe(
+          Effect.retry({
+            while: (e) => e._tag === "FulfillmentUnavailable",
+            schedule: Schedule.exponential("100 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(3)))
+          }),
+          Effect.catchTags({
+            FulfillmentUnavailable: () =>
+              new ServiceUnavailable({
+                message: "The supplier is unavailable; retry with the same key.",
+                retryAfterSeconds: 5
+              }),
+            FulfillmentRejected: (e) =>
+              e.reason === "not_shippable"
+                ? new NotShippableToCountry({
+                    message: e.message,
+                    variantId: request.variantId,
+                    countryCode: request.shippingAddress.countryCode
+                  })
+                : new VariantUnavailable({ message: e.message, variantId: request.variantId })
+          })
+        )
+
+    /** Places an order, or replays the one its idempotency key made (`replayed`). */
+    const place = Effect.fn("CompanyOrders.place")(function* (caller: OrderCaller, request: OrderRequest) {
+      const fingerprint = fingerprintOf(request)
+      const made = yield* withIdempotency(
+        {
+          scope: `company:${caller.scope.companyId}:${caller.scope.environment}`,
+          key: request.idempotencyKey,
+          fingerprint,
+          noun: "order",
+          find: Effect.map(
+            byKey(caller.scope, request.idempotencyKey),
+            Option.map((order) => ({ fingerprint: order.fingerprint, result: asPlaced(order) }))
+          )
+        },
+        (claimKey) =>
+          Effect.gen(function* () {
+            const order = yield* prepare(caller, request)
+            const id = yield* makeId
+            const now = yield* nowDate
+            const insert = Effect.gen(function* () {
+              yield* claimKey
+              const booking = yield* book(id, request, order)
+              const [inserted] = yield* orderRows(
+                sql`INSERT INTO company_orders ${sql.insert({
+                  id,
+                  companyId: caller.scope.companyId,
+                  environment: caller.scope.environment,
+                  accountId: order.account.id,
+                  billingMethodId: order.method.id,
+                  idempotencyKey: request.idempotencyKey,
+                  fingerprint,
+                  status: "active",
+                  shipmentStatus: "orderReceived",
+                  supplierOrderId: booking.id,
+                  variantId: request.variantId,
+                  productId: order.productId,
+                  title: `${order.label.productTitle} — ${order.label.variantTitle}`,
+                  quantity: 1,
+                  unitPrice: order.unitPrice,
+                  total: order.unitPrice,
+                  currency: order.currency,
+                  charged: order.charged,
+                  recipientFirstName: request.recipient.firstName,
+                  recipientLastName: request.recipient.lastName,
+                  recipientEmail: request.recipient.email,
+                  recipientPhone: order.recipientPhone,
+                  address1: order.address.address1 ?? request.shippingAddress.address1,
+                  address2: order.address.address2 ?? null,
+                  city: order.address.city ?? request.shippingAddress.city,
+                  provinceCode: order.address.provinceCode ?? null,
+                  postalCode: order.address.postalCode ?? null,
+                  countryCode: order.address.countryCode,
+                  tags: JSON.stringify(request.tags),
+                  metadata: request.metadata === null ? null : JSON.stringify(request.metadata),
+                  source: caller.source,
+                  createdAt: now,
+                  updatedAt: now
+                })} ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING *`
+              )
+              if (inserted === undefined) return yield* new KeyTaken()
+              yield* emitChange(null, inserted)
+              if (caller.scope.environment === "live") yield* scheduleNext(inserted)
+              // Last, so the billing method's row is locked only until the commit that follows.
+              yield* billing.debit(order.method.id, order.charged, { type: "order", id, reason: "order placed" })
+              return inserted
+            })
+            return yield* sql.withTransaction(insert).pipe(Effect.catchTag("SqlError", Effect.die))
+          })
+      ).pipe(
+        Effect.catchTag("IdempotencyKeyReused", (e) =>
+          Effect.fail(new OrderKeyReused({ message: e.message, idempotencyKey: request.idempotencyKey }))
+        )
+      )
+      yield* Effect.annotateCurrentSpan({ "company_order.id": made.result.id, "idempotency.replayed": made.replayed })
+      return made
+    })
+
+    /** An order on an account the scope reaches (404 otherwise). */
+    const get = Effect.fn("CompanyOrders.get")(function* (scope: AccountScope, orderId: string) {
+      const [found] = yield* orderRows(sql`SELECT * FROM company_orders WHERE id = ${orderId.toLowerCase()}
+        AND company_id = ${scope.companyId} AND environment = ${scope.environment}
+        AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie)
+      if (found === undefined) return yield* new CompanyOrderNotFound({ message: `No order ${orderId}.`, orderId })
+      return found
+    })
+
+    /** The orders of the accounts the scope reaches, filtered, sorted and paged in SQL. */
+    const page = Effect.fn("CompanyOrders.page")(function* (scope: AccountScope, query: V3Query) {
+      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
+      const rows = yield* orderRows(sql`SELECT * FROM company_orders
+        WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
+          AND ${accountsIn(sql, scope, "account_id")} AND ${where}
+        ORDER BY ${orderBy} LIMIT ${limit}`).pipe(Effect.orDie)
+      return v3Page(rows, query, listColumns)
+    })
+
+    /** Locks the order's row for a change; the change sees it as it is now. */
+    const locked = (orderId: string) =>
+      Effect.flatMap(
+        orderRows(sql`SELECT * FROM company_orders WHERE id = ${orderId} FOR UPDATE`).pipe(Effect.orDie),
+        (rows) =>
+          rows[0] === undefined ? Effect.dieMessage(`company order ${orderId} vanished`) : Effect.succeed(rows[0])
+      )
+
+    const update = (orderId: string, set: Record<string, unknown>) =>
+      Effect.flatMap(nowDate, (now) =>
+        Effect.map(
+          orderRows(sql`UPDATE company_orders SET ${sql.update({ ...set, updatedAt: now })}
+            WHERE id = ${orderId} RETURNING *`).pipe(Effect.orDie),
+          (rows) => rows[0]!
+        )
+      )
+
+    /** Ends an order that will not be delivered: the booking released (if the supplier still can) and the money credited. */
+    const close = (order: CompanyOrderRecord, to: "cancelled" | "failed", reason: string) =>
+      Effect.gen(function* () {
+        if (cancellable(order.shipmentStatus)) {
+          yield* fulfillment.cancelBooking(order.supplierOrderId).pipe(Effect.catchAll(() => Effect.void))
+        }
+        yield* billing.credit(order.billingMethodId, order.charged, { type: "order", id: order.id, reason })
+        const now = yield* nowDate
+        const closed = yield* update(order.id, {
+          shipmentStatus: to,
+          status: orderStatusOf(to),
+          cancelledAt: now,
+          cancellationReason: reason
+        })
+        yield* emitChange(order, closed)
+        return closed
+      })
+
+    /**
+     * Cancels an order until its shipment is `inTransit` (then 422), crediting its billing method; a
+     * cancelled or refunded order is a 422 too.
+     */
+    const cancel = Effect.fn("CompanyOrders.cancel")(function* (
+      scope: AccountScope,
+      orderId: string,
+      reason: string | undefined
+    ) {
+      const found = yield* get(scope, orderId)
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const order = yield* locked(found.id)
+            if (order.status === "cancelled" || order.status === "refunded") {
+              return yield* new OrderAlreadyClosed({
+                message: `Order ${order.id} is already ${order.status}.`,
+                orderId: order.id,
+                status: order.status
+              })
+            }
+            if (!cancellable(order.shipmentStatus)) {
+              return yield* new OrderNotCancellable({
+                message: `Order ${order.id} is ${order.shipmentStatus}; it can no longer be cancelled.`,
+                orderId: order.id,
+                fulfillmentStatus: order.shipmentStatus
+              })
+            }
+            return yield* close(order, "cancelled", reason ?? "Cancelled by the company")
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /** Moves the shipment one step on (or to `failed`), with the simulator's booking where a step has one. */
+    const move = (order: CompanyOrderRecord, to: ShipmentStatus) =>
+      Effect.gen(function* () {
+        if (to === "failed") return yield* close(order, "failed", "The shipment failed; the order was refunded.")
+        const from = supplierStep[to]
+        const booking: Option.Option<BookingRow> =
+          from === undefined ? Option.none() : yield* fulfillment.advanceBooking(order.supplierOrderId, { from })
+        const tracking = Option.match(booking, {
+          onNone: () => ({}),
+          onSome: (row) => ({
+            carrier: row.carrier,
+            trackingNumber: row.trackingNumber,
+            trackingUrl: row.trackingUrl,
+            shippedAt: row.shippedAt,
+            deliveredAt: row.deliveredAt
+          })
+        })
+        const moved = yield* update(order.id, { shipmentStatus: to, status: orderStatusOf(to), ...tracking })
+        yield* emitChange(order, moved)
+        if (order.environment === "live") yield* scheduleNext(moved)
+        return moved
+      })
+
+    const scheduleNext = (order: CompanyOrderRecord) =>
+      nextShipmentStatus(order.shipmentStatus) === undefined
+        ? Effect.void
+        : jobs.enqueue(
+            AdvanceCompanyOrder,
+            { orderId: order.id, from: order.shipmentStatus },
+            { key: `${order.id}:${order.shipmentStatus}`, delay: settings.progressEvery }
+          )
+
+    /** A live order's next step (the `company-order.advance` job), if it is still `from`. */
+    const advance = Effect.fn("CompanyOrders.advance")(function* (orderId: string, from: ShipmentStatus) {
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const order = yield* locked(orderId)
+            const to = nextShipmentStatus(order.shipmentStatus)
+            if (order.shipmentStatus !== from || to === undefined) return Option.none<CompanyOrderRecord>()
+            return Option.some(yield* move(order, to))
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /**
+     * The sandbox control (`test` orders only): moves the shipment to `to`, which must be its next step, or
+     * `failed` from any step before `delivered` (refunding the order).
+     */
+    const simulate = Effect.fn("CompanyOrders.simulate")(function* (
+      scope: AccountScope,
+      orderId: string,
+      to: ShipmentStatus
+    ) {
+      const found = yield* get(scope, orderId)
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const order = yield* locked(found.id)
+            const next = nextShipmentStatus(order.shipmentStatus)
+            const allowed = next !== undefined && (to === next || to === "failed")
+            if (!allowed || order.status !== "active") {
+              return yield* new SimulationRefused({
+                message: `Order ${order.id} is ${order.shipmentStatus}; ${next === undefined ? "it cannot move any more" : `it can move to ${next} or failed`}.`,
+                orderId: order.id,
+                from: order.shipmentStatus,
+                to
+              })
+            }
+            return yield* move(order, to)
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    const handler = AdvanceCompanyOrder.handle(({ from, orderId }) => advance(orderId, from))
+
+    return { place, get, page, cancel, simulate, advance, handler } as const
+  })
+}) {}
