@@ -40,14 +40,23 @@
  * set in the bench's environment, are passed to the server.
  */
 import type { ChildProcess } from "node:child_process"
-import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect } from "effect"
 import pg from "pg"
 import { terminalEventTypes } from "../src/services/checkout/Events.js"
-import { benchDatabase, freePort, host, issueToken, option, percentile, startServer } from "./support.js"
+import {
+  benchDatabase,
+  cpuMillisOf,
+  freePort,
+  host,
+  issueToken,
+  option,
+  percentile,
+  pool,
+  startServer
+} from "./support.js"
 
 const checkoutCount = Number(option("checkouts", "200"))
 const concurrency = Number(option("concurrency", "200"))
@@ -214,21 +223,6 @@ interface Created {
   readonly payToken: string
 }
 
-/** Runs `work` over `count` indexes with `inFlight` at a time. */
-const pool = async <A>(count: number, inFlight: number, work: (index: number) => Promise<A>) => {
-  const out = new Array<A>(count)
-  let next = 0
-  await Promise.all(
-    Array.from({ length: Math.min(inFlight, count) }, async () => {
-      while (next < count) {
-        const index = next++
-        out[index] = await work(index)
-      }
-    })
-  )
-  return out
-}
-
 const createCheckout = async (variants: ReadonlyArray<string>, index: number): Promise<Created> => {
   const quoteIds: Array<string> = []
   for (let item = 0; item < itemsPerCheckout; item++) {
@@ -364,12 +358,6 @@ const pollTable = async (db: pg.Client, watched: ReadonlyArray<Watched>) => {
 
 // ---------------------------------------------------------------------------------------------------------
 // 6. Figures
-
-/** CPU time (user + system, every thread) a process has used so far, in milliseconds. */
-const cpuMillisOf = (pid: number) => {
-  const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
-}
 
 const ms = (n: number) => n.toFixed(1).padStart(8)
 const row = (label: string, values: ReadonlyArray<number>) =>

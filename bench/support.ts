@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Path from "node:path"
@@ -123,4 +124,25 @@ export const issueToken = (options: {
 export const percentile = (values: ReadonlyArray<number>, p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
+}
+
+/** Runs `work` over `count` indexes with `inFlight` at a time. */
+export const pool = async <A>(count: number, inFlight: number, work: (index: number) => Promise<A>) => {
+  const out = new Array<A>(count)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: Math.min(inFlight, count) }, async () => {
+      while (next < count) {
+        const index = next++
+        out[index] = await work(index)
+      }
+    })
+  )
+  return out
+}
+
+/** CPU time (user + system, every thread) a process has used so far, in milliseconds. */
+export const cpuMillisOf = (pid: number) => {
+  const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
 }

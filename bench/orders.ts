@@ -1,0 +1,696 @@
+/**
+ * `npm run bench:orders`: what placing a company order over HTTP costs, against the floor of its SQL run
+ * directly, on PostgreSQL, with the server run from its bundle as `npm start` runs it.
+ *
+ *   npm run bench:orders -- [--orders 500] [--concurrency 20] [--rounds 2] [--warmup 20] [--variants 4]
+ *                           [--database ribbon_bench_orders] [--cpu-prof DIR] [--trace]
+ *
+ * 1. Creates the database (on the server named by DATABASE_URL, default the local one) unless it exists; if
+ *    it does, empties the tables a run fills (companies and everything of theirs, the supplier's orders,
+ *    jobs), keeping the catalog and the migrations.
+ * 2. Starts the server (NODE_ENV=production, LOG_LEVEL=Warn, a supplier that answers at once and never
+ *    fails); it migrates and seeds the demo catalog on its first start.
+ * 3. Two `test` companies through the Companies service the CLI uses, one for HTTP and one for the floor,
+ *    with rate limits raised so the limiter runs but never refuses and a spending limit the run cannot
+ *    exhaust; `--variants` physical variants that ship to GB, their tracked stock topped up with SQL.
+ * 4. `--warmup` orders each way, then `--orders` orders each way in `--rounds` rounds that alternate
+ *    between the two, so that a change in the machine's load falls on both alike:
+ *    - HTTP: `POST /public-api/v3/orders`, each with its own idempotency key, round-robin over the
+ *      variants, to the London address, `--concurrency` in flight;
+ *    - the floor: the order's transaction alone, straight from this process over its own pg pool
+ *      (`--concurrency` connections and in flight), writing what the server wrote: see `directOrder`.
+ * 5. Checks in SQL: one order per idempotency key, one supplier booking per company order and none
+ *    without one, and for each billing method, debits minus credits = the `charged` of its active and
+ *    completed orders. Exits non-zero when a check or a request fails.
+ *
+ * Prints orders/s (orders ÷ the time from each round's first request to its last answer, summed over the
+ * rounds), p50/p95/p99 of each
+ * request (each transaction, for the floor), the server's CPU per order (its CPU time over the window ÷
+ * orders, from /proc/<pid>/stat), what the server's Postgres connections were doing (sampled every 50 ms
+ * from `pg_stat_activity`), and the ratio HTTP ÷ direct orders/s against the goals (ratio ≥ 0.5, HTTP
+ * p95 ≤ 150 ms). `--cpu-prof DIR` runs the server with `node --cpu-prof`. `--trace` points the server's
+ * OTLP exporter at a sink in this process and prints where an order's time goes, span by span and
+ * statement by statement; the tracing costs time of its own, so its run's figures are not the headline.
+ */
+import type { ChildProcess } from "node:child_process"
+import { createHash } from "node:crypto"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { performance } from "node:perf_hooks"
+import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
+import pg from "pg"
+import { makeId } from "../src/domain/platform/Ids.js"
+import { postgres } from "../src/layers/Database.js"
+import { Companies } from "../src/services/company/Companies.js"
+import { KeyStore } from "../src/services/company/KeyStore.js"
+import { benchDatabase, cpuMillisOf, freePort, host, option, percentile, pool, startServer } from "./support.js"
+
+const orderCount = Number(option("orders", "500"))
+const concurrency = Number(option("concurrency", "20"))
+const warmupCount = Number(option("warmup", "20"))
+const rounds = Number(option("rounds", "2"))
+const variantCount = Number(option("variants", "4"))
+const databaseName = option("database", "ribbon_bench_orders")
+const cpuProfileDir = option("cpu-prof", "")
+const tracing = process.argv.includes("--trace")
+const goals = { ratio: 0.5, p95: 150 }
+/** The floor's connections, told apart from the server's in `pg_stat_activity`. */
+const floorName = "bench:orders direct"
+const country = "GB"
+
+// The warm-up orders are the floor's templates: each variant needs one.
+if (warmupCount < variantCount) throw new Error("--warmup: at least one order per variant (--variants)")
+
+const { serverUrl, databaseUrl } = benchDatabase(databaseName)
+
+const recipient = { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", phone: "+44 20 7946 0958" }
+const address = { countryCode: "GB", address1: "10 Downing Street", city: "London", postalCode: "SW1A 2AA" }
+
+// ---------------------------------------------------------------------------------------------------------
+// 1. The database
+
+const prepareDatabase = async () => {
+  const admin = new pg.Client({ connectionString: serverUrl.toString() })
+  await admin.connect()
+  const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [databaseName])
+  if (rowCount === 0) await admin.query(`CREATE DATABASE ${databaseName}`)
+  await admin.end()
+  if (rowCount === 0) return "created"
+  const db = new pg.Client({ connectionString: databaseUrl.toString() })
+  await db.connect()
+  const { rows } = await db.query<{ migrated: string | null }>(
+    "SELECT to_regclass('public.company_orders')::text AS migrated"
+  )
+  // CASCADE reaches every table that refers to these: accounts, keys, billing methods and entries, orders.
+  if (rows[0]!.migrated !== null) await db.query("TRUNCATE companies, orders, jobs CASCADE")
+  await db.end()
+  return "emptied"
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 2. The server and its requests
+
+interface Answer {
+  readonly status: number
+  readonly headers: Http.IncomingHttpHeaders
+  readonly body: string
+}
+
+const agent = new Http.Agent({ keepAlive: true, maxSockets: concurrency })
+let port = 0
+
+const post = (path: string, apiKey: string, json: unknown) =>
+  new Promise<Answer>((resolve, reject) => {
+    const payload = JSON.stringify(json)
+    const headers = { "x-api-key": apiKey, "content-type": "application/json" }
+    const req = Http.request({ host, port, path, method: "POST", agent, headers }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("end", () =>
+        resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString() })
+      )
+      response.on("error", reject)
+    })
+    req.on("error", reject)
+    req.end(payload)
+  })
+
+const startRibbon = (publicUrl: string, otlp: string | undefined) =>
+  startServer(
+    port,
+    {
+      DATABASE_URL: databaseUrl.toString(),
+      PUBLIC_URL: publicUrl,
+      NODE_ENV: "production",
+      FULFILLMENT_LATENCY: "0 millis",
+      FULFILLMENT_FAILURE_RATE: "0",
+      FULFILLMENT_PROGRESS_EVERY: "1 hour",
+      ...(otlp === undefined ? {} : { OTEL_EXPORTER_OTLP_ENDPOINT: otlp })
+    },
+    [
+      ...(cpuProfileDir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", Path.resolve(cpuProfileDir)]),
+      "--enable-source-maps"
+    ]
+  )
+
+// ---------------------------------------------------------------------------------------------------------
+// 3. The companies and the variants
+
+interface BenchCompany {
+  readonly companyId: string
+  readonly accountId: string
+  readonly apiKey: string
+}
+
+/** Limits that never bite, on every scope an order passes. */
+const raised = { rate: 1_000_000, burst: 1_000_000 }
+
+const createCompanies = () =>
+  Effect.gen(function* () {
+    const companies = yield* Companies
+    const make = (name: string) =>
+      Effect.gen(function* () {
+        const company = yield* companies.create({ name: `${name} ${Date.now().toString(36)}`, environment: "test" })
+        yield* companies.setRateLimits(company.companyId, {
+          global: raised,
+          "marketplace:read": raised,
+          "marketplace:write": raised
+        })
+        return company
+      })
+    return { http: yield* make("bench:orders http"), direct: yield* make("bench:orders direct") }
+  }).pipe(
+    Effect.provide(
+      Companies.Default.pipe(
+        Layer.provideMerge(KeyStore.Default),
+        Layer.provide(postgres(Redacted.make(databaseUrl.toString()), { maxConnections: 2 })),
+        Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+      )
+    ),
+    Effect.scoped,
+    Effect.runPromise
+  )
+
+/** Physical variants for sale that ship to GB with stock, their tracked stock raised beyond what a run takes. */
+const pickVariants = async (db: pg.Client) => {
+  const { rows } = await db.query<{ id: string }>(
+    `SELECT v.id FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+     WHERE NOT v.is_digital AND v.price_usd IS NOT NULL AND $1 = ANY (l.ships_to) AND (l.stock IS NULL OR l.stock > 0)
+     ORDER BY md5(v.id) LIMIT $2`,
+    [country, variantCount]
+  )
+  if (rows.length < variantCount) throw new Error(`only ${rows.length} variants ship to ${country}`)
+  const ids = rows.map((row) => row.id)
+  const needed = (orderCount + warmupCount) * 2 * 10
+  await db.query("UPDATE variant_locations SET stock = $2 WHERE variant_id = ANY ($1) AND stock < $2", [ids, needed])
+  return ids
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 4. HTTP
+
+const orderBody = (variantId: string, idempotencyKey: string) => ({
+  variantId,
+  recipient,
+  shippingAddress: address,
+  idempotencyKey
+})
+
+const placeOverHttp = async (company: BenchCompany, variantId: string, key: string) => {
+  const answer = await post("/public-api/v3/orders", company.apiKey, orderBody(variantId, key))
+  if (answer.status !== 201 || answer.headers["idempotent-replayed"] !== undefined) {
+    throw new Error(`order ${key}: ${answer.status}: ${answer.body.slice(0, 500)}`)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 5. The floor
+
+/** What one variant's order writes, taken from an order the server placed (prices, titles, the address). */
+interface Template {
+  readonly order: Record<string, unknown>
+  readonly productTitle: string
+  readonly variantTitle: string
+}
+
+const templatesOf = async (db: pg.Client, companyId: string) => {
+  const { rows } = await db.query<Record<string, unknown>>(
+    `SELECT DISTINCT ON (c.variant_id) c.*, o.product_title AS booking_product_title,
+       o.variant_title AS booking_variant_title
+     FROM company_orders c JOIN orders o ON o.id = c.supplier_order_id
+     WHERE c.company_id = $1 ORDER BY c.variant_id, c.created_at`,
+    [companyId]
+  )
+  return new Map<string, Template>(
+    rows.map((row) => [
+      row.variant_id as string,
+      {
+        order: row,
+        productTitle: row.booking_product_title as string,
+        variantTitle: row.booking_variant_title as string
+      }
+    ])
+  )
+}
+
+/** `Billing`'s view of a method with its remaining funds (its limit less its debits plus its credits). */
+const remainingSql = `SELECT m.id, m.account_id, a.environment, a.company_id, m.name, m.type, m.status, m.is_default,
+    m.currency, m.spending_limit::int AS spending_limit, m.created_at,
+    (m.spending_limit - COALESCE((
+      SELECT sum(CASE e.kind WHEN 'debit' THEN e.amount ELSE -e.amount END)
+      FROM billing_entries e WHERE e.billing_method_id = m.id), 0))::int AS remaining
+  FROM billing_methods m JOIN accounts a ON a.id = m.account_id WHERE m.id = $1`
+
+const newId = () => Effect.runSync(makeId)
+
+/**
+ * One order as the transaction of `CompanyOrders.place` writes it, statement for statement: the key's
+ * advisory lock (`withIdempotency`'s claim), `Billing.debit` (the method's row locked, its remaining read
+ * from the ledger, the debit inserted), `Fulfillment.book` (the supplier's lookup by key, its nested
+ * transaction's savepoint, the `orders` row, the stock taken), the `company_orders` row and the read of the
+ * company's webhook endpoints for `order-created` (`CompanyWebhooks.emit`; the bench registers none), then
+ * COMMIT.
+ *
+ * Left out, since the floor is the transaction alone: HTTP and JSON, the API-key middleware
+ * (authentication, policy, rate limiting), decoding and validating the body (the phone), and the reads
+ * `place` makes before its transaction: the order by idempotency key, the account, the default billing
+ * method with its remaining funds, the variant's label and countries, the address validation, the landed
+ * price and its conversion to USD.
+ */
+const directOrder = async (db: pg.Pool, company: BenchCompany, methodId: string, template: Template, key: string) => {
+  const client = await db.connect()
+  try {
+    const t = template.order
+    const id = newId()
+    const now = new Date()
+    const charged = Number(t.charged)
+    await client.query("BEGIN")
+    await client.query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 1)) AS locked", [
+      `company:${company.companyId}:test:${key}`
+    ])
+    await client.query("SELECT 1 FROM billing_methods WHERE id = $1 FOR UPDATE", [methodId])
+    const { rows } = await client.query<{ remaining: number | null }>(remainingSql, [methodId])
+    if (rows[0]!.remaining !== null && rows[0]!.remaining < charged) throw new Error("insufficient funds")
+    await client.query(
+      `INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
+       VALUES ($1, 'debit', $2, 'order', $3, 'order placed', $4)`,
+      [methodId, charged, id, now]
+    )
+    const bookingKey = `company-order:${id}`
+    await client.query("SELECT * FROM orders WHERE idempotency_key = $1", [bookingKey])
+    await client.query("SAVEPOINT effect_sql_1")
+    const bookingId = newId()
+    await client.query(
+      `INSERT INTO orders (id, idempotency_key, user_id, checkout_id, item_index, variant_id, product_id,
+         product_title, variant_title, quantity, amount, currency, country_code, status, created_at, updated_at)
+       VALUES ($1, $2, NULL, NULL, NULL, $3, $4, $5, $6, 1, $7, $8, $9, 'placed', $10, $10)
+       ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
+      [
+        bookingId,
+        bookingKey,
+        t.variant_id,
+        t.product_id,
+        template.productTitle,
+        template.variantTitle,
+        t.unit_price,
+        t.currency,
+        t.country_code,
+        now
+      ]
+    )
+    const taken = await client.query(
+      `UPDATE variant_locations SET stock = stock - $3
+       WHERE variant_id = $1 AND $2 = ANY (ships_to) AND (stock IS NULL OR stock >= $3) RETURNING variant_id`,
+      [t.variant_id, t.country_code, 1]
+    )
+    if (taken.rowCount === 0) throw new Error(`variant ${t.variant_id} is out of stock`)
+    const fingerprint = createHash("sha256")
+      .update(JSON.stringify(orderBody(t.variant_id as string, key)))
+      .digest("hex")
+    await client.query(
+      `INSERT INTO company_orders (id, company_id, environment, account_id, billing_method_id, idempotency_key,
+         fingerprint, status, shipment_status, supplier_order_id, variant_id, product_id, title, quantity,
+         unit_price, total, currency, charged, recipient_first_name, recipient_last_name, recipient_email,
+         recipient_phone, address1, address2, city, province_code, postal_code, country_code, tags, metadata,
+         source, created_at, updated_at)
+       VALUES ($1, $2, 'test', $3, $4, $5, $6, 'active', 'orderReceived', $7, $8, $9, $10, 1, $11, $11, $12, $13,
+         $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, '[]', NULL, NULL, $24, $24)
+       ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING *`,
+      [
+        id,
+        company.companyId,
+        company.accountId,
+        methodId,
+        key,
+        fingerprint,
+        bookingId,
+        t.variant_id,
+        t.product_id,
+        t.title,
+        t.unit_price,
+        t.currency,
+        charged,
+        t.recipient_first_name,
+        t.recipient_last_name,
+        t.recipient_email,
+        t.recipient_phone,
+        t.address1,
+        t.address2,
+        t.city,
+        t.province_code,
+        t.postal_code,
+        t.country_code,
+        now
+      ]
+    )
+    // `CompanyWebhooks.emit` of `order-created`: the company's endpoints for it (none here).
+    await client.query(
+      `SELECT * FROM company_webhook_endpoints WHERE company_id = $1 AND environment = 'test' AND deleted_at IS NULL
+         AND event_types @> $2::jsonb ORDER BY created_at, id`,
+      [company.companyId, JSON.stringify(["order-created"])]
+    )
+    await client.query("COMMIT")
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined)
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 6. Measuring
+
+/** One side's figures, summed over its rounds. */
+interface Window {
+  seconds: number
+  readonly latencies: Array<number>
+  cpuMillis: number
+  /** What the side's Postgres connections did: how many were in each state, summed over the samples. */
+  readonly states: Map<string, number>
+  samples: number
+}
+
+const emptyWindow = (): Window => ({ seconds: 0, latencies: [], cpuMillis: 0, states: new Map(), samples: 0 })
+
+/**
+ * Orders `from` to `to` through `place`, `concurrency` in flight, added to `window` with the CPU `cpuOf`
+ * counts and what the side's Postgres connections did meanwhile.
+ */
+const measure = async (
+  db: pg.Client,
+  window: Window,
+  [from, to]: readonly [number, number],
+  place: (index: number) => Promise<void>,
+  cpuOf: () => number,
+  whose: "server" | "floor"
+) => {
+  let sampling = true
+  const sampler = (async () => {
+    while (sampling) {
+      const { rows } = await db.query<{ state: string; n: string }>(
+        `SELECT coalesce(state, '?') || coalesce(' (' || wait_event_type || ': ' || wait_event || ')', '') AS state,
+           count(*) AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+           AND (application_name = $1) = $2 GROUP BY 1`,
+        [floorName, whose === "floor"]
+      )
+      window.samples++
+      for (const r of rows) window.states.set(r.state, (window.states.get(r.state) ?? 0) + Number(r.n))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  })()
+  const cpuBefore = cpuOf()
+  const start = performance.now()
+  await pool(to - from, concurrency, async (offset) => {
+    const t0 = performance.now()
+    await place(from + offset)
+    window.latencies.push(performance.now() - t0)
+  })
+  window.seconds += (performance.now() - start) / 1000
+  window.cpuMillis += cpuOf() - cpuBefore
+  sampling = false
+  await sampler
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 7. The checks
+
+/** What the run left: `expected` orders for each of `companyIds`, each booked once and debited once. */
+const check = async (db: pg.Client, companyIds: ReadonlyArray<string>, expected: number) => {
+  const { rows: duplicates } = await db.query(
+    `SELECT company_id, environment, idempotency_key FROM company_orders GROUP BY 1, 2, 3 HAVING count(*) > 1`
+  )
+  const { rows: counts } = await db.query<{ orders: number }>(
+    `SELECT (SELECT count(*)::int FROM company_orders c WHERE c.company_id = wanted.id) AS orders
+     FROM unnest($1::text[]) AS wanted (id)`,
+    [companyIds]
+  )
+  const miscounted = counts.filter((row) => row.orders !== expected).length
+  const { rows: bookings } = await db.query<{ without: number; orphans: number; shared: number }>(
+    `SELECT
+       (SELECT count(*)::int FROM company_orders c WHERE NOT EXISTS (
+          SELECT 1 FROM orders o WHERE o.id = c.supplier_order_id AND o.user_id IS NULL)) AS without,
+       (SELECT count(*)::int FROM orders o WHERE o.user_id IS NULL AND NOT EXISTS (
+          SELECT 1 FROM company_orders c WHERE c.supplier_order_id = o.id)) AS orphans,
+       (SELECT count(*)::int FROM (SELECT supplier_order_id FROM company_orders GROUP BY 1 HAVING count(*) > 1) s)
+         AS shared`
+  )
+  const { rows: ledger } = await db.query<{ id: string; net: string; charged: string }>(
+    `SELECT m.id,
+       COALESCE((SELECT sum(CASE e.kind WHEN 'debit' THEN e.amount ELSE -e.amount END)
+                 FROM billing_entries e WHERE e.billing_method_id = m.id), 0) AS net,
+       COALESCE((SELECT sum(c.charged) FROM company_orders c
+                 WHERE c.billing_method_id = m.id AND c.status IN ('active', 'completed')), 0) AS charged
+     FROM billing_methods m`
+  )
+  const unbalanced = ledger.filter((row) => row.net !== row.charged)
+  const b = bookings[0]!
+  return { duplicates: duplicates.length, miscounted, bookings: b, unbalanced, methods: ledger.length }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 8. `--trace`: where an order's time goes, from the server's spans
+
+interface Span {
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId: string
+  readonly name: string
+  readonly start: number
+  readonly end: number
+  readonly statement: string | undefined
+}
+
+/** An OTLP/HTTP (JSON) sink keeping every span it receives. */
+const otlpSink = async (spans: Array<Span>) => {
+  const sinkPort = await freePort()
+  const server = Http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (chunk: Buffer) => chunks.push(chunk))
+    req.on("end", () => {
+      if (req.url === "/v1/traces") {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+          resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<Record<string, unknown>> }> }>
+        }
+        for (const raw of (body.resourceSpans ?? []).flatMap((r) => r.scopeSpans ?? []).flatMap((s) => s.spans ?? [])) {
+          const attributes = (raw.attributes ?? []) as Array<{ key: string; value: { stringValue?: string } }>
+          spans.push({
+            traceId: raw.traceId as string,
+            spanId: raw.spanId as string,
+            parentSpanId: (raw.parentSpanId as string | undefined) ?? "",
+            name: raw.name as string,
+            start: Number(BigInt(raw.startTimeUnixNano as string) / 1000n) / 1000,
+            end: Number(BigInt(raw.endTimeUnixNano as string) / 1000n) / 1000,
+            statement: attributes.find((a) => a.key === "db.query.text")?.value.stringValue
+          })
+        }
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end("{}")
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(sinkPort, host, resolve))
+  return { url: `http://${host}:${sinkPort}`, close: () => server.close() }
+}
+
+/** The first words of a statement, enough to tell it apart. */
+const shortStatement = (text: string) => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > 72 ? `${flat.slice(0, 71)}…` : flat
+}
+
+/** Per order placed over HTTP: each span (statements by their text) with its count and mean time. */
+const traceSummary = (spans: ReadonlyArray<Span>, since: number) => {
+  const roots = spans.filter(
+    (s) => s.name === "POST /public-api/v3/orders" && s.parentSpanId === "" && s.start >= since
+  )
+  const traces = new Set(roots.map((s) => s.traceId))
+  const mine = spans.filter((s) => traces.has(s.traceId))
+  const byName = new Map<string, { count: number; total: number }>()
+  for (const span of mine) {
+    // A statement outside a transaction waits for a pool connection within its span; one inside does not.
+    const where = transactionOf(mine, span) === undefined ? "sql" : "sql in transaction"
+    const name = span.statement === undefined ? span.name : `${where}: ${shortStatement(span.statement)}`
+    const entry = byName.get(name) ?? { count: 0, total: 0 }
+    entry.count++
+    entry.total += span.end - span.start
+    byName.set(name, entry)
+  }
+  const orders = roots.length
+  const lines = [...byName]
+    .sort((a, b) => b[1].total - a[1].total)
+    .map(
+      ([name, { count, total }]) =>
+        `| ${(count / orders).toFixed(2).padStart(5)} | ${(total / count).toFixed(2).padStart(7)} | ${(total / orders).toFixed(2).padStart(7)} | ${name}`
+    )
+  // The billing method's row is held from its lock to the end of the transaction (COMMIT included).
+  const held: Array<number> = []
+  const waited: Array<number> = []
+  for (const span of mine) {
+    if (span.statement?.startsWith("SELECT 1 FROM billing_methods") !== true) continue
+    const transaction = transactionOf(mine, span)
+    waited.push(span.end - span.start)
+    if (transaction !== undefined) held.push(transaction.end - span.end)
+  }
+  return { orders, lines, held, waited }
+}
+
+const spansById = new WeakMap<ReadonlyArray<Span>, Map<string, Span>>()
+
+/** The transaction a span ran in, if any. */
+const transactionOf = (spans: ReadonlyArray<Span>, span: Span): Span | undefined => {
+  let byId = spansById.get(spans)
+  if (byId === undefined) {
+    byId = new Map(spans.map((s) => [s.spanId, s]))
+    spansById.set(spans, byId)
+  }
+  let current = byId.get(span.parentSpanId)
+  while (current !== undefined && current.name !== "sql.transaction") current = byId.get(current.parentSpanId)
+  return current
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 9. The run
+
+const ms = (n: number) => n.toFixed(1).padStart(7)
+const row = (label: string, window: Window) =>
+  `| ${label.padEnd(30)} | ${(window.latencies.length / window.seconds).toFixed(1).padStart(8)} | ${ms(percentile(window.latencies, 50))} | ${ms(percentile(window.latencies, 95))} | ${ms(percentile(window.latencies, 99))} | ${ms(Math.max(...window.latencies))} |`
+const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
+const loadAverage = () =>
+  Os.loadavg()
+    .map((n) => n.toFixed(1))
+    .join(" ")
+const states = (window: Window) =>
+  [...window.states]
+    .sort((a, b) => b[1] - a[1])
+    .filter(([, n]) => n / window.samples >= 0.05)
+    .map(([state, n]) => `${(n / window.samples).toFixed(1)} ${state}`)
+    .join(", ")
+
+const main = async () => {
+  const state = await prepareDatabase()
+  port = await freePort()
+  const spans: Array<Span> = []
+  const sink = tracing ? await otlpSink(spans) : undefined
+  let server: ChildProcess | undefined
+  const db = new pg.Client({ connectionString: databaseUrl.toString() })
+  const direct = new pg.Pool({
+    connectionString: databaseUrl.toString(),
+    max: concurrency,
+    application_name: floorName
+  })
+  try {
+    const startedAt = performance.now()
+    server = await startRibbon(`http://${host}:${port}`, sink?.url)
+    const pid = server.pid!
+    await db.connect()
+    console.log(
+      `database ${databaseName} (${state}); server up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s; ` +
+        `${Os.cpus().length} cores, load average ${loadAverage()}`
+    )
+    const companies = await createCompanies()
+    // A spending limit no run reaches (the test funds cover 100,000.00 USD; the columns are read as int).
+    await db.query("UPDATE billing_methods SET spending_limit = 1000000000 WHERE account_id = ANY ($1)", [
+      [companies.http.accountId, companies.direct.accountId]
+    ])
+    const { rows: methods } = await db.query<{ account_id: string; id: string }>(
+      "SELECT account_id, id FROM billing_methods WHERE account_id = ANY ($1) AND is_default",
+      [[companies.http.accountId, companies.direct.accountId]]
+    )
+    const directMethod = methods.find((m) => m.account_id === companies.direct.accountId)!.id
+    const variants = await pickVariants(db)
+    const variantOf = (index: number) => variants[index % variants.length]!
+    const run = Date.now().toString(36)
+
+    const httpPlace = (key: string, index: number) => placeOverHttp(companies.http, variantOf(index), key)
+    // The floor writes what the server wrote for each variant: its warm-up orders are the templates.
+    await pool(warmupCount, concurrency, (index) => httpPlace(`warmup-${run}-${index}`, index))
+    const templates = await templatesOf(db, companies.http.companyId)
+    const directPlace = (key: string, index: number) =>
+      directOrder(direct, companies.direct, directMethod, templates.get(variantOf(index))!, key)
+    await pool(warmupCount, concurrency, (index) => directPlace(`warmup-${run}-${index}`, index))
+
+    // The rounds alternate between the two, so that a change in the machine's load falls on both.
+    const measuredFrom = Date.now()
+    const http = emptyWindow()
+    const floor = emptyWindow()
+    const benchCpu = () => {
+      const used = process.cpuUsage()
+      return (used.user + used.system) / 1000
+    }
+    for (let round = 0; round < rounds; round++) {
+      const part = [Math.floor((orderCount * round) / rounds), Math.floor((orderCount * (round + 1)) / rounds)] as const
+      const key = (index: number) => `bench-${run}-${index}`
+      await measure(
+        db,
+        http,
+        part,
+        (i) => httpPlace(key(i), i),
+        () => cpuMillisOf(pid),
+        "server"
+      )
+      await measure(db, floor, part, (i) => directPlace(key(i), i), benchCpu, "floor")
+    }
+
+    const checks = await check(db, [companies.http.companyId, companies.direct.companyId], orderCount + warmupCount)
+
+    const httpRate = orderCount / http.seconds
+    const floorRate = orderCount / floor.seconds
+    const ratio = httpRate / floorRate
+    const p95 = percentile(http.latencies, 95)
+    console.log(
+      `${orderCount} orders over ${variants.length} variants to ${country}, ${concurrency} in flight, in ${rounds} ` +
+        `alternating rounds after ${warmupCount} warm-up orders each; the server's pool ${process.env.DATABASE_POOL_SIZE ?? 10} connections, the ` +
+        `floor's ${concurrency}; load average ${loadAverage()}`
+    )
+    console.log("\n|                                | orders/s |  p50 ms |  p95 ms |  p99 ms |  max ms |")
+    console.log("|--------------------------------|----------|---------|---------|---------|---------|")
+    console.log(row("HTTP POST /public-api/v3/orders", http))
+    console.log(row("direct SQL (the floor)", floor))
+    console.log(
+      `\nserver CPU: ${(http.cpuMillis / orderCount).toFixed(2)} ms per order ` +
+        `(${((http.cpuMillis / 1000 / http.seconds) * 100).toFixed(0)} % of one core over ${http.seconds.toFixed(2)} s); ` +
+        `the floor's client: ${(floor.cpuMillis / orderCount).toFixed(2)} ms per order`
+    )
+    console.log(`the server's connections meanwhile: ${states(http)}`)
+    console.log(`the floor's connections meanwhile: ${states(floor)}`)
+    console.log(
+      `\nratio HTTP ÷ direct: ${ratio.toFixed(2)} (${httpRate.toFixed(1)} ÷ ${floorRate.toFixed(1)} orders/s; ` +
+        `goal ≥ ${goals.ratio}): ${verdict(ratio >= goals.ratio)}`
+    )
+    console.log(`HTTP p95 ${p95.toFixed(0)} ms (goal ≤ ${goals.p95}): ${verdict(p95 <= goals.p95)}`)
+    const bookingsOk = checks.bookings.without === 0 && checks.bookings.orphans === 0 && checks.bookings.shared === 0
+    const ok = checks.duplicates === 0 && checks.miscounted === 0 && bookingsOk && checks.unbalanced.length === 0
+    console.log(
+      `checks: ${checks.duplicates} idempotency keys with more than one order, ${checks.miscounted} of 2 ` +
+        `companies without exactly ${orderCount + warmupCount} orders; ${checks.bookings.without} orders ` +
+        `without a booking, ${checks.bookings.orphans} bookings without an order, ${checks.bookings.shared} ` +
+        `shared; ${checks.unbalanced.length} of ${checks.methods} billing methods whose ledger differs from ` +
+        `their orders' charges: ${verdict(ok)}`
+    )
+    if (!ok) process.exitCode = 1
+
+    if (sink !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, 3000))
+      const summary = traceSummary(spans, measuredFrom)
+      console.log(`\nper order placed over HTTP (${summary.orders} traced):`)
+      console.log("| count |  mean ms | ms/order | span")
+      for (const line of summary.lines) console.log(line)
+      console.log(
+        `the billing method's lock: waited p50 ${percentile(summary.waited, 50).toFixed(2)} ms, ` +
+          `p95 ${percentile(summary.waited, 95).toFixed(2)} ms; held (to the end of the transaction) p50 ` +
+          `${percentile(summary.held, 50).toFixed(2)} ms, p95 ${percentile(summary.held, 95).toFixed(2)} ms, ` +
+          `mean ${(summary.held.reduce((a, b) => a + b, 0) / summary.held.length).toFixed(2)} ms`
+      )
+    }
+  } finally {
+    agent.destroy()
+    await direct.end().catch(() => undefined)
+    await db.end().catch(() => undefined)
+    server?.kill("SIGTERM")
+    sink?.close()
+  }
+}
+
+await main()
