@@ -1,11 +1,16 @@
 import { OpenApi } from "@effect/platform"
 import { makeApi } from "./ApiBase.js"
 import { CatalogApi } from "./catalog/CatalogApi.js"
+import { CatalogV2Api } from "./catalog/CatalogV2Api.js"
+import { CatalogV3Api } from "./catalog/CatalogV3Api.js"
 import { ImagesApi } from "./catalog/ImagesApi.js"
 import { CheckoutsApi, OrdersApi, QuotesApi } from "./checkout/CheckoutsApi.js"
 import { PayApi } from "./checkout/PayApi.js"
 import { AccountsV3Api } from "./company/AccountsApi.js"
 import { ApiKeysV2Api, ApiKeysV3Api } from "./company/ApiKeysApi.js"
+import { OrderAddressesV3Api } from "./company/OrderAddressesApi.js"
+import { OrdersV3Api } from "./company/OrdersApi.js"
+import { WebhooksV3Api } from "./company/WebhooksApi.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
 import { ProfileApi } from "./identity/ProfileApi.js"
@@ -27,6 +32,11 @@ export class Api extends makeApi("ribbon")
   .add(ApiKeysV2Api.pipe(withRequestErrors("v2")))
   .add(ApiKeysV3Api.pipe(withRequestErrors("v3")))
   .add(AccountsV3Api.pipe(withRequestErrors("v3")))
+  .add(OrdersV3Api.pipe(withRequestErrors("v3")))
+  .add(OrderAddressesV3Api.pipe(withRequestErrors("v3")))
+  .add(WebhooksV3Api.pipe(withRequestErrors("v3")))
+  .add(CatalogV2Api.pipe(withRequestErrors("v2")))
+  .add(CatalogV3Api.pipe(withRequestErrors("v3")))
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")
   // OpenAPI 3.1 asks for an SPDX `identifier` (or a URL) beside the name; the platform's type lists only `url`.

@@ -13,6 +13,10 @@ import webhooks from "./migrations/0008_webhooks.js"
 import orderCountry from "./migrations/0009_order_country.js"
 import billing from "./migrations/0010_billing.js"
 import oauthClientUse from "./migrations/0011_oauth_client_use.js"
+import companyOrders from "./migrations/0012_company_orders.js"
+import companyWebhooks from "./migrations/0013_company_webhooks.js"
+import variantPersonalization from "./migrations/0014_variant_personalization.js"
+import productsTitleOrder from "./migrations/0015_products_title_order.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -26,7 +30,11 @@ export const migrations = {
   "0008_webhooks": webhooks,
   "0009_order_country": orderCountry,
   "0010_billing": billing,
-  "0011_oauth_client_use": oauthClientUse
+  "0011_oauth_client_use": oauthClientUse,
+  "0012_company_orders": companyOrders,
+  "0013_company_webhooks": companyWebhooks,
+  "0014_variant_personalization": variantPersonalization,
+  "0015_products_title_order": productsTitleOrder
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -15,6 +15,8 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, Schedule } from "effect"
 import { Api } from "../http/Api.js"
 import { CatalogLive } from "../http/catalog/CatalogLive.js"
+import { CatalogV2Live } from "../http/catalog/CatalogV2Live.js"
+import { CatalogV3Live } from "../http/catalog/CatalogV3Live.js"
 import { ImagesLive } from "../http/catalog/ImagesLive.js"
 import { CheckoutsLive } from "../http/checkout/CheckoutsLive.js"
 import { PayLive } from "../http/checkout/PayLive.js"
@@ -22,6 +24,9 @@ import { CheckoutPresenterV1 } from "../http/checkout/v1.js"
 import { AccountsV3Live } from "../http/company/AccountsLive.js"
 import { apiKeyAuthLayers } from "../http/company/ApiKeyAuthLive.js"
 import { ApiKeysV2Live, ApiKeysV3Live } from "../http/company/ApiKeysLive.js"
+import { OrderAddressesV3Live } from "../http/company/OrderAddressesLive.js"
+import { OrdersV3Live } from "../http/company/OrdersLive.js"
+import { WebhooksV3Live } from "../http/company/WebhooksLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
 import { ProfileLive } from "../http/identity/ProfileLive.js"
@@ -32,6 +37,8 @@ import { HealthLive } from "../http/platform/HealthLive.js"
 import { routerConfig } from "../http/Routes.js"
 import { Addresses } from "../services/catalog/Addresses.js"
 import { Catalog, PublicUrl } from "../services/catalog/Catalog.js"
+import { CatalogV3 } from "../services/catalog/CatalogV3.js"
+import { LandedCatalog } from "../services/catalog/LandedCatalog.js"
 import { Search } from "../services/catalog/Search.js"
 import { Seed } from "../services/catalog/Seed.js"
 import { CheckoutPayments } from "../services/checkout/CheckoutPayments.js"
@@ -45,6 +52,8 @@ import { deliverWebhookHandler, Webhooks } from "../services/checkout/Webhooks.j
 import { Accounts } from "../services/company/Accounts.js"
 import { Billing } from "../services/company/Billing.js"
 import { Companies } from "../services/company/Companies.js"
+import { CompanyOrders } from "../services/company/CompanyOrders.js"
+import { CompanyWebhooks } from "../services/company/CompanyWebhooks.js"
 import { KeyStore } from "../services/company/KeyStore.js"
 import { CompanyPolicy } from "../services/company/Policy.js"
 import { OAuth } from "../services/identity/OAuth.js"
@@ -59,8 +68,9 @@ import { Payments } from "../services/simulators/Payments.js"
 import { AppConfig } from "./Config.js"
 import { DatabaseLive, SignalsLive } from "./Database.js"
 import { latestMigrationId, MigrationsLive } from "./Migrations.js"
-import { mtlsHttpServer, publicApiOnly } from "./Mtls.js"
+import { mtlsHttpServer, mtlsNodeServer, publicApiOnly } from "./Mtls.js"
 import { RateLimiterLive } from "./Redis.js"
+import { drainOnShutdown } from "./Shutdown.js"
 import { TelemetryLive, traceRequests } from "./Telemetry.js"
 
 const untraced = new Set(["/health", "/ready"])
@@ -154,6 +164,8 @@ export const ServicesLive = Layer.mergeAll(
   // catalog
   Search.Default,
   Catalog.Default,
+  CatalogV3.Default,
+  LandedCatalog.Default,
   Addresses.Default,
   // identity
   Users.Default,
@@ -164,6 +176,8 @@ export const ServicesLive = Layer.mergeAll(
   KeyStore.Default,
   Accounts.Default,
   Billing.Default,
+  CompanyOrders.Default,
+  CompanyWebhooks.Default,
   // checkout, its events and callbacks showing the /v1 resources
   Layer.mergeAll(
     Quotes.Default,
@@ -200,7 +214,16 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     ProfileLive,
     CheckoutsLive,
     PayLive,
-    Layer.mergeAll(ApiKeysV2Live, ApiKeysV3Live, AccountsV3Live).pipe(Layer.provide(companyAuth))
+    Layer.mergeAll(
+      ApiKeysV2Live,
+      ApiKeysV3Live,
+      AccountsV3Live,
+      OrderAddressesV3Live,
+      OrdersV3Live,
+      WebhooksV3Live,
+      CatalogV2Live,
+      CatalogV3Live
+    ).pipe(Layer.provide(companyAuth))
   ).pipe(Layer.provide(BearerLive))
 
 export const HandlersLive = makeHandlersLive()
@@ -243,9 +266,11 @@ export const WorkerLive = Layer.unwrapEffect(
     const placement = yield* Placement
     const orders = yield* Orders
     const checkouts = yield* Checkouts
+    const companyOrders = yield* CompanyOrders
     return Jobs.layerWorker([
       placement.handler,
       orders.handler,
+      companyOrders.handler,
       ExpireCheckout.handle(({ checkoutId }) => checkouts.expire(checkoutId)),
       deliverWebhookHandler
     ])
@@ -289,27 +314,6 @@ export const AppLive = Layer.provideMerge(
 )
 
 /**
- * On shutdown, stop accepting and give in-flight requests `shutdownGrace` to finish before their
- * connections are cut; the HTTP server's own finalizer then waits for them.
- */
-const drainOnShutdown = (server: ReturnType<typeof createServer>) =>
-  Layer.scopedDiscard(
-    Effect.gen(function* () {
-      const { shutdownGrace } = yield* AppConfig
-      yield* Effect.addFinalizer(() =>
-        Effect.gen(function* () {
-          yield* Effect.logInfo("Shutting down: draining in-flight requests")
-          server.closeIdleConnections()
-          yield* Effect.sleep(shutdownGrace).pipe(
-            Effect.zipRight(Effect.sync(() => server.closeAllConnections())),
-            Effect.forkDaemon
-          )
-        })
-      )
-    })
-  )
-
-/**
  * The whole server: config, telemetry, database, migrations, services and HTTP on PORT. `host` narrows
  * the listening address (the benchmark binds loopback only); by default every interface.
  */
@@ -324,19 +328,21 @@ export const makeServerLive = (listen: { readonly host?: string } = {}) =>
       const { maxBodyBytes } = config
       const plain = serveApp({ maxBodyBytes, telemetry }).pipe(
         HttpServer.withLogAddress,
-        Layer.provide(drainOnShutdown(server)),
         Layer.provide(NodeHttpServer.layer(() => server, { port: config.port, ...listen }))
       )
       // The second listener, for `enforceMtls` keys: the same app, `/public-api` only.
-      const mtls = Option.match(config.mtls, {
+      const mtlsServer = Option.map(config.mtls, mtlsNodeServer)
+      const mtls = Option.match(Option.all([config.mtls, mtlsServer]), {
         onNone: () => Layer.empty,
-        onSome: (options) =>
+        onSome: ([options, server]) =>
           serveApp({ maxBodyBytes, telemetry, publicApiOnly: true }).pipe(
             HttpServer.withLogAddress,
-            Layer.provide(mtlsHttpServer({ ...options, ...listen }))
+            Layer.provide(mtlsHttpServer(server, { ...options, ...listen }))
           )
       })
-      return Layer.merge(plain, mtls).pipe(
+      // Built over the listeners, so that on shutdown the drain runs while they still answer requests.
+      return drainOnShutdown([server, ...Option.toArray(mtlsServer)]).pipe(
+        Layer.provideMerge(Layer.merge(plain, mtls)),
         Layer.provide(apiApp(ApiLive, { maxBodyBytes })),
         Layer.provide(AppLive),
         Layer.provide(telemetry ? Layer.empty : Layer.setTracerEnabled(false))

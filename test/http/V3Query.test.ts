@@ -23,7 +23,7 @@ describe("v3 query parser", () => {
         "filter[country]": "US",
         include: "variants",
         fields: "id,name",
-        sort: "-createdAt,name",
+        sort: "-createdAt",
         "page[size]": "5",
         "page[cursor]": "abc_-1"
       },
@@ -33,12 +33,16 @@ describe("v3 query parser", () => {
       filters: { name: "mug", country: "US" },
       include: ["variants"],
       fields: ["id", "name"],
-      sort: [
-        { field: "createdAt", descending: true },
-        { field: "name", descending: false }
-      ],
+      sort: [{ field: "createdAt", descending: true }],
       page: { number: 1, size: 5, cursor: "abc_-1" }
     })
+    // A page-numbered list sorts on several fields; a cursor holds one sort value, so its list sorts on one.
+    const numbered = parseV3Query({ sort: "-createdAt,name" }, { ...products, paging: "number" })
+    expect(Either.getOrThrow(numbered).sort).toEqual([
+      { field: "createdAt", descending: true },
+      { field: "name", descending: false }
+    ])
+    expect(issues(parseV3Query({ sort: "-createdAt,name" }, products))).toEqual(["sort"])
   })
 
   it("lists every unknown or bad key in one 400", () => {

@@ -61,13 +61,13 @@ describe.concurrent("ribbon CLI", () => {
           expect(first.stdout).toMatch(/Seeded the demo catalog in \d+ ms\./)
           expect(first.stdout).toMatch(/Generated 1,200 products in [\d.]+ s \(1,200 synthetic in all\)\./)
           expect(first.stderr).toMatch(/\[#{30}\] 100% {2}1,200\/1,200 products/)
-          expect(first.stdout).toMatch(/Catalog: 1536 products, \d+ variants, 32 collections, 59 tags, 25 countries\./)
+          expect(first.stdout).toMatch(/Catalog: 1556 products, \d+ variants, 32 collections, 59 tags, 25 countries\./)
 
           const more = yield* run(["seed", "--products", "1500"], env)
           expect(more.code, more.stderr).toBe(0)
           expect(more.stdout).toContain("The demo catalog was already seeded.")
           expect(more.stdout).toMatch(/Generated 300 products in [\d.]+ s \(1,500 synthetic in all\)\./)
-          expect(more.stdout).toContain("Catalog: 1836 products")
+          expect(more.stdout).toContain("Catalog: 1856 products")
 
           const negative = yield* run(["seed", "--products", "-1"], env)
           expect(negative.code).not.toBe(0)

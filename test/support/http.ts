@@ -42,7 +42,7 @@ export const serveRibbon = <E, R>(database: Layer.Layer<R, E>, publicUrl = testP
 /** The Ribbon API on a fresh database, served on a test port. */
 export const RibbonTestServer = serveRibbon(TestDatabase)
 
-/** A fresh database with the curated demo catalog (336 products) seeded. */
+/** A fresh database with the demo catalog (336 curated products and 20 swag base products) seeded. */
 export const SeededTestDatabase = Layer.effectDiscard(Effect.flatMap(Seed, (seed) => seed.ensureDemoCatalog())).pipe(
   Layer.provide(Seed.Default),
   Layer.provideMerge(TestDatabase)

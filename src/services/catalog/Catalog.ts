@@ -166,6 +166,14 @@ export const availableIn = (
         ${usd.max === undefined ? sql`` : sql`AND v.price_usd <= ${usd.max}`})`
 }
 
+/** SQL: collection `c` matches the words `q` by name (full text or trigram) or by one of its tags. */
+export const collectionMatches = (sql: SqlClient.SqlClient, q: string) => sql`(
+  to_tsvector('english', c.name || ' ' || coalesce(c.description, '')) @@ websearch_to_tsquery('english', ${q})
+  OR lower(${q}) <% lower(c.name)
+  OR EXISTS (SELECT 1 FROM collection_tags ct JOIN tags t ON t.id = ct.tag_id
+             WHERE ct.collection_id = c.id AND (lower(t.name) % lower(${q})
+               OR to_tsvector('english', t.name) @@ websearch_to_tsquery('english', ${q}))))`
+
 export class Catalog extends Effect.Service<Catalog>()("Catalog", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -290,7 +298,19 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         SELECT ${variantColumns} FROM variants v WHERE v.product_id = ${productId} ORDER BY v.position`.pipe(
         Effect.orDie
       )
-      const recommended = yield* idRows(sql`
+      return {
+        product: summary,
+        variants: variantRows.map((row) => toVariant(row, target)),
+        recommendations: yield* summaries(yield* recommendedIds(productId, target), target)
+      }
+    })
+
+    /**
+     * Up to 8 products to show beside one (the product detail's recommendations, on every API line): the same
+     * category or a shared collection, both first, available in the country.
+     */
+    const recommendedIds = Effect.fn("Catalog.recommendedIds")(function* (productId: string, target: PricingCountry) {
+      const rows = yield* idRows(sql`
         WITH self AS (SELECT id, category_id FROM products WHERE id = ${productId}),
         shared AS (
           SELECT DISTINCT cp2.product_id FROM collection_products cp1
@@ -302,14 +322,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
           AND ${availableIn(sql, target)}
         ORDER BY (p.category_id = self.category_id)::int + (p.id IN (SELECT product_id FROM shared))::int DESC, p.id
         LIMIT 8`).pipe(Effect.orDie)
-      return {
-        product: summary,
-        variants: variantRows.map((row) => toVariant(row, target)),
-        recommendations: yield* summaries(
-          recommended.map((r) => r.id),
-          target
-        )
-      }
+      return rows.map((r) => r.id)
     })
 
     /** One variant, priced for the country. */
@@ -382,14 +395,6 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         true
       )
 
-    /** SQL: collection `c` matches the words `q` by name (full text or trigram) or by one of its tags. */
-    const collectionMatches = (q: string) => sql`(
-      to_tsvector('english', c.name || ' ' || coalesce(c.description, '')) @@ websearch_to_tsquery('english', ${q})
-      OR lower(${q}) <% lower(c.name)
-      OR EXISTS (SELECT 1 FROM collection_tags ct JOIN tags t ON t.id = ct.tag_id
-                 WHERE ct.collection_id = c.id AND (lower(t.name) % lower(${q})
-                   OR to_tsvector('english', t.name) @@ websearch_to_tsquery('english', ${q}))))`
-
     /**
      * Collections, optionally matching `q` and holding something at or under `maxPrice` (minor units of the
      * country's currency). Best name match first with `q`, else by name.
@@ -403,7 +408,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       const target = yield* country(options.country)
       const q = options.q?.trim() || undefined
       const where = sql.and([
-        q === undefined ? sql`true` : collectionMatches(q),
+        q === undefined ? sql`true` : collectionMatches(sql, q),
         options.maxPrice === undefined
           ? sql`true`
           : sql`EXISTS (SELECT 1 FROM collection_products cp JOIN products p ON p.id = cp.product_id
@@ -422,7 +427,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       limit = 5
     ) {
       const rows = yield* collectionRows(
-        collectionMatches(q),
+        collectionMatches(sql, q),
         sql`word_similarity(lower(${q}), lower(c.name)) DESC, c.name, c.id`,
         limit
       )
@@ -505,18 +510,19 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     const findVariantLabel = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({
+        productId: Schema.String,
         productTitle: Schema.String,
         variantTitle: Schema.String,
         imageUrl: Schema.NullOr(Schema.String)
       }),
       execute: (variantId) => sql`
-        SELECT p.title AS product_title, v.title AS variant_title,
+        SELECT p.id AS product_id, p.title AS product_title, v.title AS variant_title,
           coalesce(v.image_url, (SELECT i.url FROM product_images i WHERE i.product_id = p.id ORDER BY i.position
             LIMIT 1)) AS image_url
         FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id = ${variantId}`
     })
 
-    /** How a variant is shown on a quote or order line: its product's and its own title, and its image (as stored). */
+    /** How a variant is shown on a quote or order line: its product (id and title), its own title and its image (as stored). */
     const variantLabel = Effect.fn("Catalog.variantLabel")((variantId: string) =>
       Effect.orDie(findVariantLabel(variantId))
     )
@@ -567,6 +573,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       imageSubject,
       summaries,
       product,
+      recommendedIds,
       variant,
       availability,
       collections,

@@ -10,6 +10,7 @@ import {
   curatedCollections,
   curatedProducts,
   generatedProduct,
+  swagProducts,
   tagId
 } from "./seed/build.js"
 import { categories, tagNames } from "./seed/catalog.js"
@@ -19,9 +20,11 @@ import { countries, serviceFeeRule, shippingRates, shippingZones, warehouses } f
 /**
  * The demo catalog (docs/catalog.md).
  *
- * - `ensureDemoCatalog` writes the curated catalog and the pricing reference data once: under a transaction
- *   holding an advisory lock, it checks the `catalog_seeds` marker row, so concurrent callers (two instances
- *   starting together) seed exactly once and a seeded database is left alone.
+ * - `ensureDemoCatalog` writes the curated catalog and the pricing reference data once, and the swag base
+ *   products once: under a transaction holding an advisory lock, it checks their `catalog_seeds` marker rows
+ *   (`curated`, `swag`), so concurrent callers (two instances starting together) seed exactly once, a seeded
+ *   database is left alone, and a database seeded by a version without the swag products gets them (and the
+ *   personalization of its curated variants) on its next start.
  * - `generate(n)` adds synthetic products `gen:0 … gen:n-1` in batches, each batch one transaction that also
  *   advances the `generated` marker: a second run, or a run after a crash, continues where the last stopped.
  * - Everything is deterministic: the same code gives the same rows and ids on every machine.
@@ -32,11 +35,14 @@ import { countries, serviceFeeRule, shippingRates, shippingZones, warehouses } f
 /** Bumped when the curated data changes in a way an existing database should not silently miss. */
 export const curatedVersion = 1
 
+/** The version of the swag base products (the `swag` marker). */
+export const swagVersion = 1
+
 /** `pg_advisory_xact_lock` key for seeding ("ribbon seed"). */
 const seedLock = 0x5eed_c47
 
 export interface SeedSummary {
-  /** Whether this call wrote the curated catalog (false: it was already there). */
+  /** Whether this call wrote the curated catalog or the swag base products (false: both were already there). */
   readonly seeded: boolean
   readonly products: number
   readonly variants: number
@@ -81,12 +87,12 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
             brand_name text, category_name text, tag_names text)`
         yield* sql`
           INSERT INTO variants (id, product_id, position, sku, title, selected_options, image_url, price_usd,
-                                is_digital, shipping_required, personalization_required, description_html, details,
-                                origin_warehouse, weight_class)
+                                is_digital, shipping_required, personalization_required, personalization,
+                                description_html, details, origin_warehouse, weight_class)
           SELECT * FROM jsonb_to_recordset(${json(built.flatMap((b) => b.variants))}::jsonb) AS x(
             id text, product_id text, position integer, sku text, title text, selected_options jsonb,
             image_url text, price_usd integer, is_digital boolean, shipping_required boolean,
-            personalization_required boolean, description_html text, details jsonb,
+            personalization_required boolean, personalization jsonb, description_html text, details jsonb,
             origin_warehouse text, weight_class text)`
         yield* sql`
           INSERT INTO variant_locations (variant_id, stock, ships_to)
@@ -158,35 +164,80 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
         (rows) => rows[0]?.products
       )
 
-    /** Writes the curated catalog and the reference data unless already there. Safe under concurrent callers. */
-    const ensureDemoCatalog = Effect.fn("Seed.ensureDemoCatalog")(function* () {
-      if ((yield* marker("curated")) !== undefined) return { seeded: false, ...(yield* counts) } as SeedSummary
-      const seeded = yield* sql.withTransaction(
-        Effect.gen(function* () {
-          yield* sql`SELECT pg_advisory_xact_lock(${seedLock})`
-          if ((yield* marker("curated")) !== undefined) return false
-          yield* insertReference
-          const products = curatedProducts()
-          yield* insertProducts(products)
-          const built = curatedCollections(products)
-          yield* sql`
+    const seededAlready = Effect.map(Effect.all([marker("curated"), marker("swag")]), ([curated, swag]) => ({
+      curated: curated !== undefined,
+      swag: swag !== undefined
+    }))
+
+    /** The curated catalog, its collections and the reference data. */
+    const insertCurated = (products: ReadonlyArray<BuiltProduct>) =>
+      Effect.gen(function* () {
+        yield* insertReference
+        yield* insertProducts(products)
+        const built = curatedCollections(products)
+        yield* sql`
             INSERT INTO collections (id, slug, name, description, image_url, created_at)
             SELECT * FROM jsonb_to_recordset(${json(built.collections)}::jsonb) AS x(
               id text, slug text, name text, description text, image_url text, created_at timestamptz)`
-          yield* sql`
+        yield* sql`
             INSERT INTO collection_products (collection_id, product_id, position)
             SELECT * FROM jsonb_to_recordset(${json(built.products)}::jsonb) AS x(
               collection_id text, product_id text, position integer)`
-          yield* sql`
+        yield* sql`
             INSERT INTO collection_tags (collection_id, tag_id)
             SELECT * FROM jsonb_to_recordset(${json(built.tags)}::jsonb) AS x(collection_id text, tag_id text)`
-          yield* sql`
+        yield* sql`
             INSERT INTO catalog_seeds ${sql.insert({
               name: "curated",
               version: curatedVersion,
               products: products.length,
               seededAt: yield* nowDate
             })}`
+      })
+
+    /**
+     * The swag base products. A database seeded before them also lacks the personalization of its curated
+     * variants (a later column): it is written from the same templates, to the variants still without it.
+     */
+    const insertSwag = (curated: ReadonlyArray<BuiltProduct>, curatedWasThere: boolean) =>
+      Effect.gen(function* () {
+        if (curatedWasThere) {
+          const personalized = curated.flatMap((b) =>
+            b.variants.flatMap((v) =>
+              v.personalization === null ? [] : [{ id: v.id, personalization: v.personalization }]
+            )
+          )
+          yield* sql`
+            UPDATE variants v SET personalization = x.personalization
+            FROM jsonb_to_recordset(${json(personalized)}::jsonb) AS x(id text, personalization jsonb)
+            WHERE v.id = x.id AND v.personalization IS NULL`
+        }
+        const swag = swagProducts()
+        yield* insertProducts(swag)
+        yield* sql`
+          INSERT INTO catalog_seeds ${sql.insert({
+            name: "swag",
+            version: swagVersion,
+            products: swag.length,
+            seededAt: yield* nowDate
+          })}`
+      })
+
+    /**
+     * Writes the curated catalog with the reference data, and the swag base products, each unless already
+     * there. Safe under concurrent callers.
+     */
+    const ensureDemoCatalog = Effect.fn("Seed.ensureDemoCatalog")(function* () {
+      const before = yield* seededAlready
+      if (before.curated && before.swag) return { seeded: false, ...(yield* counts) } as SeedSummary
+      const seeded = yield* sql.withTransaction(
+        Effect.gen(function* () {
+          yield* sql`SELECT pg_advisory_xact_lock(${seedLock})`
+          const there = yield* seededAlready
+          if (there.curated && there.swag) return false
+          const curated = curatedProducts()
+          if (!there.curated) yield* insertCurated(curated)
+          if (!there.swag) yield* insertSwag(curated, there.curated)
           return true
         })
       )

@@ -1,3 +1,4 @@
+import { type Personalization, personalizationRequired } from "../../../domain/catalog/Personalization.js"
 import type { Id } from "../../../domain/platform/Ids.js"
 import {
   type CategorySeed,
@@ -10,6 +11,7 @@ import {
 } from "./catalog.js"
 import { catalogEpoch, type Rng, rngFor, slugify, stableId } from "./random.js"
 import { countries, warehouses } from "./reference.js"
+import { engravingPersonalization, imprintPersonalization, swagBaseProducts } from "./swag.js"
 
 /**
  * Turns the templates of catalog.ts into rows, deterministically: every random choice comes from a PRNG
@@ -54,6 +56,8 @@ export interface VariantRow {
   readonly is_digital: boolean
   readonly shipping_required: boolean
   readonly personalization_required: boolean
+  /** What the buyer may or must specify (null: nothing); required fields make `personalization_required`. */
+  readonly personalization: Personalization | null
   readonly description_html: string | null
   readonly details: Record<string, unknown> | null
   readonly origin_warehouse: "US" | "EU" | null
@@ -94,6 +98,8 @@ export interface ProductSpec {
   readonly createdAt: Date
   readonly catalog: "marketplace" | "swag"
   readonly extraTags: ReadonlyArray<string>
+  /** A swag base product: ordered with a logo, so its logo placement and imprint colour are required. */
+  readonly logoRequired?: boolean
 }
 
 /** `https://…`-free image paths under the service's own `/images/` route (docs/catalog.md). */
@@ -247,6 +253,10 @@ export const buildProduct = (spec: ProductSpec): BuiltProduct => {
   const rng = rngFor(spec.key)
   const id = stableId(spec.key, spec.createdAt)
   const { options, variants: defs } = variantsOf(spec.item.options ?? "none", spec, rng)
+  if (spec.item.swag === true && spec.item.imprint === undefined)
+    throw new Error(`seed: swag without an imprint: ${spec.key}`)
+  const imprint =
+    spec.item.imprint === undefined ? null : imprintPersonalization(spec.item.imprint, spec.logoRequired === true)
   const shipsTo = shipsToFor(spec, rng)
   const brandName = spec.brand?.[0] ?? null
   const madeBy = brandName === null ? "Ready for your logo." : `Made by ${brandName}.`
@@ -255,6 +265,7 @@ export const buildProduct = (spec: ProductSpec): BuiltProduct => {
   const skuStem = id.slice(8).toUpperCase()
   const variants = defs.map((def, position): VariantRow => {
     const variantId = stableId(`${spec.key}:v${position}`, spec.createdAt)
+    const personalization = def.personalization ? engravingPersonalization : imprint
     return {
       id: variantId,
       product_id: id,
@@ -266,7 +277,8 @@ export const buildProduct = (spec: ProductSpec): BuiltProduct => {
       price_usd: def.priceCents,
       is_digital: def.digital,
       shipping_required: !def.digital,
-      personalization_required: def.personalization,
+      personalization_required: personalizationRequired(personalization),
+      personalization,
       description_html: rng.chance(0.2) ? null : `<p>${escapeHtml(spec.item.blurb)}</p>`,
       details: def.digital
         ? { delivery: "email", deliveryTime: "within minutes" }
@@ -378,6 +390,37 @@ export const curatedProducts = (): ReadonlyArray<BuiltProduct> => {
     })
   }
   return built
+}
+
+/** When the swag base products "were created": after the curated catalog, one every five hours. */
+const swagEpoch = new Date("2025-12-01T09:00:00Z")
+
+/**
+ * The swag base products (swag.ts): one product per template, `catalog: "swag"`, under the brands of the
+ * category it is filed in, in turn; their logo placement and imprint colour are required.
+ */
+export const swagProducts = (): ReadonlyArray<BuiltProduct> => {
+  let n = 0
+  return swagBaseProducts.flatMap((group) => {
+    const category = categories.find((c) => c.slug === group.category)
+    if (category === undefined) throw new Error(`seed: unknown category ${group.category}`)
+    return group.items.map((item, i) => {
+      const brand = category.brands[i % category.brands.length]
+      return buildProduct({
+        key: `swag:${category.slug}:${slugify(item.noun)}`,
+        category,
+        item,
+        brand,
+        warehouse: brand[1],
+        title: item.noun,
+        priceCents: Math.round(item.price * 100),
+        createdAt: new Date(swagEpoch.getTime() + n++ * 5 * 3600_000),
+        catalog: "swag",
+        extraTags: [],
+        logoRequired: true
+      })
+    })
+  })
 }
 
 export interface BuiltCollections {

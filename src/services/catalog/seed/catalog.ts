@@ -1,4 +1,5 @@
 import type { WeightClass } from "./reference.js"
+import type { ImprintKind } from "./swag.js"
 
 /**
  * The curated demo catalog, as templates: each category has invented brands (with the warehouse they ship
@@ -28,7 +29,9 @@ export interface ItemTemplate {
   readonly options?: OptionKind
   readonly tags: ReadonlyArray<string>
   readonly blurb: string
+  /** Swag (`catalog: "swag"`): it must say how it takes a logo (swag.ts). */
   readonly swag?: boolean
+  readonly imprint?: ImprintKind
   /** Where it can be delivered: every supported country (default), its warehouse's customs area, or a list. */
   readonly shipsTo?: "all" | "domestic" | ReadonlyArray<string>
 }
@@ -275,7 +278,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "colour",
         tags: ["team-swag", "fitness"],
         blurb: "A 750 ml stainless bottle, ready for your team's logo.",
-        swag: true
+        swag: true,
+        imprint: "drinkware"
       },
       {
         noun: "Cold Brew Pitcher",
@@ -410,7 +414,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "colour",
         tags: ["office", "team-swag"],
         blurb: "Aluminium stand with adjustable angle, ready for a logo.",
-        swag: true
+        swag: true,
+        imprint: "accessories"
       },
       {
         noun: "Streaming App Subscription Card",
@@ -755,7 +760,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "size_colour",
         tags: [],
         blurb: "Brushed fleece crew, ready for embroidery.",
-        swag: true
+        swag: true,
+        imprint: "apparel"
       },
       {
         noun: "Logo T-Shirt",
@@ -764,7 +770,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "size_colour",
         tags: [],
         blurb: "Soft ringspun cotton tee that holds a print.",
-        swag: true
+        swag: true,
+        imprint: "apparel"
       },
       {
         noun: "Zip Hoodie",
@@ -773,7 +780,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "size_colour",
         tags: ["cozy"],
         blurb: "Mid-weight hoodie with metal zip and kangaroo pockets.",
-        swag: true
+        swag: true,
+        imprint: "apparel"
       },
       {
         noun: "Knit Beanie",
@@ -782,7 +790,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "colour",
         tags: ["outdoors"],
         blurb: "Ribbed merino-blend beanie, one size.",
-        swag: true
+        swag: true,
+        imprint: "headwear"
       },
       {
         noun: "Canvas Tote Bag",
@@ -791,7 +800,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "colour",
         tags: ["eco-friendly"],
         blurb: "Heavy canvas tote with an inside pocket.",
-        swag: true
+        swag: true,
+        imprint: "bags"
       },
       {
         noun: "Quarter-Zip Pullover",
@@ -800,7 +810,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "size_colour",
         tags: [],
         blurb: "Performance knit with a clean look for the office.",
-        swag: true
+        swag: true,
+        imprint: "apparel"
       },
       {
         noun: "Baseball Cap",
@@ -809,7 +820,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "colour",
         tags: [],
         blurb: "Unstructured six-panel cap with a brass buckle.",
-        swag: true
+        swag: true,
+        imprint: "headwear"
       },
       {
         noun: "Wool Socks Set",
@@ -842,7 +854,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "size_colour",
         tags: [],
         blurb: "Pique polo with a left-chest embroidery area.",
-        swag: true
+        swag: true,
+        imprint: "apparel"
       },
       {
         noun: "Fleece Vest",
@@ -851,7 +864,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "size_colour",
         tags: ["outdoors"],
         blurb: "Recycled fleece vest, warm and light.",
-        swag: true
+        swag: true,
+        imprint: "apparel"
       }
     ]
   },
@@ -1437,7 +1451,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         options: "colour",
         tags: ["team-swag", "corporate"],
         blurb: "A5 softcover notebook with a debossed logo area.",
-        swag: true
+        swag: true,
+        imprint: "stationery"
       },
       {
         noun: "Brass Desk Set",
@@ -1489,7 +1504,8 @@ export const categories: ReadonlyArray<CategorySeed> = [
         weight: "medium",
         tags: ["corporate", "team-swag"],
         blurb: "Notebook, pen, bottle and sticker sheet in a branded box.",
-        swag: true
+        swag: true,
+        imprint: "accessories"
       }
     ]
   },

@@ -1,0 +1,106 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Effect } from "effect"
+import type { CatalogCollection, CatalogProduct, CatalogVariant, TagRef } from "../../domain/catalog/CatalogV3.js"
+import { formatTimestamp, type Permission } from "../../domain/company/Company.js"
+import type { V3Page } from "../../services/platform/V3QuerySql.js"
+import { searchParams } from "../company/v3.js"
+import { cursorLinks, parseV3Query, type V3Query, type V3QuerySpec } from "../V3Query.js"
+
+/**
+ * The company API's version 3 presentation of the catalog (DESIGN.md §4.11): products without their
+ * variants, `include` and `fields` adding what was asked for, money as `{amount, currency}`, and prices
+ * left out for a key without `products:read:prices`. Exports present their lines with `productV3` too.
+ */
+
+/** What a product or variant shows beyond its own fields. */
+export interface PresentOptions {
+  readonly include: ReadonlyArray<string>
+  readonly fields: ReadonlyArray<string>
+  /** The key holds `products:read:prices`; without it no price or breakdown is shown. */
+  readonly prices: boolean
+}
+
+/** Whether a key may see prices (`products:read:prices`). */
+export const seesPrices = (permissions: ReadonlyArray<Permission>) => permissions.includes("products:read:prices")
+
+const media = (images: ReadonlyArray<string>) => images.map((src) => ({ type: "image" as const, src }))
+
+/** A product as `GET /v3/products` shows it; `include=brand,tags` and `fields=priceRange,variantsCount,options` add theirs. */
+export const productV3 = (product: CatalogProduct, options: PresentOptions) => ({
+  id: product.id,
+  title: product.title,
+  catalog: product.catalog,
+  type: product.type,
+  category: { fullName: product.category },
+  media: media(product.images),
+  createdAt: formatTimestamp(product.createdAt),
+  ...(options.include.includes("brand") ? { brand: product.brand } : {}),
+  ...(options.include.includes("tags") ? { tags: product.tags ?? [] } : {}),
+  ...(options.fields.includes("priceRange") && options.prices ? { priceRange: product.priceRange } : {}),
+  ...(options.fields.includes("variantsCount") ? { variantsCount: product.variantsCount } : {}),
+  ...(options.fields.includes("options") ? { options: product.options ?? [] } : {})
+})
+
+/** A variant; `fields=price,priceBreakdown,details` add the landed price, its parts and the description. */
+export const variantV3 = (variant: CatalogVariant, options: PresentOptions) => ({
+  id: variant.id,
+  productId: variant.productId,
+  title: variant.title,
+  selectedOptions: variant.selectedOptions,
+  media: media(variant.images),
+  personalization: variant.personalization,
+  ...(options.fields.includes("price") && options.prices ? { price: variant.price?.total ?? null } : {}),
+  ...(options.fields.includes("priceBreakdown") && options.prices
+    ? {
+        priceBreakdown:
+          variant.price === null
+            ? null
+            : {
+                item: variant.price.item,
+                shipping: variant.price.shipping,
+                duties: variant.price.duties,
+                serviceFee: variant.price.serviceFee
+              }
+      }
+    : {}),
+  ...(options.fields.includes("details") ? { details: { descriptionHtml: variant.descriptionHtml } } : {})
+})
+
+export const collectionV3 = (collection: CatalogCollection, prices: boolean) => ({
+  id: collection.id,
+  name: collection.name,
+  description: collection.description,
+  media: media(collection.images),
+  tags: collection.tags,
+  ...(prices ? { priceRange: collection.priceRange } : {}),
+  createdAt: formatTimestamp(collection.createdAt)
+})
+
+export const tagV3 = (tag: TagRef) => ({ id: tag.id, name: tag.name })
+
+/**
+ * A cursor-paged v3 list: parses the request's query against `spec` (400 on anything it does not accept),
+ * reads the page, and presents it as `{data, links}` with `links.next` carrying the next cursor.
+ */
+export const cursorList = <Row, E, R, Item>(
+  spec: V3QuerySpec,
+  read: (query: V3Query) => Effect.Effect<V3Page<Row>, E, R>,
+  present: (row: Row, query: V3Query) => Item
+) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const params = searchParams(request.url)
+    const query = yield* parseV3Query(params, spec)
+    const page = yield* read(query)
+    const path = new URL(request.url, "http://ribbon").pathname
+    return {
+      data: page.rows.map((row) => present(row, query)),
+      links: cursorLinks(path, params, query, page.nextCursor)
+    }
+  })
+
+/** The path and query of the request being served (a single resource's `links.self`). */
+export const selfLink = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const url = new URL(request.url, "http://ribbon")
+  return `${url.pathname}${url.search}`
+})
