@@ -28,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database is reachable and migrated */
+        /**
+         * Readiness: the database is reachable and migrated
+         * @description 503 while the database is unreachable or not migrated. Rate limits failing open (Redis unreachable) leave the instance ready, and say so under `rateLimits`.
+         */
         get: operations["health.ready"];
         put?: never;
         post?: never;
@@ -706,6 +709,404 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/public-api/v3/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the accounts the key reaches (only id and name) */
+        get: operations["accountsV3.list"];
+        put?: never;
+        /** Create an account, optionally with its first billing method */
+        post: operations["accountsV3.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/accounts/{accountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an account (only id and name) */
+        get: operations["accountsV3.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/billing-methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the billing methods of the accounts the key reaches */
+        get: operations["accountsV3.billingMethods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/billing-methods/{billingMethodId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a billing method, with what remains of its spending limit */
+        get: operations["accountsV3.billingMethod"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List orders, newest first; the recipient masked unless the key reads it unmasked */
+        get: operations["ordersV3.list"];
+        put?: never;
+        /** Place an order for one variant and one recipient, idempotently */
+        post: operations["ordersV3.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an order */
+        get: operations["ordersV3.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/orders/{orderId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel an order until its shipment is in transit; the billing method is credited */
+        post: operations["ordersV3.cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/orders/{orderId}/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox (test keys only): move a test order's shipment to its next status, or fail it (refunded) */
+        post: operations["ordersV3.simulate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/orders/addresses/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Check a shipping address before placing an order */
+        post: operations["orderAddressesV3.validate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/orders/addresses/autocomplete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Address suggestions for partial input, in the create-order address shape
+         * @description `filter[address]` is the start of a place name, a US ZIP code, or `street, place` (what comes before the place becomes `address1`). At most 10 suggestions, best first.
+         */
+        get: operations["orderAddressesV3.autocomplete"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the company's webhook endpoints in the key's environment */
+        get: operations["webhooksV3.list"];
+        put?: never;
+        /** Register a webhook endpoint; its signing secret is shown only in this response */
+        post: operations["webhooksV3.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a webhook endpoint (never its secret) */
+        get: operations["webhooksV3.get"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint; nothing more is sent to it */
+        delete: operations["webhooksV3.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List an endpoint's deliveries, newest first, with their attempts and outcome */
+        get: operations["webhooksV3.deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v2/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Products a gift of the budget can be, landed in the country, newest first */
+        get: operations["catalogV2.products"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v2/variants/{variantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A variant and its landed price in a country */
+        get: operations["catalogV2.variant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List products (never their variants), by keyset cursor; newest first by default */
+        get: operations["catalogV3.products"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/products/{productId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a product, in the shape of the product list */
+        get: operations["catalogV3.product"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/products/{productId}/variants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a product's variants, priced for filter[country] (default the account's) in its currency */
+        get: operations["catalogV3.variants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/products/{productId}/recommendations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Up to 8 products to show beside one, available in the country */
+        get: operations["catalogV3.recommendations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/collections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List collections (Ribbon-Account-Id required) */
+        get: operations["catalogV3.collections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/collections/{collectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a collection (Ribbon-Account-Id required) */
+        get: operations["catalogV3.collection"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/collections/{collectionId}/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a collection's products, by keyset cursor; in the collection's order by default */
+        get: operations["catalogV3.collectionProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/product-tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List product tags; filter[name] is a case-insensitive substring */
+        get: operations["catalogV3.productTags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -781,6 +1182,21 @@ export interface components {
              * @description The newest applied migration
              */
             migration: number;
+            rateLimits: components["schemas"]["RateLimitsReadiness"];
+        };
+        RateLimitsReadiness: {
+            /**
+             * @description `failing_open` while the rate-limit store (Redis) is unreachable: requests go through unlimited
+             * @enum {string}
+             */
+            status: "enforced" | "failing_open";
+            /** @description When the store became unreachable (UTC, milliseconds) */
+            since?: string;
+            /**
+             * int
+             * @description Rate-limit checks let through since then (a request makes one or two)
+             */
+            checksLetThrough?: number;
         };
         SearchResult: {
             products: components["schemas"]["ProductSummary"][];
@@ -1983,6 +2399,611 @@ export interface components {
             /** @enum {string} */
             errorCode: "422_KEYS_001";
             message: string;
+        };
+        AccountListV3: {
+            data: components["schemas"]["AccountV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        AccountV3: {
+            id: string;
+            name: string;
+        };
+        AccountResponseV3: {
+            data: components["schemas"]["AccountV3"];
+        };
+        V3AccountNameTaken: {
+            /** @enum {number} */
+            status: 409;
+            /** @enum {string} */
+            errorCode: "409_ACCT_001";
+            message: string;
+        };
+        BillingMethodListV3: {
+            data: components["schemas"]["BillingMethodV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        BillingMethodV3: {
+            id: string;
+            accountId: string;
+            name: string;
+            /** @enum {string} */
+            type: "prepaid" | "invoice";
+            /** @enum {string} */
+            status: "active" | "archived";
+            isDefault: boolean;
+            spendingLimit: {
+                amount: components["schemas"]["Int"];
+                currency: string;
+                remaining: components["schemas"]["Int"];
+            } | null;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+        };
+        BillingMethodResponseV3: {
+            data: components["schemas"]["BillingMethodV3"];
+        };
+        V3BillingMethodNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "404_BILL_001";
+            message: string;
+        };
+        OrderResponseV3: {
+            data: components["schemas"]["OrderV3"];
+        };
+        OrderV3: {
+            id: string;
+            accountId: string;
+            billingMethodId: string;
+            /** @enum {string} */
+            status: "active" | "completed" | "cancelled" | "refunded";
+            /** @enum {string} */
+            fulfillmentStatus: "unfulfilled" | "fulfilled" | "cancelled";
+            idempotencyKey: string;
+            tags: string[];
+            metadata: {
+                [key: string]: string;
+            } | null;
+            lineItems: {
+                variantId: string;
+                productId: string;
+                title: string;
+                quantity: components["schemas"]["Int"];
+                /** @description Landed price of one unit in the destination's currency */
+                price: {
+                    amount: components["schemas"]["Int"];
+                    currency: string;
+                };
+            }[];
+            total: {
+                amount: components["schemas"]["Int"];
+                currency: string;
+            };
+            recipient: {
+                firstName: string;
+                lastName: string;
+                email: string;
+                phone: string | null;
+            };
+            shippingAddress: {
+                address1: string;
+                address2: string | null;
+                city: string;
+                provinceCode: string | null;
+                postalCode: string | null;
+                countryCode: string;
+            };
+            fulfillments: {
+                id: string;
+                /** @enum {string} */
+                status: "orderReceived" | "processing" | "inTransit" | "outForDelivery" | "delivered" | "failed" | "cancelled";
+                carrier: string | null;
+                trackingNumber: string | null;
+                trackingUrl: string | null;
+                shippedAt: string | null;
+                deliveredAt: string | null;
+            }[];
+            trackingLink: string | null;
+            source: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
+            giftId: string | null;
+            cancellationDetails: {
+                /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+                cancelledAt: string;
+                reason: string;
+            } | null;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            updatedAt: string;
+        };
+        V3VariantNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "404_PROD_002";
+            message: string;
+        };
+        V3NotShippableToCountry: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_ORDS_001";
+            message: string;
+        };
+        V3ShippingAddressInvalid: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_ORDS_004";
+            message: string;
+        };
+        V3InsufficientFunds: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_BILL_001";
+            message: string;
+        };
+        V3BillingMethodArchived: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_BILL_002";
+            message: string;
+        };
+        V3VariantUnavailable: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_ORDS_006";
+            message: string;
+        };
+        V3OrderKeyReused: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_ORDS_003";
+            message: string;
+        };
+        V3IdempotencyInFlight: {
+            /** @enum {number} */
+            status: 409;
+            /** @enum {string} */
+            errorCode: "409_ORDS_056";
+            message: string;
+        };
+        OrderListV3: {
+            data: components["schemas"]["OrderV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        V3CompanyOrderNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "404_ORDS_001";
+            message: string;
+        };
+        V3OrderNotCancellable: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_ORDS_002";
+            message: string;
+        };
+        V3OrderAlreadyClosed: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_ORDS_005";
+            message: string;
+        };
+        V3NotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "404_PBLC_001";
+            message: string;
+        };
+        V3SimulationRefused: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_ORDS_007";
+            message: string;
+        };
+        OrderAddressV3: {
+            /**
+             * maxLength(200)
+             * @description a string at most 200 character(s) long
+             */
+            address1: string;
+            address2?: string | null;
+            /**
+             * maxLength(100)
+             * @description a string at most 100 character(s) long
+             */
+            city: string;
+            provinceCode?: string | null;
+            postalCode?: string | null;
+            countryCode: components["schemas"]["AddressCountryCode"];
+        };
+        AddressValidationV3: {
+            data: {
+                /**
+                 * @description `verified`: complete for delivery to its country; `ambiguous`: something could not be confirmed, and `message` says what
+                 * @enum {string}
+                 */
+                result: "verified" | "ambiguous";
+                message: string;
+            };
+        };
+        AddressSuggestionListV3: {
+            data: components["schemas"]["AddressSuggestionV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        AddressSuggestionV3: {
+            address1: string | null;
+            address2: string | null;
+            city: string;
+            provinceCode: string | null;
+            postalCode: string | null;
+            countryCode: string;
+        };
+        WebhookCreatedV3: {
+            data: {
+                id: string;
+                url: string;
+                eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates")[];
+                /** @description `whsec_` and 32 random bytes in base64: verifies the `webhook-signature` of every delivery. Shown only here */
+                secret: string;
+                /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+                createdAt: string;
+            };
+        };
+        V3WebhookEndpointLimitReached: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "422_WHKS_001";
+            message: string;
+        };
+        WebhookListV3: {
+            data: components["schemas"]["WebhookV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        WebhookV3: {
+            id: string;
+            url: string;
+            eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates")[];
+            /**
+             * @description `disabled` once the receiver answered 410 Gone: nothing more is sent; delete it and create another
+             * @enum {string}
+             */
+            status: "active" | "disabled";
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+        };
+        WebhookResponseV3: {
+            data: components["schemas"]["WebhookV3"];
+        };
+        V3WebhookEndpointNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "404_WHKS_001";
+            message: string;
+        };
+        WebhookDeliveryListV3: {
+            data: components["schemas"]["WebhookDeliveryV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        WebhookDeliveryV3: {
+            /** @description Also the `webhook-id` header and `webhookData.id` of the body */
+            id: string;
+            /** @enum {string} */
+            eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates";
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed" | "disabled";
+            attempts: components["schemas"]["Int"];
+            lastResponseStatus: components["schemas"]["Int"] | null;
+            lastError: string | null;
+            nextAttemptAt: string | null;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+            deliveredAt: string | null;
+        };
+        ProductListV2: {
+            results: components["schemas"]["ProductV2"][];
+            skip: components["schemas"]["Int"];
+            limit: components["schemas"]["Int"];
+        };
+        ProductV2: {
+            id: string;
+            title: string;
+            brand: {
+                id: string;
+                name: string;
+            } | null;
+            types: ("physical" | "digital")[];
+            mediaItems: {
+                /** @enum {string} */
+                type: "image";
+                url: string;
+            }[];
+            /** @description The variants that fit: orderable in the country for a landed total within the budget */
+            variants: components["schemas"]["VariantV2"][];
+        };
+        VariantV2: {
+            id: string;
+            productId: string;
+            title: string;
+            optionAttributes: {
+                [key: string]: string;
+            };
+            mediaItems: {
+                /** @enum {string} */
+                type: "image";
+                url: string;
+            }[];
+            types: ("physical" | "digital")[];
+            /** @description With products:read:prices: the landed price in the country asked for, keyed by its code; empty when the variant cannot be ordered there */
+            pricing?: {
+                [key: string]: {
+                    /** @description The item */
+                    cost: {
+                        amount: components["schemas"]["Int"];
+                        currency: string;
+                    };
+                    /** @description Shipping and the service fee */
+                    totalFee: {
+                        amount: components["schemas"]["Int"];
+                        currency: string;
+                    };
+                    /** @description Duties and import taxes */
+                    totalTax: {
+                        amount: components["schemas"]["Int"];
+                        currency: string;
+                    };
+                    /** @description The landed total */
+                    totalFinalCost: {
+                        amount: components["schemas"]["Int"];
+                        currency: string;
+                    };
+                };
+            };
+            /** @description Where it can be ordered now (priced, in stock, shipping there) */
+            supportedCountries: string[];
+        };
+        V2CollectionNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "NOT_FOUND";
+            message: string;
+        };
+        V2VariantNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "NOT_FOUND";
+            message: string;
+        };
+        ProductListV3: {
+            data: components["schemas"]["ProductV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        ProductV3: {
+            id: string;
+            title: string;
+            /** @enum {string} */
+            catalog: "marketplace" | "swag";
+            /** @enum {string} */
+            type: "physical" | "digital";
+            category: {
+                fullName: string;
+            };
+            media: {
+                /** @enum {string} */
+                type: "image";
+                src: string;
+            }[];
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+            /** @description With include=brand; null when unbranded */
+            brand?: {
+                id: string;
+                name: string;
+            } | null;
+            /** @description With include=tags */
+            tags?: {
+                id: string;
+                name: string;
+            }[];
+            /** @description With fields=priceRange and products:read:prices: the item prices of its variants in the country's currency */
+            priceRange?: {
+                min: {
+                    amount: components["schemas"]["Int"];
+                    currency: string;
+                };
+                max: {
+                    amount: components["schemas"]["Int"];
+                    currency: string;
+                };
+            } | null;
+            /**
+             * int
+             * @description With fields=variantsCount
+             */
+            variantsCount?: number;
+            /** @description With fields=options */
+            options?: {
+                name: string;
+                displayName: string;
+                values: string[];
+            }[];
+        };
+        ProductResponseV3: {
+            data: components["schemas"]["ProductV3"];
+        };
+        V3ProductNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "404_PROD_001";
+            message: string;
+        };
+        VariantListV3: {
+            data: components["schemas"]["VariantV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        VariantV3: {
+            id: string;
+            productId: string;
+            title: string;
+            selectedOptions: {
+                name: string;
+                value: string;
+            }[];
+            media: {
+                /** @enum {string} */
+                type: "image";
+                src: string;
+            }[];
+            /** @description What a buyer may or must specify to personalize it (fields of a choice or a text); null when none */
+            personalization: {
+                fields: ({
+                    name: string;
+                    label: string;
+                    /** @enum {string} */
+                    type: "choice";
+                    required: boolean;
+                    choices: string[];
+                } | {
+                    name: string;
+                    label: string;
+                    /** @enum {string} */
+                    type: "text";
+                    required: boolean;
+                    maxLength: components["schemas"]["Int"];
+                })[];
+            } | null;
+            /** @description With fields=price and products:read:prices: the landed total in the country; null: not for sale */
+            price?: {
+                amount: components["schemas"]["Int"];
+                currency: string;
+            } | null;
+            /** @description With fields=priceBreakdown and products:read:prices; the parts sum to price */
+            priceBreakdown?: {
+                item: {
+                    amount: components["schemas"]["Int"];
+                    currency: string;
+                };
+                shipping: {
+                    amount: components["schemas"]["Int"];
+                    currency: string;
+                };
+                duties: {
+                    amount: components["schemas"]["Int"];
+                    currency: string;
+                };
+                serviceFee: {
+                    amount: components["schemas"]["Int"];
+                    currency: string;
+                };
+            } | null;
+            /** @description With fields=details */
+            details?: {
+                descriptionHtml: string | null;
+            };
+        };
+        CollectionListV3: {
+            data: components["schemas"]["CollectionV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        CollectionV3: {
+            id: string;
+            name: string;
+            description: string | null;
+            media: {
+                /** @enum {string} */
+                type: "image";
+                src: string;
+            }[];
+            tags: {
+                id: string;
+                name: string;
+            }[];
+            /** @description With products:read:prices: its products' item prices in the country's currency */
+            priceRange?: {
+                min: {
+                    amount: components["schemas"]["Int"];
+                    currency: string;
+                };
+                max: {
+                    amount: components["schemas"]["Int"];
+                    currency: string;
+                };
+            } | null;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+        };
+        CollectionResponseV3: {
+            data: components["schemas"]["CollectionV3"];
+        };
+        V3CollectionNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "404_COLL_001";
+            message: string;
+        };
+        ProductTagListV3: {
+            data: {
+                id: string;
+                name: string;
+            }[];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
         };
     };
     responses: never;
@@ -3869,6 +4890,17 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthUnsupportedMediaType"];
                 };
             };
+            /** @description OAuthRateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthRateLimited"];
+                };
+            };
             /** @description OAuthInternalError */
             500: {
                 headers: {
@@ -3975,6 +5007,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OAuthUnsupportedMediaType"];
+                };
+            };
+            /** @description OAuthRateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthRateLimited"];
                 };
             };
             /** @description OAuthInternalError */
@@ -5461,6 +6504,16 @@ export interface operations {
                 };
             };
             /** @description An HTML page explaining the error */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5508,6 +6561,27 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["V1UnsupportedMediaType"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             /** @description V1InternalError */
@@ -6410,6 +7484,3588 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3ApiKeyNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "accountsV3.list": {
+        parameters: {
+            query?: {
+                "filter[name]"?: string;
+                /** @description createdAt or name; -field descends */
+                sort?: string;
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 100 (default 20) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AccountListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "accountsV3.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(100)
+                     * @description Unique among the company's accounts in this environment
+                     */
+                    name: string;
+                    billingMethod?: {
+                        /**
+                         * maxLength(100)
+                         * @description a string at most 100 character(s) long
+                         */
+                        name: string;
+                        /** @enum {string} */
+                        type: "prepaid" | "invoice";
+                        spendingLimit: {
+                            /**
+                             * between(0, 2000000000)
+                             * @description In minor units of the billing currency (USD)
+                             */
+                            amount: components["schemas"]["Int"];
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description AccountResponseV3 */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3AccountNameTaken */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNameTaken"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "accountsV3.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AccountResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "accountsV3.billingMethods": {
+        parameters: {
+            query?: {
+                /** @description 24 hexadecimal characters */
+                "filter[accountId]"?: string;
+                "filter[status]"?: "active" | "archived";
+                "filter[type]"?: "prepaid" | "invoice";
+                /** @description createdAt or name; -field descends */
+                sort?: string;
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 100 (default 20) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description BillingMethodListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingMethodListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "accountsV3.billingMethod": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                billingMethodId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description BillingMethodResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BillingMethodResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3BillingMethodNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ordersV3.list": {
+        parameters: {
+            query?: {
+                "filter[status]"?: "active" | "completed" | "cancelled" | "refunded";
+                "filter[fulfillmentStatus]"?: "unfulfilled" | "fulfilled" | "cancelled";
+                "filter[idempotencyKey]"?: string;
+                "filter[tag]"?: string;
+                "filter[createdAt][gte]"?: string;
+                "filter[createdAt][lte]"?: string;
+                /** @description createdAt; -field descends */
+                sort?: string;
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 300 (default 50) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OrderListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ordersV3.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 24 hexadecimal characters */
+                    variantId: string;
+                    recipient: {
+                        /**
+                         * maxLength(60)
+                         * @description a string at most 60 character(s) long
+                         */
+                        firstName: string;
+                        /**
+                         * maxLength(60)
+                         * @description a string at most 60 character(s) long
+                         */
+                        lastName: string;
+                        /**
+                         * maxLength(254)
+                         * @description a string matching the pattern ^[^\s@]+@[^\s@]+\.[^\s@]+$
+                         */
+                        email: string;
+                        /**
+                         * maxLength(20)
+                         * @description E.164, 7 to 20 characters
+                         */
+                        phone: string;
+                    };
+                    shippingAddress: {
+                        /**
+                         * maxLength(200)
+                         * @description a string at most 200 character(s) long
+                         */
+                        address1: string;
+                        /**
+                         * maxLength(200)
+                         * @description a string at most 200 character(s) long
+                         */
+                        address2?: string;
+                        /**
+                         * maxLength(100)
+                         * @description a string at most 100 character(s) long
+                         */
+                        city: string;
+                        /**
+                         * maxLength(10)
+                         * @description a string at most 10 character(s) long
+                         */
+                        provinceCode?: string;
+                        /**
+                         * maxLength(20)
+                         * @description a string at most 20 character(s) long
+                         */
+                        postalCode?: string;
+                        countryCode: components["schemas"]["AddressCountryCode"];
+                    };
+                    /**
+                     * maxLength(120)
+                     * @description Stable per logical order; a retry with the same key and body replays the first response
+                     */
+                    idempotencyKey: string;
+                    /** @description Default: the account's default method */
+                    billingMethodId?: string;
+                    /** @description Ribbon-Account-Id wins when both are given */
+                    accountId?: string;
+                    /**
+                     * maxItems(10)
+                     * @description an array of at most 10 item(s)
+                     */
+                    tags?: string[];
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OrderResponseV3 */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3BillingMethodNotFound"] | components["schemas"]["V3VariantNotFound"];
+                };
+            };
+            /** @description V3IdempotencyInFlight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3IdempotencyInFlight"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3NotShippableToCountry */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3NotShippableToCountry"] | components["schemas"]["V3ShippingAddressInvalid"] | components["schemas"]["V3InsufficientFunds"] | components["schemas"]["V3BillingMethodArchived"] | components["schemas"]["V3VariantUnavailable"] | components["schemas"]["V3OrderKeyReused"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ordersV3.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OrderResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3CompanyOrderNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ordersV3.cancel": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OrderResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3CompanyOrderNotFound"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3OrderNotCancellable */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3OrderNotCancellable"] | components["schemas"]["V3OrderAlreadyClosed"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ordersV3.simulate": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                orderId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    fulfillmentStatus: "processing" | "inTransit" | "outForDelivery" | "delivered" | "failed";
+                };
+            };
+        };
+        responses: {
+            /** @description OrderResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3CompanyOrderNotFound"] | components["schemas"]["V3NotFound"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3SimulationRefused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3SimulationRefused"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "orderAddressesV3.validate": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    address: components["schemas"]["OrderAddressV3"];
+                };
+            };
+        };
+        responses: {
+            /** @description AddressValidationV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddressValidationV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "orderAddressesV3.autocomplete": {
+        parameters: {
+            query: {
+                /** @description ISO 3166-1 alpha-2 country code, either case (`us` reads as `US`) */
+                "filter[country]": string;
+                /** @description a string at most 128 character(s) long */
+                "filter[address]": string;
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 10 (default 10) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AddressSuggestionListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddressSuggestionListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "webhooksV3.list": {
+        parameters: {
+            query?: {
+                /** @description createdAt; -field descends */
+                sort?: string;
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 100 (default 20) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "webhooksV3.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(2048)
+                     * @description An https URL whose host resolves to public addresses only (docs/webhooks.md); redirects are not followed
+                     */
+                    url: string;
+                    /**
+                     * maxItems(7)
+                     * @description an array of at most 7 item(s)
+                     */
+                    eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates")[];
+                };
+            };
+        };
+        responses: {
+            /** @description WebhookCreatedV3 */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreatedV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3WebhookEndpointLimitReached */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3WebhookEndpointLimitReached"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "webhooksV3.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3WebhookEndpointNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "webhooksV3.delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3WebhookEndpointNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "webhooksV3.deliveries": {
+        parameters: {
+            query?: {
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 100 (default 20) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDeliveryListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3WebhookEndpointNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV2.products": {
+        parameters: {
+            query: {
+                /** @description In the major units of the country's currency (dollars, yen), judged against the landed total */
+                budget: number;
+                /** @description In the major units of the country's currency (dollars, yen), judged against the landed total */
+                minBudget?: number;
+                /** @description The destination country: ISO 3166-1 alpha-2, either case (default US) */
+                country?: string;
+                /** @description 24 hexadecimal characters */
+                collectionId?: string;
+                /** @description Products to skip (default 0) */
+                skip?: number;
+                /** @description Products per page, 1 to 100 (default 20) */
+                limit?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ProductListV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductListV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2CollectionNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV2.variant": {
+        parameters: {
+            query?: {
+                /** @description The destination country: ISO 3166-1 alpha-2, either case (default US) */
+                country?: string;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description a string at most 64 character(s) long */
+                variantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description VariantV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VariantV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2VariantNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV3.products": {
+        parameters: {
+            query?: {
+                "filter[catalog]"?: "marketplace" | "swag";
+                "filter[type]"?: "physical" | "digital";
+                /** @description a string at most 200 character(s) long */
+                "filter[search]"?: string;
+                /** @description 24 hexadecimal characters */
+                "filter[tagId]"?: string;
+                /** @description 24 hexadecimal characters */
+                "filter[brandId]"?: string;
+                /** @description ISO 3166-1 alpha-2 country code, either case (default: the account's country, US) */
+                "filter[country]"?: string;
+                /** @description An amount in minor units (cents; yen for JPY) of the country's currency */
+                "filter[price][gte]"?: number;
+                /** @description An amount in minor units (cents; yen for JPY) of the country's currency */
+                "filter[price][lte]"?: number;
+                /** @description Comma-separated: brand or tags */
+                include?: string;
+                /** @description Comma-separated: priceRange, variantsCount or options */
+                fields?: string;
+                /** @description createdAt, minPrice or title; -field descends */
+                sort?: string;
+                /** @description The cursor of the page, from a `links` URL */
+                "page[cursor]"?: string;
+                /** @description Items per page, from 1 to 300 (default 100) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ProductListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV3.product": {
+        parameters: {
+            query?: {
+                /** @description ISO 3166-1 alpha-2 country code, either case (default: the account's country, US) */
+                "filter[country]"?: string;
+                include?: string;
+                fields?: string;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                productId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ProductResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3ProductNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV3.variants": {
+        parameters: {
+            query?: {
+                /** @description ISO 3166-1 alpha-2 country code, either case (default: the account's country, US) */
+                "filter[country]"?: string;
+                /** @description Comma-separated: price, priceBreakdown or details */
+                fields?: string;
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 300 (default 100) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                productId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description VariantListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VariantListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3ProductNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV3.recommendations": {
+        parameters: {
+            query?: {
+                /** @description ISO 3166-1 alpha-2 country code, either case (default: the account's country, US) */
+                "filter[country]"?: string;
+                include?: string;
+                fields?: string;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                productId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ProductListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3ProductNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV3.collections": {
+        parameters: {
+            query?: {
+                /** @description a string at most 200 character(s) long */
+                "filter[search]"?: string;
+                "filter[tag]"?: string;
+                /** @description ISO 3166-1 alpha-2 country code, either case (default: the account's country, US) */
+                "filter[country]"?: string;
+                /** @description An amount in minor units (cents; yen for JPY) of the country's currency */
+                "filter[maxPrice]"?: number;
+                /** @description name or createdAt; -field descends */
+                sort?: string;
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 300 (default 100) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CollectionListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV3.collection": {
+        parameters: {
+            query?: {
+                /** @description ISO 3166-1 alpha-2 country code, either case (default: the account's country, US) */
+                "filter[country]"?: string;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                collectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CollectionResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectionResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3CollectionNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV3.collectionProducts": {
+        parameters: {
+            query?: {
+                "filter[catalog]"?: "marketplace" | "swag";
+                "filter[type]"?: "physical" | "digital";
+                /** @description a string at most 200 character(s) long */
+                "filter[search]"?: string;
+                /** @description 24 hexadecimal characters */
+                "filter[tagId]"?: string;
+                /** @description 24 hexadecimal characters */
+                "filter[brandId]"?: string;
+                /** @description ISO 3166-1 alpha-2 country code, either case (default: the account's country, US) */
+                "filter[country]"?: string;
+                /** @description An amount in minor units (cents; yen for JPY) of the country's currency */
+                "filter[price][gte]"?: number;
+                /** @description An amount in minor units (cents; yen for JPY) of the country's currency */
+                "filter[price][lte]"?: number;
+                /** @description Comma-separated: brand or tags */
+                include?: string;
+                /** @description Comma-separated: priceRange, variantsCount or options */
+                fields?: string;
+                /** @description createdAt, minPrice or title; -field descends */
+                sort?: string;
+                /** @description The cursor of the page, from a `links` URL */
+                "page[cursor]"?: string;
+                /** @description Items per page, from 1 to 300 (default 100) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                collectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ProductListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3CollectionNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "catalogV3.productTags": {
+        parameters: {
+            query?: {
+                "filter[name]"?: string;
+                /** @description name; -field descends */
+                sort?: string;
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 300 (default 100) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ProductTagListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductTagListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
                 };
             };
             /** @description V3RateLimited */
