@@ -1107,6 +1107,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/public-api/v3/products/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start an NDJSON export of the products a filter lists, one file per location */
+        post: operations["exportsV3.startProducts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/products/exports/{exportId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a product export: its status, progress and, once completed, its files */
+        get: operations["exportsV3.getProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/collections/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start an NDJSON export of collections' products (Ribbon-Account-Id required) */
+        post: operations["exportsV3.startCollections"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/collections/exports/{exportId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a collection export (Ribbon-Account-Id required) */
+        get: operations["exportsV3.getCollections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/export-files/{exportId}/{location}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download an export's file for one location (a link from downloadUrls) */
+        get: operations["exportFiles.file"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3004,6 +3089,63 @@ export interface components {
                 next: string | null;
                 prev: string | null;
             };
+        };
+        ExportResponseV3: {
+            data: components["schemas"]["ExportV3"];
+        };
+        ExportV3: {
+            id: string;
+            /** @enum {string} */
+            type: "products" | "collections";
+            /** @enum {string} */
+            status: "pending" | "processing" | "completed" | "failed";
+            locations: string[];
+            /**
+             * int
+             * @description Percent of the lines written; 100 once completed
+             */
+            progress: number;
+            /** @description Once completed: a signed NDJSON URL per location, valid until expiresAt; no API key needed */
+            downloadUrls: {
+                [key: string]: string;
+            } | null;
+            expiresAt: string | null;
+            errorMessage: string | null;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+            completedAt: string | null;
+        };
+        V3ExportInProgress: {
+            /** @enum {number} */
+            status: 409;
+            /** @enum {string} */
+            errorCode: "409_EXPT_001";
+            message: string;
+        };
+        V3ExportNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "404_EXPT_001";
+            message: string;
+        };
+        V1ExportLinkInvalid: {
+            type: string;
+            title: string;
+            /** @enum {number} */
+            status: 403;
+            detail: string;
+            /** @enum {string} */
+            code: "export_link_invalid";
+        };
+        V1ExportExpired: {
+            type: string;
+            title: string;
+            /** @enum {number} */
+            status: 410;
+            detail: string;
+            /** @enum {string} */
+            code: "export_expired";
         };
     };
     responses: never;
@@ -11104,6 +11246,679 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "exportsV3.startProducts": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description As the filters of GET /v3/products; prices in each location's currency */
+                    filter?: {
+                        /** @enum {string} */
+                        catalog?: "marketplace" | "swag";
+                        /** @enum {string} */
+                        type?: "physical" | "digital";
+                        /**
+                         * maxLength(200)
+                         * @description a string at most 200 character(s) long
+                         */
+                        search?: string;
+                        /** @description 24 hexadecimal characters */
+                        tagId?: string;
+                        /** @description 24 hexadecimal characters */
+                        brandId?: string;
+                        price?: {
+                            /** @description An amount in minor units (cents; yen for JPY) of the country's currency */
+                            gte?: number;
+                            /** @description An amount in minor units (cents; yen for JPY) of the country's currency */
+                            lte?: number;
+                        };
+                    };
+                    /**
+                     * maxItems(20)
+                     * @description Countries to price for, one file each (either case; default ["US"])
+                     */
+                    locations?: string[];
+                    /** @description As `include` of GET /v3/products */
+                    include?: ("brand" | "tags")[];
+                    /** @description As `fields` of GET /v3/products */
+                    fields?: ("priceRange" | "variantsCount" | "options")[];
+                };
+            };
+        };
+        responses: {
+            /** @description ExportResponseV3 */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
+                };
+            };
+            /** @description V3ExportInProgress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ExportInProgress"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "exportsV3.getProducts": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                exportId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ExportResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3ExportNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "exportsV3.startCollections": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxItems(100)
+                     * @description The collections whose products are written, in this order; each line names its collectionId
+                     */
+                    collectionIds: string[];
+                    /**
+                     * maxItems(20)
+                     * @description Countries to price for, one file each (either case; default ["US"])
+                     */
+                    locations?: string[];
+                    /** @description As `include` of GET /v3/products */
+                    include?: ("brand" | "tags")[];
+                    /** @description As `fields` of GET /v3/products */
+                    fields?: ("priceRange" | "variantsCount" | "options")[];
+                };
+            };
+        };
+        responses: {
+            /** @description ExportResponseV3 */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3CollectionNotFound"];
+                };
+            };
+            /** @description V3ExportInProgress */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ExportInProgress"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "exportsV3.getCollections": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                exportId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ExportResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExportResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3ExportNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "exportFiles.file": {
+        parameters: {
+            query: {
+                /** @description a string to be decoded into a number */
+                expires: string;
+                /** @description a string at most 200 character(s) long */
+                signature: string;
+            };
+            header?: never;
+            path: {
+                /** @description 24 hexadecimal characters */
+                exportId: string;
+                /** @description a string matching the pattern ^[A-Z]{2}$ */
+                location: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description V1ExportLinkInvalid */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ExportLinkInvalid"];
+                };
+            };
+            /** @description V1NotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1NotFound"];
+                };
+            };
+            /** @description V1ExportExpired */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ExportExpired"];
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
                 };
             };
         };

@@ -3,6 +3,7 @@ import { makeApi } from "./ApiBase.js"
 import { CatalogApi } from "./catalog/CatalogApi.js"
 import { CatalogV2Api } from "./catalog/CatalogV2Api.js"
 import { CatalogV3Api } from "./catalog/CatalogV3Api.js"
+import { ExportFilesApi, ExportsV3Api } from "./catalog/ExportsApi.js"
 import { ImagesApi } from "./catalog/ImagesApi.js"
 import { CheckoutsApi, OrdersApi, QuotesApi } from "./checkout/CheckoutsApi.js"
 import { PayApi } from "./checkout/PayApi.js"
@@ -37,6 +38,8 @@ export class Api extends makeApi("ribbon")
   .add(WebhooksV3Api.pipe(withRequestErrors("v3")))
   .add(CatalogV2Api.pipe(withRequestErrors("v2")))
   .add(CatalogV3Api.pipe(withRequestErrors("v3")))
+  .add(ExportsV3Api.pipe(withRequestErrors("v3")))
+  .add(ExportFilesApi.pipe(withRequestErrors("v1")))
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")
   // OpenAPI 3.1 asks for an SPDX `identifier` (or a URL) beside the name; the platform's type lists only `url`.

@@ -17,6 +17,7 @@ import companyOrders from "./migrations/0012_company_orders.js"
 import companyWebhooks from "./migrations/0013_company_webhooks.js"
 import variantPersonalization from "./migrations/0014_variant_personalization.js"
 import productsTitleOrder from "./migrations/0015_products_title_order.js"
+import catalogExports from "./migrations/0016_catalog_exports.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -34,7 +35,8 @@ export const migrations = {
   "0012_company_orders": companyOrders,
   "0013_company_webhooks": companyWebhooks,
   "0014_variant_personalization": variantPersonalization,
-  "0015_products_title_order": productsTitleOrder
+  "0015_products_title_order": productsTitleOrder,
+  "0016_catalog_exports": catalogExports
 }
 
 /** The id of the newest migration: the number its name starts with. */

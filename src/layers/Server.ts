@@ -17,7 +17,9 @@ import { Api } from "../http/Api.js"
 import { CatalogLive } from "../http/catalog/CatalogLive.js"
 import { CatalogV2Live } from "../http/catalog/CatalogV2Live.js"
 import { CatalogV3Live } from "../http/catalog/CatalogV3Live.js"
+import { ExportFilesLive, ExportsV3Live } from "../http/catalog/ExportsLive.js"
 import { ImagesLive } from "../http/catalog/ImagesLive.js"
+import { exportLine } from "../http/catalog/v3.js"
 import { CheckoutsLive } from "../http/checkout/CheckoutsLive.js"
 import { PayLive } from "../http/checkout/PayLive.js"
 import { CheckoutPresenterV1 } from "../http/checkout/v1.js"
@@ -37,6 +39,7 @@ import { HealthLive } from "../http/platform/HealthLive.js"
 import { routerConfig } from "../http/Routes.js"
 import { Addresses } from "../services/catalog/Addresses.js"
 import { Catalog, PublicUrl } from "../services/catalog/Catalog.js"
+import { CatalogExports, ExpireCatalogExport, RunCatalogExport } from "../services/catalog/CatalogExports.js"
 import { CatalogV3 } from "../services/catalog/CatalogV3.js"
 import { LandedCatalog } from "../services/catalog/LandedCatalog.js"
 import { Search } from "../services/catalog/Search.js"
@@ -165,6 +168,7 @@ export const ServicesLive = Layer.mergeAll(
   Search.Default,
   Catalog.Default,
   CatalogV3.Default,
+  CatalogExports.Default,
   LandedCatalog.Default,
   Addresses.Default,
   // identity
@@ -222,8 +226,10 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
       OrdersV3Live,
       WebhooksV3Live,
       CatalogV2Live,
-      CatalogV3Live
-    ).pipe(Layer.provide(companyAuth))
+      CatalogV3Live,
+      ExportsV3Live
+    ).pipe(Layer.provide(companyAuth)),
+    ExportFilesLive
   ).pipe(Layer.provide(BearerLive))
 
 export const HandlersLive = makeHandlersLive()
@@ -258,7 +264,7 @@ const OAuthPurgeLive = Layer.scopedDiscard(
 )
 
 /**
- * The background worker: placement, order progress, checkout expiry and callbacks, claimed from the `jobs`
+ * The background worker: placement, order progress, checkout expiry, catalog exports and callbacks, claimed from the `jobs`
  * table by every instance (DESIGN.md §6).
  */
 export const WorkerLive = Layer.unwrapEffect(
@@ -267,11 +273,14 @@ export const WorkerLive = Layer.unwrapEffect(
     const orders = yield* Orders
     const checkouts = yield* Checkouts
     const companyOrders = yield* CompanyOrders
+    const exports = yield* CatalogExports
     return Jobs.layerWorker([
       placement.handler,
       orders.handler,
       companyOrders.handler,
       ExpireCheckout.handle(({ checkoutId }) => checkouts.expire(checkoutId)),
+      RunCatalogExport.handle(({ exportId }, job) => exports.run(exportId, job.attempt >= job.maxAttempts, exportLine)),
+      ExpireCatalogExport.handle(({ exportId }) => exports.expire(exportId)),
       deliverWebhookHandler
     ])
   })

@@ -9,7 +9,7 @@ import { collectionsV3Query, productsV3Query, productTagsV3Query, splitList, var
 import { collectionV3, cursorList, productV3, seesPrices, selfLink, tagV3, variantV3 } from "./v3.js"
 
 /** Collections are read in an account (spec "Authentication" 9): `Ribbon-Account-Id` is required. */
-const requireAccount = Effect.flatMap(CurrentCaller, (caller) =>
+export const requireAccount = Effect.flatMap(CurrentCaller, (caller) =>
   Option.isSome(caller.account)
     ? Effect.void
     : InvalidRequest.field("Ribbon-Account-Id", "Collections are read in an account: name it with this header.")

@@ -1,6 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import type { CatalogCollection, CatalogProduct, CatalogVariant, TagRef } from "../../domain/catalog/CatalogV3.js"
+import type { CatalogExport, DownloadUrls, ExportRequest } from "../../domain/catalog/Exports.js"
 import { formatTimestamp, type Permission } from "../../domain/company/Company.js"
 import type { V3Page } from "../../services/platform/V3QuerySql.js"
 import { searchParams } from "../company/v3.js"
@@ -103,4 +104,26 @@ export const cursorList = <Row, E, R, Item>(
 export const selfLink = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
   const url = new URL(request.url, "http://ribbon")
   return `${url.pathname}${url.search}`
+})
+
+/** A line of an export file: the product as `GET /v3/products/{id}` shows it with the export's options. */
+export const exportLine = (product: CatalogProduct, request: ExportRequest) => productV3(product, request)
+
+/** An export, with its signed download URLs once completed. */
+export const exportV3 = (exported: CatalogExport, downloadUrls: DownloadUrls) => ({
+  id: exported.id,
+  type: exported.kind,
+  status: exported.status,
+  locations: exported.request.locations,
+  progress:
+    exported.status === "completed"
+      ? 100
+      : exported.totalLines === null || exported.totalLines === 0
+        ? 0
+        : Math.min(99, Math.floor((exported.writtenLines * 100) / exported.totalLines)),
+  downloadUrls: exported.status === "completed" ? downloadUrls : null,
+  expiresAt: exported.expiresAt === null ? null : formatTimestamp(exported.expiresAt),
+  errorMessage: exported.errorMessage,
+  createdAt: formatTimestamp(exported.createdAt),
+  completedAt: exported.completedAt === null ? null : formatTimestamp(exported.completedAt)
 })

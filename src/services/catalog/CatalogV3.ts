@@ -92,6 +92,7 @@ const collectionRows = rowsOf(CollectionRow)
 
 const tagRows = rowsOf(TagRef)
 const foundRows = rowsOf(Schema.Struct({ id: Schema.String }))
+const countRows = rowsOf(Schema.Struct({ count: Schema.Int }))
 
 /** A price filter in minor units of the listing country's currency. */
 interface PriceBounds {
@@ -296,6 +297,22 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
         const page = v3Page(rows, query, columns)
         return { ...page, rows: page.rows.map((row) => toProduct(row, country)) } satisfies V3Page<CatalogProduct>
       })
+
+    /** How many products a listing would walk through, all pages together (an export's progress). */
+    const productCount = Effect.fn("CatalogV3.productCount")(function* (
+      query: V3Query,
+      collectionId: string | undefined
+    ) {
+      const { rest, countryCode, bounds } = splitFilters(query, { min: "price][gte", max: "price][lte" })
+      const country = yield* countryOf(countryCode)
+      const { where } = compileV3Query(sql, { ...rest, page: { ...rest.page, cursor: undefined } }, productsColumns)
+      const offer = offered(countryCode === undefined ? undefined : country, bounds, country)
+      const [row] = yield* countRows(sql`
+        SELECT count(*)::int AS count FROM products p
+        ${collectionId === undefined ? sql`` : sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${collectionId.toLowerCase()}`}
+        WHERE p.min_price_usd IS NOT NULL AND ${offer} AND ${where}`).pipe(Effect.orDie)
+      return row?.count ?? 0
+    })
 
     /**
      * A page of products (never their variants), by a parsed v3 query with a keyset cursor: `filter[catalog|
@@ -515,6 +532,16 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       return v3Page(rows, query, tagListColumns)
     })
 
-    return { products, collectionProducts, product, recommendations, variants, collections, collection, tags } as const
+    return {
+      products,
+      collectionProducts,
+      productCount,
+      product,
+      recommendations,
+      variants,
+      collections,
+      collection,
+      tags
+    } as const
   })
 }) {}

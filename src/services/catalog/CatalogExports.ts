@@ -1,0 +1,371 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { Chunk, DateTime, Effect, Option, Schema, Stream } from "effect"
+import type { CatalogProduct } from "../../domain/catalog/CatalogV3.js"
+import {
+  CollectionNotFound,
+  ExportExpired,
+  ExportInProgress,
+  ExportLinkInvalid,
+  ExportNotFound
+} from "../../domain/catalog/Errors.js"
+import {
+  CatalogExport,
+  type DownloadUrls,
+  type ExportKind,
+  type ExportRequest,
+  exportLifetimeHours
+} from "../../domain/catalog/Exports.js"
+import type { AccountScope } from "../../domain/company/Company.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import type { V3Query } from "../../domain/platform/V3Query.js"
+import { JobKind, Jobs } from "../platform/Jobs.js"
+import { rowsOf } from "../platform/Rows.js"
+import { nowDate } from "../platform/Time.js"
+import { PublicUrl } from "./Catalog.js"
+import { CatalogV3 } from "./CatalogV3.js"
+import { Pricing } from "./Pricing.js"
+
+/**
+ * Catalog exports (DESIGN.md §4.11, docs/catalog.md "Exports"), in the tables of migration 0016.
+ *
+ * - `start` records the export `pending` and enqueues its `catalog-export.run` job in one transaction; the
+ *   partial unique index on active exports turns a second start of the company into 409.
+ * - The job walks the listing by keyset pages (`CatalogV3.products` / `collectionProducts`, the queries
+ *   `GET /v3/products` runs) and writes each page as one chunk of NDJSON lines, with the cursor after it,
+ *   in one transaction with the progress. Memory holds one page whatever the catalog's size, and a job
+ *   that stopped resumes after its last chunk.
+ * - A completed export's files are downloaded at URLs signed with the export's own secret (HMAC-SHA256 of
+ *   id, location and expiry), valid 48 hours; `catalog-export.expire` deletes the chunks then.
+ */
+
+export const RunCatalogExport = JobKind.make("catalog-export.run", Schema.Struct({ exportId: Schema.String }), {
+  // A large export takes minutes: the lease is extended while it runs, and a retry resumes where it stopped.
+  maxAttempts: 5
+})
+
+export const ExpireCatalogExport = JobKind.make("catalog-export.expire", Schema.Struct({ exportId: Schema.String }))
+
+/** Products per chunk: one keyset page of the listing. */
+const pageSize = 500
+
+/** One line of an export file: the product as `GET /v3/products/{id}` shows it, for the request. */
+export type ExportLine = (product: CatalogProduct, request: ExportRequest) => object
+
+/** The path of a file, from the public URL; the query adds `expires` and `signature`. */
+export const exportFilePath = (exportId: string, location: string) => `/export-files/${exportId}/${location}`
+
+const exportColumns = `id, company_id, environment, kind, request, status, total_lines, written_lines, error_message,
+  created_at, completed_at, expires_at`
+
+const exportRows = rowsOf(CatalogExport)
+const secretRows = rowsOf(
+  Schema.Struct({ status: Schema.String, expiresAt: Schema.NullOr(Schema.DateFromSelf), downloadSecret: Schema.String })
+)
+const ChunkRow = Schema.Struct({
+  seq: Schema.Int,
+  sourceIndex: Schema.Int,
+  nextCursor: Schema.NullOr(Schema.String),
+  body: Schema.String
+})
+const chunkRows = rowsOf(ChunkRow)
+const activeRows = rowsOf(Schema.Struct({ id: Schema.String }))
+
+const signatureOf = (secret: string, exportId: string, location: string, expires: number) =>
+  createHmac("sha256", secret).update(`${exportId}\n${location}\n${expires}`).digest("base64url")
+
+const sameText = (a: string, b: string) => {
+  const left = Buffer.from(a)
+  const right = Buffer.from(b)
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+const isUniqueViolation = (error: unknown) =>
+  typeof error === "object" &&
+  error !== null &&
+  "cause" in error &&
+  (error.cause as { code?: string })?.code === "23505"
+
+export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExports", {
+  dependencies: [CatalogV3.Default, Pricing.Default, Jobs.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const catalog = yield* CatalogV3
+    const pricing = yield* Pricing
+    const jobs = yield* Jobs
+    const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
+
+    const ofScope = (scope: AccountScope) => sql`company_id = ${scope.companyId} AND environment = ${scope.environment}`
+
+    /** Every location a supported country (400 on `locations` otherwise), upper-cased. */
+    const checkLocations = Effect.fn("CatalogExports.checkLocations")(function* (locations: ReadonlyArray<string>) {
+      const countries = (yield* pricing.reference()).country
+      const codes = locations.map((code) => code.toUpperCase())
+      const unknown = codes.find((code) => !countries.has(code))
+      if (unknown !== undefined) {
+        return yield* InvalidRequest.field("locations", `${unknown} is not a supported country.`)
+      }
+      return [...new Set(codes)]
+    })
+
+    /** Every collection known (404 naming the first that is not). */
+    const checkCollections = Effect.fn("CatalogExports.checkCollections")(function* (ids: ReadonlyArray<string>) {
+      const wanted = [...new Set(ids.map((id) => id.toLowerCase()))]
+      if (wanted.length === 0) return wanted
+      const found = yield* activeRows(sql`SELECT id FROM collections WHERE id IN ${sql.in(wanted)}`).pipe(Effect.orDie)
+      const known = new Set(found.map((row) => row.id))
+      const missing = wanted.find((id) => !known.has(id))
+      if (missing !== undefined) {
+        return yield* new CollectionNotFound({ message: `No collection ${missing}.`, collectionId: missing })
+      }
+      return wanted
+    })
+
+    /**
+     * Records an export of the scope's company and environment `pending` and enqueues its job. 409 while the
+     * company has another export pending or processing, of either kind.
+     */
+    const start = (scope: AccountScope, kind: ExportKind, stored: ExportRequest) =>
+      Effect.gen(function* () {
+        const id = yield* makeId
+        const now = yield* nowDate
+        const insert = Effect.gen(function* () {
+          const [created] = yield* exportRows(sql`
+          INSERT INTO catalog_exports (id, company_id, environment, kind, request, status, download_secret, created_at)
+          VALUES (${id}, ${scope.companyId}, ${scope.environment}, ${kind}, ${JSON.stringify(stored)}::jsonb, 'pending',
+            ${randomBytes(32).toString("base64url")}, ${now})
+          RETURNING ${sql.literal(exportColumns)}`)
+          yield* jobs.enqueue(RunCatalogExport, { exportId: id }, { key: id })
+          return created!
+        })
+        return yield* sql
+          .withTransaction(insert)
+          .pipe(
+            Effect.catchTag("SqlError", (error) =>
+              isUniqueViolation(error) ? inProgress(scope.companyId) : Effect.die(error)
+            )
+          )
+      })
+
+    /** Starts an export of the products a `GET /v3/products` filter lists (`collectionIds` unused). */
+    const startProducts = Effect.fn("CatalogExports.startProducts")(function* (
+      scope: AccountScope,
+      request: ExportRequest
+    ) {
+      const locations = yield* checkLocations(request.locations)
+      return yield* start(scope, "products", { ...request, locations, collectionIds: [] })
+    })
+
+    /** Starts an export of the products of `collectionIds`, each collection in its order (404 for an unknown one). */
+    const startCollections = Effect.fn("CatalogExports.startCollections")(function* (
+      scope: AccountScope,
+      request: ExportRequest
+    ) {
+      const locations = yield* checkLocations(request.locations)
+      const collectionIds = yield* checkCollections(request.collectionIds)
+      return yield* start(scope, "collections", { ...request, locations, collectionIds, filters: {} })
+    })
+
+    const inProgress = (companyId: string) =>
+      Effect.gen(function* () {
+        const [active] = yield* activeRows(sql`SELECT id FROM catalog_exports
+          WHERE company_id = ${companyId} AND status IN ('pending', 'processing')`).pipe(Effect.orDie)
+        return yield* new ExportInProgress({
+          message: `Export ${active?.id ?? ""} is still running; one export runs at a time per company.`,
+          exportId: active?.id ?? ""
+        })
+      })
+
+    /** An export of this kind in the scope's company and environment (404 otherwise). */
+    const find = Effect.fn("CatalogExports.find")(function* (scope: AccountScope, kind: ExportKind, exportId: string) {
+      const [found] = yield* exportRows(sql`SELECT ${sql.literal(exportColumns)} FROM catalog_exports
+        WHERE id = ${exportId.toLowerCase()} AND kind = ${kind} AND ${ofScope(scope)}`).pipe(Effect.orDie)
+      if (found === undefined) return yield* new ExportNotFound({ message: `No export ${exportId}.`, exportId })
+      return found
+    })
+
+    /** A completed export's signed download URLs by location; empty for any other. */
+    const downloadUrls = Effect.fn("CatalogExports.downloadUrls")(function* (exported: CatalogExport) {
+      if (exported.status !== "completed" || exported.expiresAt === null) return {} as DownloadUrls
+      const [row] = yield* secretRows(
+        sql`SELECT status, expires_at, download_secret FROM catalog_exports WHERE id = ${exported.id}`
+      ).pipe(Effect.orDie)
+      const expires = Math.floor(exported.expiresAt.getTime() / 1000)
+      return Object.fromEntries(
+        exported.request.locations.map((location) => {
+          const signature = signatureOf(row!.downloadSecret, exported.id, location, expires)
+          const query = new URLSearchParams({ expires: String(expires), signature })
+          return [location, `${publicUrl}${exportFilePath(exported.id, location)}?${query}`]
+        })
+      ) as DownloadUrls
+    })
+
+    /**
+     * A file's lines, streamed chunk by chunk: 403 unless the signature is the one `downloadUrls` made for
+     * this export, location and expiry; 410 once that expiry has passed.
+     */
+    const file = Effect.fn("CatalogExports.file")(function* (
+      exportId: string,
+      location: string,
+      expires: number,
+      signature: string
+    ) {
+      const id = exportId.toLowerCase()
+      const [row] = yield* secretRows(
+        sql`SELECT status, expires_at, download_secret FROM catalog_exports WHERE id = ${id}`
+      ).pipe(Effect.orDie)
+      const invalid = new ExportLinkInvalid({
+        message: "This download link is not valid; use the export's downloadUrls."
+      })
+      if (row === undefined || !sameText(signatureOf(row.downloadSecret, id, location, expires), signature)) {
+        return yield* invalid
+      }
+      const now = yield* nowDate
+      if (now.getTime() >= expires * 1000) {
+        return yield* new ExportExpired({ message: "This export has expired; start a new one." })
+      }
+      // Signed, unexpired links are only made for completed exports.
+      return Stream.paginateChunkEffect(0, (seq) =>
+        chunkRows(sql`SELECT seq, source_index, next_cursor, body FROM catalog_export_chunks
+          WHERE export_id = ${id} AND location = ${location} AND seq >= ${seq} ORDER BY seq LIMIT 4`).pipe(
+          Effect.orDie,
+          Effect.map((chunks) => [
+            Chunk.fromIterable(chunks.map((chunk) => chunk.body)),
+            chunks.length < 4 ? Option.none() : Option.some(chunks[chunks.length - 1]!.seq + 1)
+          ])
+        )
+      ).pipe(Stream.encodeText)
+    })
+
+    /** The `GET /v3/products` query an export walks for a location, in the list's default order. */
+    const queryFor = (request: ExportRequest, location: string, cursor: string | undefined): V3Query => ({
+      filters: { ...request.filters, country: location },
+      include: request.include,
+      fields: request.fields,
+      sort: [],
+      page: { number: 1, size: pageSize, cursor }
+    })
+
+    /** What an export lists: the whole catalog, or each of its collections in turn. */
+    const sourcesOf = (exported: CatalogExport): ReadonlyArray<string | undefined> =>
+      exported.kind === "products" ? [undefined] : exported.request.collectionIds
+
+    /** One page of one source for a location. */
+    const readPage = (exported: CatalogExport, collectionId: string | undefined, location: string, cursor?: string) => {
+      const query = queryFor(exported.request, location, cursor)
+      return collectionId === undefined ? catalog.products(query) : catalog.collectionProducts(collectionId, query)
+    }
+
+    /** Lines of all locations, for the progress figure. */
+    const countLines = (exported: CatalogExport) =>
+      Effect.forEach(exported.request.locations, (location) =>
+        Effect.forEach(sourcesOf(exported), (collectionId) =>
+          catalog.productCount(queryFor(exported.request, location, undefined), collectionId)
+        )
+      ).pipe(Effect.map((counts) => counts.flat().reduce((sum, count) => sum + count, 0)))
+
+    /** Writes one location's file from where its last chunk left off. */
+    const writeLocation = (exported: CatalogExport, location: string, line: ExportLine) =>
+      Effect.gen(function* () {
+        const [last] = yield* chunkRows(sql`SELECT seq, source_index, next_cursor, '' AS body FROM catalog_export_chunks
+          WHERE export_id = ${exported.id} AND location = ${location} ORDER BY seq DESC LIMIT 1`).pipe(Effect.orDie)
+        let seq = last === undefined ? 0 : last.seq + 1
+        let source = last === undefined ? 0 : last.nextCursor === null ? last.sourceIndex + 1 : last.sourceIndex
+        let cursor = last?.nextCursor ?? undefined
+        const sources = sourcesOf(exported)
+        while (source < sources.length) {
+          const collectionId = sources[source]
+          const page = yield* readPage(exported, collectionId, location, cursor)
+          const body = page.rows
+            .map((product) => {
+              const shown = line(product, exported.request)
+              return `${JSON.stringify(collectionId === undefined ? shown : { collectionId, ...shown })}\n`
+            })
+            .join("")
+          yield* sql
+            .withTransaction(
+              Effect.all([
+                sql`INSERT INTO catalog_export_chunks (export_id, location, seq, source_index, next_cursor, lines, body)
+                  VALUES (${exported.id}, ${location}, ${seq}, ${source}, ${page.nextCursor}, ${page.rows.length}, ${body})`,
+                sql`UPDATE catalog_exports SET written_lines = written_lines + ${page.rows.length} WHERE id = ${exported.id}`
+              ])
+            )
+            .pipe(Effect.orDie)
+          seq += 1
+          if (page.nextCursor === null) {
+            source += 1
+            cursor = undefined
+          } else {
+            cursor = page.nextCursor
+          }
+        }
+      })
+
+    const load = (exportId: string) =>
+      Effect.map(
+        Effect.orDie(exportRows(sql`SELECT ${sql.literal(exportColumns)} FROM catalog_exports WHERE id = ${exportId}`)),
+        (rows) => rows[0]
+      )
+
+    /**
+     * The `catalog-export.run` job: counts the lines, writes every location's file, and completes the export
+     * with its 48-hour expiry (and the job that deletes the files then). On the last attempt a failure marks
+     * the export `failed`, which frees the company's slot. Idempotent: a rerun resumes; a finished export is
+     * left alone.
+     */
+    const run = Effect.fn("CatalogExports.run")(function* (exportId: string, lastAttempt: boolean, line: ExportLine) {
+      const found = yield* load(exportId)
+      if (found === undefined || found.status === "completed" || found.status === "failed") return
+      yield* Effect.annotateCurrentSpan({ "export.id": exportId, "export.kind": found.kind })
+      const work = Effect.gen(function* () {
+        const total = found.totalLines ?? (yield* countLines(found))
+        yield* sql`UPDATE catalog_exports SET status = 'processing', total_lines = ${total}
+          WHERE id = ${exportId} AND status IN ('pending', 'processing')`.pipe(Effect.orDie)
+        for (const location of found.request.locations) yield* writeLocation(found, location, line)
+        const completedAt = yield* nowDate
+        const expiresAt = new Date(completedAt.getTime() + exportLifetimeHours * 3_600_000)
+        yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              yield* sql`UPDATE catalog_exports SET status = 'completed', completed_at = ${completedAt},
+                expires_at = ${expiresAt} WHERE id = ${exportId} AND status = 'processing'`
+              yield* jobs.enqueue(
+                ExpireCatalogExport,
+                { exportId },
+                { key: exportId, runAt: DateTime.unsafeFromDate(expiresAt) }
+              )
+            })
+          )
+          .pipe(Effect.orDie)
+        yield* Effect.logInfo("export completed").pipe(Effect.annotateLogs({ exportId, lines: total }))
+      })
+      yield* lastAttempt
+        ? work.pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.gen(function* () {
+                yield* Effect.logError("export failed", cause).pipe(Effect.annotateLogs({ exportId }))
+                yield* sql
+                  .withTransaction(
+                    Effect.all([
+                      sql`UPDATE catalog_exports SET status = 'failed',
+                        error_message = 'The export could not be written; start a new one.'
+                        WHERE id = ${exportId} AND status IN ('pending', 'processing')`,
+                      sql`DELETE FROM catalog_export_chunks WHERE export_id = ${exportId}`
+                    ])
+                  )
+                  .pipe(Effect.orDie)
+              })
+            )
+          )
+        : work
+    })
+
+    /** The `catalog-export.expire` job: deletes an expired export's files (its row stays, so links say 410). */
+    const expire = Effect.fn("CatalogExports.expire")(function* (exportId: string) {
+      yield* sql`DELETE FROM catalog_export_chunks WHERE export_id = ${exportId}`.pipe(Effect.orDie)
+    })
+
+    return { startProducts, startCollections, find, downloadUrls, file, run, expire } as const
+  })
+}) {}
