@@ -937,6 +937,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/public-api/v3/variants/{variantId}/simulate-stock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox (test keys): send the test endpoints the stock-availability-updates a stock level would cause */
+        post: operations["webhooksV3.simulateStock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/public-api/v2/products": {
         parameters: {
             query?: never;
@@ -2821,6 +2838,17 @@ export interface components {
             /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
             createdAt: string;
             deliveredAt: string | null;
+        };
+        StockChangesV3: {
+            data: {
+                /** @description The changes sent to the test endpoints subscribed; empty when availability would not change */
+                changes: {
+                    variantId: string;
+                    productId: string;
+                    countryCode: string;
+                    available: boolean;
+                }[];
+            };
         };
         ProductListV2: {
             results: components["schemas"]["ProductV2"][];
@@ -9960,6 +9988,155 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3WebhookEndpointNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "webhooksV3.simulateStock": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                variantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * between(0, 1000000)
+                     * @description The stock level to simulate; 0 makes an available variant unavailable everywhere it ships
+                     */
+                    stock: components["schemas"]["Int"];
+                };
+            };
+        };
+        responses: {
+            /** @description StockChangesV3 */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StockChangesV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3VariantNotFound"] | components["schemas"]["V3NotFound"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
                 };
             };
             /** @description V3RateLimited */

@@ -18,6 +18,7 @@ import companyWebhooks from "./migrations/0013_company_webhooks.js"
 import variantPersonalization from "./migrations/0014_variant_personalization.js"
 import productsTitleOrder from "./migrations/0015_products_title_order.js"
 import catalogExports from "./migrations/0016_catalog_exports.js"
+import stockAvailability from "./migrations/0017_stock_availability.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -36,7 +37,8 @@ export const migrations = {
   "0013_company_webhooks": companyWebhooks,
   "0014_variant_personalization": variantPersonalization,
   "0015_products_title_order": productsTitleOrder,
-  "0016_catalog_exports": catalogExports
+  "0016_catalog_exports": catalogExports,
+  "0017_stock_availability": stockAvailability
 }
 
 /** The id of the newest migration: the number its name starts with. */

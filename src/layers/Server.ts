@@ -59,6 +59,7 @@ import { CompanyOrders } from "../services/company/CompanyOrders.js"
 import { CompanyWebhooks } from "../services/company/CompanyWebhooks.js"
 import { KeyStore } from "../services/company/KeyStore.js"
 import { CompanyPolicy } from "../services/company/Policy.js"
+import { StockAvailability, StockAvailabilityNotifierLive } from "../services/company/StockAvailability.js"
 import { OAuth } from "../services/identity/OAuth.js"
 import { Users } from "../services/identity/Users.js"
 import { Jobs, WorkerConcurrency } from "../services/platform/Jobs.js"
@@ -182,6 +183,7 @@ export const ServicesLive = Layer.mergeAll(
   Billing.Default,
   CompanyOrders.Default,
   CompanyWebhooks.Default,
+  StockAvailability.Default,
   // checkout, its events and callbacks showing the /v1 resources
   Layer.mergeAll(
     Quotes.Default,
@@ -264,8 +266,8 @@ const OAuthPurgeLive = Layer.scopedDiscard(
 )
 
 /**
- * The background worker: placement, order progress, checkout expiry, catalog exports and callbacks, claimed from the `jobs`
- * table by every instance (DESIGN.md §6).
+ * The background worker: placement, order progress, checkout expiry, catalog exports and callbacks, claimed
+ * from the `jobs` table by every instance (DESIGN.md §6), and the stock-availability notifier.
  */
 export const WorkerLive = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -274,7 +276,7 @@ export const WorkerLive = Layer.unwrapEffect(
     const checkouts = yield* Checkouts
     const companyOrders = yield* CompanyOrders
     const exports = yield* CatalogExports
-    return Jobs.layerWorker([
+    const jobsWorker = Jobs.layerWorker([
       placement.handler,
       orders.handler,
       companyOrders.handler,
@@ -283,6 +285,7 @@ export const WorkerLive = Layer.unwrapEffect(
       ExpireCatalogExport.handle(({ exportId }) => exports.expire(exportId)),
       deliverWebhookHandler
     ])
+    return Layer.merge(jobsWorker, StockAvailabilityNotifierLive)
   })
 )
 

@@ -63,3 +63,11 @@ export interface CompanyEvent {
   readonly subject: CompanyEventSubject | null
   readonly eventData: CompanyEventData
 }
+
+/** One entry of a `stock-availability-updates` event: a variant became available, or stopped being, in a country. */
+export interface StockAvailabilityChange {
+  readonly variantId: string
+  readonly productId: string
+  readonly countryCode: string
+  readonly available: boolean
+}

@@ -1,8 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { VariantNotFound } from "../../domain/catalog/Errors.js"
 import { HexId, Timestamp } from "../../domain/company/Company.js"
 import { WebhookEndpointLimitReached, WebhookEndpointNotFound } from "../../domain/company/Errors.js"
 import { CompanyEventType, WebhookEndpointStatus } from "../../domain/company/Webhooks.js"
+import { NotFound } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
@@ -97,6 +99,29 @@ export const webhookDeliveriesV3Query = {
 
 const WebhookPath = Schema.Struct({ webhookId: HexId })
 
+export const SimulateStockV3 = strictBody(
+  Schema.Struct({
+    stock: Schema.Int.pipe(Schema.between(0, 1_000_000)).annotations({
+      description: "The stock level to simulate; 0 makes an available variant unavailable everywhere it ships"
+    })
+  })
+)
+
+const StockChange = Schema.Struct({
+  variantId: Schema.String,
+  productId: Schema.String,
+  countryCode: Schema.String,
+  available: Schema.Boolean
+})
+
+export class StockChangesV3 extends Schema.Class<StockChangesV3>("StockChangesV3")({
+  data: Schema.Struct({
+    changes: Schema.Array(StockChange).annotations({
+      description: "The changes sent to the test endpoints subscribed; empty when availability would not change"
+    })
+  })
+}) {}
+
 // No permission of their own (the spec names none): the events carry ids and statuses, never personal
 // data, so any key of the company may manage them (docs/company-api.md "Webhooks").
 const read = { permission: null, rateClass: "administration:read" } as const
@@ -141,6 +166,19 @@ export class WebhooksV3Api extends HttpApiGroup.make("webhooksV3")
       .addError(lineError("v3", WebhookEndpointNotFound))
       .annotate(Operation, read)
       .annotate(OpenApi.Summary, "List an endpoint's deliveries, newest first, with their attempts and outcome")
+  )
+  .add(
+    HttpApiEndpoint.post("simulateStock", "/variants/:variantId/simulate-stock")
+      .setPath(Schema.Struct({ variantId: HexId }))
+      .setPayload(SimulateStockV3)
+      .addSuccess(StockChangesV3, { status: 202 })
+      .addError(lineError("v3", VariantNotFound))
+      .addError(lineError("v3", NotFound))
+      .annotate(Operation, write)
+      .annotate(
+        OpenApi.Summary,
+        "Sandbox (test keys): send the test endpoints the stock-availability-updates a stock level would cause"
+      )
   )
   .prefix("/public-api/v3")
   .middleware(ApiKeyAuthV3)

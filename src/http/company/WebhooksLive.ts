@@ -2,8 +2,10 @@ import { HttpApiBuilder } from "@effect/platform"
 import { DateTime, Effect } from "effect"
 import { formatTimestamp } from "../../domain/company/Company.js"
 import type { CompanyEventType, WebhookEndpointRecord } from "../../domain/company/Webhooks.js"
+import { NotFound } from "../../domain/platform/Errors.js"
 import type { WebhookDelivery } from "../../services/checkout/Webhooks.js"
 import { CompanyWebhooks, type WebhookEndpoint } from "../../services/company/CompanyWebhooks.js"
+import { StockAvailability } from "../../services/company/StockAvailability.js"
 import { Api } from "../Api.js"
 import { CurrentCaller } from "./ApiKeyAuth.js"
 import { numberedList } from "./v3.js"
@@ -45,6 +47,7 @@ export const webhookDeliveryV3 = (delivery: WebhookDelivery) => ({
 export const WebhooksV3Live = HttpApiBuilder.group(Api, "webhooksV3", (handlers) =>
   Effect.gen(function* () {
     const webhooks = yield* CompanyWebhooks
+    const stock = yield* StockAvailability
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
@@ -75,6 +78,15 @@ export const WebhooksV3Live = HttpApiBuilder.group(Api, "webhooksV3", (handlers)
             webhookDeliveryV3
           )
         )
+      )
+      .handle("simulateStock", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          if (caller.key.environment !== "test") {
+            return yield* new NotFound({ message: "The sandbox control is for test keys only." })
+          }
+          return { data: { changes: yield* stock.simulate(caller.scope, path.variantId, payload.stock) } }
+        })
       )
   })
 )

@@ -73,6 +73,8 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
     const insertProducts = (built: ReadonlyArray<BuiltProduct>) =>
       Effect.gen(function* () {
         if (built.length === 0) return
+        // New products are not stock-availability changes (migration 0017): the trigger skips this transaction.
+        yield* sql`SELECT set_config('ribbon.catalog_load', 'on', true)`
         yield* sql`
           INSERT INTO products (id, catalog, title, description, brand_id, category_id, created_at,
                                 min_price_usd, max_price_usd, search_document)

@@ -5,6 +5,7 @@ import { type AccountScope, formatTimestamp } from "../../domain/company/Company
 import { WebhookEndpointLimitReached, WebhookEndpointNotFound } from "../../domain/company/Errors.js"
 import {
   type CompanyEvent,
+  type CompanyEventData,
   type CompanyEventType,
   maxWebhookEndpoints,
   WebhookEndpointRecord,
@@ -165,6 +166,39 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
     })
 
     /**
+     * Records a company-wide event of the catalog (`stock-availability-updates`) for every endpoint of every
+     * company and environment subscribed to its type, in the caller's transaction. `eventData` gets each
+     * endpoint's `companyId` and a null `accountId`. The deliveries' ids.
+     */
+    const broadcast = Effect.fn("CompanyWebhooks.broadcast")(function* (
+      eventType: CompanyEventType,
+      data: CompanyEventData
+    ) {
+      yield* Effect.annotateCurrentSpan({ "webhook.event_type": eventType })
+      const endpoints = yield* signingRows(sql`SELECT ${sql.literal(endpointColumns)}, secret
+        FROM company_webhook_endpoints
+        WHERE deleted_at IS NULL AND event_types @> ${JSON.stringify([eventType])}::jsonb
+        ORDER BY created_at, id`).pipe(Effect.orDie)
+      if (endpoints.length === 0) return []
+      const triggeredAt = formatTimestamp(yield* nowDate)
+      return yield* Effect.forEach(endpoints, (endpoint) =>
+        Effect.gen(function* () {
+          const id = yield* makeId
+          return yield* webhooks.enqueue({
+            url: endpoint.url,
+            eventId: id,
+            eventType,
+            payload: {
+              webhookData: { id, eventType, target: endpoint.url, triggeredAt },
+              eventData: { companyId: endpoint.companyId, accountId: null, ...data }
+            },
+            endpoint: { id: endpoint.id, secret: endpoint.secret }
+          })
+        })
+      )
+    })
+
+    /**
      * Records `event` for every endpoint of its company and environment subscribed to its type: one
      * delivery each, in the caller's transaction, so it is delivered if and only if the change commits.
      * The body is `{webhookData: {id, eventType, target, triggeredAt}, eventData: {companyId, accountId,
@@ -195,6 +229,6 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       )
     })
 
-    return { create, find, page, remove, deliveries, emit } as const
+    return { create, find, page, remove, deliveries, emit, broadcast } as const
   })
 }) {}
