@@ -21,16 +21,9 @@
 import * as Http from "node:http"
 import * as Os from "node:os"
 import { performance } from "node:perf_hooks"
-import { SqlClient } from "@effect/sql"
-import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
-import pg from "pg"
-import { postgres } from "../src/layers/Database.js"
-import { MigrationsLive } from "../src/layers/Migrations.js"
-import { PublicUrl } from "../src/services/catalog/Catalog.js"
-import { Seed } from "../src/services/catalog/Seed.js"
 import { rngFor } from "../src/services/catalog/seed/random.js"
-import { Companies } from "../src/services/company/Companies.js"
-import { benchDatabase, freePort, host, option, percentile, startServer } from "./support.js"
+import { seededCatalog } from "./catalog.js"
+import { freePort, host, option, percentile, startServer } from "./support.js"
 
 const products = Number(option("products", "100000"))
 const walkCount = Number(option("walks", "140"))
@@ -39,41 +32,6 @@ const pagesPerWalk = Number(option("pages", "15"))
 const concurrency = Number(option("concurrency", String(Os.availableParallelism())))
 const databaseName = option("database", "ribbon_bench_catalog")
 const slowest = Number(option("slowest", "5"))
-
-const { serverUrl, databaseUrl } = benchDatabase(databaseName)
-
-const ensureDatabase = async () => {
-  const admin = new pg.Client({ connectionString: serverUrl.toString() })
-  await admin.connect()
-  const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [databaseName])
-  if (rowCount === 0) await admin.query(`CREATE DATABASE ${databaseName}`)
-  await admin.end()
-}
-
-const progress = (done: number, total: number) =>
-  Effect.sync(() => process.stderr.write(`\rseeding: ${done.toLocaleString("en-US")}/${total.toLocaleString("en-US")}`))
-
-const BenchLive = Layer.mergeAll(Seed.Default, Companies.Default).pipe(
-  Layer.provide(Layer.succeed(PublicUrl, "http://bench.invalid")),
-  Layer.provideMerge(MigrationsLive.pipe(Layer.provideMerge(postgres(Redacted.make(databaseUrl.toString()))))),
-  Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
-)
-
-/** The catalog seeded, and the key of a new test company that no rate limit stops. */
-const prepare = Effect.gen(function* () {
-  yield* (yield* Seed).generate(products, progress)
-  process.stderr.write("\n")
-  const companies = yield* Companies
-  const company = yield* companies.create({ name: `bench:products ${Date.now()}`, environment: "test" })
-  const unlimited = { rate: 1_000_000, burst: 1_000_000 }
-  yield* companies.setRateLimits(company.companyId, { global: unlimited, "marketplace:read": unlimited })
-  const sql = yield* SqlClient.SqlClient
-  const tags = (yield* sql<{ id: string }>`SELECT id FROM tags ORDER BY id`).map((r) => r.id)
-  const [{ count }] = (yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM products`) as [
-    { count: number }
-  ]
-  return { apiKey: company.apiKey, tags, count }
-})
 
 const sorts = ["", "createdAt", "-createdAt", "minPrice", "-minPrice", "title", "-title"]
 
@@ -168,8 +126,12 @@ const run = async (port: number, apiKey: string, walks: ReadonlyArray<Walk>) => 
 }
 
 const main = async () => {
-  await ensureDatabase()
-  const { apiKey, tags, count } = await Effect.runPromise(prepare.pipe(Effect.provide(BenchLive), Effect.scoped))
+  const { databaseUrl, apiKey, tags, count } = await seededCatalog({
+    database: databaseName,
+    products,
+    companyName: "bench:products",
+    unlimited: ["global", "marketplace:read"]
+  })
   const mix = makeMix(tags, walkCount)
   const port = await freePort()
   const server = await startServer(port, { DATABASE_URL: databaseUrl.toString(), PUBLIC_URL: `http://${host}:${port}` })

@@ -48,7 +48,7 @@ export const RunCatalogExport = JobKind.make("catalog-export.run", Schema.Struct
 export const ExpireCatalogExport = JobKind.make("catalog-export.expire", Schema.Struct({ exportId: Schema.String }))
 
 /** Products per chunk: one keyset page of the listing. */
-const pageSize = 500
+const pageSize = 200
 
 /** One line of an export file: the product as `GET /v3/products/{id}` shows it, for the request. */
 export type ExportLine = (product: CatalogProduct, request: ExportRequest) => object
@@ -228,11 +228,11 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
       // Signed, unexpired links are only made for completed exports.
       return Stream.paginateChunkEffect(0, (seq) =>
         chunkRows(sql`SELECT seq, source_index, next_cursor, body FROM catalog_export_chunks
-          WHERE export_id = ${id} AND location = ${location} AND seq >= ${seq} ORDER BY seq LIMIT 4`).pipe(
+          WHERE export_id = ${id} AND location = ${location} AND seq >= ${seq} ORDER BY seq LIMIT 1`).pipe(
           Effect.orDie,
           Effect.map((chunks) => [
             Chunk.fromIterable(chunks.map((chunk) => chunk.body)),
-            chunks.length < 4 ? Option.none() : Option.some(chunks[chunks.length - 1]!.seq + 1)
+            chunks.length < 1 ? Option.none() : Option.some(chunks[chunks.length - 1]!.seq + 1)
           ])
         )
       ).pipe(Stream.encodeText)
