@@ -1,5 +1,5 @@
 import { SqlClient, type Statement } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Cache, Duration, Effect, Option, Schema } from "effect"
 import { CatalogName } from "../../domain/catalog/Catalog.js"
 import {
   type AmountRange,
@@ -93,6 +93,9 @@ const collectionRows = rowsOf(CollectionRow)
 const tagRows = rowsOf(TagRef)
 const foundRows = rowsOf(Schema.Struct({ id: Schema.String }))
 const countRows = rowsOf(Schema.Struct({ count: Schema.Int }))
+
+/** A tag with at most this many products drives its pages (see `taggedWith`). */
+const smallTag = 5000
 
 /** A price filter in minor units of the listing country's currency. */
 interface PriceBounds {
@@ -222,6 +225,28 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       createdAt: row.createdAt
     })
 
+    /**
+     * SQL: product `p` has the tag. A small tag drives the page (its products by id, then sorted: a few
+     * thousand rows at most); a large one is checked per product along the sort's index, which finds a page
+     * after a few hundred rows. The planner cannot tell the two apart, since it does not know how a tag's
+     * products spread along the sort: a small tag whose titles cluster far down the index cost it 100+ ms.
+     */
+    const taggedWith = (tagId: string, size: number) =>
+      size <= smallTag
+        ? sql`p.id = ANY (ARRAY(SELECT pt.product_id FROM product_tags pt WHERE pt.tag_id = ${tagId.toLowerCase()}))`
+        : sql`EXISTS (SELECT 1 FROM product_tags pt WHERE pt.product_id = p.id AND pt.tag_id = ${tagId.toLowerCase()})`
+
+    /** Products per tag, for `taggedWith`; a stale figure only costs a slower plan. */
+    const tagSizes = yield* Cache.make({
+      capacity: 10_000,
+      timeToLive: Duration.minutes(10),
+      lookup: (tagId: string) =>
+        Effect.map(
+          Effect.orDie(countRows(sql`SELECT count(*)::int AS count FROM product_tags WHERE tag_id = ${tagId}`)),
+          (rows) => rows[0]?.count ?? 0
+        )
+    })
+
     /** The product list's filters, sorts and keyset; `position` is a collection's own order. */
     const productListColumns = (inCollection: boolean): V3Columns<ProductRow> => ({
       paging: "cursor",
@@ -234,8 +259,8 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
         search: (value) =>
           sql`(p.search_document @@ websearch_to_tsquery('english', ${value})
             OR lower(p.title) LIKE ${`%${likeEscape(value.toLowerCase())}%`})`,
-        tagId: (value) =>
-          sql`EXISTS (SELECT 1 FROM product_tags pt WHERE pt.product_id = p.id AND pt.tag_id = ${value.toLowerCase()})`,
+        // Replaced per page by `taggedWith`, which picks the plan by the tag's size.
+        tagId: (value) => taggedWith(value, Number.POSITIVE_INFINITY),
         brandId: (value) => sql`p.brand_id = ${value.toLowerCase()}`
       },
       sort: { createdAt: "p.created_at", minPrice: "p.min_price_usd", title: "p.title" },
@@ -283,7 +308,9 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
         const { rest, countryCode, bounds } = splitFilters(query, { min: "price][gte", max: "price][lte" })
         const country = yield* countryOf(countryCode)
         const columns = inCollection ? collectionProductsColumns : productsColumns
-        const { where, orderBy, limit } = compileV3Query(sql, rest, columns)
+        const { tagId, ...others } = rest.filters
+        const { where, orderBy, limit } = compileV3Query(sql, { ...rest, filters: others }, columns)
+        const tagged = tagId === undefined ? sql`TRUE` : taggedWith(tagId, yield* tagSizes.get(tagId.toLowerCase()))
         const offer = offered(countryCode === undefined ? undefined : country, bounds, country)
         const rows = yield* productRows(sql`
         SELECT ${productColumns(inCollection ? sql`cp.position` : sql`NULL::int`, query)}
@@ -291,7 +318,7 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
         ${inCollection ? sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${collectionId}` : sql``}
         JOIN categories c ON c.id = p.category_id
         LEFT JOIN brands b ON b.id = p.brand_id
-        WHERE p.min_price_usd IS NOT NULL AND ${offer} AND ${where}
+        WHERE p.min_price_usd IS NOT NULL AND ${offer} AND ${tagged} AND ${where}
         ORDER BY ${orderBy}
         LIMIT ${limit}`).pipe(Effect.orDie)
         const page = v3Page(rows, query, columns)
