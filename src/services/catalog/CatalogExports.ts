@@ -21,7 +21,7 @@ import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
-import { rowsOf } from "../platform/Rows.js"
+import { isUniqueViolation, rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { PublicUrl } from "./Catalog.js"
 import { CatalogV3 } from "./CatalogV3.js"
@@ -60,9 +60,7 @@ const exportColumns = `id, company_id, environment, kind, request, status, total
   created_at, completed_at, expires_at`
 
 const exportRows = rowsOf(CatalogExport)
-const secretRows = rowsOf(
-  Schema.Struct({ status: Schema.String, expiresAt: Schema.NullOr(Schema.DateFromSelf), downloadSecret: Schema.String })
-)
+const secretRows = rowsOf(Schema.Struct({ downloadSecret: Schema.String }))
 const ChunkRow = Schema.Struct({
   seq: Schema.Int,
   sourceIndex: Schema.Int,
@@ -80,12 +78,6 @@ const sameText = (a: string, b: string) => {
   const right = Buffer.from(b)
   return left.length === right.length && timingSafeEqual(left, right)
 }
-
-const isUniqueViolation = (error: unknown) =>
-  typeof error === "object" &&
-  error !== null &&
-  "cause" in error &&
-  (error.cause as { code?: string })?.code === "23505"
 
 export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExports", {
   dependencies: [CatalogV3.Default, Pricing.Default, Jobs.Default],
@@ -188,9 +180,9 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
     /** A completed export's signed download URLs by location; empty for any other. */
     const downloadUrls = Effect.fn("CatalogExports.downloadUrls")(function* (exported: CatalogExport) {
       if (exported.status !== "completed" || exported.expiresAt === null) return {} as DownloadUrls
-      const [row] = yield* secretRows(
-        sql`SELECT status, expires_at, download_secret FROM catalog_exports WHERE id = ${exported.id}`
-      ).pipe(Effect.orDie)
+      const [row] = yield* secretRows(sql`SELECT download_secret FROM catalog_exports WHERE id = ${exported.id}`).pipe(
+        Effect.orDie
+      )
       const expires = Math.floor(exported.expiresAt.getTime() / 1000)
       return Object.fromEntries(
         exported.request.locations.map((location) => {
@@ -212,9 +204,9 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
       signature: string
     ) {
       const id = exportId.toLowerCase()
-      const [row] = yield* secretRows(
-        sql`SELECT status, expires_at, download_secret FROM catalog_exports WHERE id = ${id}`
-      ).pipe(Effect.orDie)
+      const [row] = yield* secretRows(sql`SELECT download_secret FROM catalog_exports WHERE id = ${id}`).pipe(
+        Effect.orDie
+      )
       const invalid = new ExportLinkInvalid({
         message: "This download link is not valid; use the export's downloadUrls."
       })

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto"
-import { SqlClient, type SqlError, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema } from "@effect/sql"
 import { Cache, Clock, Duration, Effect, Exit, Option, Schema } from "effect"
 import {
   type AccountsAccess,
@@ -19,7 +19,7 @@ import {
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
-import { rowsOf } from "../platform/Rows.js"
+import { isUniqueViolation, rowsOf } from "../platform/Rows.js"
 import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 
 /**
@@ -73,8 +73,6 @@ const CachedKey = Schema.Struct({
 type CachedKey = typeof CachedKey.Type
 
 const isActive = (key: ApiKeyRecord, now: number) => key.revokedAt === null && key.expiresAt.getTime() > now
-
-const isUniqueViolation = (error: SqlError.SqlError) => (error.cause as { code?: string } | undefined)?.code === "23505"
 
 /** Rows of the inline statements below, decoded (decoders built once). */
 const idRows = rowsOf(Schema.Struct({ id: Schema.String }))

@@ -1,3 +1,4 @@
+import type { SqlError } from "@effect/sql"
 import { Effect, Schema } from "effect"
 
 /**
@@ -10,3 +11,7 @@ export const rowsOf = <A, I>(schema: Schema.Schema<A, I>) => {
   return <E, R>(statement: Effect.Effect<ReadonlyArray<unknown>, E, R>): Effect.Effect<ReadonlyArray<A>, E, R> =>
     Effect.flatMap(statement, (rows) => Effect.orDie(decode(rows)))
 }
+
+/** Whether a statement failed on a unique index (Postgres `23505`): a rule the database holds, such as one per company. */
+export const isUniqueViolation = (error: SqlError.SqlError) =>
+  (error.cause as { code?: string } | undefined)?.code === "23505"
