@@ -1627,6 +1627,11 @@ export interface components {
             toolClasses: {
                 [key: string]: string;
             };
+            mcp: {
+                url: string;
+                /** @enum {string} */
+                transport: "streamable-http";
+            };
             operations: components["schemas"]["ManifestOperation"][];
             examplePrompts: string[];
         };

@@ -35,6 +35,7 @@ import { ProfileLive } from "../http/identity/ProfileLive.js"
 import { WellKnownLive } from "../http/identity/WellKnownLive.js"
 import { requestMetrics } from "../http/Metrics.js"
 import { ribbonMiddleware } from "../http/Middleware.js"
+import { McpLive } from "../http/mcp/McpLive.js"
 import { HealthLive } from "../http/platform/HealthLive.js"
 import { routerConfig } from "../http/Routes.js"
 import { Addresses } from "../services/catalog/Addresses.js"
@@ -236,8 +237,11 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
 
 export const HandlersLive = makeHandlersLive()
 
-/** The Ribbon API with its handlers; needs the services and RateLimits. */
-export const ApiLive = HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))
+/**
+ * The Ribbon API with its handlers, and `/mcp` (src/http/mcp/McpLive.ts) on the same router; needs the
+ * services and RateLimits.
+ */
+export const ApiLive = McpLive.pipe(Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))))
 
 /** The demo catalog, seeded on first start (a no-op afterwards). */
 const DemoCatalogLive = Layer.effectDiscard(Effect.flatMap(Seed, (seed) => seed.ensureDemoCatalog())).pipe(

@@ -34,6 +34,7 @@ export const makeManifest = (baseUrl: string): Manifest => ({
     write: "Changes the user's data; tell the user what changed.",
     "sensitive-write": "Spends money or cancels; always confirm with the user before calling."
   },
+  mcp: { url: `${baseUrl}/mcp`, transport: "streamable-http" },
   operations: agentOperations.map((operation) => ({
     name: operation.name,
     method: operation.method,

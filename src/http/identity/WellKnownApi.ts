@@ -72,6 +72,8 @@ export const Manifest = Schema.Struct({
   }),
   scopes: Schema.Array(Schema.Struct({ name: Schema.String, description: Schema.String })),
   toolClasses: Schema.Record({ key: Schema.String, value: Schema.String }),
+  /** The same operations as MCP tools (docs/mcp.md). */
+  mcp: Schema.Struct({ url: Schema.String, transport: Schema.Literal("streamable-http") }),
   operations: Schema.Array(ManifestOperation),
   examplePrompts: Schema.Array(Schema.String)
 }).annotations({ identifier: "Manifest" })

@@ -71,7 +71,8 @@ describe("connector manifest", () => {
             authorizationServerMetadata: `${testPublicUrl}/.well-known/oauth-authorization-server`,
             protectedResourceMetadata: `${testPublicUrl}/.well-known/oauth-protected-resource`,
             jwksUri: `${testPublicUrl}/.well-known/jwks.json`
-          }
+          },
+          mcp: { url: `${testPublicUrl}/mcp`, transport: "streamable-http" }
         })
         expect(body.description.length).toBeGreaterThan(40)
         expect(body.scopes.map((s: any) => s.name)).toEqual([

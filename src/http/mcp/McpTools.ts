@@ -1,0 +1,320 @@
+import type { HttpApiEndpoint } from "@effect/platform"
+import { JSONSchema, Option, Schema, SchemaAST } from "effect"
+import { CheckoutStatus, PathId } from "../../domain/checkout/Checkout.js"
+import type { Scope, ToolClass } from "../../domain/identity/OAuth.js"
+import { Api } from "../Api.js"
+import { type AgentOperation, agentOperations } from "../Operations.js"
+import { endpointsOf } from "../Reflection.js"
+
+/**
+ * The MCP tools (docs/mcp.md), read off the same HttpApi definition as the bearer middleware and the connector
+ * manifest (src/http/Operations.ts): one tool per agent operation, with that operation's scope, tool class,
+ * description and input and output schemas, so the three cannot drift apart. The event stream is the one
+ * operation that is no tool: `waitForCheckout` stands for it, with the scope and class of the checkout status.
+ */
+
+type Json = Record<string, unknown>
+
+/** Where a tool argument goes in the HTTP request of its operation. */
+export type ArgumentPlace = "path" | "query" | "body"
+
+export interface McpTool {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly scope: Scope
+  readonly toolClass: ToolClass
+  /** The operation the tool runs (`GET /v1/search`), or none for `waitForCheckout`. */
+  readonly operation: Pick<AgentOperation, "method" | "path"> | undefined
+  readonly inputSchema: Json
+  readonly outputSchema: Json | undefined
+  /** Where each argument goes; every argument of `inputSchema` is here. */
+  readonly places: ReadonlyMap<string, ArgumentPlace>
+  readonly annotations: {
+    readonly title: string
+    readonly readOnlyHint: boolean
+    readonly destructiveHint: boolean
+    readonly idempotentHint: boolean
+    readonly openWorldHint: false
+  }
+}
+
+/** Operations that are no tool: the event stream is for browsers and `EventSource`; `waitForCheckout` replaces it. */
+const notTools: ReadonlySet<string> = new Set(["checkoutEvents"])
+
+/** The name of the tool that waits for a checkout's status to change. */
+export const waitToolName = "waitForCheckout"
+
+/** Display titles; an operation added without one gets its name in words. */
+const titles: Record<string, string> = {
+  search: "Search gifts",
+  product: "Product details",
+  variant: "Variant details",
+  availability: "Availability and all-in price",
+  collections: "Browse collections",
+  collection: "Collection and its products",
+  tags: "Find tags",
+  countries: "Supported countries",
+  autocompleteAddress: "Autocomplete an address",
+  validateAddress: "Validate an address",
+  me: "Profile and saved addresses",
+  updateMe: "Update the profile",
+  addAddress: "Save an address",
+  deleteAddress: "Delete a saved address",
+  createQuote: "Quote an item",
+  getQuote: "Read a quote",
+  createCheckout: "Create a checkout (payment link)",
+  getCheckout: "Checkout status",
+  cancelCheckout: "Cancel an unpaid checkout",
+  listOrders: "List orders",
+  getOrder: "Order and tracking",
+  cancelOrder: "Cancel an order",
+  [waitToolName]: "Wait for a checkout's status"
+}
+
+const titleOf = (name: string) =>
+  titles[name] ??
+  name
+    .replace(/([a-z])([A-Z])/g, "$1 $2")
+    .replace(/^./, (first) => first.toUpperCase())
+    .replace(/ [A-Z]/g, (w) => w.toLowerCase())
+
+/** The spec's rule 4, on every sensitive write. */
+export const confirmationRule =
+  "Sensitive write: before calling it, show the person the items, the total, the recipient and the address, " +
+  "and call it only after they confirm."
+
+const descriptionOf = (summary: string, toolClass: ToolClass) => {
+  const sentence = /[.!?]$/.test(summary) ? summary : `${summary}.`
+  return toolClass === "sensitive-write" ? `${sentence} ${confirmationRule}` : sentence
+}
+
+/**
+ * A generated JSON Schema made fit for MCP clients: no `$schema` (clients validate with draft-07 validators,
+ * which reject an unknown meta-schema) and no `$id` (the same id twice, as every `unknown` gets, is refused).
+ */
+const sanitize = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sanitize)
+  if (value === null || typeof value !== "object") return value
+  const out: Json = {}
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === "$schema" || key === "$id") continue
+    out[key] = sanitize(inner)
+  }
+  return out
+}
+
+/** The JSON Schema of `schema` with its root object in place (a root `$ref` followed into `$defs`). */
+const objectSchemaOf = (schema: Schema.Schema.Any): { readonly root: Json; readonly defs: Json } => {
+  const made = sanitize(JSONSchema.make(schema, { target: "jsonSchema2020-12" })) as Json
+  const { $defs, ...root } = made as Json & { readonly $defs?: Json }
+  const defs = $defs ?? {}
+  const ref = typeof root.$ref === "string" ? root.$ref.split("/").at(-1) : undefined
+  return { root: ref !== undefined && defs[ref] !== undefined ? (defs[ref] as Json) : root, defs }
+}
+
+/** One input object of an operation's path, query and body fields, and where each goes. */
+const inputOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) => {
+  const properties: Json = {}
+  const required: Array<string> = []
+  let $defs: Json = {}
+  const places = new Map<string, ArgumentPlace>()
+  const merge = (schema: Option.Option<Schema.Schema.Any>, place: ArgumentPlace) => {
+    if (Option.isNone(schema)) return
+    const { root, defs } = objectSchemaOf(Schema.encodedBoundSchema(schema.value))
+    $defs = { ...$defs, ...defs }
+    for (const [name, property] of Object.entries((root.properties ?? {}) as Json)) {
+      properties[name] = property
+      places.set(name, place)
+    }
+    required.push(...((root.required ?? []) as Array<string>))
+  }
+  merge(endpoint.pathSchema, "path")
+  merge(endpoint.urlParamsSchema, "query")
+  merge(endpoint.payloadSchema, "body")
+  const inputSchema: Json = { type: "object", properties, required, additionalProperties: false }
+  if (Object.keys($defs).length > 0) inputSchema.$defs = $defs
+  return { inputSchema, places }
+}
+
+/** The JSON Schema of a success body, when the operation answers with an object. */
+const outputOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): Json | undefined => {
+  const encoded = Schema.encodedSchema(endpoint.successSchema)
+  if (SchemaAST.isVoidKeyword(encoded.ast)) return undefined
+  const { root, defs } = objectSchemaOf(encoded)
+  if (root.type !== "object") return undefined
+  return Object.keys(defs).length > 0 ? { ...root, $defs: defs } : root
+}
+
+const annotationsOf = (title: string, toolClass: ToolClass, method: string) => ({
+  title,
+  readOnlyHint: toolClass === "read",
+  destructiveHint: toolClass === "sensitive-write",
+  idempotentHint: toolClass === "read" || method === "PUT" || method === "DELETE",
+  openWorldHint: false as const
+})
+
+/** The arguments of `waitForCheckout`, decoded with this schema. */
+export const WaitArguments = Schema.Struct({
+  checkoutId: PathId,
+  status: Schema.optional(
+    CheckoutStatus.annotations({
+      description:
+        "The status you last saw (default pending_payment): the tool returns once the checkout has another one"
+    })
+  ),
+  timeoutSeconds: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, 25)).annotations({ description: "How long to wait at most (default 25)" })
+  )
+})
+
+const collect = (): ReadonlyArray<McpTool> => {
+  const endpoints = new Map<string, HttpApiEndpoint.HttpApiEndpoint.AnyWithProps>(
+    endpointsOf(Api).map(({ endpoint }) => [`${endpoint.method} ${endpoint.path}`, endpoint] as const)
+  )
+  const tools = agentOperations.flatMap((operation): ReadonlyArray<McpTool> => {
+    if (notTools.has(operation.name)) return []
+    const endpoint = endpoints.get(`${operation.method} ${operation.route}`)!
+    const { inputSchema, places } = inputOf(endpoint)
+    const title = titleOf(operation.name)
+    return [
+      {
+        name: operation.name,
+        title,
+        description: descriptionOf(operation.description, operation.toolClass),
+        scope: operation.scope,
+        toolClass: operation.toolClass,
+        operation: { method: operation.method, path: operation.path },
+        inputSchema,
+        outputSchema: outputOf(endpoint),
+        places,
+        annotations: annotationsOf(title, operation.toolClass, operation.method)
+      }
+    ]
+  })
+  // The waiting tool reads what the checkout status reads, with its scope and class.
+  const status = tools.find((tool) => tool.name === "getCheckout")!
+  const waitInput = objectSchemaOf(WaitArguments)
+  const title = titleOf(waitToolName)
+  tools.push({
+    name: waitToolName,
+    title,
+    description:
+      "Wait up to 25 seconds for a checkout to leave the status you last saw (default pending_payment) and " +
+      "reach one where there is something to tell the person: confirmed, partially_confirmed, failed, expired, " +
+      "cancelled or refunded (paid and placing pass by, reported as progress). Returns the checkout; if it has " +
+      "not changed in time, it returns it as it is, and you can call again. Use it after handing the person the " +
+      "paymentUrl instead of polling.",
+    scope: status.scope,
+    toolClass: status.toolClass,
+    operation: undefined,
+    inputSchema: {
+      ...waitInput.root,
+      additionalProperties: false,
+      ...(Object.keys(waitInput.defs).length > 0 ? { $defs: waitInput.defs } : {})
+    },
+    outputSchema: status.outputSchema,
+    places: new Map(),
+    annotations: annotationsOf(title, status.toolClass, "GET")
+  })
+  return tools
+}
+
+export const mcpTools: ReadonlyArray<McpTool> = collect()
+
+export const mcpToolByName: ReadonlyMap<string, McpTool> = new Map(mcpTools.map((tool) => [tool.name, tool]))
+
+/** The tools a token with `scopes` may see and call. */
+export const toolsFor = (scopes: ReadonlyArray<string>) => mcpTools.filter((tool) => scopes.includes(tool.scope))
+
+/** The tool list of docs/mcp.md, generated here and checked against the document by a test. */
+export const toolTableMarkdown = (): string =>
+  [
+    "| Tool | Title | Scope | Class | Operation | Annotations |",
+    "|---|---|---|---|---|---|",
+    ...mcpTools.map((tool) => {
+      const hints = [
+        tool.annotations.readOnlyHint ? "readOnly" : undefined,
+        tool.annotations.destructiveHint ? "destructive" : undefined,
+        tool.annotations.idempotentHint ? "idempotent" : undefined
+      ].filter((hint) => hint !== undefined)
+      const operation =
+        tool.operation === undefined
+          ? "(waits on the checkout's events)"
+          : `\`${tool.operation.method} ${tool.operation.path}\``
+      return `| \`${tool.name}\` | ${tool.title} | \`${tool.scope}\` | ${tool.toolClass} | ${operation} | ${hints.join(", ") || "none"} |`
+    })
+  ].join("\n")
+
+// ---------------------------------------------------------------------------------------------------------
+// Short text renderings of results, for models that read text rather than structured content.
+
+const money = (value: unknown): string | undefined => {
+  const display = (value as { readonly display?: unknown } | null | undefined)?.display
+  return typeof display === "string" ? display : undefined
+}
+
+const priceOf = (product: any): string => {
+  const min = money(product?.priceRange?.min)
+  const max = money(product?.priceRange?.max)
+  if (min === undefined) return "no price"
+  return max === undefined || max === min ? min : `${min}–${max}`
+}
+
+const productLine = (product: any) => `${product.title} — ${priceOf(product)} — ${product.id}`
+
+const checkoutText = (checkout: any) =>
+  [
+    `Checkout ${checkout.id}: ${checkout.status}, total ${checkout.totalDisplay}.`,
+    ...(checkout.status === "pending_payment" && typeof checkout.paymentUrl === "string"
+      ? [`Payment link for the person: ${checkout.paymentUrl}`]
+      : []),
+    String(checkout.nextStep ?? "")
+  ]
+    .filter((line) => line !== "")
+    .join("\n")
+
+const quoteText = (quote: any) =>
+  `Quote ${quote.id}: ${quote.productTitle} (${quote.variantTitle}) to ${quote.countryCode}, ${quote.totalDisplay} all in, locked until ${quote.expiresAt}.`
+
+const renderers: Record<string, (body: any) => string> = {
+  search: (body) =>
+    [
+      ...(body.products ?? []).map(productLine),
+      ...((body.collections ?? []).length > 0
+        ? ["Collections:", ...body.collections.map((c: any) => `${c.name} — ${c.id}`)]
+        : []),
+      ...(body.nextCursor ? [`More results: cursor ${body.nextCursor}`] : [])
+    ].join("\n") || "No products found.",
+  collection: (body) =>
+    [`${body.collection?.name} — ${body.collection?.id}`, ...(body.products ?? []).map(productLine)].join("\n"),
+  collections: (body) => (body.collections ?? []).map((c: any) => `${c.name} — ${c.id}`).join("\n") || "None.",
+  product: (body) =>
+    [
+      productLine(body.product),
+      ...(body.variants ?? []).map((v: any) => `  variant ${v.title} — ${money(v.price) ?? "no price"} — ${v.id}`)
+    ].join("\n"),
+  availability: (body) =>
+    (body.countries ?? [])
+      .map(
+        (c: any) => `${c.countryCode}: ${c.available ? "available" : "unavailable"} — ${money(c.price) ?? "?"} all in`
+      )
+      .join("\n"),
+  createQuote: quoteText,
+  getQuote: quoteText,
+  createCheckout: checkoutText,
+  getCheckout: checkoutText,
+  cancelCheckout: checkoutText,
+  [waitToolName]: checkoutText
+}
+
+/** The text a model reads beside the structured result. */
+export const renderText = (toolName: string, body: unknown): string => {
+  const renderer = renderers[toolName]
+  if (renderer !== undefined) {
+    try {
+      return renderer(body)
+    } catch {}
+  }
+  return JSON.stringify(body)
+}
