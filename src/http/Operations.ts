@@ -21,30 +21,63 @@ export interface AgentOperation {
   readonly scope: Scope
   readonly toolClass: ToolClass
   readonly description: string
+  /** Path, query and body fields side by side, as one JSON Schema object (with the `$defs` they use). */
   readonly inputSchema: Record<string, unknown>
+  /** Where each input of `inputSchema` goes. */
+  readonly places: ReadonlyMap<string, ArgumentPlace>
 }
 
-/** The object a generated JSON Schema describes, following its `$ref` into `$defs`. */
-const objectOf = (json: JSONSchema.JsonSchema7Root): JSONSchema.JsonSchema7 => {
-  if (!("$ref" in json) || json.$defs === undefined) return json
-  return json.$defs[json.$ref.split("/").at(-1)!] ?? json
-}
+type Json = Record<string, unknown>
 
-/** One JSON Schema object of an operation's inputs: path, query and body fields side by side. */
-const inputSchemaOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): Record<string, unknown> => {
-  const properties: Record<string, unknown> = {}
-  const required: Array<string> = []
-  const merge = (schema: Option.Option<Schema.Schema.Any>) => {
-    if (Option.isNone(schema)) return
-    const root = objectOf(JSONSchema.make(Schema.encodedBoundSchema(schema.value), { target: "jsonSchema2020-12" }))
-    if (!("properties" in root)) return
-    Object.assign(properties, root.properties)
-    required.push(...root.required)
+/** Where an input goes in the request. */
+export type ArgumentPlace = "path" | "query" | "body"
+
+/**
+ * A generated JSON Schema made fit for MCP clients: no `$schema` (clients validate with draft-07 validators,
+ * which reject an unknown meta-schema) and no `$id` (the same id twice, as every `unknown` gets, is refused).
+ */
+const sanitize = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sanitize)
+  if (value === null || typeof value !== "object") return value
+  const out: Json = {}
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === "$schema" || key === "$id") continue
+    out[key] = sanitize(inner)
   }
-  merge(endpoint.pathSchema)
-  merge(endpoint.urlParamsSchema)
-  merge(endpoint.payloadSchema)
-  return { type: "object", properties, required, additionalProperties: false }
+  return out
+}
+
+/** The JSON Schema of `schema` with its root object in place (a root `$ref` followed into `$defs`). */
+export const objectSchemaOf = (schema: Schema.Schema.Any): { readonly root: Json; readonly defs: Json } => {
+  const made = sanitize(JSONSchema.make(schema, { target: "jsonSchema2020-12" })) as Json
+  const { $defs, ...root } = made as Json & { readonly $defs?: Json }
+  const defs = $defs ?? {}
+  const ref = typeof root.$ref === "string" ? root.$ref.split("/").at(-1) : undefined
+  return { root: ref !== undefined && defs[ref] !== undefined ? (defs[ref] as Json) : root, defs }
+}
+
+/** One input object of an operation's path, query and body fields, and where each goes. */
+const inputOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) => {
+  const properties: Json = {}
+  const required: Array<string> = []
+  let $defs: Json = {}
+  const places = new Map<string, ArgumentPlace>()
+  const merge = (schema: Option.Option<Schema.Schema.Any>, place: ArgumentPlace) => {
+    if (Option.isNone(schema)) return
+    const { root, defs } = objectSchemaOf(Schema.encodedBoundSchema(schema.value))
+    $defs = { ...$defs, ...defs }
+    for (const [name, property] of Object.entries((root.properties ?? {}) as Json)) {
+      properties[name] = property
+      places.set(name, place)
+    }
+    required.push(...((root.required ?? []) as Array<string>))
+  }
+  merge(endpoint.pathSchema, "path")
+  merge(endpoint.urlParamsSchema, "query")
+  merge(endpoint.payloadSchema, "body")
+  const inputSchema: Json = { type: "object", properties, required, additionalProperties: false }
+  if (Object.keys($defs).length > 0) inputSchema.$defs = $defs
+  return { inputSchema, places }
 }
 
 const describe = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) =>
@@ -71,7 +104,7 @@ const collect = (): ReadonlyArray<AgentOperation> =>
         scope: scope.value,
         toolClass: toolClass.value,
         description: describe(endpoint),
-        inputSchema: inputSchemaOf(endpoint)
+        ...inputOf(endpoint)
       }
     ]
   })

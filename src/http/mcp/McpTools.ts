@@ -1,9 +1,9 @@
 import type { HttpApiEndpoint } from "@effect/platform"
-import { JSONSchema, Option, Schema, SchemaAST } from "effect"
+import { Schema, SchemaAST } from "effect"
 import { CheckoutStatus, PathId } from "../../domain/checkout/Checkout.js"
 import type { Scope, ToolClass } from "../../domain/identity/OAuth.js"
 import { Api } from "../Api.js"
-import { type AgentOperation, agentOperations } from "../Operations.js"
+import { type AgentOperation, type ArgumentPlace, agentOperations, objectSchemaOf } from "../Operations.js"
 import { endpointsOf } from "../Reflection.js"
 
 /**
@@ -16,7 +16,6 @@ import { endpointsOf } from "../Reflection.js"
 type Json = Record<string, unknown>
 
 /** Where a tool argument goes in the HTTP request of its operation. */
-export type ArgumentPlace = "path" | "query" | "body"
 
 export interface McpTool {
   readonly name: string
@@ -89,54 +88,6 @@ const descriptionOf = (summary: string, toolClass: ToolClass) => {
   return toolClass === "sensitive-write" ? `${sentence} ${confirmationRule}` : sentence
 }
 
-/**
- * A generated JSON Schema made fit for MCP clients: no `$schema` (clients validate with draft-07 validators,
- * which reject an unknown meta-schema) and no `$id` (the same id twice, as every `unknown` gets, is refused).
- */
-const sanitize = (value: unknown): unknown => {
-  if (Array.isArray(value)) return value.map(sanitize)
-  if (value === null || typeof value !== "object") return value
-  const out: Json = {}
-  for (const [key, inner] of Object.entries(value)) {
-    if (key === "$schema" || key === "$id") continue
-    out[key] = sanitize(inner)
-  }
-  return out
-}
-
-/** The JSON Schema of `schema` with its root object in place (a root `$ref` followed into `$defs`). */
-const objectSchemaOf = (schema: Schema.Schema.Any): { readonly root: Json; readonly defs: Json } => {
-  const made = sanitize(JSONSchema.make(schema, { target: "jsonSchema2020-12" })) as Json
-  const { $defs, ...root } = made as Json & { readonly $defs?: Json }
-  const defs = $defs ?? {}
-  const ref = typeof root.$ref === "string" ? root.$ref.split("/").at(-1) : undefined
-  return { root: ref !== undefined && defs[ref] !== undefined ? (defs[ref] as Json) : root, defs }
-}
-
-/** One input object of an operation's path, query and body fields, and where each goes. */
-const inputOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) => {
-  const properties: Json = {}
-  const required: Array<string> = []
-  let $defs: Json = {}
-  const places = new Map<string, ArgumentPlace>()
-  const merge = (schema: Option.Option<Schema.Schema.Any>, place: ArgumentPlace) => {
-    if (Option.isNone(schema)) return
-    const { root, defs } = objectSchemaOf(Schema.encodedBoundSchema(schema.value))
-    $defs = { ...$defs, ...defs }
-    for (const [name, property] of Object.entries((root.properties ?? {}) as Json)) {
-      properties[name] = property
-      places.set(name, place)
-    }
-    required.push(...((root.required ?? []) as Array<string>))
-  }
-  merge(endpoint.pathSchema, "path")
-  merge(endpoint.urlParamsSchema, "query")
-  merge(endpoint.payloadSchema, "body")
-  const inputSchema: Json = { type: "object", properties, required, additionalProperties: false }
-  if (Object.keys($defs).length > 0) inputSchema.$defs = $defs
-  return { inputSchema, places }
-}
-
 /** The JSON Schema of a success body, when the operation answers with an object. */
 const outputOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): Json | undefined => {
   const encoded = Schema.encodedSchema(endpoint.successSchema)
@@ -175,7 +126,6 @@ const collect = (): ReadonlyArray<McpTool> => {
   const tools = agentOperations.flatMap((operation): ReadonlyArray<McpTool> => {
     if (notTools.has(operation.name)) return []
     const endpoint = endpoints.get(`${operation.method} ${operation.route}`)!
-    const { inputSchema, places } = inputOf(endpoint)
     const title = titleOf(operation.name)
     return [
       {
@@ -185,9 +135,9 @@ const collect = (): ReadonlyArray<McpTool> => {
         scope: operation.scope,
         toolClass: operation.toolClass,
         operation: { method: operation.method, path: operation.path },
-        inputSchema,
+        inputSchema: operation.inputSchema,
         outputSchema: outputOf(endpoint),
-        places,
+        places: operation.places,
         annotations: annotationsOf(title, operation.toolClass, operation.method)
       }
     ]
