@@ -988,6 +988,149 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/public-api/v2/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the campaigns of the accounts the key reaches, newest first */
+        get: operations["campaignsV2.list"];
+        put?: never;
+        /** Create a campaign, charged to the account's default billing method */
+        post: operations["campaignsV2.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v2/campaigns/{campaignId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a campaign */
+        get: operations["campaignsV2.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a campaign's name, status or customization */
+        patch: operations["campaignsV2.update"];
+        trace?: never;
+    };
+    "/public-api/v2/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List recipients, newest first; masked unless the key reads them unmasked */
+        get: operations["recipientsV2.list"];
+        put?: never;
+        /** Create a recipient; shown masked unless the key reads recipients unmasked */
+        post: operations["recipientsV2.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v2/recipients/{recipientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a recipient */
+        get: operations["recipientsV2.get"];
+        put?: never;
+        post?: never;
+        /** Delete a recipient: its personal data is erased; gifts and orders naming it keep working */
+        delete: operations["recipientsV2.delete"];
+        options?: never;
+        head?: never;
+        /** Change a recipient; absent fields stay, null clears an optional one */
+        patch: operations["recipientsV2.update"];
+        trace?: never;
+    };
+    "/public-api/v2/gifts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the gifts of the accounts the key reaches, newest first */
+        get: operations["giftsV2.list"];
+        put?: never;
+        /** Send a campaign's gift to 1 to 100 recipients; each gets its own outcome, a repeated key its gift */
+        post: operations["giftsV2.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v2/gifts/{giftId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a gift */
+        get: operations["giftsV2.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change an open gift's expiry or metadata */
+        patch: operations["giftsV2.update"];
+        trace?: never;
+    };
+    "/public-api/v2/gifts/{giftId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel an unclaimed gift; its reserved budget is released */
+        post: operations["giftsV2.cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v2/gifts/{giftId}/expire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Expire an unclaimed gift now; its reserved budget is released */
+        post: operations["giftsV2.expire"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/public-api/v3/products": {
         parameters: {
             query?: never;
@@ -2929,6 +3072,196 @@ export interface components {
             status: 404;
             /** @enum {string} */
             errorCode: "NOT_FOUND";
+            message: string;
+        };
+        CampaignV2: {
+            id: string;
+            name: string;
+            /** @enum {string} */
+            status: "draft" | "active" | "paused" | "completed" | "archived";
+            /** @enum {string} */
+            type: "oneOffs";
+            source: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
+            accountId: string;
+            billingMethodId: string;
+            customization: {
+                giftProperties: {
+                    /** @enum {string} */
+                    selectedGiftType: "product" | "collection";
+                    productId?: string;
+                    collectionId?: string;
+                    /** @description Major units of the billing currency (USD), judged against the landed total */
+                    budget: {
+                        min: number;
+                        max: number;
+                    };
+                    expiration: {
+                        daysFromSend: components["schemas"]["Int"];
+                    } | {
+                        /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+                        date: string;
+                    };
+                };
+                notificationPolicy: {
+                    sendingChannels: ("email" | "sms" | "link")[];
+                    disableReminders: boolean;
+                };
+                message: string | null;
+            };
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            updatedAt: string;
+        };
+        V2BillingMethodNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "NOT_FOUND";
+            message: string;
+        };
+        V2ProductNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "NOT_FOUND";
+            message: string;
+        };
+        CampaignListV2: {
+            results: components["schemas"]["CampaignV2"][];
+            skip: components["schemas"]["Int"];
+            limit: components["schemas"]["Int"];
+        };
+        V2CampaignNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "NOT_FOUND";
+            message: string;
+        };
+        V2CampaignTransitionRefused: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        V2CampaignArchived: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        RecipientV2: {
+            id: string;
+            firstName: string;
+            lastName: string;
+            email: string | null;
+            mobilePhone: string | null;
+            country: string | null;
+            externalId: string | null;
+            accounts: string[];
+            source: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            updatedAt: string;
+        };
+        V2RecipientAlreadyExists: {
+            /** @enum {number} */
+            status: 409;
+            /** @enum {string} */
+            errorCode: "CONFLICT";
+            message: string;
+        };
+        RecipientListV2: {
+            results: components["schemas"]["RecipientV2"][];
+            skip: components["schemas"]["Int"];
+            limit: components["schemas"]["Int"];
+        };
+        V2RecipientNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "NOT_FOUND";
+            message: string;
+        };
+        GiftResultsV2: {
+            /** @description One per recipient, in the request's order */
+            results: ({
+                /** @enum {boolean} */
+                success: true;
+                id: string;
+                key: string;
+                link: string;
+            } | {
+                /** @enum {boolean} */
+                success: false;
+                key: string;
+                errorCode: string;
+                message: string;
+            })[];
+        };
+        V2CampaignNotActive: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        GiftListV2: {
+            results: components["schemas"]["GiftV2"][];
+            skip: components["schemas"]["Int"];
+            limit: components["schemas"]["Int"];
+        };
+        GiftV2: {
+            id: string;
+            campaignId: string;
+            accountId: string;
+            recipientId: string;
+            key: string;
+            /** @enum {string} */
+            status: "unopened" | "opened" | "unwrapped" | "claimed" | "expired" | "cancelled";
+            /** @description The gift page the recipient opens; anyone with it can claim */
+            link: string;
+            /** @description In major units of the campaign's currency, judged against the landed total */
+            budget: {
+                min: number;
+                max: number;
+            };
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            expirationDate: string;
+            /** @enum {string} */
+            sendingMethod: "email" | "sms" | "link";
+            metadata: {
+                [key: string]: string;
+            } | null;
+            orderId: string | null;
+            /**
+             * unknown
+             * @description Once claimed: where it ships
+             */
+            deliveryDetails: unknown;
+            source: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+            claimedAt: string | null;
+        };
+        V2GiftNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "NOT_FOUND";
+            message: string;
+        };
+        /** @description a string to be decoded into a Date */
+        DateFromString: string;
+        V2GiftClosed: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
             message: string;
         };
         ProductListV3: {
@@ -10385,6 +10718,2207 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2VariantNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "campaignsV2.list": {
+        parameters: {
+            query?: {
+                /** @description Company id, `^[A-Za-z0-9]{8,}$` */
+                companyId?: string;
+                /** @description Only this account's (404 when out of reach) */
+                accountId?: string;
+                /** @description Rows to skip (default 0) */
+                skip?: number;
+                /** @description Rows per page, 1 to 100 (default 20) */
+                limit?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CampaignListV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignListV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "campaignsV2.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(100)
+                     * @description a string at most 100 character(s) long
+                     */
+                    name: string;
+                    /** @enum {string} */
+                    status?: "draft" | "active";
+                    /** @enum {string} */
+                    type?: "oneOffs";
+                    /** @description Default: Ribbon-Account-Id, else the key's only or default account */
+                    accountId?: string;
+                    /** @description Default: the account's default method */
+                    billingMethodId?: string;
+                    customization: {
+                        giftProperties: {
+                            /** @enum {string} */
+                            selectedGiftType: "product" | "collection";
+                            /** @description For `selectedGiftType` product */
+                            productId?: string;
+                            /** @description For `selectedGiftType` collection */
+                            collectionId?: string;
+                            budget: {
+                                /**
+                                 * between(1, 20000)
+                                 * @description Default 1; at most `max`
+                                 */
+                                min?: number;
+                                /**
+                                 * between(1, 20000)
+                                 * @description a number between 1 and 20000
+                                 */
+                                max: number;
+                            };
+                            /** @description Exactly one of `daysFromSend` (1 to 365) and `date` */
+                            expiration?: {
+                                /**
+                                 * between(1, 365)
+                                 * @description a number between 1 and 365
+                                 */
+                                daysFromSend?: components["schemas"]["Int"];
+                                /** @description In the future, at most 365 days ahead; a date alone means the end of that day, UTC */
+                                date?: string;
+                            };
+                        };
+                        notificationPolicy?: {
+                            /**
+                             * maxItems(3)
+                             * @description an array of at most 3 item(s)
+                             */
+                            sendingChannels: ("email" | "sms" | "link")[];
+                            disableReminders?: boolean;
+                        };
+                        /** @description The sender's note shown on the gift page (at most 1000 characters) */
+                        message?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description CampaignV2 */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2BillingMethodNotFound"] | components["schemas"]["V2ProductNotFound"] | components["schemas"]["V2CollectionNotFound"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2UnsupportedMediaType"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "campaignsV2.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                campaignId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CampaignV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2CampaignNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "campaignsV2.update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                campaignId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(100)
+                     * @description a string at most 100 character(s) long
+                     */
+                    name?: string;
+                    /** @enum {string} */
+                    status?: "draft" | "active" | "paused" | "completed" | "archived";
+                    customization?: {
+                        giftProperties?: {
+                            /** @enum {string} */
+                            selectedGiftType?: "product" | "collection";
+                            /** @description For `selectedGiftType` product */
+                            productId?: string;
+                            /** @description For `selectedGiftType` collection */
+                            collectionId?: string;
+                            budget?: {
+                                /**
+                                 * between(1, 20000)
+                                 * @description Default 1; at most `max`
+                                 */
+                                min?: number;
+                                /**
+                                 * between(1, 20000)
+                                 * @description a number between 1 and 20000
+                                 */
+                                max: number;
+                            };
+                            /** @description Exactly one of `daysFromSend` (1 to 365) and `date` */
+                            expiration?: {
+                                /**
+                                 * between(1, 365)
+                                 * @description a number between 1 and 365
+                                 */
+                                daysFromSend?: components["schemas"]["Int"];
+                                /** @description In the future, at most 365 days ahead; a date alone means the end of that day, UTC */
+                                date?: string;
+                            };
+                        };
+                        notificationPolicy?: {
+                            /**
+                             * maxItems(3)
+                             * @description an array of at most 3 item(s)
+                             */
+                            sendingChannels?: ("email" | "sms" | "link")[];
+                            disableReminders?: boolean;
+                        };
+                        /** @description The sender's note shown on the gift page (at most 1000 characters) */
+                        message?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description CampaignV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CampaignV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2CampaignNotFound"] | components["schemas"]["V2ProductNotFound"] | components["schemas"]["V2CollectionNotFound"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2UnsupportedMediaType"];
+                };
+            };
+            /** @description V2CampaignTransitionRefused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2CampaignTransitionRefused"] | components["schemas"]["V2CampaignArchived"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "recipientsV2.list": {
+        parameters: {
+            query?: {
+                /** @description Company id, `^[A-Za-z0-9]{8,}$` */
+                companyId?: string;
+                /** @description Only this account's (404 when out of reach) */
+                accountId?: string;
+                /** @description Rows to skip (default 0) */
+                skip?: number;
+                /** @description Rows per page, 1 to 100 (default 20) */
+                limit?: number;
+                /** @description The company's own identifier, unique in the company and environment */
+                externalId?: string;
+                /** @description Unique in the company and environment, case-insensitively */
+                email?: string;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RecipientListV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipientListV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "recipientsV2.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(100)
+                     * @description a string at most 100 character(s) long
+                     */
+                    firstName: string;
+                    /**
+                     * maxLength(100)
+                     * @description a string at most 100 character(s) long
+                     */
+                    lastName: string;
+                    /**
+                     * maxLength(254)
+                     * @description Unique in the company and environment, case-insensitively
+                     */
+                    email?: string;
+                    /**
+                     * maxLength(20)
+                     * @description E.164 (`+14155552671`); other international forms are normalised to it
+                     */
+                    mobilePhone?: string;
+                    country?: components["schemas"]["AddressCountryCode"];
+                    /**
+                     * maxLength(120)
+                     * @description The company's own identifier, unique in the company and environment
+                     */
+                    externalId?: string;
+                    /**
+                     * maxItems(100)
+                     * @description The accounts that may reach it; default: Ribbon-Account-Id, else the key's only or default account
+                     */
+                    accounts?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description RecipientV2 */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipientV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"];
+                };
+            };
+            /** @description V2RecipientAlreadyExists */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RecipientAlreadyExists"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2UnsupportedMediaType"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "recipientsV2.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                recipientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RecipientV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipientV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2RecipientNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "recipientsV2.delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                recipientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2RecipientNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "recipientsV2.update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                recipientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * maxLength(100)
+                     * @description a string at most 100 character(s) long
+                     */
+                    firstName?: string;
+                    /**
+                     * maxLength(100)
+                     * @description a string at most 100 character(s) long
+                     */
+                    lastName?: string;
+                    email?: string | null;
+                    mobilePhone?: string | null;
+                    country?: components["schemas"]["AddressCountryCode"] | null;
+                    externalId?: string | null;
+                    /**
+                     * maxItems(100)
+                     * @description Replaces the accounts the key reaches; accounts it does not reach are kept
+                     */
+                    accounts?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description RecipientV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipientV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2RecipientNotFound"];
+                };
+            };
+            /** @description V2RecipientAlreadyExists */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RecipientAlreadyExists"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2UnsupportedMediaType"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftsV2.list": {
+        parameters: {
+            query?: {
+                /** @description Company id, `^[A-Za-z0-9]{8,}$` */
+                companyId?: string;
+                /** @description Only this account's (404 when out of reach) */
+                accountId?: string;
+                /** @description Rows to skip (default 0) */
+                skip?: number;
+                /** @description Rows per page, 1 to 100 (default 20) */
+                limit?: number;
+                statuses?: string;
+                campaignIds?: string;
+                /** @description Comma-separated gift keys */
+                keys?: string;
+                createdBefore?: string;
+                createdAfter?: string;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description GiftListV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GiftListV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftsV2.create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 24 hexadecimal characters */
+                    campaignId: string;
+                    /**
+                     * maxItems(100)
+                     * @description an array of at most 100 item(s)
+                     */
+                    recipients: {
+                        /**
+                         * maxLength(100)
+                         * @description a string at most 100 character(s) long
+                         */
+                        firstname: string;
+                        /**
+                         * maxLength(100)
+                         * @description a string at most 100 character(s) long
+                         */
+                        lastname: string;
+                        /**
+                         * maxLength(254)
+                         * @description Unique in the company and environment, case-insensitively
+                         */
+                        email?: string;
+                        /**
+                         * maxLength(20)
+                         * @description a string at most 20 character(s) long
+                         */
+                        phone?: string;
+                        /**
+                         * maxLength(120)
+                         * @description The company's own identifier, unique in the company and environment
+                         */
+                        externalId?: string;
+                        /**
+                         * maxLength(120)
+                         * @description The company's key for this gift, unique in the campaign: sending it again finds the gift
+                         */
+                        key: string;
+                    }[];
+                    /**
+                     * @description How the link reaches the recipient: email, sms, or link (the company sends it; default)
+                     * @enum {string}
+                     */
+                    sendingMethod?: "email" | "sms" | "link";
+                };
+            };
+        };
+        responses: {
+            /** @description GiftResultsV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GiftResultsV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2CampaignNotFound"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2UnsupportedMediaType"];
+                };
+            };
+            /** @description V2CampaignNotActive */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2CampaignNotActive"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftsV2.get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                giftId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description GiftV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GiftV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2GiftNotFound"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftsV2.update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                giftId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expirationDate?: components["schemas"]["DateFromString"];
+                    metadata?: {
+                        [key: string]: string;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description GiftV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GiftV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2GiftNotFound"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2UnsupportedMediaType"];
+                };
+            };
+            /** @description V2GiftClosed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2GiftClosed"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftsV2.cancel": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                giftId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description GiftV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GiftV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2GiftNotFound"];
+                };
+            };
+            /** @description V2GiftClosed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2GiftClosed"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftsV2.expire": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                giftId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description GiftV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GiftV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2GiftNotFound"];
+                };
+            };
+            /** @description V2GiftClosed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2GiftClosed"];
                 };
             };
             /** @description V2RateLimited */

@@ -9,8 +9,11 @@ import { CheckoutsApi, OrdersApi, QuotesApi } from "./checkout/CheckoutsApi.js"
 import { PayApi } from "./checkout/PayApi.js"
 import { AccountsV3Api } from "./company/AccountsApi.js"
 import { ApiKeysV2Api, ApiKeysV3Api } from "./company/ApiKeysApi.js"
+import { CampaignsV2Api } from "./company/CampaignsApi.js"
+import { GiftsV2Api } from "./company/GiftsApi.js"
 import { OrderAddressesV3Api } from "./company/OrderAddressesApi.js"
 import { OrdersV3Api } from "./company/OrdersApi.js"
+import { RecipientsV2Api } from "./company/RecipientsApi.js"
 import { WebhooksV3Api } from "./company/WebhooksApi.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
@@ -37,6 +40,9 @@ export class Api extends makeApi("ribbon")
   .add(OrderAddressesV3Api.pipe(withRequestErrors("v3")))
   .add(WebhooksV3Api.pipe(withRequestErrors("v3")))
   .add(CatalogV2Api.pipe(withRequestErrors("v2")))
+  .add(CampaignsV2Api.pipe(withRequestErrors("v2")))
+  .add(RecipientsV2Api.pipe(withRequestErrors("v2")))
+  .add(GiftsV2Api.pipe(withRequestErrors("v2")))
   .add(CatalogV3Api.pipe(withRequestErrors("v3")))
   .add(ExportsV3Api.pipe(withRequestErrors("v3")))
   .add(ExportFilesApi.pipe(withRequestErrors("v1")))

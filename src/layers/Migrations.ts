@@ -19,6 +19,8 @@ import variantPersonalization from "./migrations/0014_variant_personalization.js
 import productsTitleOrder from "./migrations/0015_products_title_order.js"
 import catalogExports from "./migrations/0016_catalog_exports.js"
 import stockAvailability from "./migrations/0017_stock_availability.js"
+import campaignsRecipients from "./migrations/0018_campaigns_recipients.js"
+import gifts from "./migrations/0019_gifts.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -38,7 +40,9 @@ export const migrations = {
   "0014_variant_personalization": variantPersonalization,
   "0015_products_title_order": productsTitleOrder,
   "0016_catalog_exports": catalogExports,
-  "0017_stock_availability": stockAvailability
+  "0017_stock_availability": stockAvailability,
+  "0018_campaigns_recipients": campaignsRecipients,
+  "0019_gifts": gifts
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -26,8 +26,11 @@ import { CheckoutPresenterV1 } from "../http/checkout/v1.js"
 import { AccountsV3Live } from "../http/company/AccountsLive.js"
 import { apiKeyAuthLayers } from "../http/company/ApiKeyAuthLive.js"
 import { ApiKeysV2Live, ApiKeysV3Live } from "../http/company/ApiKeysLive.js"
+import { CampaignsV2Live } from "../http/company/CampaignsLive.js"
+import { GiftsV2Live } from "../http/company/GiftsLive.js"
 import { OrderAddressesV3Live } from "../http/company/OrderAddressesLive.js"
 import { OrdersV3Live } from "../http/company/OrdersLive.js"
+import { RecipientsV2Live } from "../http/company/RecipientsLive.js"
 import { WebhooksV3Live } from "../http/company/WebhooksLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
@@ -55,11 +58,14 @@ import { Quotes } from "../services/checkout/Quotes.js"
 import { deliverWebhookHandler, Webhooks } from "../services/checkout/Webhooks.js"
 import { Accounts } from "../services/company/Accounts.js"
 import { Billing } from "../services/company/Billing.js"
+import { Campaigns } from "../services/company/Campaigns.js"
 import { Companies } from "../services/company/Companies.js"
 import { CompanyOrders } from "../services/company/CompanyOrders.js"
 import { CompanyWebhooks } from "../services/company/CompanyWebhooks.js"
+import { Gifts } from "../services/company/Gifts.js"
 import { KeyStore } from "../services/company/KeyStore.js"
 import { CompanyPolicy } from "../services/company/Policy.js"
+import { Recipients } from "../services/company/Recipients.js"
 import { StockAvailability, StockAvailabilityNotifierLive } from "../services/company/StockAvailability.js"
 import { OAuth } from "../services/identity/OAuth.js"
 import { Users } from "../services/identity/Users.js"
@@ -184,6 +190,9 @@ export const ServicesLive = Layer.mergeAll(
   Billing.Default,
   CompanyOrders.Default,
   CompanyWebhooks.Default,
+  Campaigns.Default,
+  Recipients.Default,
+  Gifts.Default,
   StockAvailability.Default,
   // checkout, its events and callbacks showing the /v1 resources
   Layer.mergeAll(
@@ -229,6 +238,9 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
       OrdersV3Live,
       WebhooksV3Live,
       CatalogV2Live,
+      CampaignsV2Live,
+      RecipientsV2Live,
+      GiftsV2Live,
       CatalogV3Live,
       ExportsV3Live
     ).pipe(Layer.provide(companyAuth)),
@@ -280,6 +292,7 @@ export const WorkerLive = Layer.unwrapEffect(
     const checkouts = yield* Checkouts
     const companyOrders = yield* CompanyOrders
     const exports = yield* CatalogExports
+    const gifts = yield* Gifts
     const jobsWorker = Jobs.layerWorker([
       placement.handler,
       orders.handler,
@@ -287,6 +300,7 @@ export const WorkerLive = Layer.unwrapEffect(
       ExpireCheckout.handle(({ checkoutId }) => checkouts.expire(checkoutId)),
       RunCatalogExport.handle(({ exportId }, job) => exports.run(exportId, job.attempt >= job.maxAttempts, exportLine)),
       ExpireCatalogExport.handle(({ exportId }) => exports.expire(exportId)),
+      gifts.handler,
       deliverWebhookHandler
     ])
     return Layer.merge(jobsWorker, StockAvailabilityNotifierLive)

@@ -50,6 +50,14 @@ export const postWith = (url: string, body: unknown, headers: Record<string, str
     )
   )
 
+export const patchWith = (url: string, body: unknown, headers: Record<string, string>) =>
+  raw(
+    HttpClientRequest.patch(url).pipe(
+      HttpClientRequest.setHeaders(headers),
+      HttpClientRequest.bodyText(typeof body === "string" ? body : JSON.stringify(body), "application/json")
+    )
+  )
+
 export const deleteWith = (url: string, headers: Record<string, string>) =>
   raw(HttpClientRequest.del(url).pipe(HttpClientRequest.setHeaders(headers)))
 

@@ -197,3 +197,69 @@ export class WebhookEndpointLimitReached extends DomainError<WebhookEndpointLimi
     "422_WHKS_001"
   )
 ) {}
+
+// v2 campaigns and recipients (DESIGN.md §4.12).
+
+/** No campaign of that id on an account the request reaches. */
+export class CampaignNotFound extends DomainError<CampaignNotFound>()(
+  "CampaignNotFound",
+  { campaignId: Schema.String },
+  errorCode(404, "Campaign not found", "campaign_not_found", "NOT_FOUND", "404_CAMP_001")
+) {}
+
+/** A status the campaign cannot move to from its own (`draft → active`, `active ⇄ paused`, … `→ archived`). */
+export class CampaignTransitionRefused extends DomainError<CampaignTransitionRefused>()(
+  "CampaignTransitionRefused",
+  { campaignId: Schema.String, from: Schema.String, to: Schema.String },
+  errorCode(
+    422,
+    "Campaign status transition refused",
+    "campaign_transition_refused",
+    "UNPROCESSABLE_ENTITY",
+    "422_CAMP_001"
+  )
+) {}
+
+/** An archived campaign takes no further change. */
+export class CampaignArchived extends DomainError<CampaignArchived>()(
+  "CampaignArchived",
+  { campaignId: Schema.String },
+  errorCode(422, "Campaign archived", "campaign_archived", "UNPROCESSABLE_ENTITY", "422_CAMP_002")
+) {}
+
+/** No recipient of that id reachable with the request's accounts (or it was deleted). */
+export class RecipientNotFound extends DomainError<RecipientNotFound>()(
+  "RecipientNotFound",
+  { recipientId: Schema.String },
+  errorCode(404, "Recipient not found", "recipient_not_found", "NOT_FOUND", "404_RCPT_001")
+) {}
+
+/** Another recipient of the company (and environment) has that `externalId`, or that e-mail (case-insensitively). */
+export class RecipientAlreadyExists extends DomainError<RecipientAlreadyExists>()(
+  "RecipientAlreadyExists",
+  { field: Schema.Literal("externalId", "email"), recipientId: Schema.String },
+  errorCode(409, "Recipient already exists", "recipient_already_exists", "CONFLICT", "409_RCPT_001")
+) {}
+
+// Gifts (DESIGN.md §4.12).
+
+/** No gift of that id reachable with the request's accounts. */
+export class GiftNotFound extends DomainError<GiftNotFound>()(
+  "GiftNotFound",
+  { giftId: Schema.String },
+  errorCode(404, "Gift not found", "gift_not_found", "NOT_FOUND", "404_GIFT_001")
+) {}
+
+/** The gift is claimed, expired or cancelled: it takes no further change. */
+export class GiftClosed extends DomainError<GiftClosed>()(
+  "GiftClosed",
+  { giftId: Schema.String, status: Schema.String },
+  errorCode(422, "Gift closed", "gift_closed", "UNPROCESSABLE_ENTITY", "422_GIFT_001")
+) {}
+
+/** Gifts are sent only from an active campaign. */
+export class CampaignNotActive extends DomainError<CampaignNotActive>()(
+  "CampaignNotActive",
+  { campaignId: Schema.String, status: Schema.String },
+  errorCode(422, "Campaign not active", "campaign_not_active", "UNPROCESSABLE_ENTITY", "422_CAMP_003")
+) {}

@@ -14,7 +14,6 @@ import {
   productExports,
   products,
   sqlClient,
-  v3Error,
   walk
 } from "../../support/exports.js"
 

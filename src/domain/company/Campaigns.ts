@@ -1,0 +1,78 @@
+import { Schema } from "effect"
+import { Environment, RequestSource } from "./Company.js"
+
+/**
+ * Campaigns, version 2 (DESIGN.md §4.12, docs/company-api.md "Campaigns"): what a company's gifts are made
+ * from. A campaign belongs to one account and is charged to a billing method of it (the account's default
+ * when it was made); its gift properties say what a recipient may choose (one product, or any product of a
+ * collection), up to what budget, and until when; its notification policy how the gift reaches them.
+ */
+
+export const CampaignStatus = Schema.Literal("draft", "active", "paused", "completed", "archived")
+export type CampaignStatus = typeof CampaignStatus.Type
+
+export const GiftType = Schema.Literal("product", "collection")
+export type GiftType = typeof GiftType.Type
+
+export const SendingChannel = Schema.Literal("email", "sms", "link")
+export type SendingChannel = typeof SendingChannel.Type
+
+/** The statuses a campaign may move to from each status; staying put is always allowed. */
+export const campaignTransitions: Readonly<Record<CampaignStatus, ReadonlyArray<CampaignStatus>>> = {
+  draft: ["active", "archived"],
+  active: ["paused", "completed", "archived"],
+  paused: ["active", "completed", "archived"],
+  completed: ["archived"],
+  archived: []
+}
+
+export const canMoveCampaign = (from: CampaignStatus, to: CampaignStatus) =>
+  from === to || campaignTransitions[from].includes(to)
+
+/** The budget bounds of the v2 line, in major units of the billing currency (DESIGN.md §4.12). */
+export const minBudget = 1
+export const maxBudget = 20_000
+
+/** The expiration bounds: 1 to 365 days after sending, or a date at most 365 days ahead. */
+export const maxExpirationDays = 365
+
+/**
+ * A stored campaign as the services see it. Budgets are in minor units of `currency` (the billing currency,
+ * USD): `budgetMin`/`budgetMax` 100–2,000,000 cents for the 1–20000 of the API. Exactly one of
+ * `expirationDays` (counted from when a gift is sent) and `expirationDate` is set, and exactly one of
+ * `productId` (`giftType` product) and `collectionId` (`giftType` collection).
+ */
+export const CampaignRecord = Schema.Struct({
+  id: Schema.String,
+  companyId: Schema.String,
+  environment: Environment,
+  accountId: Schema.String,
+  billingMethodId: Schema.String,
+  name: Schema.String,
+  status: CampaignStatus,
+  type: Schema.Literal("oneOffs"),
+  giftType: GiftType,
+  productId: Schema.NullOr(Schema.String),
+  collectionId: Schema.NullOr(Schema.String),
+  budgetMin: Schema.Int,
+  budgetMax: Schema.Int,
+  currency: Schema.String,
+  expirationDays: Schema.NullOr(Schema.Int),
+  expirationDate: Schema.NullOr(Schema.DateFromSelf),
+  sendingChannels: Schema.Array(SendingChannel),
+  disableReminders: Schema.Boolean,
+  message: Schema.NullOr(Schema.String),
+  source: Schema.NullOr(RequestSource),
+  createdAt: Schema.DateFromSelf,
+  updatedAt: Schema.DateFromSelf
+})
+export type CampaignRecord = typeof CampaignRecord.Type
+
+const dayMillis = 24 * 60 * 60 * 1000
+
+/** When a gift of the campaign sent at `sentAt` expires: `expirationDays` after sending, or the campaign's date. */
+export const giftExpirationOf = (campaign: CampaignRecord, sentAt: Date): Date =>
+  campaign.expirationDate ?? new Date(sentAt.getTime() + (campaign.expirationDays ?? maxExpirationDays) * dayMillis)
+
+/** Whether gifts may be sent from the campaign now. */
+export const sendsGifts = (campaign: CampaignRecord) => campaign.status === "active"

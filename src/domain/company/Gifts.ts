@@ -1,0 +1,68 @@
+import { Schema } from "effect"
+import { Environment, RequestSource } from "./Company.js"
+
+/**
+ * Gifts, version 2 (DESIGN.md §4.12, docs/company-api.md "Gifts"): one recipient's gift from one campaign,
+ * sent as a link the recipient opens to choose within the budget and claim. While it is open, the budget's
+ * maximum is held on the campaign's billing method; claiming, expiring or cancelling it lets that go.
+ */
+
+export const GiftStatus = Schema.Literal("unopened", "opened", "unwrapped", "claimed", "expired", "cancelled")
+export type GiftStatus = typeof GiftStatus.Type
+
+/** The statuses of a gift that can still be claimed (and be cancelled, expire or change). */
+export const openGiftStatuses: ReadonlyArray<GiftStatus> = ["unopened", "opened", "unwrapped"]
+
+export const isOpenGift = (status: GiftStatus) => openGiftStatuses.includes(status)
+
+export const SendingMethod = Schema.Literal("email", "sms", "link")
+export type SendingMethod = typeof SendingMethod.Type
+
+/** Recipients in one `POST /v2/gifts`. */
+export const maxGiftsPerRequest = 100
+
+export const GiftRecord = Schema.Struct({
+  id: Schema.String,
+  companyId: Schema.String,
+  environment: Environment,
+  campaignId: Schema.String,
+  accountId: Schema.String,
+  billingMethodId: Schema.String,
+  recipientId: Schema.String,
+  key: Schema.String,
+  status: GiftStatus,
+  token: Schema.String,
+  /** Minor units of `currency`, copied from the campaign when the gift was made. */
+  budgetMin: Schema.Int,
+  budgetMax: Schema.Int,
+  currency: Schema.String,
+  /** What the gift holds on the billing method's ledger now: `budgetMax` while open, then 0. */
+  reserved: Schema.Int,
+  sendingMethod: SendingMethod,
+  metadata: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
+  orderId: Schema.NullOr(Schema.String),
+  source: Schema.NullOr(RequestSource),
+  expiresAt: Schema.DateFromSelf,
+  createdAt: Schema.DateFromSelf,
+  updatedAt: Schema.DateFromSelf,
+  openedAt: Schema.NullOr(Schema.DateFromSelf),
+  unwrappedAt: Schema.NullOr(Schema.DateFromSelf),
+  claimedAt: Schema.NullOr(Schema.DateFromSelf),
+  closedAt: Schema.NullOr(Schema.DateFromSelf)
+})
+export type GiftRecord = typeof GiftRecord.Type
+
+/** Who a gift is for, as `POST /v2/gifts` names them (v2's lower-case `firstname`/`lastname`). */
+export interface GiftRecipientInput {
+  readonly firstname: string
+  readonly lastname: string
+  readonly email: string | null
+  readonly phone: string | null
+  readonly externalId: string | null
+  readonly key: string
+}
+
+/** One recipient's outcome of `POST /v2/gifts`: a gift (new or found by its key), or why not. */
+export type GiftResult =
+  | { readonly success: true; readonly gift: GiftRecord; readonly created: boolean }
+  | { readonly success: false; readonly key: string; readonly errorCode: string; readonly message: string }

@@ -1,0 +1,197 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { PhoneInput } from "../../domain/catalog/Address.js"
+import { HexId, RequestSource, Timestamp } from "../../domain/company/Company.js"
+import {
+  AccountNotFound,
+  CampaignNotActive,
+  CampaignNotFound,
+  GiftClosed,
+  GiftNotFound
+} from "../../domain/company/Errors.js"
+import { GiftStatus, maxGiftsPerRequest, SendingMethod } from "../../domain/company/Gifts.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
+import { lineError } from "../ErrorLines.js"
+import { ApiKeyAuthV2, Operation } from "./ApiKeyAuth.js"
+import { listParams } from "./CampaignsApi.js"
+import { ExternalId, RecipientEmail } from "./RecipientsApi.js"
+
+/**
+ * Gifts, version 2 (DESIGN.md §4.12; docs/company-api.md "Gifts"): sent to up to 100 recipients in one call
+ * with an outcome per recipient, read, changed (expiry, metadata), cancelled and expired. Unknown body
+ * properties are ignored, as v2 always has.
+ */
+
+const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
+
+const GiftKey = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(120)).annotations({
+  description: "The company's key for this gift, unique in the campaign: sending it again finds the gift"
+})
+
+const Metadata = Schema.Record({
+  key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(40)),
+  value: Schema.String.pipe(Schema.maxLength(500))
+}).pipe(Schema.filter((record) => Object.keys(record).length <= 50 || "At most 50 metadata pairs"))
+
+/** `POST /v2/gifts`. */
+export const CreateGiftsV2 = Schema.Struct({
+  campaignId: HexId,
+  recipients: Schema.Array(
+    Schema.Struct({
+      firstname: Name,
+      lastname: Name,
+      email: Schema.optional(RecipientEmail),
+      phone: Schema.optional(PhoneInput),
+      externalId: Schema.optional(ExternalId),
+      key: GiftKey
+    })
+  ).pipe(Schema.minItems(1), Schema.maxItems(maxGiftsPerRequest)),
+  sendingMethod: Schema.optionalWith(SendingMethod, { default: () => "link" as const }).annotations({
+    description: "How the link reaches the recipient: email, sms, or link (the company sends it; default)"
+  })
+})
+
+/** `PATCH /v2/gifts/{id}`: absent fields stay; `metadata: null` clears it. */
+export const UpdateGiftV2 = Schema.Struct({
+  expirationDate: Schema.optional(
+    Schema.Date.annotations({ description: "A new expiry, in the future (an ISO 8601 date-time)" })
+  ),
+  metadata: Schema.optional(Schema.NullOr(Metadata))
+})
+
+const Budget = Schema.Struct({ min: Schema.Number, max: Schema.Number }).annotations({
+  description: "In major units of the campaign's currency, judged against the landed total"
+})
+
+export class GiftV2 extends Schema.Class<GiftV2>("GiftV2")({
+  id: Schema.String,
+  campaignId: Schema.String,
+  accountId: Schema.String,
+  recipientId: Schema.String,
+  key: Schema.String,
+  status: GiftStatus,
+  link: Schema.String.annotations({ description: "The gift page the recipient opens; anyone with it can claim" }),
+  budget: Budget,
+  expirationDate: Timestamp,
+  sendingMethod: SendingMethod,
+  metadata: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
+  orderId: Schema.NullOr(Schema.String),
+  deliveryDetails: Schema.NullOr(Schema.Unknown).annotations({ description: "Once claimed: where it ships" }),
+  source: Schema.NullOr(RequestSource),
+  createdAt: Timestamp,
+  claimedAt: Schema.NullOr(Timestamp)
+}) {}
+
+export class GiftResultsV2 extends Schema.Class<GiftResultsV2>("GiftResultsV2")({
+  results: Schema.Array(
+    Schema.Union(
+      Schema.Struct({ success: Schema.Literal(true), id: Schema.String, key: Schema.String, link: Schema.String }),
+      Schema.Struct({
+        success: Schema.Literal(false),
+        key: Schema.String,
+        errorCode: Schema.String,
+        message: Schema.String
+      })
+    )
+  ).annotations({ description: "One per recipient, in the request's order" })
+}) {}
+
+export class GiftListV2 extends Schema.Class<GiftListV2>("GiftListV2")({
+  results: Schema.Array(GiftV2),
+  skip: Schema.Int,
+  limit: Schema.Int
+}) {}
+
+/** A comma-separated set of values (`statuses=opened,claimed`), each checked. */
+const setOf = (item: Schema.Schema.AnyNoContext, description: string) =>
+  Schema.String.pipe(
+    Schema.filter((text) => {
+      const bad = text.split(",").find((value) => !Schema.is(item)(value.trim()))
+      return bad === undefined || `Unexpected value "${bad}"`
+    })
+  ).annotations({ description })
+
+const DateTimeParam = Schema.String.pipe(
+  Schema.filter((value) => !Number.isNaN(Date.parse(value)) || "Expected an ISO 8601 date-time")
+)
+
+const GiftPath = Schema.Struct({ giftId: HexId })
+
+const read = { permission: ["gifts:read:masked", "gifts:read:unmasked"], rateClass: "administration:read" } as const
+const update = { permission: "gifts:update", rateClass: "administration:write" } as const
+
+export class GiftsV2Api extends HttpApiGroup.make("giftsV2")
+  .add(
+    HttpApiEndpoint.post("create", "/gifts")
+      .setPayload(CreateGiftsV2)
+      .addSuccess(GiftResultsV2)
+      .addError(lineError("v2", CampaignNotFound))
+      .addError(lineError("v2", CampaignNotActive))
+      .annotate(Operation, { permission: "gifts:create", rateClass: "administration:write" })
+      .annotate(
+        OpenApi.Summary,
+        "Send a campaign's gift to 1 to 100 recipients; each gets its own outcome, a repeated key its gift"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/gifts")
+      .setUrlParams(
+        Schema.Struct({
+          ...listParams,
+          statuses: Schema.optional(setOf(GiftStatus, "Comma-separated statuses")),
+          campaignIds: Schema.optional(setOf(HexId, "Comma-separated campaign ids")),
+          keys: Schema.optional(Schema.String.annotations({ description: "Comma-separated gift keys" })),
+          createdBefore: Schema.optional(DateTimeParam),
+          createdAfter: Schema.optional(DateTimeParam)
+        })
+      )
+      .addSuccess(GiftListV2)
+      .addError(lineError("v2", AccountNotFound))
+      .annotate(Operation, read)
+      .annotate(OpenApi.Summary, "List the gifts of the accounts the key reaches, newest first")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/gifts/:giftId")
+      .setPath(GiftPath)
+      .addSuccess(GiftV2)
+      .addError(lineError("v2", GiftNotFound))
+      .annotate(Operation, read)
+      .annotate(OpenApi.Summary, "Retrieve a gift")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/gifts/:giftId")
+      .setPath(GiftPath)
+      .setPayload(UpdateGiftV2)
+      .addSuccess(GiftV2)
+      .addError(lineError("v2", GiftNotFound))
+      .addError(lineError("v2", GiftClosed))
+      .annotate(Operation, update)
+      .annotate(OpenApi.Summary, "Change an open gift's expiry or metadata")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/gifts/:giftId/cancel")
+      .setPath(GiftPath)
+      .addSuccess(GiftV2)
+      .addError(lineError("v2", GiftNotFound))
+      .addError(lineError("v2", GiftClosed))
+      .annotate(Operation, update)
+      .annotate(OpenApi.Summary, "Cancel an unclaimed gift; its reserved budget is released")
+  )
+  .add(
+    HttpApiEndpoint.post("expire", "/gifts/:giftId/expire")
+      .setPath(GiftPath)
+      .addSuccess(GiftV2)
+      .addError(lineError("v2", GiftNotFound))
+      .addError(lineError("v2", GiftClosed))
+      .annotate(Operation, update)
+      .annotate(OpenApi.Summary, "Expire an unclaimed gift now; its reserved budget is released")
+  )
+  .addError(lineError("v2", InvalidRequest))
+  .prefix("/public-api/v2")
+  .middleware(ApiKeyAuthV2)
+  .annotate(OpenApi.Title, "Gifts (v2)")
+  .annotate(
+    OpenApi.Description,
+    "Gifts, version 2: a campaign's gift sent to recipients as a link they open to choose and claim. " +
+      "Authenticated with `X-Api-Key`."
+  ) {}

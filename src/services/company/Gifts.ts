@@ -1,0 +1,310 @@
+import { randomBytes } from "node:crypto"
+import { SqlClient } from "@effect/sql"
+import { DateTime, Effect, type Option, Schema } from "effect"
+import { type CampaignRecord, giftExpirationOf, sendsGifts } from "../../domain/company/Campaigns.js"
+import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
+import { CampaignNotActive, GiftClosed, GiftNotFound } from "../../domain/company/Errors.js"
+import {
+  type GiftRecipientInput,
+  GiftRecord,
+  type GiftResult,
+  type GiftStatus,
+  isOpenGift,
+  openGiftStatuses,
+  type SendingMethod
+} from "../../domain/company/Gifts.js"
+import type { RecipientRecord } from "../../domain/company/Recipients.js"
+import { codeOf } from "../../domain/platform/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import { PublicUrl } from "../catalog/Catalog.js"
+import { JobKind, Jobs } from "../platform/Jobs.js"
+import { rowsOf } from "../platform/Rows.js"
+import { nowDate } from "../platform/Time.js"
+import { Billing } from "./Billing.js"
+import { Campaigns } from "./Campaigns.js"
+import { CompanyWebhooks } from "./CompanyWebhooks.js"
+import { Recipients } from "./Recipients.js"
+import { accountsIn } from "./Scope.js"
+
+/**
+ * Gifts, version 2 (DESIGN.md §4.12, docs/company-api.md "Gifts"), in the `gifts` table of migration 0019.
+ *
+ * - `create` makes one gift per recipient of an active campaign, each in its own transaction: the
+ *   recipient found or made, the gift, the budget's maximum debited from the campaign's billing method
+ *   ("reserved"), its expiry job, the gift message in the notifications outbox, and `gift-status-changed`.
+ *   One recipient's failure (funds, a bad phone) is its result and does not undo the others'. A key the
+ *   campaign already has finds that gift and changes nothing.
+ * - `cancel`, `expire` and the `gift.expire` job close an open gift: the status, the reservation credited
+ *   back, the webhook, in one transaction.
+ * - Reads are scoped to the accounts the key reaches; a gift's link is `{PUBLIC_URL}/g/{token}`.
+ */
+
+/** A gift's expiry, due at its `expiresAt`. Keyed by gift and time: a new expiry is a new job. */
+export const ExpireGift = JobKind.make("gift.expire", Schema.Struct({ giftId: Schema.String }))
+
+/** Who makes or reads gifts: the request's scope, the account its header named, and its `Request-Source`. */
+export interface GiftCaller {
+  readonly scope: AccountScope
+  readonly account: Option.Option<Account>
+  readonly source: RequestSource | null
+}
+
+export interface NewGifts {
+  readonly campaignId: string
+  readonly recipients: ReadonlyArray<GiftRecipientInput>
+  readonly sendingMethod: SendingMethod
+}
+
+/** v2 paging and the list's filters (each a set: any of its values), newest first. */
+export interface GiftListQuery {
+  readonly skip: number
+  readonly limit: number
+  readonly statuses: ReadonlyArray<GiftStatus>
+  readonly campaignIds: ReadonlyArray<string>
+  readonly keys: ReadonlyArray<string>
+  readonly createdBefore: Date | undefined
+  readonly createdAfter: Date | undefined
+}
+
+/** What `PATCH /v2/gifts/{id}` changes: absent fields stay; `metadata: null` clears it. */
+export interface GiftChange {
+  readonly expirationDate?: Date | undefined
+  readonly metadata?: Readonly<Record<string, string>> | null | undefined
+}
+
+const giftRows = rowsOf(GiftRecord)
+
+/** A new link secret: 24 random bytes, base64url (32 characters). */
+const newToken = () => randomBytes(24).toString("base64url")
+
+/** The reason of a ledger entry, as the billing method's statement shows it. */
+const ledgerReason = { reserved: "gift budget reserved", released: "gift budget released" } as const
+
+export class Gifts extends Effect.Service<Gifts>()("Gifts", {
+  dependencies: [Campaigns.Default, Recipients.Default, Billing.Default, Jobs.Default, CompanyWebhooks.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const campaigns = yield* Campaigns
+    const recipients = yield* Recipients
+    const billing = yield* Billing
+    const jobs = yield* Jobs
+    const webhooks = yield* CompanyWebhooks
+    const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
+
+    /** The link a recipient opens. */
+    const linkOf = (gift: GiftRecord) => `${publicUrl}/g/${gift.token}`
+
+    const emitStatus = (gift: GiftRecord) =>
+      webhooks.emit({
+        companyId: gift.companyId,
+        environment: gift.environment,
+        accountId: gift.accountId,
+        eventType: "gift-status-changed",
+        subject: { giftId: gift.id },
+        eventData: { status: gift.status }
+      })
+
+    const scheduleExpiry = (gift: GiftRecord) =>
+      jobs.enqueue(
+        ExpireGift,
+        { giftId: gift.id },
+        { key: `${gift.id}@${gift.expiresAt.getTime()}`, runAt: DateTime.unsafeFromDate(gift.expiresAt) }
+      )
+
+    /** The gift message to the outbox, on the channel the gift is sent by (none for `link`, or no address). */
+    const announce = (gift: GiftRecord, campaign: CampaignRecord, recipient: RecipientRecord) =>
+      Effect.gen(function* () {
+        const address =
+          gift.sendingMethod === "email" ? recipient.email : gift.sendingMethod === "sms" ? recipient.mobilePhone : null
+        if (address === null) return
+        const note = campaign.message === null ? "" : `\n\n${campaign.message}`
+        const now = yield* nowDate
+        yield* sql`INSERT INTO notifications (id, gift_id, kind, channel, recipient, subject, body, created_at)
+          VALUES (${yield* makeId}, ${gift.id}, 'gift.sent', ${gift.sendingMethod}, ${address},
+            ${"You have a gift"}, ${`Hello ${recipient.firstName ?? ""}, you have a gift to choose: ${linkOf(gift)}${note}`},
+            ${now})
+          ON CONFLICT DO NOTHING`
+      })
+
+    const byKey = (campaignId: string, key: string) =>
+      Effect.map(
+        giftRows(sql`SELECT * FROM gifts WHERE campaign_id = ${campaignId} AND key = ${key}`),
+        (rows) => rows[0]
+      )
+
+    /** One recipient's gift, in a transaction of its own: the gift its key already names, or a new one. */
+    const createOne = (
+      caller: GiftCaller,
+      campaign: CampaignRecord,
+      input: GiftRecipientInput,
+      method: SendingMethod
+    ) =>
+      Effect.gen(function* () {
+        const existing = yield* byKey(campaign.id, input.key)
+        if (existing !== undefined) return { gift: existing, created: false }
+        const { recipient } = yield* recipients.findOrCreate(
+          { scope: caller.scope, account: caller.account, source: caller.source },
+          {
+            firstName: input.firstname,
+            lastName: input.lastname,
+            email: input.email,
+            mobilePhone: input.phone,
+            country: null,
+            externalId: input.externalId,
+            accountIds: [campaign.accountId]
+          }
+        )
+        const now = yield* nowDate
+        const [gift] = yield* giftRows(sql`INSERT INTO gifts (id, company_id, environment, campaign_id, account_id,
+            billing_method_id, recipient_id, key, status, token, budget_min, budget_max, currency, reserved,
+            sending_method, metadata, source, expires_at, created_at, updated_at)
+          VALUES (${yield* makeId}, ${campaign.companyId}, ${campaign.environment}, ${campaign.id},
+            ${campaign.accountId}, ${campaign.billingMethodId}, ${recipient.id}, ${input.key}, 'unopened',
+            ${newToken()}, ${campaign.budgetMin}, ${campaign.budgetMax}, ${campaign.currency}, ${campaign.budgetMax},
+            ${method}, NULL, ${caller.source}, ${giftExpirationOf(campaign, now)}, ${now}, ${now})
+          ON CONFLICT (campaign_id, key) DO NOTHING RETURNING *`)
+        // Another request made it first: that one is the gift.
+        if (gift === undefined) return { gift: (yield* byKey(campaign.id, input.key))!, created: false }
+        yield* billing.debit(campaign.billingMethodId, campaign.budgetMax, {
+          type: "gift",
+          id: gift.id,
+          reason: ledgerReason.reserved
+        })
+        yield* scheduleExpiry(gift)
+        yield* announce(gift, campaign, recipient)
+        yield* emitStatus(gift)
+        return { gift, created: true }
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+
+    /**
+     * Gifts of an active campaign (404 for one the scope does not reach, 422 unless active), one per
+     * recipient, each recipient's outcome in its place.
+     */
+    const create = Effect.fn("Gifts.create")(function* (caller: GiftCaller, input: NewGifts) {
+      const campaign = yield* campaigns.get(caller.scope, input.campaignId)
+      if (!sendsGifts(campaign)) {
+        return yield* new CampaignNotActive({
+          message: `Campaign ${campaign.id} is ${campaign.status}; gifts are sent from an active campaign.`,
+          campaignId: campaign.id,
+          status: campaign.status
+        })
+      }
+      return yield* Effect.forEach(input.recipients, (recipient) =>
+        createOne(caller, campaign, recipient, input.sendingMethod).pipe(
+          Effect.map((made): GiftResult => ({ success: true, ...made })),
+          Effect.catchAll((error) =>
+            Effect.succeed<GiftResult>({
+              success: false,
+              key: recipient.key,
+              errorCode: codeOf(error)?.v2 ?? "UNPROCESSABLE_ENTITY",
+              message: error.message
+            })
+          )
+        )
+      )
+    })
+
+    const notFound = (giftId: string) =>
+      new GiftNotFound({ message: `No gift ${giftId} is reachable with this key.`, giftId })
+
+    /** A gift on an account the scope reaches (404 otherwise). */
+    const get = Effect.fn("Gifts.get")(function* (scope: AccountScope, giftId: string) {
+      const [found] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${giftId.toLowerCase()}
+        AND company_id = ${scope.companyId} AND environment = ${scope.environment}
+        AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie)
+      if (found === undefined) return yield* notFound(giftId)
+      return found
+    })
+
+    /** The gifts of the accounts the scope reaches, newest first, filtered and paged in SQL. */
+    const page = Effect.fn("Gifts.page")(function* (scope: AccountScope, query: GiftListQuery) {
+      const anyOf = (column: string, values: ReadonlyArray<string>) =>
+        values.length === 0 ? sql`TRUE` : sql.in(column, values)
+      return yield* giftRows(sql`SELECT * FROM gifts
+        WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
+          AND ${accountsIn(sql, scope, "account_id")}
+          AND ${anyOf("status", query.statuses)} AND ${anyOf(
+            "campaign_id",
+            query.campaignIds.map((id) => id.toLowerCase())
+          )}
+          AND ${anyOf("key", query.keys)}
+          AND ${query.createdBefore === undefined ? sql`TRUE` : sql`created_at < ${query.createdBefore}`}
+          AND ${query.createdAfter === undefined ? sql`TRUE` : sql`created_at > ${query.createdAfter}`}
+        ORDER BY created_at DESC, id DESC OFFSET ${query.skip} LIMIT ${query.limit}`).pipe(Effect.orDie)
+    })
+
+    /** The scope's gift, locked, and open (422 once claimed, expired or cancelled). */
+    const lockOpen = (scope: AccountScope, giftId: string) =>
+      Effect.gen(function* () {
+        const gift = yield* get(scope, giftId)
+        const [locked] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${gift.id} FOR UPDATE`)
+        if (!isOpenGift(locked!.status)) {
+          return yield* new GiftClosed({
+            message: `Gift ${gift.id} is ${locked!.status}; it takes no further change.`,
+            giftId: gift.id,
+            status: locked!.status
+          })
+        }
+        return locked!
+      })
+
+    /** Changes an open gift's expiry (a new expiry job) or metadata. */
+    const update = Effect.fn("Gifts.update")(function* (scope: AccountScope, giftId: string, change: GiftChange) {
+      const write = Effect.gen(function* () {
+        const gift = yield* lockOpen(scope, giftId)
+        const now = yield* nowDate
+        const [changed] = yield* giftRows(sql`UPDATE gifts SET
+            expires_at = ${change.expirationDate ?? gift.expiresAt},
+            metadata = ${change.metadata === undefined ? gift.metadata : change.metadata}::jsonb,
+            updated_at = ${now}
+          WHERE id = ${gift.id} RETURNING *`)
+        if (changed!.expiresAt.getTime() !== gift.expiresAt.getTime()) yield* scheduleExpiry(changed!)
+        return changed!
+      })
+      return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /** Closes an open, locked gift as `status`: its reservation credited back and the change announced. */
+    const closeLocked = (gift: GiftRecord, status: "expired" | "cancelled") =>
+      Effect.gen(function* () {
+        const now = yield* nowDate
+        const [closed] = yield* giftRows(sql`UPDATE gifts SET status = ${status}, reserved = 0, closed_at = ${now},
+            updated_at = ${now}
+          WHERE id = ${gift.id} AND status IN ${sql.in(openGiftStatuses)} RETURNING *`)
+        yield* billing.credit(gift.billingMethodId, gift.reserved, {
+          type: "gift",
+          id: gift.id,
+          reason: ledgerReason.released
+        })
+        yield* emitStatus(closed!)
+        return closed!
+      })
+
+    /** Cancels or expires an open gift now (422 once closed); what it held is released. */
+    const close = (scope: AccountScope, giftId: string, status: "expired" | "cancelled") =>
+      sql
+        .withTransaction(Effect.flatMap(lockOpen(scope, giftId), (gift) => closeLocked(gift, status)))
+        .pipe(Effect.catchTag("SqlError", Effect.die))
+
+    const cancel = Effect.fn("Gifts.cancel")((scope: AccountScope, giftId: string) => close(scope, giftId, "cancelled"))
+    const expire = Effect.fn("Gifts.expire")((scope: AccountScope, giftId: string) => close(scope, giftId, "expired"))
+
+    /**
+     * The `gift.expire` job: expires the gift if it is still open and its time has come. A gift whose expiry
+     * moved later has a job of its own for the new time, so this one does nothing.
+     */
+    const expireDue = Effect.fn("Gifts.expireDue")(function* (giftId: string) {
+      const run = Effect.gen(function* () {
+        const [gift] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${giftId} FOR UPDATE`)
+        const now = yield* nowDate
+        if (gift === undefined || !isOpenGift(gift.status) || gift.expiresAt.getTime() > now.getTime()) return
+        yield* closeLocked(gift, "expired")
+      })
+      yield* sql.withTransaction(run).pipe(Effect.orDie)
+    })
+
+    const handler = ExpireGift.handle(({ giftId }) => expireDue(giftId))
+
+    return { create, get, page, update, cancel, expire, expireDue, handler, linkOf } as const
+  })
+}) {}

@@ -1,0 +1,265 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
+import { RecipientAlreadyExists, RecipientNotFound } from "../../domain/company/Errors.js"
+import { type NewRecipient, type RecipientChange, RecipientRecord } from "../../domain/company/Recipients.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
+import { makeId } from "../../domain/platform/Ids.js"
+import { Addresses } from "../catalog/Addresses.js"
+import { isUniqueViolation, rowsOf } from "../platform/Rows.js"
+import { nowDate } from "../platform/Time.js"
+import { Accounts } from "./Accounts.js"
+
+/**
+ * Recipients, version 2 (DESIGN.md §4.9, §4.12; docs/company-api.md "Recipients"). A recipient belongs to the
+ * company, in the key's environment, and lists the accounts that may reach it: a request reaches it when one
+ * of them is in its scope. `externalId` and the e-mail (case-insensitively) are unique in the company and
+ * environment, held by the database's partial unique indexes, so two creates racing with the same value
+ * cannot both pass: the loser gets 409 naming the field. Deleting one erases its personal data and keeps
+ * the row as a tombstone for the gifts and orders that name it; reads then answer 404.
+ */
+
+/** Who writes: the request's scope, the account its header named, and its `Request-Source`. */
+export interface RecipientCaller {
+  readonly scope: AccountScope
+  readonly account: Option.Option<Account>
+  readonly source: RequestSource | null
+}
+
+/** v2 paging and the list's filters: newest first. */
+export interface RecipientListQuery {
+  readonly skip: number
+  readonly limit: number
+  readonly externalId?: string | undefined
+  readonly email?: string | undefined
+}
+
+const Conflict = Schema.Struct({ id: Schema.String, field: Schema.Literal("externalId", "email") })
+
+export class Recipients extends Effect.Service<Recipients>()("Recipients", {
+  dependencies: [Accounts.Default, Addresses.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const accounts = yield* Accounts
+    const addresses = yield* Addresses
+    const recipientRows = rowsOf(RecipientRecord)
+    const conflictRows = rowsOf(Conflict)
+
+    /** The recipients a scope reaches: its company and environment, listing one of its accounts. */
+    const reachedBy = (scope: AccountScope) =>
+      sql`company_id = ${scope.companyId} AND environment = ${scope.environment}
+        AND ${scope.accountIds === "all" ? sql`TRUE` : sql`account_ids && ${scope.accountIds}::text[]`}`
+
+    /** A phone in any international form, as E.164 (400 on `path` otherwise). */
+    const e164 = (path: string, phone: string | null | undefined) =>
+      phone === null || phone === undefined
+        ? Effect.succeed(phone)
+        : addresses.validatePhone(phone).pipe(
+            Effect.map((normalized): string => normalized),
+            Effect.mapError((e) => InvalidRequest.field(path, e.message))
+          )
+
+    /** Each named account, if the scope reaches it (404 otherwise), once. */
+    const reachableAccounts = (scope: AccountScope, accountIds: ReadonlyArray<string>) =>
+      Effect.map(
+        Effect.forEach(accountIds, (accountId) => accounts.find(scope, accountId)),
+        (found) => [...new Set(found.map((account) => account.id))]
+      )
+
+    /** The accounts of a new recipient: the named ones, else the header's, else the only or default one in reach. */
+    const accountsFor = (caller: RecipientCaller, accountIds: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        if (accountIds.length > 0) return yield* reachableAccounts(caller.scope, accountIds)
+        if (Option.isSome(caller.account)) return [caller.account.value.id]
+        const reachable = yield* accounts.defaultIn(caller.scope)
+        if (Option.isNone(reachable)) {
+          return yield* InvalidRequest.field("accounts", "Name the accounts, or one with Ribbon-Account-Id.")
+        }
+        return [reachable.value.id]
+      })
+
+    /** The other recipient holding the `externalId` or the e-mail (the external id first), as a 409. */
+    const conflictWith = (
+      scope: AccountScope,
+      values: { readonly externalId: string | null; readonly email: string | null },
+      exceptId: string | null
+    ) =>
+      Effect.gen(function* () {
+        const [found] = yield* conflictRows(sql`SELECT id,
+            CASE WHEN COALESCE(external_id = ${values.externalId}, false) THEN 'externalId' ELSE 'email' END AS field
+          FROM recipients WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
+            AND id <> ${exceptId ?? ""}
+            AND (external_id = ${values.externalId} OR lower(email) = lower(${values.email}))
+          ORDER BY COALESCE(external_id = ${values.externalId}, false) DESC LIMIT 1`).pipe(Effect.orDie)
+        // Gone again between the write and this read (deleted meanwhile): still the answer the write had.
+        const field = found?.field ?? (values.externalId !== null ? "externalId" : "email")
+        return yield* new RecipientAlreadyExists({
+          message:
+            field === "externalId"
+              ? `A recipient with externalId "${values.externalId}" already exists.`
+              : `A recipient with e-mail ${values.email} already exists.`,
+          field,
+          recipientId: found?.id ?? ""
+        })
+      })
+
+    /** A new recipient (409 when its `externalId` or e-mail is taken in the company and environment). */
+    const create = Effect.fn("Recipients.create")(function* (caller: RecipientCaller, input: NewRecipient) {
+      const mobilePhone = yield* e164("mobilePhone", input.mobilePhone)
+      const accountIds = yield* accountsFor(caller, input.accountIds)
+      const id = yield* makeId
+      const now = yield* nowDate
+      const { scope } = caller
+      const [inserted] = yield* recipientRows(sql`INSERT INTO recipients (id, company_id, environment, account_ids,
+          first_name, last_name, email, mobile_phone, country, external_id, source, created_at, updated_at)
+        VALUES (${id}, ${scope.companyId}, ${scope.environment}, ${accountIds}::text[], ${input.firstName},
+          ${input.lastName}, ${input.email}, ${mobilePhone ?? null}, ${input.country}, ${input.externalId},
+          ${caller.source}, ${now}, ${now})
+        ON CONFLICT DO NOTHING RETURNING *`).pipe(Effect.orDie)
+      if (inserted === undefined) return yield* conflictWith(scope, input, null)
+      return inserted
+    })
+
+    const byId = (scope: AccountScope, recipientId: string, includeDeleted: boolean) =>
+      recipientRows(sql`SELECT * FROM recipients WHERE id = ${recipientId.toLowerCase()} AND ${reachedBy(scope)}
+        ${includeDeleted ? sql`` : sql`AND deleted_at IS NULL`}`)
+
+    const notFound = (recipientId: string) =>
+      new RecipientNotFound({ message: `No recipient ${recipientId} is reachable with this key.`, recipientId })
+
+    /**
+     * A recipient the scope reaches (404 otherwise). A deleted one is 404 too, unless `includeDeleted`: gifts
+     * and orders that name a tombstone still read it (its personal data null).
+     */
+    const get = Effect.fn("Recipients.get")(function* (
+      scope: AccountScope,
+      recipientId: string,
+      options: { readonly includeDeleted?: boolean } = {}
+    ) {
+      const [found] = yield* byId(scope, recipientId, options.includeDeleted === true).pipe(Effect.orDie)
+      if (found === undefined) return yield* notFound(recipientId)
+      return found
+    })
+
+    /** The recipients the scope reaches (not deleted), newest first, by `externalId` or e-mail if asked. */
+    const page = Effect.fn("Recipients.page")(function* (scope: AccountScope, query: RecipientListQuery) {
+      return yield* recipientRows(sql`SELECT * FROM recipients WHERE ${reachedBy(scope)} AND deleted_at IS NULL
+          ${query.externalId === undefined ? sql`` : sql`AND external_id = ${query.externalId}`}
+          ${query.email === undefined ? sql`` : sql`AND lower(email) = lower(${query.email})`}
+        ORDER BY created_at DESC, id DESC OFFSET ${query.skip} LIMIT ${query.limit}`).pipe(Effect.orDie)
+    })
+
+    /**
+     * Changes a recipient: absent fields stay, `null` clears an optional one. `accountIds` replaces the accounts
+     * the scope reaches (each must be reachable, 404) and keeps those it does not, so a key never drops an
+     * account it cannot see. 409 when the new `externalId` or e-mail is another recipient's.
+     */
+    const update = Effect.fn("Recipients.update")(function* (
+      scope: AccountScope,
+      recipientId: string,
+      change: RecipientChange
+    ) {
+      const mobilePhone = yield* e164("mobilePhone", change.mobilePhone)
+      const named = change.accountIds === undefined ? undefined : yield* reachableAccounts(scope, change.accountIds)
+      const now = yield* nowDate
+      const write = Effect.gen(function* () {
+        const [current] = yield* recipientRows(sql`SELECT * FROM recipients WHERE id = ${recipientId.toLowerCase()}
+          AND ${reachedBy(scope)} AND deleted_at IS NULL FOR UPDATE`)
+        if (current === undefined) return yield* notFound(recipientId)
+        const accountIds =
+          named === undefined
+            ? current.accountIds
+            : scope.accountIds === "all"
+              ? named
+              : [...new Set([...current.accountIds.filter((id) => !scope.accountIds.includes(id)), ...named])]
+        const keep = <A>(value: A | undefined, was: A) => (value === undefined ? was : value)
+        const next = {
+          firstName: keep(change.firstName, current.firstName),
+          lastName: keep(change.lastName, current.lastName),
+          email: keep(change.email, current.email),
+          mobilePhone: keep(mobilePhone, current.mobilePhone),
+          country: keep(change.country, current.country),
+          externalId: keep(change.externalId, current.externalId)
+        }
+        const [updated] = yield* recipientRows(sql`UPDATE recipients SET account_ids = ${accountIds}::text[],
+            first_name = ${next.firstName}, last_name = ${next.lastName}, email = ${next.email},
+            mobile_phone = ${next.mobilePhone}, country = ${next.country}, external_id = ${next.externalId},
+            updated_at = ${now}
+          WHERE id = ${current.id} RETURNING *`)
+        return updated!
+      })
+      const result = yield* sql
+        .withTransaction(write)
+        .pipe(
+          Effect.catchTag("SqlError", (error) =>
+            isUniqueViolation(error) ? Effect.succeed(undefined) : Effect.die(error)
+          )
+        )
+      if (result !== undefined) return result
+      // A unique index refused the change: say which value is taken.
+      return yield* conflictWith(
+        scope,
+        {
+          externalId: change.externalId ?? null,
+          email: change.email ?? null
+        },
+        recipientId.toLowerCase()
+      )
+    })
+
+    /**
+     * Deletes a recipient's personal data: names, e-mail, phone and `externalId` are erased and the row kept as
+     * a tombstone (`deletedAt`), so gifts and orders naming it keep working; reads answer 404 from then on.
+     */
+    const remove = Effect.fn("Recipients.remove")(function* (scope: AccountScope, recipientId: string) {
+      const now = yield* nowDate
+      const erased = yield* sql`UPDATE recipients SET first_name = NULL, last_name = NULL, email = NULL,
+          mobile_phone = NULL, external_id = NULL, deleted_at = ${now}, updated_at = ${now}
+        WHERE id = ${recipientId.toLowerCase()} AND ${reachedBy(scope)} AND deleted_at IS NULL
+        RETURNING id`.pipe(Effect.orDie)
+      if (erased.length === 0) return yield* notFound(recipientId)
+    })
+
+    /**
+     * The recipient a gift is for: the company's recipient with the `externalId` (when given), else with the
+     * e-mail, else a new one. A recipient found that does not list the request's account yet gets it added,
+     * so the account reaches it from then on. Safe under races: a create that loses to another finds the winner.
+     */
+    const findOrCreate = Effect.fn("Recipients.findOrCreate")(function* (caller: RecipientCaller, input: NewRecipient) {
+      const { scope } = caller
+      const lookup = Effect.gen(function* () {
+        const matches = (column: "external_id" | "email", value: string | null) =>
+          value === null
+            ? Effect.succeed(undefined)
+            : Effect.map(
+                recipientRows(sql`SELECT * FROM recipients WHERE company_id = ${scope.companyId}
+                  AND environment = ${scope.environment} AND deleted_at IS NULL AND ${
+                    column === "email" ? sql`lower(email) = lower(${value})` : sql`external_id = ${value}`
+                  }`).pipe(Effect.orDie),
+                (rows) => rows[0]
+              )
+        return (yield* matches("external_id", input.externalId)) ?? (yield* matches("email", input.email))
+      })
+      const found = yield* lookup
+      if (found === undefined) {
+        const created = yield* create(caller, input).pipe(
+          Effect.map(Option.some),
+          Effect.catchTag("RecipientAlreadyExists", () => Effect.succeed(Option.none()))
+        )
+        if (Option.isSome(created)) return { recipient: created.value, created: true } as const
+      }
+      const existing = found ?? (yield* lookup)
+      if (existing === undefined) return yield* Effect.dieMessage("A recipient conflicted and then vanished.")
+      const accountIds = yield* accountsFor(caller, input.accountIds)
+      const missing = accountIds.filter((id) => !existing.accountIds.includes(id))
+      if (missing.length === 0) return { recipient: existing, created: false } as const
+      const now = yield* nowDate
+      const [widened] = yield* recipientRows(sql`UPDATE recipients
+        SET account_ids = ARRAY(SELECT DISTINCT unnest(account_ids || ${missing}::text[])), updated_at = ${now}
+        WHERE id = ${existing.id} RETURNING *`).pipe(Effect.orDie)
+      return { recipient: widened ?? existing, created: false } as const
+    })
+
+    return { create, get, page, update, remove, findOrCreate } as const
+  })
+}) {}
