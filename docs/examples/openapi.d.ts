@@ -639,6 +639,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/g/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The gift page (browser): the gift, the sender's note, where it goes */
+        get: operations["giftPage.landing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/g/{token}/choices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The gift page's choices within the budget in a country */
+        get: operations["giftPage.choices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/g/{token}/choose": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The gift page's claim form for a chosen product */
+        get: operations["giftPage.choose"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/g/{token}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The gift page's claim: the chosen variant sent to the address */
+        post: operations["giftPage.claim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/public-api/v2/authentication/apiKeys": {
         parameters: {
             query?: never;
@@ -1125,6 +1193,40 @@ export interface paths {
         put?: never;
         /** Expire an unclaimed gift now; its reserved budget is released */
         post: operations["giftsV2.expire"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v2/gifts/{giftId}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Claim a gift for its recipient: the chosen variant, to their address */
+        post: operations["giftsV2.claim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v2/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a gift and claim it in one call; recipient.key makes it idempotent (a replay finds the same order) */
+        post: operations["giftsV2.order"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3263,6 +3365,73 @@ export interface components {
             /** @enum {string} */
             errorCode: "UNPROCESSABLE_ENTITY";
             message: string;
+        };
+        ClaimedV2: {
+            orderId: string;
+            /** @description The order's status, as v3 reads it */
+            status: string;
+        };
+        V2GiftChoiceRefused: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        V2NotShippableToCountry: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        V2ShippingAddressInvalid: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        V2InsufficientFunds: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        V2BillingMethodArchived: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        V2VariantUnavailable: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        V2OrderKeyReused: {
+            /** @enum {number} */
+            status: 422;
+            /** @enum {string} */
+            errorCode: "UNPROCESSABLE_ENTITY";
+            message: string;
+        };
+        V2IdempotencyInFlight: {
+            /** @enum {number} */
+            status: 409;
+            /** @enum {string} */
+            errorCode: "CONFLICT";
+            message: string;
+        };
+        OrderCreatedV2: {
+            orderId: string;
+            giftId: string;
+            /** @description The order's status, as v3 reads it */
+            status: string;
         };
         ProductListV3: {
             data: components["schemas"]["ProductV3"][];
@@ -7176,6 +7345,439 @@ export interface operations {
             };
             /** @description An HTML page explaining the error */
             410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftPage.landing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 128 character(s) long */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftPage.choices": {
+        parameters: {
+            query?: {
+                /** @description a string at most 8 character(s) long */
+                country?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a string at most 128 character(s) long */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftPage.choose": {
+        parameters: {
+            query?: {
+                /** @description a string at most 500 character(s) long */
+                productId?: string;
+                /** @description a string at most 8 character(s) long */
+                country?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a string at most 128 character(s) long */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftPage.claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 128 character(s) long */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    variantId?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    productId?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    firstName?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    lastName?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    email?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    phone?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    address1?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    address2?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    city?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    state?: string;
+                    /**
+                     * maxLength(500)
+                     * @description a string at most 500 character(s) long
+                     */
+                    zipcode?: string;
+                    /**
+                     * maxLength(8)
+                     * @description a string at most 8 character(s) long
+                     */
+                    country?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1PayloadTooLarge"];
+                };
+            };
+            /** @description V1UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1UnsupportedMediaType"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -12919,6 +13521,477 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V2GiftClosed"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftsV2.claim": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                giftId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 24 hexadecimal characters */
+                    variantId: string;
+                    orderRecipient: {
+                        /**
+                         * maxLength(60)
+                         * @description a string at most 60 character(s) long
+                         */
+                        firstName: string;
+                        /**
+                         * maxLength(60)
+                         * @description a string at most 60 character(s) long
+                         */
+                        lastName: string;
+                        /**
+                         * maxLength(254)
+                         * @description a string matching the pattern ^[^\s@]+@[^\s@]+\.[^\s@]+$
+                         */
+                        email: string;
+                        /**
+                         * maxLength(20)
+                         * @description E.164, 7 to 20 characters
+                         */
+                        phone: string;
+                        country: components["schemas"]["AddressCountryCode"];
+                        address: {
+                            /**
+                             * maxLength(200)
+                             * @description a string at most 200 character(s) long
+                             */
+                            addressLine1: string;
+                            /**
+                             * maxLength(200)
+                             * @description a string at most 200 character(s) long
+                             */
+                            addressLine2?: string;
+                            /**
+                             * maxLength(100)
+                             * @description a string at most 100 character(s) long
+                             */
+                            city: string;
+                            /**
+                             * maxLength(10)
+                             * @description a string at most 10 character(s) long
+                             */
+                            state?: string;
+                            /**
+                             * maxLength(20)
+                             * @description a string at most 20 character(s) long
+                             */
+                            zipcode?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description ClaimedV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClaimedV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2GiftNotFound"] | components["schemas"]["V2BillingMethodNotFound"] | components["schemas"]["V2VariantNotFound"];
+                };
+            };
+            /** @description V2IdempotencyInFlight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2IdempotencyInFlight"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2UnsupportedMediaType"];
+                };
+            };
+            /** @description V2GiftClosed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2GiftClosed"] | components["schemas"]["V2GiftChoiceRefused"] | components["schemas"]["V2NotShippableToCountry"] | components["schemas"]["V2ShippingAddressInvalid"] | components["schemas"]["V2InsufficientFunds"] | components["schemas"]["V2BillingMethodArchived"] | components["schemas"]["V2VariantUnavailable"] | components["schemas"]["V2OrderKeyReused"];
+                };
+            };
+            /** @description V2RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2RateLimited"];
+                };
+            };
+            /** @description V2InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InternalError"];
+                };
+            };
+            /** @description V2ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftsV2.order": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 24 hexadecimal characters */
+                    campaignId: string;
+                    /** @description 24 hexadecimal characters */
+                    variantId: string;
+                    recipient: {
+                        /**
+                         * maxLength(100)
+                         * @description a string at most 100 character(s) long
+                         */
+                        firstname: string;
+                        /**
+                         * maxLength(100)
+                         * @description a string at most 100 character(s) long
+                         */
+                        lastname: string;
+                        /**
+                         * maxLength(254)
+                         * @description Unique in the company and environment, case-insensitively
+                         */
+                        email?: string;
+                        /**
+                         * maxLength(20)
+                         * @description a string at most 20 character(s) long
+                         */
+                        phone?: string;
+                        /**
+                         * maxLength(120)
+                         * @description The company's own identifier, unique in the company and environment
+                         */
+                        externalId?: string;
+                        /**
+                         * maxLength(120)
+                         * @description The company's key for this gift, unique in the campaign: sending it again finds the gift
+                         */
+                        key: string;
+                    };
+                    orderRecipient: {
+                        /**
+                         * maxLength(60)
+                         * @description a string at most 60 character(s) long
+                         */
+                        firstName: string;
+                        /**
+                         * maxLength(60)
+                         * @description a string at most 60 character(s) long
+                         */
+                        lastName: string;
+                        /**
+                         * maxLength(254)
+                         * @description a string matching the pattern ^[^\s@]+@[^\s@]+\.[^\s@]+$
+                         */
+                        email: string;
+                        /**
+                         * maxLength(20)
+                         * @description E.164, 7 to 20 characters
+                         */
+                        phone: string;
+                        country: components["schemas"]["AddressCountryCode"];
+                        address: {
+                            /**
+                             * maxLength(200)
+                             * @description a string at most 200 character(s) long
+                             */
+                            addressLine1: string;
+                            /**
+                             * maxLength(200)
+                             * @description a string at most 200 character(s) long
+                             */
+                            addressLine2?: string;
+                            /**
+                             * maxLength(100)
+                             * @description a string at most 100 character(s) long
+                             */
+                            city: string;
+                            /**
+                             * maxLength(10)
+                             * @description a string at most 10 character(s) long
+                             */
+                            state?: string;
+                            /**
+                             * maxLength(20)
+                             * @description a string at most 20 character(s) long
+                             */
+                            zipcode?: string;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OrderCreatedV2 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrderCreatedV2"];
+                };
+            };
+            /** @description V2InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2InvalidRequest"];
+                };
+            };
+            /** @description V2ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2ApiKeyMissing"] | components["schemas"]["V2ApiKeyInvalid"] | components["schemas"]["V2ApiKeyExpired"];
+                };
+            };
+            /** @description V2PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                };
+            };
+            /** @description V2AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2CampaignNotFound"] | components["schemas"]["V2BillingMethodNotFound"] | components["schemas"]["V2VariantNotFound"];
+                };
+            };
+            /** @description V2IdempotencyInFlight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2IdempotencyInFlight"];
+                };
+            };
+            /** @description V2PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2PayloadTooLarge"];
+                };
+            };
+            /** @description V2UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2UnsupportedMediaType"];
+                };
+            };
+            /** @description V2CampaignNotActive */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V2CampaignNotActive"] | components["schemas"]["V2GiftClosed"] | components["schemas"]["V2GiftChoiceRefused"] | components["schemas"]["V2NotShippableToCountry"] | components["schemas"]["V2ShippingAddressInvalid"] | components["schemas"]["V2InsufficientFunds"] | components["schemas"]["V2BillingMethodArchived"] | components["schemas"]["V2VariantUnavailable"] | components["schemas"]["V2OrderKeyReused"];
                 };
             };
             /** @description V2RateLimited */

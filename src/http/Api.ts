@@ -10,6 +10,7 @@ import { PayApi } from "./checkout/PayApi.js"
 import { AccountsV3Api } from "./company/AccountsApi.js"
 import { ApiKeysV2Api, ApiKeysV3Api } from "./company/ApiKeysApi.js"
 import { CampaignsV2Api } from "./company/CampaignsApi.js"
+import { GiftPageApi } from "./company/GiftPageApi.js"
 import { GiftsV2Api } from "./company/GiftsApi.js"
 import { OrderAddressesV3Api } from "./company/OrderAddressesApi.js"
 import { OrdersV3Api } from "./company/OrdersApi.js"
@@ -33,6 +34,7 @@ export class Api extends makeApi("ribbon")
   .add(CheckoutsApi.pipe(withRequestErrors("v1")))
   .add(OrdersApi.pipe(withRequestErrors("v1")))
   .add(PayApi.pipe(withRequestErrors("v1")))
+  .add(GiftPageApi.pipe(withRequestErrors("v1")))
   .add(ApiKeysV2Api.pipe(withRequestErrors("v2")))
   .add(ApiKeysV3Api.pipe(withRequestErrors("v3")))
   .add(AccountsV3Api.pipe(withRequestErrors("v3")))

@@ -27,6 +27,7 @@ import { AccountsV3Live } from "../http/company/AccountsLive.js"
 import { apiKeyAuthLayers } from "../http/company/ApiKeyAuthLive.js"
 import { ApiKeysV2Live, ApiKeysV3Live } from "../http/company/ApiKeysLive.js"
 import { CampaignsV2Live } from "../http/company/CampaignsLive.js"
+import { GiftPageLive } from "../http/company/GiftPageLive.js"
 import { GiftsV2Live } from "../http/company/GiftsLive.js"
 import { OrderAddressesV3Live } from "../http/company/OrderAddressesLive.js"
 import { OrdersV3Live } from "../http/company/OrdersLive.js"
@@ -230,6 +231,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     ProfileLive,
     CheckoutsLive,
     PayLive,
+    GiftPageLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

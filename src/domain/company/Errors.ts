@@ -263,3 +263,10 @@ export class CampaignNotActive extends DomainError<CampaignNotActive>()(
   { campaignId: Schema.String, status: Schema.String },
   errorCode(422, "Campaign not active", "campaign_not_active", "UNPROCESSABLE_ENTITY", "422_CAMP_003")
 ) {}
+
+/** The variant is not one the gift allows: not the campaign's, not deliverable there, or not within budget. */
+export class GiftChoiceRefused extends DomainError<GiftChoiceRefused>()(
+  "GiftChoiceRefused",
+  { giftId: Schema.String, variantId: Schema.String },
+  errorCode(422, "Gift choice refused", "gift_choice_refused", "UNPROCESSABLE_ENTITY", "422_GIFT_002")
+) {}

@@ -1,16 +1,34 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { PhoneInput } from "../../domain/catalog/Address.js"
+import {
+  Address1,
+  Address2,
+  AddressCountryCode,
+  City,
+  PhoneInput,
+  PostalCode,
+  ProvinceCode
+} from "../../domain/catalog/Address.js"
+import { VariantNotFound } from "../../domain/catalog/Errors.js"
+import { Recipient } from "../../domain/checkout/Checkout.js"
 import { HexId, RequestSource, Timestamp } from "../../domain/company/Company.js"
 import {
   AccountNotFound,
+  BillingMethodArchived,
+  BillingMethodNotFound,
   CampaignNotActive,
   CampaignNotFound,
+  GiftChoiceRefused,
   GiftClosed,
-  GiftNotFound
+  GiftNotFound,
+  InsufficientFunds,
+  NotShippableToCountry,
+  OrderKeyReused,
+  ShippingAddressInvalid,
+  VariantUnavailable
 } from "../../domain/company/Errors.js"
 import { GiftStatus, maxGiftsPerRequest, SendingMethod } from "../../domain/company/Gifts.js"
-import { InvalidRequest } from "../../domain/platform/Errors.js"
+import { IdempotencyInFlight, InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { ApiKeyAuthV2, Operation } from "./ApiKeyAuth.js"
 import { listParams } from "./CampaignsApi.js"
@@ -18,8 +36,9 @@ import { ExternalId, RecipientEmail } from "./RecipientsApi.js"
 
 /**
  * Gifts, version 2 (DESIGN.md §4.12; docs/company-api.md "Gifts"): sent to up to 100 recipients in one call
- * with an outcome per recipient, read, changed (expiry, metadata), cancelled and expired. Unknown body
- * properties are ignored, as v2 always has.
+ * with an outcome per recipient, read, changed (expiry, metadata), cancelled, expired and claimed; and
+ * `POST /v2/orders`, a gift sent and claimed in one idempotent call. Unknown body properties are ignored,
+ * as v2 always has.
  */
 
 const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
@@ -33,23 +52,59 @@ const Metadata = Schema.Record({
   value: Schema.String.pipe(Schema.maxLength(500))
 }).pipe(Schema.filter((record) => Object.keys(record).length <= 50 || "At most 50 metadata pairs"))
 
+const GiftRecipient = Schema.Struct({
+  firstname: Name,
+  lastname: Name,
+  email: Schema.optional(RecipientEmail),
+  phone: Schema.optional(PhoneInput),
+  externalId: Schema.optional(ExternalId),
+  key: GiftKey
+})
+
 /** `POST /v2/gifts`. */
 export const CreateGiftsV2 = Schema.Struct({
   campaignId: HexId,
-  recipients: Schema.Array(
-    Schema.Struct({
-      firstname: Name,
-      lastname: Name,
-      email: Schema.optional(RecipientEmail),
-      phone: Schema.optional(PhoneInput),
-      externalId: Schema.optional(ExternalId),
-      key: GiftKey
-    })
-  ).pipe(Schema.minItems(1), Schema.maxItems(maxGiftsPerRequest)),
+  recipients: Schema.Array(GiftRecipient).pipe(Schema.minItems(1), Schema.maxItems(maxGiftsPerRequest)),
   sendingMethod: Schema.optionalWith(SendingMethod, { default: () => "link" as const }).annotations({
     description: "How the link reaches the recipient: email, sms, or link (the company sends it; default)"
   })
 })
+
+/** Who receives a claimed gift and where, in v2's words (`POST /v2/gifts/{id}/claim`, the gift page). */
+export const OrderRecipientV2 = Schema.Struct({
+  ...Recipient.fields,
+  country: AddressCountryCode,
+  address: Schema.Struct({
+    addressLine1: Address1,
+    addressLine2: Schema.optional(Address2),
+    city: City,
+    state: Schema.optional(ProvinceCode),
+    zipcode: Schema.optional(PostalCode)
+  })
+})
+export type OrderRecipientV2 = typeof OrderRecipientV2.Type
+
+/** `POST /v2/gifts/{id}/claim`. */
+export const ClaimGiftV2 = Schema.Struct({ variantId: HexId, orderRecipient: OrderRecipientV2 })
+
+/** `POST /v2/orders`: a gift made and claimed in one call; `recipient.key` is its idempotency key. */
+export const CreateOrderV2 = Schema.Struct({
+  campaignId: HexId,
+  variantId: HexId,
+  recipient: GiftRecipient,
+  orderRecipient: OrderRecipientV2
+})
+
+export class ClaimedV2 extends Schema.Class<ClaimedV2>("ClaimedV2")({
+  orderId: Schema.String,
+  status: Schema.String.annotations({ description: "The order's status, as v3 reads it" })
+}) {}
+
+export class OrderCreatedV2 extends Schema.Class<OrderCreatedV2>("OrderCreatedV2")({
+  orderId: Schema.String,
+  giftId: Schema.String,
+  status: Schema.String.annotations({ description: "The order's status, as v3 reads it" })
+}) {}
 
 /** `PATCH /v2/gifts/{id}`: absent fields stay; `metadata: null` clears it. */
 export const UpdateGiftV2 = Schema.Struct({
@@ -185,6 +240,51 @@ export class GiftsV2Api extends HttpApiGroup.make("giftsV2")
       .addError(lineError("v2", GiftClosed))
       .annotate(Operation, update)
       .annotate(OpenApi.Summary, "Expire an unclaimed gift now; its reserved budget is released")
+  )
+  .add(
+    HttpApiEndpoint.post("claim", "/gifts/:giftId/claim")
+      .setPath(GiftPath)
+      .setPayload(ClaimGiftV2)
+      .addSuccess(ClaimedV2)
+      .addError(lineError("v2", GiftNotFound))
+      .addError(lineError("v2", GiftClosed))
+      .addError(lineError("v2", GiftChoiceRefused))
+      .addError(lineError("v2", AccountNotFound))
+      .addError(lineError("v2", BillingMethodNotFound))
+      .addError(lineError("v2", VariantNotFound))
+      .addError(lineError("v2", NotShippableToCountry))
+      .addError(lineError("v2", ShippingAddressInvalid))
+      .addError(lineError("v2", InsufficientFunds))
+      .addError(lineError("v2", BillingMethodArchived))
+      .addError(lineError("v2", VariantUnavailable))
+      .addError(lineError("v2", OrderKeyReused))
+      .addError(lineError("v2", IdempotencyInFlight))
+      .annotate(Operation, { permission: "orders:create", rateClass: "marketplace:write" })
+      .annotate(OpenApi.Summary, "Claim a gift for its recipient: the chosen variant, to their address")
+  )
+  .add(
+    HttpApiEndpoint.post("order", "/orders")
+      .setPayload(CreateOrderV2)
+      .addSuccess(OrderCreatedV2)
+      .addError(lineError("v2", CampaignNotFound))
+      .addError(lineError("v2", CampaignNotActive))
+      .addError(lineError("v2", GiftClosed))
+      .addError(lineError("v2", GiftChoiceRefused))
+      .addError(lineError("v2", AccountNotFound))
+      .addError(lineError("v2", BillingMethodNotFound))
+      .addError(lineError("v2", VariantNotFound))
+      .addError(lineError("v2", NotShippableToCountry))
+      .addError(lineError("v2", ShippingAddressInvalid))
+      .addError(lineError("v2", InsufficientFunds))
+      .addError(lineError("v2", BillingMethodArchived))
+      .addError(lineError("v2", VariantUnavailable))
+      .addError(lineError("v2", OrderKeyReused))
+      .addError(lineError("v2", IdempotencyInFlight))
+      .annotate(Operation, { permission: "orders:create", rateClass: "marketplace:write" })
+      .annotate(
+        OpenApi.Summary,
+        "Send a gift and claim it in one call; recipient.key makes it idempotent (a replay finds the same order)"
+      )
   )
   .addError(lineError("v2", InvalidRequest))
   .prefix("/public-api/v2")

@@ -4,12 +4,13 @@ import { formatTimestamp } from "../../domain/company/Company.js"
 import type { GiftRecord, GiftStatus } from "../../domain/company/Gifts.js"
 import { Accounts } from "../../services/company/Accounts.js"
 import { toMajor } from "../../services/company/Campaigns.js"
-import { Gifts } from "../../services/company/Gifts.js"
+import { type GiftClaim, Gifts } from "../../services/company/Gifts.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { CurrentCaller } from "./ApiKeyAuth.js"
 import { defaultLimit } from "./CampaignsApi.js"
 import { listScope } from "./CampaignsLive.js"
+import type { ClaimGiftV2 } from "./GiftsApi.js"
 
 /** A gift as v2 shows it (DESIGN.md §4.12): its budget in major units, its link, no personal data. */
 export const giftV2 = (gift: GiftRecord, link: string) => ({
@@ -30,6 +31,23 @@ export const giftV2 = (gift: GiftRecord, link: string) => ({
   createdAt: formatTimestamp(gift.createdAt),
   claimedAt: gift.claimedAt === null ? null : formatTimestamp(gift.claimedAt)
 })
+
+/** A v2 claim (`POST /v2/gifts/{id}/claim`, the gift page's form) as the service takes it. */
+export const claimOf = (claim: typeof ClaimGiftV2.Type): GiftClaim => {
+  const { orderRecipient: who } = claim
+  return {
+    variantId: claim.variantId.toLowerCase(),
+    recipient: { firstName: who.firstName, lastName: who.lastName, email: who.email, phone: who.phone },
+    address: {
+      address1: who.address.addressLine1,
+      address2: who.address.addressLine2,
+      city: who.address.city,
+      provinceCode: who.address.state,
+      postalCode: who.address.zipcode,
+      countryCode: who.country
+    }
+  }
+}
 
 const setOf = (text: string | undefined) =>
   (text ?? "")
@@ -103,6 +121,36 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
       )
       .handle("expire", ({ path }) =>
         Effect.flatMap(CurrentCaller, (caller) => Effect.map(gifts.expire(caller.scope, path.giftId), shown))
+      )
+      .handle("claim", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const gift = yield* gifts.get(caller.scope, path.giftId)
+          const { order } = yield* gifts.claim(gift, claimOf(payload))
+          return { orderId: order.id, status: order.status }
+        })
+      )
+      .handle("order", ({ payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const { recipient } = payload
+          const { gift, order } = yield* gifts.order(
+            { scope: caller.scope, account: caller.account, source: caller.requestSource },
+            {
+              campaignId: payload.campaignId,
+              recipient: {
+                firstname: recipient.firstname,
+                lastname: recipient.lastname,
+                email: recipient.email ?? null,
+                phone: recipient.phone ?? null,
+                externalId: recipient.externalId ?? null,
+                key: recipient.key
+              },
+              claim: claimOf(payload)
+            }
+          )
+          return { orderId: order.id, giftId: gift.id, status: order.status }
+        })
       )
   })
 )

@@ -81,6 +81,8 @@ export interface OrderRequest {
   readonly accountId?: string | undefined
   readonly tags: ReadonlyArray<string>
   readonly metadata: Metadata | null
+  /** The v2 gift whose claim this order is (`giftId` on the order). */
+  readonly giftId?: string | undefined
 }
 
 /** Who places the order: the request's scope, the account its header named, and its `Request-Source`. */
@@ -342,6 +344,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
                   tags: JSON.stringify(request.tags),
                   metadata: request.metadata === null ? null : JSON.stringify(request.metadata),
                   source: caller.source,
+                  giftId: request.giftId ?? null,
                   createdAt: now,
                   updatedAt: now
                 })} ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING *`

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { DateTime, Effect, type Option, Schema } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import { type CampaignRecord, giftExpirationOf, sendsGifts } from "../../domain/company/Campaigns.js"
 import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
-import { CampaignNotActive, GiftClosed, GiftNotFound } from "../../domain/company/Errors.js"
+import { CampaignNotActive, GiftChoiceRefused, GiftClosed, GiftNotFound } from "../../domain/company/Errors.js"
 import {
   type GiftRecipientInput,
   GiftRecord,
@@ -17,12 +17,15 @@ import type { RecipientRecord } from "../../domain/company/Recipients.js"
 import { codeOf } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { PublicUrl } from "../catalog/Catalog.js"
+import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { Billing } from "./Billing.js"
 import { Campaigns } from "./Campaigns.js"
+import { CompanyOrders, type OrderRequest } from "./CompanyOrders.js"
 import { CompanyWebhooks } from "./CompanyWebhooks.js"
+import { CompanyPolicy } from "./Policy.js"
 import { Recipients } from "./Recipients.js"
 import { accountsIn } from "./Scope.js"
 
@@ -74,6 +77,48 @@ export interface GiftChange {
 
 const giftRows = rowsOf(GiftRecord)
 
+const ChoiceRow = Schema.Struct({
+  productId: Schema.String,
+  productTitle: Schema.String,
+  description: Schema.NullOr(Schema.String),
+  imageUrl: Schema.NullOr(Schema.String),
+  variantId: Schema.String,
+  variantTitle: Schema.String,
+  selectedOptions: Schema.Record({ key: Schema.String, value: Schema.String })
+})
+const choiceRows = rowsOf(ChoiceRow)
+
+/** A variant the recipient may choose; its price is never shown to them. */
+export interface GiftVariantChoice {
+  readonly id: string
+  readonly title: string
+  readonly options: Readonly<Record<string, string>>
+}
+
+/** A product the campaign allows, with its variants within the budget in the recipient's country. */
+export interface GiftChoice {
+  readonly productId: string
+  readonly title: string
+  readonly description: string | null
+  readonly imageUrl: string | null
+  readonly variants: ReadonlyArray<GiftVariantChoice>
+}
+
+/** A claim: the chosen variant, who receives it and where (the v3 order's recipient and address). */
+export interface GiftClaim {
+  readonly variantId: string
+  readonly recipient: OrderRequest["recipient"]
+  readonly address: OrderRequest["shippingAddress"]
+}
+
+/** What the gift page shows: the gift, who sends it and their note, and for whom. */
+export interface GiftView {
+  readonly gift: GiftRecord
+  readonly campaign: CampaignRecord
+  readonly recipient: RecipientRecord
+  readonly sender: string
+}
+
 /** A new link secret: 24 random bytes, base64url (32 characters). */
 const newToken = () => randomBytes(24).toString("base64url")
 
@@ -81,7 +126,16 @@ const newToken = () => randomBytes(24).toString("base64url")
 const ledgerReason = { reserved: "gift budget reserved", released: "gift budget released" } as const
 
 export class Gifts extends Effect.Service<Gifts>()("Gifts", {
-  dependencies: [Campaigns.Default, Recipients.Default, Billing.Default, Jobs.Default, CompanyWebhooks.Default],
+  dependencies: [
+    Campaigns.Default,
+    Recipients.Default,
+    Billing.Default,
+    Jobs.Default,
+    CompanyWebhooks.Default,
+    Pricing.Default,
+    CompanyPolicy.Default,
+    CompanyOrders.Default
+  ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const campaigns = yield* Campaigns
@@ -89,6 +143,9 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     const billing = yield* Billing
     const jobs = yield* Jobs
     const webhooks = yield* CompanyWebhooks
+    const pricing = yield* Pricing
+    const policy = yield* CompanyPolicy
+    const companyOrders = yield* CompanyOrders
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
 
     /** The link a recipient opens. */
@@ -176,19 +233,26 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         return { gift, created: true }
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
+    /** A campaign the scope reaches (404) that sends gifts (422 unless active). */
+    const activeCampaign = (scope: AccountScope, campaignId: string) =>
+      Effect.gen(function* () {
+        const campaign = yield* campaigns.get(scope, campaignId)
+        if (!sendsGifts(campaign)) {
+          return yield* new CampaignNotActive({
+            message: `Campaign ${campaign.id} is ${campaign.status}; gifts are sent from an active campaign.`,
+            campaignId: campaign.id,
+            status: campaign.status
+          })
+        }
+        return campaign
+      })
+
     /**
      * Gifts of an active campaign (404 for one the scope does not reach, 422 unless active), one per
      * recipient, each recipient's outcome in its place.
      */
     const create = Effect.fn("Gifts.create")(function* (caller: GiftCaller, input: NewGifts) {
-      const campaign = yield* campaigns.get(caller.scope, input.campaignId)
-      if (!sendsGifts(campaign)) {
-        return yield* new CampaignNotActive({
-          message: `Campaign ${campaign.id} is ${campaign.status}; gifts are sent from an active campaign.`,
-          campaignId: campaign.id,
-          status: campaign.status
-        })
-      }
+      const campaign = yield* activeCampaign(caller.scope, input.campaignId)
       return yield* Effect.forEach(input.recipients, (recipient) =>
         createOne(caller, campaign, recipient, input.sendingMethod).pipe(
           Effect.map((made): GiftResult => ({ success: true, ...made })),
@@ -305,6 +369,192 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
 
     const handler = ExpireGift.handle(({ giftId }) => expireDue(giftId))
 
-    return { create, get, page, update, cancel, expire, expireDue, handler, linkOf } as const
+    /**
+     * The gift behind a link, with its campaign, recipient and sender (none for an unknown token). Reading it
+     * moves it along: `opened` when the page is first shown, `unwrapped` when the choices are (`step`), each
+     * once and announced with `gift-status-changed`.
+     */
+    const visit = Effect.fn("Gifts.visit")(function* (token: string, step: "opened" | "unwrapped") {
+      const move = Effect.gen(function* () {
+        const [found] = yield* giftRows(sql`SELECT * FROM gifts WHERE token = ${token} FOR UPDATE`)
+        if (found === undefined) return Option.none<GiftRecord>()
+        const from: ReadonlyArray<GiftStatus> = step === "opened" ? ["unopened"] : ["unopened", "opened"]
+        if (!from.includes(found.status)) return Option.some(found)
+        const now = yield* nowDate
+        const [moved] = yield* giftRows(sql`UPDATE gifts SET status = ${step}, updated_at = ${now},
+            opened_at = coalesce(opened_at, ${now}),
+            unwrapped_at = ${step === "unwrapped" ? now : null}
+          WHERE id = ${found.id} RETURNING *`)
+        yield* emitStatus(moved!)
+        return Option.some(moved!)
+      })
+      const gift = yield* sql.withTransaction(move).pipe(Effect.orDie)
+      if (Option.isNone(gift)) return Option.none<GiftView>()
+      const scope = policy.scopeOfGift(gift.value)
+      const campaign = yield* campaigns.get(scope, gift.value.campaignId).pipe(Effect.orDie)
+      const recipient = yield* recipients
+        .get(scope, gift.value.recipientId, { includeDeleted: true })
+        .pipe(Effect.orDie)
+      const [company] = yield* sql<{
+        name: string
+      }>`SELECT name FROM companies WHERE id = ${gift.value.companyId}`.pipe(Effect.orDie)
+      return Option.some<GiftView>({ gift: gift.value, campaign, recipient, sender: company?.name ?? "" })
+    })
+
+    /**
+     * The products the campaign allows (its product, or its collection's in order) with their variants that
+     * ship to `countryCode`, are in stock and whose landed total there (in the billing currency, USD) is
+     * within the gift's budget. Products without such a variant are left out.
+     */
+    const choices = Effect.fn("Gifts.choices")(function* (
+      gift: GiftRecord,
+      campaign: CampaignRecord,
+      countryCode: string
+    ) {
+      const rows = yield* choiceRows(sql`SELECT p.id AS product_id, p.title AS product_title, p.description,
+          (SELECT i.url FROM product_images i WHERE i.product_id = p.id ORDER BY i.position LIMIT 1) AS image_url,
+          v.id AS variant_id, v.title AS variant_title, v.selected_options
+        FROM products p JOIN variants v ON v.product_id = p.id
+        ${
+          campaign.collectionId === null
+            ? sql`WHERE p.id = ${campaign.productId}`
+            : sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${campaign.collectionId}
+              WHERE TRUE`
+        }
+        ORDER BY ${campaign.collectionId === null ? sql`p.id` : sql`cp.position`}, v.position`).pipe(Effect.orDie)
+      const reference = yield* pricing.reference()
+      const country = reference.country.get(countryCode.toUpperCase())
+      if (country === undefined) return []
+      const facts = new Map(
+        (yield* pricing.variants(Option.some(rows.map((row) => row.variantId)))).map((fact) => [fact.variantId, fact])
+      )
+      const within = (variantId: string) => {
+        const fact = facts.get(variantId)
+        if (fact === undefined || fact.priceUsd === null || !fact.shipsTo.includes(country.code)) return false
+        if (fact.stock !== null && fact.stock <= 0) return false
+        const landed = landedAmounts(landedInput(reference, { ...fact, priceUsd: fact.priceUsd }, country)).total
+        const usd = toUsd(landed, country.fxRate, country.digits)
+        return usd >= gift.budgetMin && usd <= gift.budgetMax
+      }
+      const byProduct = new Map<string, GiftChoice>()
+      for (const row of rows) {
+        if (!within(row.variantId)) continue
+        const product = byProduct.get(row.productId) ?? {
+          productId: row.productId,
+          title: row.productTitle,
+          description: row.description,
+          imageUrl: row.imageUrl === null ? null : `${publicUrl}${row.imageUrl}`,
+          variants: []
+        }
+        byProduct.set(row.productId, {
+          ...product,
+          variants: [...product.variants, { id: row.variantId, title: row.variantTitle, options: row.selectedOptions }]
+        })
+      }
+      return [...byProduct.values()]
+    })
+
+    /**
+     * The gift's order, placed (or replayed) on its billing method under the key `gift:{id}`: a second claim
+     * of the same choice finds the same order, another choice is refused (`OrderKeyReused`).
+     */
+    const placeFor = (gift: GiftRecord, input: GiftClaim) =>
+      companyOrders.place(
+        { scope: policy.scopeOfGift(gift), account: Option.none(), source: gift.source },
+        {
+          variantId: input.variantId,
+          recipient: input.recipient,
+          shippingAddress: input.address,
+          idempotencyKey: `gift:${gift.id}`,
+          billingMethodId: gift.billingMethodId,
+          accountId: gift.accountId,
+          tags: [],
+          metadata: gift.metadata,
+          giftId: gift.id
+        }
+      )
+
+    /**
+     * Claims an open gift for `variantId`, sent to `recipient` at `address`, in one transaction: the gift
+     * locked, the variant checked against the choices (the campaign's, deliverable to the address's country,
+     * within the budget there: 422 otherwise), the reservation released, the order placed on the gift's
+     * billing method (its checks: address, funds), and the gift `claimed` with its order. A claim repeated
+     * after success finds the same order (the order's key is the gift's).
+     */
+    const claim = Effect.fn("Gifts.claim")(function* (gift: GiftRecord, input: GiftClaim) {
+      const run = Effect.gen(function* () {
+        const [locked] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${gift.id} FOR UPDATE`)
+        if (locked === undefined || !isOpenGift(locked.status)) {
+          return yield* new GiftClosed({
+            message: `Gift ${gift.id} is ${locked?.status ?? "gone"}; it can no longer be claimed.`,
+            giftId: gift.id,
+            status: locked?.status ?? "unknown"
+          })
+        }
+        const campaign = yield* campaigns.get(policy.scopeOfGift(locked), locked.campaignId).pipe(Effect.orDie)
+        const allowed = yield* choices(locked, campaign, input.address.countryCode)
+        if (!allowed.some((choice) => choice.variants.some((variant) => variant.id === input.variantId))) {
+          return yield* new GiftChoiceRefused({
+            message: `Variant ${input.variantId} is not one this gift allows for ${input.address.countryCode}.`,
+            giftId: locked.id,
+            variantId: input.variantId
+          })
+        }
+        yield* billing.credit(locked.billingMethodId, locked.reserved, {
+          type: "gift",
+          id: locked.id,
+          reason: ledgerReason.released
+        })
+        const { result: order } = yield* placeFor(locked, input)
+        const now = yield* nowDate
+        const [claimed] = yield* giftRows(sql`UPDATE gifts SET status = 'claimed', order_id = ${order.id},
+            reserved = 0, claimed_at = ${now}, updated_at = ${now}
+          WHERE id = ${locked.id} RETURNING *`)
+        yield* emitStatus(claimed!)
+        return { gift: claimed!, order }
+      })
+      return yield* sql.withTransaction(run).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /**
+     * `POST /v2/orders`: a gift made and claimed in one transaction, the recipient's `key` its idempotency
+     * key. Sent again, the same body finds the same gift and order; another choice or address for a claimed
+     * key is refused (`OrderKeyReused`). A refused claim leaves no gift behind.
+     */
+    const order = Effect.fn("Gifts.order")(function* (
+      caller: GiftCaller,
+      input: { readonly campaignId: string; readonly recipient: GiftRecipientInput; readonly claim: GiftClaim }
+    ) {
+      const run = Effect.gen(function* () {
+        const campaign = yield* activeCampaign(caller.scope, input.campaignId)
+        const { gift } = yield* createOne(caller, campaign, input.recipient, "link")
+        if (gift.status !== "claimed") return yield* claim(gift, input.claim)
+        const { result } = yield* placeFor(gift, input.claim)
+        return { gift, order: result }
+      })
+      return yield* sql.withTransaction(run).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /** The countries a gift can be sent to: every country the catalog prices for. */
+    const destinations = Effect.fn("Gifts.destinations")(function* () {
+      return [...(yield* pricing.reference()).country.keys()]
+    })
+
+    return {
+      create,
+      get,
+      page,
+      update,
+      cancel,
+      expire,
+      expireDue,
+      handler,
+      linkOf,
+      visit,
+      choices,
+      claim,
+      order,
+      destinations
+    } as const
   })
 }) {}

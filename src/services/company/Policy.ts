@@ -81,6 +81,19 @@ export class CompanyPolicy extends Effect.Service<CompanyPolicy>()("CompanyPolic
         })
       }) as AccountScope
 
-    return { canPerform, canGrant, canActFor, sameEnvironment, canAccessAccount, scopeOf } as const
+    /**
+     * The scope a gift's link grants its holder: the one account of the gift, to read what the gift page
+     * shows (its campaign and recipient) and to claim it. The token was checked by whoever found the gift.
+     */
+    const scopeOfGift = (gift: {
+      readonly companyId: string
+      readonly environment: Environment
+      readonly accountId: string
+    }): AccountScope => {
+      const accountIds: ReadonlyArray<string> = [gift.accountId]
+      return { companyId: gift.companyId, environment: gift.environment, accountIds } as AccountScope
+    }
+
+    return { canPerform, canGrant, canActFor, sameEnvironment, canAccessAccount, scopeOf, scopeOfGift } as const
   })
 }) {}

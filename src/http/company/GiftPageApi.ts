@@ -1,0 +1,68 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { showsErrorPages } from "../OpenApiDocument.js"
+
+/**
+ * The gift page (DESIGN.md §4.12; docs/company-api.md "The gift page"): the link a recipient opens, in a
+ * browser. The token in the path is the only key; an unknown one gets the page saying so, never a 400.
+ */
+
+const Html = HttpApiSchema.Text({ contentType: "text/html" })
+
+const Path = Schema.Struct({ token: Schema.String.pipe(Schema.maxLength(128)) })
+
+/** Taken as they come: the page answers for values it cannot use. */
+const Text = Schema.String.pipe(Schema.maxLength(500))
+const Country = Schema.optionalWith(Schema.String.pipe(Schema.maxLength(8)), { default: () => "" })
+
+export const ClaimForm = Schema.Struct({
+  variantId: Schema.optionalWith(Text, { default: () => "" }),
+  productId: Schema.optionalWith(Text, { default: () => "" }),
+  firstName: Schema.optionalWith(Text, { default: () => "" }),
+  lastName: Schema.optionalWith(Text, { default: () => "" }),
+  email: Schema.optionalWith(Text, { default: () => "" }),
+  phone: Schema.optionalWith(Text, { default: () => "" }),
+  address1: Schema.optionalWith(Text, { default: () => "" }),
+  address2: Schema.optionalWith(Text, { default: () => "" }),
+  city: Schema.optionalWith(Text, { default: () => "" }),
+  state: Schema.optionalWith(Text, { default: () => "" }),
+  zipcode: Schema.optionalWith(Text, { default: () => "" }),
+  country: Country
+})
+
+const pages = showsErrorPages([404, 410, 422])
+
+export class GiftPageApi extends HttpApiGroup.make("giftPage")
+  .add(
+    HttpApiEndpoint.get("landing", "/g/:token")
+      .setPath(Path)
+      .addSuccess(Html)
+      .annotate(OpenApi.Summary, "The gift page (browser): the gift, the sender's note, where it goes")
+      .annotate(OpenApi.Transform, pages)
+  )
+  .add(
+    HttpApiEndpoint.get("choices", "/g/:token/choices")
+      .setPath(Path)
+      .setUrlParams(Schema.Struct({ country: Country }))
+      .addSuccess(Html)
+      .annotate(OpenApi.Summary, "The gift page's choices within the budget in a country")
+      .annotate(OpenApi.Transform, pages)
+  )
+  .add(
+    HttpApiEndpoint.get("choose", "/g/:token/choose")
+      .setPath(Path)
+      .setUrlParams(Schema.Struct({ productId: Schema.optionalWith(Text, { default: () => "" }), country: Country }))
+      .addSuccess(Html)
+      .annotate(OpenApi.Summary, "The gift page's claim form for a chosen product")
+      .annotate(OpenApi.Transform, pages)
+  )
+  .add(
+    HttpApiEndpoint.post("claim", "/g/:token/claim")
+      .setPath(Path)
+      .setPayload(HttpApiSchema.withEncoding(ClaimForm, { kind: "UrlParams" }))
+      .addSuccess(Html)
+      .annotate(OpenApi.Summary, "The gift page's claim: the chosen variant sent to the address")
+      .annotate(OpenApi.Transform, pages)
+  )
+  .annotate(OpenApi.Title, "Gift page")
+  .annotate(OpenApi.Description, "The page a gift's recipient opens from its link, to choose and claim it.") {}

@@ -1,0 +1,192 @@
+import { randomBytes } from "node:crypto"
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import type { GiftRecord } from "../../domain/company/Gifts.js"
+import type { ShipmentStatus } from "../../domain/company/Orders.js"
+import { DEFAULT_COUNTRY } from "../../services/catalog/Catalog.js"
+import { CompanyOrders } from "../../services/company/CompanyOrders.js"
+import { Gifts, type GiftView } from "../../services/company/Gifts.js"
+import { CompanyPolicy } from "../../services/company/Policy.js"
+import { Api } from "../Api.js"
+import { htmlResponse } from "../pages/html.js"
+import { ClaimGiftV2 } from "./GiftsApi.js"
+import { claimOf } from "./GiftsLive.js"
+import {
+  type ClaimFormState,
+  type CountryOptions,
+  type GiftPageContext,
+  giftChoicesPage,
+  giftClaimedPage,
+  giftClaimPage,
+  giftGonePage,
+  giftLandingPage,
+  giftPageCsp
+} from "./giftPage.js"
+
+/** The order's shipment, as the recipient reads it. */
+const shipmentLabels: Record<ShipmentStatus, string> = {
+  orderReceived: "Order received",
+  processing: "Being prepared",
+  inTransit: "On its way",
+  outForDelivery: "Out for delivery",
+  delivered: "Delivered",
+  failed: "Could not be delivered",
+  cancelled: "Cancelled"
+}
+
+const regionNames = new Intl.DisplayNames(["en"], { type: "region", fallback: "code" })
+
+/** A page with a fresh CSP nonce; the URL carries the gift's token, so nothing is cached or referred. */
+const page = (render: (nonce: string) => string, status = 200) => {
+  const nonce = randomBytes(16).toString("base64")
+  return htmlResponse(render(nonce), { status, csp: giftPageCsp(nonce) })
+}
+
+const decodeClaim = Schema.decodeUnknownEither(ClaimGiftV2)
+
+/** The form's problems, each naming its field as the page labels it. */
+const formIssues = (error: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => `${fieldLabels[String(issue.path.at(-1))] ?? "The form"}: ${issue.message}`)
+    .join("; ")
+
+const fieldLabels: Record<string, string> = {
+  variantId: "Options",
+  firstName: "First name",
+  lastName: "Last name",
+  email: "Email",
+  phone: "Phone",
+  addressLine1: "Address line 1",
+  addressLine2: "Address line 2",
+  city: "City",
+  state: "State or province",
+  zipcode: "Postal code",
+  country: "Country"
+}
+
+const gone = (reason: "unknown" | "expired" | "cancelled") =>
+  page((nonce) => giftGonePage(nonce, reason), reason === "unknown" ? 404 : 410)
+
+export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
+  Effect.gen(function* () {
+    const gifts = yield* Gifts
+    const orders = yield* CompanyOrders
+    const policy = yield* CompanyPolicy
+    const supported = yield* gifts.destinations()
+    const countries: CountryOptions = supported
+      .map((code) => ({ code, name: regionNames.of(code) ?? code }))
+      .sort((a, b) => a.name.localeCompare(b.name))
+    const countryOf = (asked: string, view: GiftView) => {
+      const code = (asked || view.recipient.country || DEFAULT_COUNTRY).toUpperCase()
+      return supported.includes(code) ? code : DEFAULT_COUNTRY
+    }
+    const contextOf = (view: GiftView, nonce: string): GiftPageContext => ({
+      token: view.gift.token,
+      sender: view.sender,
+      note: view.campaign.message,
+      firstName: view.recipient.firstName,
+      nonce
+    })
+
+    /** The claimed gift's page, with its order's status as the company reads it. */
+    const claimedPage = (view: GiftView, gift: GiftRecord) =>
+      Effect.gen(function* () {
+        const order = yield* orders.get(policy.scopeOfGift(gift), gift.orderId ?? "").pipe(Effect.option)
+        const status = Option.match(order, {
+          onNone: () => shipmentLabels.orderReceived,
+          onSome: (o) => shipmentLabels[o.shipmentStatus]
+        })
+        return page((nonce) => giftClaimedPage(contextOf(view, nonce), status))
+      })
+
+    /** The gift behind the token, moved to `step`, or the page that says why there is none to show. */
+    const withGift = <R>(
+      token: string,
+      step: "opened" | "unwrapped",
+      show: (view: GiftView) => Effect.Effect<ReturnType<typeof page>, never, R>
+    ) =>
+      Effect.gen(function* () {
+        const found = yield* gifts.visit(token, step)
+        if (Option.isNone(found)) return gone("unknown")
+        const view = found.value
+        const { status } = view.gift
+        if (status === "expired" || status === "cancelled") return gone(status)
+        if (status === "claimed") return yield* claimedPage(view, view.gift)
+        return yield* show(view)
+      })
+
+    return handlers
+      .handleRaw("landing", ({ path }) =>
+        withGift(path.token, "opened", (view) =>
+          Effect.succeed(page((nonce) => giftLandingPage(contextOf(view, nonce), countries, countryOf("", view))))
+        )
+      )
+      .handleRaw("choices", ({ path, urlParams }) =>
+        withGift(path.token, "unwrapped", (view) =>
+          Effect.gen(function* () {
+            const country = countryOf(urlParams.country, view)
+            const offered = yield* gifts.choices(view.gift, view.campaign, country)
+            return page((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country))
+          })
+        )
+      )
+      .handleRaw("choose", ({ path, urlParams }) =>
+        withGift(path.token, "unwrapped", (view) =>
+          Effect.gen(function* () {
+            const country = countryOf(urlParams.country, view)
+            const offered = yield* gifts.choices(view.gift, view.campaign, country)
+            const choice = offered.find((c) => c.productId === urlParams.productId)
+            if (choice === undefined) {
+              return page((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
+            }
+            const values = {
+              firstName: view.recipient.firstName ?? "",
+              lastName: view.recipient.lastName ?? "",
+              email: view.recipient.email ?? "",
+              phone: view.recipient.mobilePhone ?? "",
+              country
+            }
+            return page((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, { values }))
+          })
+        )
+      )
+      .handle("claim", ({ path, payload }) =>
+        withGift(path.token, "unwrapped", (view) =>
+          Effect.gen(function* () {
+            const country = countryOf(payload.country, view)
+            const offered = yield* gifts.choices(view.gift, view.campaign, country)
+            const choice =
+              offered.find((c) => c.productId === payload.productId) ??
+              offered.find((c) => c.variants.some((v) => v.id === payload.variantId))
+            const again = (error: string) => {
+              const state: ClaimFormState = { values: { ...payload, country }, error }
+              return choice === undefined
+                ? page((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
+                : page((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, state), 422)
+            }
+            const decoded = decodeClaim({
+              variantId: payload.variantId,
+              orderRecipient: {
+                firstName: payload.firstName,
+                lastName: payload.lastName,
+                email: payload.email,
+                phone: payload.phone,
+                country,
+                address: {
+                  addressLine1: payload.address1,
+                  ...(payload.address2 === "" ? {} : { addressLine2: payload.address2 }),
+                  city: payload.city,
+                  ...(payload.state === "" ? {} : { state: payload.state }),
+                  ...(payload.zipcode === "" ? {} : { zipcode: payload.zipcode })
+                }
+              }
+            })
+            if (Either.isLeft(decoded)) return again(formIssues(decoded.left))
+            const claimed = yield* Effect.either(gifts.claim(view.gift, claimOf(decoded.right)))
+            if (Either.isLeft(claimed)) return again(claimed.left.message)
+            return yield* claimedPage(view, claimed.right.gift)
+          })
+        )
+      )
+  })
+)

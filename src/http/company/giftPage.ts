@@ -1,0 +1,176 @@
+import type { GiftChoice } from "../../services/company/Gifts.js"
+import { escapeHtml, layout } from "../pages/html.js"
+
+/**
+ * The gift page (`/g/{token}`, DESIGN.md §4.12; docs/company-api.md "The gift page"): plain HTML forms that
+ * work without JavaScript, one step per page: the gift and the sender's note, the choices, the chosen
+ * product's options with the address, then the claim. No price is ever shown to the recipient. Labels and
+ * buttons are the ones DESIGN.md §4.12 names.
+ */
+
+/** No script at all; the one inline style carries the nonce; forms go back to this origin only. */
+export const giftPageCsp = (nonce: string) =>
+  [
+    "default-src 'none'",
+    `style-src 'nonce-${nonce}'`,
+    "img-src 'self' https: data:",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'"
+  ].join("; ")
+
+const css = `
+    .note { background: #f6f4f1; border-left: 4px solid #b3261e; padding: .8rem 1rem; white-space: pre-wrap; }
+    .choice { border: 1px solid #e5e1dc; border-radius: 10px; padding: 1rem; margin: 1rem 0; }
+    .choice img { max-width: 100%; border-radius: 6px; }
+    fieldset { border: 1px solid #e5e1dc; border-radius: 8px; margin-top: 1rem; }
+    fieldset label { display: inline; font-weight: 400; }
+    fieldset input { width: auto; }
+    select { width: 100%; padding: .55rem; font-size: 1rem; }
+    .status { font-size: 1.1rem; font-weight: 600; }`
+
+const page = (title: string, body: string, nonce: string) => layout(title, body, { width: "34rem", css, nonce })
+
+export interface GiftPageContext {
+  readonly token: string
+  readonly sender: string
+  readonly note: string | null
+  readonly firstName: string | null
+  readonly nonce: string
+}
+
+/** The countries the recipient may pick, by code, with their English names. */
+export type CountryOptions = ReadonlyArray<{ readonly code: string; readonly name: string }>
+
+const countrySelect = (countries: CountryOptions, selected: string) => `
+  <label for="country">Country</label>
+  <select id="country" name="country">${countries
+    .map(
+      (c) =>
+        `<option value="${escapeHtml(c.code)}"${c.code === selected ? " selected" : ""}>${escapeHtml(c.name)}</option>`
+    )
+    .join("")}</select>`
+
+const greeting = (context: GiftPageContext) => `
+  <h1>${escapeHtml(context.firstName === null ? "You have a gift" : `${context.firstName}, you have a gift`)}</h1>
+  <p>From ${escapeHtml(context.sender)}.</p>
+  ${context.note === null ? "" : `<p class="note">${escapeHtml(context.note)}</p>`}`
+
+/** Step 1: the gift and the note; where it will be sent decides the choices. */
+export const giftLandingPage = (context: GiftPageContext, countries: CountryOptions, country: string) =>
+  page(
+    "Your gift",
+    `${greeting(context)}
+  <form method="get" action="/g/${escapeHtml(context.token)}/choices">
+    ${countrySelect(countries, country)}
+    <button type="submit">See your gift options</button>
+  </form>`,
+    context.nonce
+  )
+
+/** Step 2: what the campaign allows within the budget in that country, each with "Choose". */
+export const giftChoicesPage = (context: GiftPageContext, choices: ReadonlyArray<GiftChoice>, country: string) =>
+  page(
+    "Choose your gift",
+    `${greeting(context)}
+  <h2>Choose your gift</h2>
+  ${
+    choices.length === 0
+      ? `<p>Nothing can be delivered to this country within this gift. <a href="/g/${escapeHtml(context.token)}">Pick another country</a>.</p>`
+      : choices
+          .map(
+            (choice) => `
+  <div class="choice">
+    ${choice.imageUrl === null ? "" : `<img src="${escapeHtml(choice.imageUrl)}" alt="">`}
+    <h3>${escapeHtml(choice.title)}</h3>
+    ${choice.description === null ? "" : `<p>${escapeHtml(choice.description)}</p>`}
+    <form method="get" action="/g/${escapeHtml(context.token)}/choose">
+      <input type="hidden" name="productId" value="${escapeHtml(choice.productId)}">
+      <input type="hidden" name="country" value="${escapeHtml(country)}">
+      <button type="submit" aria-label="Choose ${escapeHtml(choice.title)}">Choose</button>
+    </form>
+  </div>`
+          )
+          .join("")
+  }`,
+    context.nonce
+  )
+
+/** What the claim form shows again after a refusal. */
+export interface ClaimFormState {
+  readonly values?: Readonly<Record<string, string>>
+  readonly error?: string
+}
+
+const field = (name: string, label: string, state: ClaimFormState, type = "text", required = true) => `
+    <label for="${name}">${label}</label>
+    <input id="${name}" name="${name}" type="${type}" value="${escapeHtml(state.values?.[name] ?? "")}"${required ? " required" : ""}>`
+
+/** Step 3: the product's options (labelled radio buttons when there are several) and the address. */
+export const giftClaimPage = (
+  context: GiftPageContext,
+  choice: GiftChoice,
+  countries: CountryOptions,
+  country: string,
+  state: ClaimFormState = {}
+) =>
+  page(
+    "Claim your gift",
+    `${greeting(context)}
+  <h2>${escapeHtml(choice.title)}</h2>
+  ${state.error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(state.error)}</p>`}
+  <form method="post" action="/g/${escapeHtml(context.token)}/claim">
+    ${
+      choice.variants.length === 1
+        ? `<input type="hidden" name="variantId" value="${escapeHtml(choice.variants[0]!.id)}">`
+        : `<fieldset><legend>Options</legend>${choice.variants
+            .map(
+              (variant, index) => `
+      <div><input type="radio" id="variant-${index}" name="variantId" value="${escapeHtml(variant.id)}"${
+        (state.values?.variantId ?? choice.variants[0]!.id) === variant.id ? " checked" : ""
+      } required>
+      <label for="variant-${index}">${escapeHtml(variant.title)}</label></div>`
+            )
+            .join("")}</fieldset>`
+    }
+    <input type="hidden" name="productId" value="${escapeHtml(choice.productId)}">
+    ${field("firstName", "First name", state)}
+    ${field("lastName", "Last name", state)}
+    ${field("email", "Email", state, "email")}
+    ${field("phone", "Phone", state, "tel")}
+    ${field("address1", "Address line 1", state)}
+    ${field("address2", "Address line 2", state, "text", false)}
+    ${field("city", "City", state)}
+    ${field("state", "State or province", state, "text", false)}
+    ${field("zipcode", "Postal code", state, "text", false)}
+    ${countrySelect(countries, state.values?.country ?? country)}
+    <button type="submit">Claim gift</button>
+  </form>`,
+    context.nonce
+  )
+
+/** After the claim: the gift is claimed, and where its order stands (the page reloads itself to follow it). */
+export const giftClaimedPage = (context: GiftPageContext, orderStatus: string) =>
+  layout(
+    "Your gift is claimed",
+    `<h1>Your gift is claimed</h1>
+  <p>Thank you! ${escapeHtml(context.sender)}'s gift is on its way.</p>
+  <p>Order status: <span class="status" id="order-status">${escapeHtml(orderStatus)}</span></p>
+  <p><a href="/g/${escapeHtml(context.token)}">Refresh</a></p>`,
+    { width: "34rem", css, nonce: context.nonce, head: `\n  <meta http-equiv="refresh" content="30">` }
+  )
+
+/** An unknown, expired or cancelled gift. */
+export const giftGonePage = (nonce: string, reason: "unknown" | "expired" | "cancelled") =>
+  page(
+    "Gift unavailable",
+    `<h1>This gift is not available</h1>
+  <p>${
+    reason === "unknown"
+      ? "This link is not valid. Check that you copied all of it."
+      : reason === "expired"
+        ? "This gift has expired."
+        : "This gift was cancelled by its sender."
+  }</p>`,
+    nonce
+  )

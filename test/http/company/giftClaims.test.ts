@@ -1,0 +1,286 @@
+import { HttpClientRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Companies } from "../../../src/services/company/Companies.js"
+import { makeCheckoutTestServer } from "../../support/checkout.js"
+import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+import { get, raw, testPublicUrl } from "../../support/http.js"
+
+/**
+ * Claiming v2 gifts over real HTTP (DESIGN.md §4.12): the gift page's steps as a browser without
+ * JavaScript takes them (plain GETs and a form POST), with the gift's status moving at each; the claim API;
+ * and `POST /v2/orders`, idempotent on the recipient's key. Every claim's order is the v3 order, its budget
+ * reservation released and the landed price charged instead.
+ */
+
+const gifts = "/public-api/v2/gifts"
+const sqlClient = SqlClient.SqlClient
+
+const v2Error = (status: number, errorCode: string) => ({ status, errorCode, message: expect.any(String) })
+
+/** A product with one variant for sale that ships to GB with stock, and another product. */
+const catalog = Effect.flatMap(sqlClient, (sql) =>
+  Effect.gen(function* () {
+    const [chosen] = yield* sql<{ productId: string; variantId: string; title: string }>`
+      SELECT p.id AS product_id, v.id AS variant_id, p.title FROM products p JOIN variants v ON v.product_id = p.id
+        JOIN variant_locations l ON l.variant_id = v.id
+      WHERE v.price_usd IS NOT NULL AND NOT v.is_digital AND l.stock > 100 AND 'GB' = ANY (l.ships_to)
+        AND (SELECT count(*) FROM variants w WHERE w.product_id = p.id) = 1
+      ORDER BY p.id LIMIT 1`
+    const [other] = yield* sql<{ variantId: string }>`SELECT v.id AS variant_id FROM variants v
+      WHERE v.product_id <> ${chosen!.productId} AND v.price_usd IS NOT NULL ORDER BY v.id LIMIT 1`
+    return { ...chosen!, otherVariantId: other!.variantId }
+  })
+).pipe(Effect.orDie)
+
+const setup = Effect.gen(function* () {
+  const company = yield* createCompany()
+  const unlimited = { rate: 10_000, burst: 10_000 }
+  yield* Effect.flatMap(Companies, (c) =>
+    c.setRateLimits(company.companyId, {
+      global: unlimited,
+      "administration:read": unlimited,
+      "administration:write": unlimited,
+      "marketplace:write": unlimited
+    })
+  ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
+  const product = yield* catalog
+  const headers = keyHeaders(company.apiKey)
+  const campaign = yield* postWith(
+    "/public-api/v2/campaigns",
+    {
+      name: "Welcome",
+      customization: {
+        giftProperties: { selectedGiftType: "product", productId: product.productId, budget: { min: 1, max: 20000 } },
+        message: "Welcome aboard!"
+      }
+    },
+    headers
+  )
+  expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
+  return { ...company, ...product, headers, campaignId: campaign.body.id as string }
+})
+
+const remaining = (headers: Record<string, string>) =>
+  Effect.map(
+    getWith("/public-api/v3/billing-methods", headers),
+    (response) => response.body.data[0].spendingLimit.remaining as number
+  )
+
+const sendGift = (company: Effect.Effect.Success<typeof setup>, key: string) =>
+  Effect.map(
+    postWith(
+      gifts,
+      {
+        campaignId: company.campaignId,
+        recipients: [{ firstname: "Ada", lastname: "Lovelace", email: `${key}@example.com`, key }]
+      },
+      company.headers
+    ),
+    (response) => response.body.results[0] as { id: string; link: string }
+  )
+
+const statusOf = (company: Effect.Effect.Success<typeof setup>, giftId: string) =>
+  Effect.map(getWith(`${gifts}/${giftId}`, company.headers), (response) => response.body.status as string)
+
+const londonForm = {
+  firstName: "Ada",
+  lastName: "Lovelace",
+  email: "ada@example.com",
+  phone: "+44 20 7946 0958",
+  address1: "10 Downing Street",
+  city: "London",
+  zipcode: "SW1A 2AA",
+  country: "GB"
+}
+
+const postForm = (path: string, form: Record<string, string>) =>
+  raw(
+    HttpClientRequest.post(path).pipe(
+      HttpClientRequest.bodyText(new URLSearchParams(form).toString(), "application/x-www-form-urlencoded")
+    )
+  )
+
+const orderRecipient = {
+  firstName: "Ada",
+  lastName: "Lovelace",
+  email: "ada@example.com",
+  phone: "+44 20 7946 0958",
+  country: "GB",
+  address: { addressLine1: "10 Downing Street", city: "London", zipcode: "SW1A 2AA" }
+}
+
+describe("claiming gifts", () => {
+  it.layer(makeCheckoutTestServer(), { timeout: 180_000 })((it) => {
+    it.effect("the gift page: opened, unwrapped, the form, then claimed with the v3 order and the price charged", () =>
+      Effect.gen(function* () {
+        const company = yield* setup
+        const before = yield* remaining(company.headers)
+        const gift = yield* sendGift(company, "page")
+        const path = gift.link.replace(testPublicUrl, "")
+        expect(yield* statusOf(company, gift.id)).toBe("unopened")
+
+        const landing = yield* get(path)
+        expect(landing.status).toBe(200)
+        expect(landing.headers["content-security-policy"]).toContain("default-src 'none'")
+        expect(landing.headers["cache-control"]).toBe("no-store")
+        expect(landing.text).toContain("Ada, you have a gift")
+        expect(landing.text).toContain("Welcome aboard!")
+        expect(landing.text).toContain('<label for="country">Country</label>')
+        expect(yield* statusOf(company, gift.id)).toBe("opened")
+
+        const choices = yield* get(`${path}/choices?country=GB`)
+        expect(choices.status).toBe(200)
+        expect(choices.text).toContain(company.title.replace(/&/g, "&amp;"))
+        expect(choices.text).toContain(">Choose</button>")
+        // No price reaches the recipient.
+        expect(choices.text).not.toMatch(/[$£€]\s?\d/)
+        expect(yield* statusOf(company, gift.id)).toBe("unwrapped")
+
+        const form = yield* get(`${path}/choose?productId=${company.productId}&country=GB`)
+        expect(form.status).toBe(200)
+        for (const label of [
+          "First name",
+          "Last name",
+          "Email",
+          "Phone",
+          "Address line 1",
+          "Address line 2",
+          "City",
+          "State or province",
+          "Postal code",
+          "Country"
+        ]) {
+          expect(form.text).toContain(`>${label}</label>`)
+        }
+        expect(form.text).toContain(">Claim gift</button>")
+
+        // A form missing its city is shown again with the problem; nothing is placed.
+        const refused = yield* postForm(`${path}/claim`, {
+          ...londonForm,
+          city: "",
+          variantId: company.variantId,
+          productId: company.productId
+        })
+        expect(refused.status).toBe(422)
+        expect(refused.text).toContain("City:")
+        expect(yield* statusOf(company, gift.id)).toBe("unwrapped")
+
+        const claimed = yield* postForm(`${path}/claim`, {
+          ...londonForm,
+          variantId: company.variantId,
+          productId: company.productId
+        })
+        expect(claimed.status, claimed.text.slice(0, 500)).toBe(200)
+        expect(claimed.text).toContain("Your gift is claimed")
+        expect(claimed.text).toContain("Order received")
+
+        const read = yield* getWith(`${gifts}/${gift.id}`, company.headers)
+        expect(read.body).toMatchObject({ status: "claimed", orderId: expect.stringMatching(/^[0-9a-f]{24}$/) })
+        expect(read.body.claimedAt).not.toBeNull()
+        const order = yield* getWith(`/public-api/v3/orders/${read.body.orderId}`, company.headers)
+        expect(order.body.data).toMatchObject({ giftId: gift.id, status: "active" })
+        // The reservation was released and the order's landed price charged instead.
+        const sql = yield* sqlClient
+        const [charged] = yield* sql<{ charged: number }>`SELECT charged::int FROM company_orders
+          WHERE id = ${read.body.orderId}`
+        expect(yield* remaining(company.headers)).toBe(before - charged!.charged)
+
+        // The link now shows the claimed gift.
+        expect((yield* get(path)).text).toContain("Your gift is claimed")
+        expect((yield* get("/g/not-a-token")).status).toBe(404)
+      })
+    )
+
+    it.effect("the claim API: one order per gift, a refused choice, a closed gift", () =>
+      Effect.gen(function* () {
+        const company = yield* setup
+        const gift = yield* sendGift(company, "api")
+        const claim = `${gifts}/${gift.id}/claim`
+        expect(
+          yield* postWith(claim, { variantId: company.otherVariantId, orderRecipient }, company.headers)
+        ).toMatchObject({ status: 422, body: v2Error(422, "UNPROCESSABLE_ENTITY") })
+        expect(
+          yield* postWith(
+            claim,
+            { variantId: company.variantId, orderRecipient: { ...orderRecipient, country: "GBR" } },
+            company.headers
+          )
+        ).toMatchObject({ status: 400, body: { errorCode: "INVALID_REQUEST", path: "orderRecipient.country" } })
+        // A country the catalog does not deliver to: not a choice of this gift.
+        expect(
+          yield* postWith(
+            claim,
+            { variantId: company.variantId, orderRecipient: { ...orderRecipient, country: "XX" } },
+            company.headers
+          )
+        ).toMatchObject({ status: 422, body: v2Error(422, "UNPROCESSABLE_ENTITY") })
+        expect(yield* statusOf(company, gift.id)).toBe("unopened")
+        const done = yield* postWith(claim, { variantId: company.variantId, orderRecipient }, company.headers)
+        expect(done.status, JSON.stringify(done.body)).toBe(200)
+        expect(done.body).toEqual({ orderId: expect.stringMatching(/^[0-9a-f]{24}$/), status: "active" })
+        expect(yield* postWith(claim, { variantId: company.variantId, orderRecipient }, company.headers)).toMatchObject(
+          {
+            status: 422,
+            body: v2Error(422, "UNPROCESSABLE_ENTITY")
+          }
+        )
+        expect(yield* postWith(`${gifts}/${gift.id}/cancel`, {}, company.headers)).toMatchObject({ status: 422 })
+      })
+    )
+
+    it.effect(
+      "POST /v2/orders makes and claims a gift at once; its key replays it; a refused claim leaves nothing",
+      () =>
+        Effect.gen(function* () {
+          const company = yield* setup
+          const body = {
+            campaignId: company.campaignId,
+            variantId: company.variantId,
+            recipient: { firstname: "Ada", lastname: "Lovelace", email: "ada@example.com", key: "order-1" },
+            orderRecipient
+          }
+          const first = yield* postWith("/public-api/v2/orders", body, company.headers)
+          expect(first.status, JSON.stringify(first.body)).toBe(200)
+          expect(first.body).toEqual({
+            orderId: expect.stringMatching(/^[0-9a-f]{24}$/),
+            giftId: expect.stringMatching(/^[0-9a-f]{24}$/),
+            status: "active"
+          })
+          const again = yield* postWith("/public-api/v2/orders", body, company.headers)
+          expect(again.body).toEqual(first.body)
+          const moved = yield* postWith(
+            "/public-api/v2/orders",
+            {
+              ...body,
+              orderRecipient: {
+                ...orderRecipient,
+                address: { ...orderRecipient.address, addressLine1: "11 Downing Street" }
+              }
+            },
+            company.headers
+          )
+          expect(moved).toMatchObject({ status: 422, body: v2Error(422, "UNPROCESSABLE_ENTITY") })
+          expect((yield* getWith(`${gifts}/${first.body.giftId}`, company.headers)).body.orderId).toBe(
+            first.body.orderId
+          )
+
+          const sql = yield* sqlClient
+          const count = Effect.map(
+            sql<{ gifts: number; orders: number }>`SELECT (SELECT count(*)::int FROM gifts) AS gifts,
+            (SELECT count(*)::int FROM company_orders) AS orders`,
+            (rows) => rows[0]!
+          )
+          const beforeRefused = yield* count
+          const refused = yield* postWith(
+            "/public-api/v2/orders",
+            { ...body, variantId: company.otherVariantId, recipient: { ...body.recipient, key: "order-2" } },
+            company.headers
+          )
+          expect(refused).toMatchObject({ status: 422, body: v2Error(422, "UNPROCESSABLE_ENTITY") })
+          expect(yield* count).toEqual(beforeRefused)
+        })
+    )
+  })
+})
