@@ -3340,11 +3340,19 @@ export interface components {
                 [key: string]: string;
             } | null;
             orderId: string | null;
-            /**
-             * unknown
-             * @description Once claimed: where it ships
-             */
-            deliveryDetails: unknown;
+            /** @description Once claimed: its order's shipment (no personal data) */
+            deliveryDetails: {
+                status: string;
+                fulfillmentStatus: string;
+                countryCode: string;
+                carrier: string | null;
+                trackingNumber: string | null;
+                trackingUrl: string | null;
+            } | null;
+            recipient?: components["schemas"]["RecipientV2"];
+            campaign?: components["schemas"]["CampaignV2"];
+            /** @description With expand[]=orders */
+            orders?: components["schemas"]["OrderV3"][];
             source: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
             /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
             createdAt: string;
@@ -12728,6 +12736,8 @@ export interface operations {
                 keys?: string;
                 createdBefore?: string;
                 createdAfter?: string;
+                /** @description recipient (masked unless gifts:read:unmasked), orders, campaign; repeatable */
+                "expand[]"?: ("recipient" | "orders" | "campaign") | ("recipient" | "orders" | "campaign")[];
             };
             header?: {
                 /** @description The account the request acts in, within the key's `accountsAccess`. */
@@ -13036,7 +13046,10 @@ export interface operations {
     };
     "giftsV2.get": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description recipient (masked unless gifts:read:unmasked), orders, campaign; repeatable */
+                "expand[]"?: ("recipient" | "orders" | "campaign") | ("recipient" | "orders" | "campaign")[];
+            };
             header?: {
                 /** @description The account the request acts in, within the key's `accountsAccess`. */
                 "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];

@@ -302,7 +302,7 @@ export const WorkerLive = Layer.unwrapEffect(
       ExpireCheckout.handle(({ checkoutId }) => checkouts.expire(checkoutId)),
       RunCatalogExport.handle(({ exportId }, job) => exports.run(exportId, job.attempt >= job.maxAttempts, exportLine)),
       ExpireCatalogExport.handle(({ exportId }) => exports.expire(exportId)),
-      gifts.handler,
+      ...gifts.handlers,
       deliverWebhookHandler
     ])
     return Layer.merge(jobsWorker, StockAvailabilityNotifierLive)

@@ -31,8 +31,9 @@ import { GiftStatus, maxGiftsPerRequest, SendingMethod } from "../../domain/comp
 import { IdempotencyInFlight, InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { ApiKeyAuthV2, Operation } from "./ApiKeyAuth.js"
-import { listParams } from "./CampaignsApi.js"
-import { ExternalId, RecipientEmail } from "./RecipientsApi.js"
+import { CampaignV2, listParams } from "./CampaignsApi.js"
+import { OrderV3 } from "./OrdersApi.js"
+import { ExternalId, RecipientEmail, RecipientV2 } from "./RecipientsApi.js"
 
 /**
  * Gifts, version 2 (DESIGN.md §4.12; docs/company-api.md "Gifts"): sent to up to 100 recipients in one call
@@ -131,7 +132,19 @@ export class GiftV2 extends Schema.Class<GiftV2>("GiftV2")({
   sendingMethod: SendingMethod,
   metadata: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
   orderId: Schema.NullOr(Schema.String),
-  deliveryDetails: Schema.NullOr(Schema.Unknown).annotations({ description: "Once claimed: where it ships" }),
+  deliveryDetails: Schema.NullOr(
+    Schema.Struct({
+      status: Schema.String,
+      fulfillmentStatus: Schema.String,
+      countryCode: Schema.String,
+      carrier: Schema.NullOr(Schema.String),
+      trackingNumber: Schema.NullOr(Schema.String),
+      trackingUrl: Schema.NullOr(Schema.String)
+    })
+  ).annotations({ description: "Once claimed: its order's shipment (no personal data)" }),
+  recipient: Schema.optional(RecipientV2.annotations({ description: "With expand[]=recipient" })),
+  campaign: Schema.optional(CampaignV2.annotations({ description: "With expand[]=campaign" })),
+  orders: Schema.optional(Schema.Array(OrderV3).annotations({ description: "With expand[]=orders" })),
   source: Schema.NullOr(RequestSource),
   createdAt: Timestamp,
   claimedAt: Schema.NullOr(Timestamp)
@@ -172,6 +185,15 @@ const DateTimeParam = Schema.String.pipe(
 
 const GiftPath = Schema.Struct({ giftId: HexId })
 
+export const giftExpansions = ["recipient", "orders", "campaign"] as const
+
+/** `expand[]` (repeatable): what a gift read carries besides its own fields (v3's `include` replaced it). */
+const Expand = {
+  "expand[]": Schema.optional(
+    Schema.Union(Schema.Literal(...giftExpansions), Schema.Array(Schema.Literal(...giftExpansions)))
+  ).annotations({ description: "recipient (masked unless gifts:read:unmasked), orders, campaign; repeatable" })
+}
+
 const read = { permission: ["gifts:read:masked", "gifts:read:unmasked"], rateClass: "administration:read" } as const
 const update = { permission: "gifts:update", rateClass: "administration:write" } as const
 
@@ -197,7 +219,8 @@ export class GiftsV2Api extends HttpApiGroup.make("giftsV2")
           campaignIds: Schema.optional(setOf(HexId, "Comma-separated campaign ids")),
           keys: Schema.optional(Schema.String.annotations({ description: "Comma-separated gift keys" })),
           createdBefore: Schema.optional(DateTimeParam),
-          createdAfter: Schema.optional(DateTimeParam)
+          createdAfter: Schema.optional(DateTimeParam),
+          ...Expand
         })
       )
       .addSuccess(GiftListV2)
@@ -208,6 +231,7 @@ export class GiftsV2Api extends HttpApiGroup.make("giftsV2")
   .add(
     HttpApiEndpoint.get("get", "/gifts/:giftId")
       .setPath(GiftPath)
+      .setUrlParams(Schema.Struct(Expand))
       .addSuccess(GiftV2)
       .addError(lineError("v2", GiftNotFound))
       .annotate(Operation, read)

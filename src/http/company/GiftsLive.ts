@@ -2,18 +2,24 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { formatTimestamp } from "../../domain/company/Company.js"
 import type { GiftRecord, GiftStatus } from "../../domain/company/Gifts.js"
+import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/company/Orders.js"
 import { Accounts } from "../../services/company/Accounts.js"
-import { toMajor } from "../../services/company/Campaigns.js"
+import { Campaigns, toMajor } from "../../services/company/Campaigns.js"
+import { CompanyOrders } from "../../services/company/CompanyOrders.js"
 import { type GiftClaim, Gifts } from "../../services/company/Gifts.js"
+import { readMode } from "../../services/company/Masking.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
+import { Recipients } from "../../services/company/Recipients.js"
 import { Api } from "../Api.js"
-import { CurrentCaller } from "./ApiKeyAuth.js"
+import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
 import { defaultLimit } from "./CampaignsApi.js"
-import { listScope } from "./CampaignsLive.js"
-import type { ClaimGiftV2 } from "./GiftsApi.js"
+import { campaignV2, listScope } from "./CampaignsLive.js"
+import type { ClaimGiftV2, giftExpansions } from "./GiftsApi.js"
+import { recipientV2 } from "./RecipientsLive.js"
+import { orderV3 } from "./v3.js"
 
-/** A gift as v2 shows it (DESIGN.md §4.12): its budget in major units, its link, no personal data. */
-export const giftV2 = (gift: GiftRecord, link: string) => ({
+/** A gift as v2 shows it (DESIGN.md §4.12): its budget in major units, its link, its order's shipment. */
+export const giftV2 = (gift: GiftRecord, link: string, order: CompanyOrderRecord | null) => ({
   id: gift.id,
   campaignId: gift.campaignId,
   accountId: gift.accountId,
@@ -26,11 +32,28 @@ export const giftV2 = (gift: GiftRecord, link: string) => ({
   sendingMethod: gift.sendingMethod,
   metadata: gift.metadata,
   orderId: gift.orderId,
-  deliveryDetails: null,
+  deliveryDetails:
+    order === null
+      ? null
+      : {
+          status: order.shipmentStatus,
+          fulfillmentStatus: fulfillmentStatusOf(order.shipmentStatus),
+          countryCode: order.countryCode,
+          carrier: order.carrier,
+          trackingNumber: order.trackingNumber,
+          trackingUrl: order.trackingUrl
+        },
   source: gift.source,
   createdAt: formatTimestamp(gift.createdAt),
   claimedAt: gift.claimedAt === null ? null : formatTimestamp(gift.claimedAt)
 })
+
+type GiftExpansion = (typeof giftExpansions)[number]
+
+/** `expand[]` as given: one value or several. */
+const expansionsOf = (
+  expand: GiftExpansion | ReadonlyArray<GiftExpansion> | undefined
+): ReadonlyArray<GiftExpansion> => (expand === undefined ? [] : typeof expand === "string" ? [expand] : expand)
 
 /** A v2 claim (`POST /v2/gifts/{id}/claim`, the gift page's form) as the service takes it. */
 export const claimOf = (claim: typeof ClaimGiftV2.Type): GiftClaim => {
@@ -60,7 +83,36 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
     const gifts = yield* Gifts
     const accounts = yield* Accounts
     const policy = yield* CompanyPolicy
-    const shown = (gift: GiftRecord) => giftV2(gift, gifts.linkOf(gift))
+    const orders = yield* CompanyOrders
+    const recipients = yield* Recipients
+    const campaigns = yield* Campaigns
+
+    /**
+     * A gift as the caller reads it, with what `expand` asks for: the recipient masked unless the key holds
+     * `gifts:read:unmasked`, the order likewise, the campaign.
+     */
+    const present = (caller: Caller, expand: ReadonlyArray<GiftExpansion>) => (gift: GiftRecord) =>
+      Effect.gen(function* () {
+        const mode = readMode(caller.key.permissions, "gifts") === "unmasked" ? "unmasked" : "masked"
+        const order = gift.orderId === null ? null : yield* orders.get(caller.scope, gift.orderId).pipe(Effect.orDie)
+        return {
+          ...giftV2(gift, gifts.linkOf(gift), order),
+          ...(expand.includes("recipient")
+            ? {
+                recipient: recipientV2(
+                  yield* recipients.get(caller.scope, gift.recipientId, { includeDeleted: true }).pipe(Effect.orDie),
+                  mode
+                )
+              }
+            : {}),
+          ...(expand.includes("campaign")
+            ? { campaign: campaignV2(yield* campaigns.get(caller.scope, gift.campaignId).pipe(Effect.orDie)) }
+            : {}),
+          ...(expand.includes("orders") ? { orders: order === null ? [] : [orderV3(order, mode)] } : {})
+        }
+      })
+    /** The gift as read back after a change: no expansions. */
+    const shown = (gift: GiftRecord) => Effect.flatMap(CurrentCaller, (caller) => present(caller, [])(gift))
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
@@ -107,20 +159,25 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
             createdBefore: urlParams.createdBefore === undefined ? undefined : new Date(urlParams.createdBefore),
             createdAfter: urlParams.createdAfter === undefined ? undefined : new Date(urlParams.createdAfter)
           })
-          return { results: rows.map(shown), skip, limit }
+          const expanded = yield* Effect.forEach(rows, present(caller, expansionsOf(urlParams["expand[]"])))
+          return { results: expanded, skip, limit }
         })
       )
-      .handle("get", ({ path }) =>
-        Effect.flatMap(CurrentCaller, (caller) => Effect.map(gifts.get(caller.scope, path.giftId), shown))
+      .handle("get", ({ path, urlParams }) =>
+        Effect.flatMap(CurrentCaller, (caller) =>
+          Effect.flatMap(gifts.get(caller.scope, path.giftId), present(caller, expansionsOf(urlParams["expand[]"])))
+        )
       )
       .handle("update", ({ path, payload }) =>
-        Effect.flatMap(CurrentCaller, (caller) => Effect.map(gifts.update(caller.scope, path.giftId, payload), shown))
+        Effect.flatMap(CurrentCaller, (caller) =>
+          Effect.flatMap(gifts.update(caller.scope, path.giftId, payload), shown)
+        )
       )
       .handle("cancel", ({ path }) =>
-        Effect.flatMap(CurrentCaller, (caller) => Effect.map(gifts.cancel(caller.scope, path.giftId), shown))
+        Effect.flatMap(CurrentCaller, (caller) => Effect.flatMap(gifts.cancel(caller.scope, path.giftId), shown))
       )
       .handle("expire", ({ path }) =>
-        Effect.flatMap(CurrentCaller, (caller) => Effect.map(gifts.expire(caller.scope, path.giftId), shown))
+        Effect.flatMap(CurrentCaller, (caller) => Effect.flatMap(gifts.expire(caller.scope, path.giftId), shown))
       )
       .handle("claim", ({ path, payload }) =>
         Effect.gen(function* () {

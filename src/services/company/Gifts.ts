@@ -45,6 +45,9 @@ import { accountsIn } from "./Scope.js"
 /** A gift's expiry, due at its `expiresAt`. Keyed by gift and time: a new expiry is a new job. */
 export const ExpireGift = JobKind.make("gift.expire", Schema.Struct({ giftId: Schema.String }))
 
+/** A reminder to an unclaimed gift's recipient, halfway to its expiry, unless the campaign disables them. */
+export const RemindGift = JobKind.make("gift.remind", Schema.Struct({ giftId: Schema.String }))
+
 /** Who makes or reads gifts: the request's scope, the account its header named, and its `Request-Source`. */
 export interface GiftCaller {
   readonly scope: AccountScope
@@ -168,20 +171,48 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         { key: `${gift.id}@${gift.expiresAt.getTime()}`, runAt: DateTime.unsafeFromDate(gift.expiresAt) }
       )
 
-    /** The gift message to the outbox, on the channel the gift is sent by (none for `link`, or no address). */
-    const announce = (gift: GiftRecord, campaign: CampaignRecord, recipient: RecipientRecord) =>
+    /** What each gift message says. */
+    const messages = {
+      "gift.sent": { subject: "You have a gift", lead: "you have a gift to choose" },
+      "gift.reminder": { subject: "Your gift is waiting", lead: "your gift is still waiting for you to choose it" }
+    } as const
+
+    /**
+     * A gift message to the notifications outbox, on the gift's channel (`email` to the recipient's e-mail,
+     * `sms` to their phone; none for `link`, whose link the company hands over, or without an address).
+     * Written once per gift and kind.
+     */
+    const announce = (
+      gift: GiftRecord,
+      campaign: CampaignRecord,
+      recipient: RecipientRecord,
+      kind: keyof typeof messages
+    ) =>
       Effect.gen(function* () {
         const address =
           gift.sendingMethod === "email" ? recipient.email : gift.sendingMethod === "sms" ? recipient.mobilePhone : null
         if (address === null) return
         const note = campaign.message === null ? "" : `\n\n${campaign.message}`
+        const { subject, lead } = messages[kind]
         const now = yield* nowDate
         yield* sql`INSERT INTO notifications (id, gift_id, kind, channel, recipient, subject, body, created_at)
-          VALUES (${yield* makeId}, ${gift.id}, 'gift.sent', ${gift.sendingMethod}, ${address},
-            ${"You have a gift"}, ${`Hello ${recipient.firstName ?? ""}, you have a gift to choose: ${linkOf(gift)}${note}`},
-            ${now})
+          VALUES (${yield* makeId}, ${gift.id}, ${kind}, ${gift.sendingMethod}, ${address}, ${subject},
+            ${`Hello ${recipient.firstName ?? ""}, ${lead}: ${linkOf(gift)}${note}`}, ${now})
           ON CONFLICT DO NOTHING`
       })
+
+    /** The reminder's time: halfway between sending and expiry. */
+    const scheduleReminder = (gift: GiftRecord, campaign: CampaignRecord) =>
+      campaign.disableReminders || gift.sendingMethod === "link"
+        ? Effect.void
+        : jobs.enqueue(
+            RemindGift,
+            { giftId: gift.id },
+            {
+              key: gift.id,
+              runAt: DateTime.unsafeFromDate(new Date((gift.createdAt.getTime() + gift.expiresAt.getTime()) / 2))
+            }
+          )
 
     const byKey = (campaignId: string, key: string) =>
       Effect.map(
@@ -228,7 +259,8 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           reason: ledgerReason.reserved
         })
         yield* scheduleExpiry(gift)
-        yield* announce(gift, campaign, recipient)
+        yield* scheduleReminder(gift, campaign)
+        yield* announce(gift, campaign, recipient, "gift.sent")
         yield* emitStatus(gift)
         return { gift, created: true }
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
@@ -367,7 +399,20 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       yield* sql.withTransaction(run).pipe(Effect.orDie)
     })
 
-    const handler = ExpireGift.handle(({ giftId }) => expireDue(giftId))
+    /** The `gift.remind` job: the reminder, if the gift is still waiting to be claimed. */
+    const remind = Effect.fn("Gifts.remind")(function* (giftId: string) {
+      const [gift] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${giftId}`).pipe(Effect.orDie)
+      if (gift === undefined || !isOpenGift(gift.status)) return
+      const scope = policy.scopeOfGift(gift)
+      const campaign = yield* campaigns.get(scope, gift.campaignId).pipe(Effect.orDie)
+      const recipient = yield* recipients.get(scope, gift.recipientId, { includeDeleted: true }).pipe(Effect.orDie)
+      yield* announce(gift, campaign, recipient, "gift.reminder").pipe(Effect.orDie)
+    })
+
+    const handlers = [
+      ExpireGift.handle(({ giftId }) => expireDue(giftId)),
+      RemindGift.handle(({ giftId }) => remind(giftId))
+    ] as const
 
     /**
      * The gift behind a link, with its campaign, recipient and sender (none for an unknown token). Reading it
@@ -548,7 +593,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       cancel,
       expire,
       expireDue,
-      handler,
+      handlers,
       linkOf,
       visit,
       choices,

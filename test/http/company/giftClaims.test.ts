@@ -179,6 +179,14 @@ describe("claiming gifts", () => {
         const read = yield* getWith(`${gifts}/${gift.id}`, company.headers)
         expect(read.body).toMatchObject({ status: "claimed", orderId: expect.stringMatching(/^[0-9a-f]{24}$/) })
         expect(read.body.claimedAt).not.toBeNull()
+        expect(read.body.deliveryDetails).toEqual({
+          status: "orderReceived",
+          fulfillmentStatus: "unfulfilled",
+          countryCode: "GB",
+          carrier: null,
+          trackingNumber: null,
+          trackingUrl: null
+        })
         const order = yield* getWith(`/public-api/v3/orders/${read.body.orderId}`, company.headers)
         expect(order.body.data).toMatchObject({ giftId: gift.id, status: "active" })
         // The reservation was released and the order's landed price charged instead.

@@ -259,6 +259,37 @@ describe("gifts (/public-api/v2)", () => {
       })
     )
 
+    it.effect("reminds an e-mailed gift's recipient halfway to its expiry, once, unless claimed or closed", () =>
+      Effect.gen(function* () {
+        const company = yield* setup({ min: 10, max: 50 }, { daysFromSend: 4 })
+        const sent = yield* postWith(
+          gifts,
+          {
+            campaignId: company.campaignId,
+            recipients: [ada, { ...alan, email: "alan@example.com" }],
+            sendingMethod: "email"
+          },
+          company.headers
+        )
+        const [waiting, cancelled] = sent.body.results.map((r: { id: string }) => r.id)
+        yield* postWith(`${gifts}/${cancelled}/cancel`, {}, company.headers)
+        const sql = yield* sqlClient
+        const reminders = (giftId: string) =>
+          Effect.map(
+            sql<{ recipient: string; body: string }>`SELECT recipient, body FROM notifications
+              WHERE gift_id = ${giftId} AND kind = 'gift.reminder'`,
+            (rows) => rows
+          ).pipe(Effect.orDie)
+        yield* Effect.flatMap(TimeTravel, (travel) => travel.advance("1 day"))
+        expect(yield* reminders(waiting)).toEqual([])
+        yield* Effect.flatMap(TimeTravel, (travel) => travel.advance("1 day"))
+        const [reminder] = yield* eventually(reminders(waiting), (rows) => rows.length === 1, "the reminder")
+        expect(reminder!.recipient).toBe("ada@example.com")
+        expect(reminder!.body).toContain(sent.body.results[0].link)
+        expect(yield* reminders(cancelled)).toEqual([])
+      })
+    )
+
     it.effect("lists newest first with statuses, campaignIds, keys and created filters", () =>
       Effect.gen(function* () {
         const company = yield* setup()
@@ -290,6 +321,32 @@ describe("gifts (/public-api/v2)", () => {
           body: v2Error(404, "NOT_FOUND")
         })
         expect((yield* getWith(gifts, other.headers)).body.results).toEqual([])
+      })
+    )
+
+    it.effect("expand[] adds the recipient (masked by the key's permission), the campaign and the orders", () =>
+      Effect.gen(function* () {
+        const company = yield* setup()
+        const sent = yield* postWith(gifts, { campaignId: company.campaignId, recipients: [ada] }, company.headers)
+        const id = sent.body.results[0].id
+        const full = yield* getWith(
+          `${gifts}/${id}?expand[]=recipient&expand[]=campaign&expand[]=orders`,
+          company.headers
+        )
+        expect(full.status, JSON.stringify(full.body)).toBe(200)
+        expect(full.body.recipient).toMatchObject({ firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" })
+        expect(full.body.campaign).toMatchObject({ id: company.campaignId, name: "Thank you" })
+        expect(full.body.orders).toEqual([])
+        const plain = yield* getWith(`${gifts}/${id}`, company.headers)
+        expect(plain.body).not.toHaveProperty("recipient")
+        expect(plain.body).not.toHaveProperty("campaign")
+        // A key that reads gifts masked sees the recipient masked, in a list too.
+        const masked = yield* postWith(v2Keys, { name: "masked", permissions: ["gifts:read:masked"] }, company.headers)
+        const listed = yield* getWith(`${gifts}?expand[]=recipient`, keyHeaders(masked.body.apiKey))
+        expect(listed.status).toBe(200)
+        expect(listed.body.results[0].recipient.firstName).toBe("A**")
+        expect(listed.body.results[0].recipient.email).not.toBe("ada@example.com")
+        expect(yield* getWith(`${gifts}/${id}?expand[]=everything`, company.headers)).toMatchObject({ status: 400 })
       })
     )
 
