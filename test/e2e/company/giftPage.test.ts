@@ -1,0 +1,118 @@
+import * as Fs from "node:fs"
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Companies } from "../../../src/services/company/Companies.js"
+import { BaseUrl } from "../../support/auth.js"
+import { launchChromium, noChromium } from "../../support/browser.js"
+import { makeCheckoutRealPortServer } from "../../support/checkout.js"
+import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+
+/**
+ * The gift page in a real browser (Debian's chromium) with JavaScript turned off, against the seeded server
+ * with its background worker on a real loopback port: the recipient opens the link, picks the country, sees
+ * the choices, chooses a product, picks one of its options by its label, fills the address by the labels
+ * DESIGN.md §4.12 names and claims; the page then says the gift is claimed and shows the order's status.
+ * The claimed page's screenshot goes to test-output/gift-claimed.png. Skipped when /usr/bin/chromium is absent.
+ */
+
+const output = new URL("../../../test-output/", import.meta.url)
+
+describe.skipIf(noChromium)("gift page in chromium", () => {
+  it.layer(makeCheckoutRealPortServer(), { timeout: 180_000 })((it) => {
+    it.effect("opens, chooses an option, fills the address and claims, without JavaScript", () =>
+      Effect.gen(function* () {
+        const baseUrl = yield* BaseUrl
+        const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)))
+        const sql = yield* SqlClient.SqlClient
+        // A product whose variants (two or more) all ship to GB with stock.
+        const [product] = yield* sql<{ id: string; title: string }>`
+          SELECT p.id, p.title FROM products p WHERE p.min_price_usd IS NOT NULL
+            AND (SELECT count(*) FROM variants v WHERE v.product_id = p.id) >= 2
+            AND NOT EXISTS (SELECT 1 FROM variants v LEFT JOIN variant_locations l ON l.variant_id = v.id
+              WHERE v.product_id = p.id AND (v.is_digital OR l.stock IS NULL OR l.stock < 50
+                OR NOT 'GB' = ANY (l.ships_to) OR v.price_usd IS NULL))
+          ORDER BY p.id LIMIT 1`
+        const variants = yield* sql<{ id: string; title: string }>`SELECT id, title FROM variants
+          WHERE product_id = ${product!.id} ORDER BY position`
+        const company = yield* createCompany()
+        yield* Effect.flatMap(Companies, (c) =>
+          c.setRateLimits(company.companyId, { global: { rate: 1000, burst: 1000 } })
+        ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
+        const headers = keyHeaders(company.apiKey)
+        const { link, giftId } = yield* Effect.gen(function* () {
+          const campaign = yield* postWith(
+            "/public-api/v2/campaigns",
+            {
+              name: "Welcome",
+              customization: {
+                giftProperties: { selectedGiftType: "product", productId: product!.id, budget: { min: 1, max: 20000 } },
+                message: "Welcome to the team!"
+              }
+            },
+            headers
+          )
+          expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
+          const sent = yield* postWith(
+            "/public-api/v2/gifts",
+            {
+              campaignId: campaign.body.id,
+              recipients: [{ firstname: "Grace", lastname: "Hopper", email: "grace@example.com", key: "grace" }]
+            },
+            headers
+          )
+          return { link: sent.body.results[0].link as string, giftId: sent.body.results[0].id as string }
+        }).pipe(Effect.provideService(HttpClient.HttpClient, http))
+        expect(link.startsWith(`${baseUrl}/g/`)).toBe(true)
+
+        const seen = yield* Effect.promise(async () => {
+          Fs.mkdirSync(output, { recursive: true })
+          const browser = await launchChromium()
+          try {
+            const context = await browser.newContext({
+              javaScriptEnabled: false,
+              viewport: { width: 800, height: 1000 }
+            })
+            const page = await context.newPage()
+            await page.goto(link)
+            const greeting = await page.locator("h1").textContent()
+            const note = await page.locator(".note").textContent()
+            await page.getByLabel("Country").selectOption("GB")
+            await page.getByRole("button", { name: "See your gift options" }).click()
+            const offered = await page.locator(".choice h3").allTextContents()
+            await page.getByRole("button", { name: `Choose ${product!.title}` }).click()
+            // The second option, picked by its label.
+            await page.getByLabel(variants[1]!.title, { exact: true }).check()
+            await page.getByLabel("First name").fill("Grace")
+            await page.getByLabel("Last name").fill("Hopper")
+            await page.getByLabel("Email").fill("grace@example.com")
+            await page.getByLabel("Phone").fill("+44 20 7946 0958")
+            await page.getByLabel("Address line 1").fill("10 Downing Street")
+            await page.getByLabel("City").fill("London")
+            await page.getByLabel("Postal code").fill("SW1A 2AA")
+            await page.getByLabel("Country").selectOption("GB")
+            await page.getByRole("button", { name: "Claim gift" }).click()
+            const heading = await page.locator("h1").textContent()
+            const status = await page.locator("#order-status").textContent()
+            await page.screenshot({ path: new URL("gift-claimed.png", output).pathname, fullPage: true })
+            return { greeting, note, offered, heading, status }
+          } finally {
+            await browser.close()
+          }
+        })
+        expect(seen.greeting).toBe("Grace, you have a gift")
+        expect(seen.note).toBe("Welcome to the team!")
+        expect(seen.offered).toEqual([product!.title])
+        expect(seen.heading).toBe("Your gift is claimed")
+        expect(seen.status).toBe("Order received")
+
+        const gift = yield* getWith(`/public-api/v2/gifts/${giftId}?expand[]=orders`, headers).pipe(
+          Effect.provideService(HttpClient.HttpClient, http)
+        )
+        expect(gift.body.status).toBe("claimed")
+        expect(gift.body.orders[0].lineItems[0].variantId).toBe(variants[1]!.id)
+      }).pipe(Effect.provide(FetchHttpClient.layer))
+    )
+  })
+})
