@@ -72,14 +72,19 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
     const gifts = yield* Gifts
     const orders = yield* CompanyOrders
     const policy = yield* CompanyPolicy
-    const supported = yield* gifts.destinations()
-    const countries: CountryOptions = supported
-      .map((code) => ({ code, name: regionNames.of(code) ?? code }))
-      .sort((a, b) => a.name.localeCompare(b.name))
-    const countryOf = (asked: string, view: GiftView) => {
-      const code = (asked || view.recipient.country || DEFAULT_COUNTRY).toUpperCase()
-      return supported.includes(code) ? code : DEFAULT_COUNTRY
-    }
+    /**
+     * Where a gift can go, read per request (the catalog's countries, cached by Pricing): the select's
+     * options by name, and the country a request means (asked, else the recipient's, else US).
+     */
+    const destinations = Effect.map(gifts.destinations(), (supported) => ({
+      countries: supported
+        .map((code) => ({ code, name: regionNames.of(code) ?? code }))
+        .sort((a, b) => a.name.localeCompare(b.name)) satisfies CountryOptions,
+      countryOf: (asked: string, view: GiftView) => {
+        const code = (asked || view.recipient.country || DEFAULT_COUNTRY).toUpperCase()
+        return supported.includes(code) ? code : DEFAULT_COUNTRY
+      }
+    }))
     const contextOf = (view: GiftView, nonce: string): GiftPageContext => ({
       token: view.gift.token,
       sender: view.sender,
@@ -103,7 +108,10 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
     const withGift = <R>(
       token: string,
       step: "opened" | "unwrapped",
-      show: (view: GiftView) => Effect.Effect<ReturnType<typeof page>, never, R>
+      show: (
+        view: GiftView,
+        where: Effect.Effect.Success<typeof destinations>
+      ) => Effect.Effect<ReturnType<typeof page>, never, R>
     ) =>
       Effect.gen(function* () {
         const found = yield* gifts.visit(token, step)
@@ -112,17 +120,17 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
         const { status } = view.gift
         if (status === "expired" || status === "cancelled") return gone(status)
         if (status === "claimed") return yield* claimedPage(view, view.gift)
-        return yield* show(view)
+        return yield* show(view, yield* destinations)
       })
 
     return handlers
       .handleRaw("landing", ({ path }) =>
-        withGift(path.token, "opened", (view) =>
+        withGift(path.token, "opened", (view, { countries, countryOf }) =>
           Effect.succeed(page((nonce) => giftLandingPage(contextOf(view, nonce), countries, countryOf("", view))))
         )
       )
       .handleRaw("choices", ({ path, urlParams }) =>
-        withGift(path.token, "unwrapped", (view) =>
+        withGift(path.token, "unwrapped", (view, { countryOf }) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view)
             const offered = yield* gifts.choices(view.gift, view.campaign, country)
@@ -131,7 +139,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
         )
       )
       .handleRaw("choose", ({ path, urlParams }) =>
-        withGift(path.token, "unwrapped", (view) =>
+        withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view)
             const offered = yield* gifts.choices(view.gift, view.campaign, country)
@@ -151,7 +159,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
         )
       )
       .handle("claim", ({ path, payload }) =>
-        withGift(path.token, "unwrapped", (view) =>
+        withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>
           Effect.gen(function* () {
             const country = countryOf(payload.country, view)
             const offered = yield* gifts.choices(view.gift, view.campaign, country)

@@ -160,7 +160,7 @@ describe("Jobs", () => {
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const jobs = yield* Jobs
-        yield* sql`CREATE TABLE gifts (id text PRIMARY KEY)`
+        yield* sql`CREATE TABLE parcels (id text PRIMARY KEY)`
         const Send = JobKind.make("test.transactional", Schema.Struct({ gift: Schema.String }))
         const sent = yield* Ref.make<ReadonlyArray<string>>([])
         yield* jobs.run([Send.handle(({ gift }) => Ref.update(sent, (gifts) => [...gifts, gift]))], {
@@ -170,7 +170,7 @@ describe("Jobs", () => {
         const rolledBack = yield* sql
           .withTransaction(
             Effect.gen(function* () {
-              yield* sql`INSERT INTO gifts (id) VALUES ('lost')`
+              yield* sql`INSERT INTO parcels (id) VALUES ('lost')`
               yield* jobs.enqueue(Send, { gift: "lost" })
               return yield* new Boom({ message: "payment declined" })
             })
@@ -181,7 +181,7 @@ describe("Jobs", () => {
         // Committed, after the workers were woken while the transaction was still open.
         const id = yield* sql.withTransaction(
           Effect.gen(function* () {
-            yield* sql`INSERT INTO gifts (id) VALUES ('kept')`
+            yield* sql`INSERT INTO parcels (id) VALUES ('kept')`
             const id = yield* jobs.enqueue(Send, { gift: "kept" })
             yield* settle
             return id
@@ -190,7 +190,7 @@ describe("Jobs", () => {
         yield* eventually(job(id), (row) => row.status === "succeeded", "the committed job to run")
         yield* settle
         expect(yield* Ref.get(sent)).toEqual(["kept"])
-        expect(yield* sql`SELECT id FROM gifts`).toEqual([{ id: "kept" }])
+        expect(yield* sql`SELECT id FROM parcels`).toEqual([{ id: "kept" }])
         const rows = yield* sql<{
           payload: string
         }>`SELECT payload::text AS payload FROM jobs WHERE kind = ${Send.name}`
