@@ -10,15 +10,17 @@
  *    jobs), keeping the catalog and the migrations.
  * 2. Starts the server (NODE_ENV=production, LOG_LEVEL=Warn, a supplier that answers at once and never
  *    fails); it migrates and seeds the demo catalog on its first start.
- * 3. Two `test` companies through the Companies service the CLI uses, one for HTTP and one for the floor,
- *    with rate limits raised so the limiter runs but never refuses and a spending limit the run cannot
- *    exhaust; `--variants` physical variants that ship to GB, their tracked stock topped up with SQL.
+ * 3. Three `test` companies through the Companies service the CLI uses, one for HTTP and one for each
+ *    floor, with rate limits raised so the limiter runs but never refuses and a spending limit the run
+ *    cannot exhaust; `--variants` physical variants that ship to GB, their tracked stock topped up with SQL.
  * 4. `--warmup` orders each way, then `--orders` orders each way in `--rounds` rounds that alternate
- *    between the two, so that a change in the machine's load falls on both alike:
+ *    between the three, so that a change in the machine's load falls on each alike:
  *    - HTTP: `POST /public-api/v3/orders`, each with its own idempotency key, round-robin over the
  *      variants, to the London address, `--concurrency` in flight;
- *    - the floor: the order's transaction alone, straight from this process over its own pg pool
- *      (`--concurrency` connections and in flight), writing what the server wrote: see `directOrder`.
+ *    - the floor: the order's transaction alone, as the service runs it now, straight from this process
+ *      over its own pg pool (`--concurrency` connections and in flight), writing what the server wrote;
+ *    - the earlier floor: the transaction as it was before the debit became one statement, kept so that
+ *      its figures can be set beside the earlier runs' (see `directOrder` for both).
  * 5. Checks in SQL: one order per idempotency key, one supplier booking per company order and none
  *    without one, and for each billing method, debits minus credits = the `charged` of its active and
  *    completed orders. Exits non-zero when a check or a request fails.
@@ -27,10 +29,11 @@
  * rounds), p50/p95/p99 of each
  * request (each transaction, for the floor), the server's CPU per order (its CPU time over the window ÷
  * orders, from /proc/<pid>/stat), what the server's Postgres connections were doing (sampled every 50 ms
- * from `pg_stat_activity`), and the ratio HTTP ÷ direct orders/s against the goals (ratio ≥ 0.5, HTTP
- * p95 ≤ 150 ms). `--cpu-prof DIR` runs the server with `node --cpu-prof`. `--trace` points the server's
+ * from `pg_stat_activity`), and the ratio HTTP ÷ floor orders/s against the goals (ratio ≥ 0.5, HTTP
+ * p95 ≤ 150 ms), with the ratio to the earlier floor beside it. `--cpu-prof DIR` runs the server with `node --cpu-prof`. `--trace` points the server's
  * OTLP exporter at a sink in this process and prints where an order's time goes, span by span and
- * statement by statement; the tracing costs time of its own, so its run's figures are not the headline.
+ * statement by statement, the statements per order, and how long the billing method's row was waited for
+ * and held; the tracing costs time of its own, so its run's figures are not the headline.
  */
 import type { ChildProcess } from "node:child_process"
 import { createHash } from "node:crypto"
@@ -55,8 +58,8 @@ const databaseName = option("database", "ribbon_bench_orders")
 const cpuProfileDir = option("cpu-prof", "")
 const tracing = process.argv.includes("--trace")
 const goals = { ratio: 0.5, p95: 150 }
-/** The floor's connections, told apart from the server's in `pg_stat_activity`. */
-const floorName = "bench:orders direct"
+/** The floors' connections, told apart from the server's (and each other's) in `pg_stat_activity`. */
+const floorNames: Record<Floor, string> = { now: "bench:orders direct", earlier: "bench:orders direct earlier" }
 const country = "GB"
 
 // The warm-up orders are the floor's templates: each variant needs one.
@@ -159,7 +162,11 @@ const createCompanies = () =>
         })
         return company
       })
-    return { http: yield* make("bench:orders http"), direct: yield* make("bench:orders direct") }
+    return {
+      http: yield* make("bench:orders http"),
+      direct: yield* make("bench:orders direct"),
+      earlier: yield* make("bench:orders direct earlier")
+    }
   }).pipe(
     Effect.provide(
       Companies.Default.pipe(
@@ -234,7 +241,7 @@ const templatesOf = async (db: pg.Client, companyId: string) => {
   )
 }
 
-/** `Billing`'s view of a method with its remaining funds (its limit less its debits plus its credits). */
+/** `Billing`'s view of a method with its remaining funds, as it was read from the ledger (the earlier floor). */
 const remainingSql = `SELECT m.id, m.account_id, a.environment, a.company_id, m.name, m.type, m.status, m.is_default,
     m.currency, m.spending_limit::int AS spending_limit, m.created_at,
     (m.spending_limit - COALESCE((
@@ -244,31 +251,27 @@ const remainingSql = `SELECT m.id, m.account_id, a.environment, a.company_id, m.
 
 const newId = () => Effect.runSync(makeId)
 
-/**
- * One order as the transaction of `CompanyOrders.place` writes it, statement for statement: the key's
- * advisory lock (`withIdempotency`'s claim), `Billing.debit` (the method's row locked, its remaining read
- * from the ledger, the debit inserted), `Fulfillment.book` (the supplier's lookup by key, its nested
- * transaction's savepoint, the `orders` row, the stock taken), the `company_orders` row and the read of the
- * company's webhook endpoints for `order-created` (`CompanyWebhooks.emit`; the bench registers none), then
- * COMMIT.
- *
- * Left out, since the floor is the transaction alone: HTTP and JSON, the API-key middleware
- * (authentication, policy, rate limiting), decoding and validating the body (the phone), and the reads
- * `place` makes before its transaction: the order by idempotency key, the account, the default billing
- * method with its remaining funds, the variant's label and countries, the address validation, the landed
- * price and its conversion to USD.
- */
-const directOrder = async (db: pg.Pool, company: BenchCompany, methodId: string, template: Template, key: string) => {
-  const client = await db.connect()
-  try {
-    const t = template.order
-    const id = newId()
-    const now = new Date()
-    const charged = Number(t.charged)
-    await client.query("BEGIN")
-    await client.query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 1)) AS locked", [
-      `company:${company.companyId}:test:${key}`
-    ])
+/** Which floor: the transaction `CompanyOrders.place` runs now, or the one it ran before the debit was one statement. */
+type Floor = "now" | "earlier"
+
+/** The statements of one order, on `client` inside its transaction, as the floor `shape` runs them. */
+const floorStatements = async (
+  client: pg.PoolClient,
+  shape: Floor,
+  company: BenchCompany,
+  methodId: string,
+  template: Template,
+  key: string
+) => {
+  const t = template.order
+  const id = newId()
+  const now = new Date()
+  const charged = Number(t.charged)
+  await client.query("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 1)) AS locked", [
+    `company:${company.companyId}:test:${key}`
+  ])
+  if (shape === "earlier") {
+    // `Billing.debit` as it was: the method's row locked, its remaining read from the ledger, the entry inserted.
     await client.query("SELECT 1 FROM billing_methods WHERE id = $1 FOR UPDATE", [methodId])
     const { rows } = await client.query<{ remaining: number | null }>(remainingSql, [methodId])
     if (rows[0]!.remaining !== null && rows[0]!.remaining < charged) throw new Error("insufficient funds")
@@ -277,27 +280,33 @@ const directOrder = async (db: pg.Pool, company: BenchCompany, methodId: string,
        VALUES ($1, 'debit', $2, 'order', $3, 'order placed', $4)`,
       [methodId, charged, id, now]
     )
-    const bookingKey = `company-order:${id}`
+  }
+  const bookingKey = `company-order:${id}`
+  if (shape === "earlier") {
+    // `Fulfillment.book`'s lookup by key and its nested transaction.
     await client.query("SELECT * FROM orders WHERE idempotency_key = $1", [bookingKey])
     await client.query("SAVEPOINT effect_sql_1")
-    const bookingId = newId()
+  }
+  const bookingId = newId()
+  const booking = [
+    bookingId,
+    bookingKey,
+    t.variant_id,
+    t.product_id,
+    template.productTitle,
+    template.variantTitle,
+    t.unit_price,
+    t.currency,
+    t.country_code,
+    now
+  ]
+  if (shape === "earlier") {
     await client.query(
       `INSERT INTO orders (id, idempotency_key, user_id, checkout_id, item_index, variant_id, product_id,
          product_title, variant_title, quantity, amount, currency, country_code, status, created_at, updated_at)
        VALUES ($1, $2, NULL, NULL, NULL, $3, $4, $5, $6, 1, $7, $8, $9, 'placed', $10, $10)
        ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
-      [
-        bookingId,
-        bookingKey,
-        t.variant_id,
-        t.product_id,
-        template.productTitle,
-        template.variantTitle,
-        t.unit_price,
-        t.currency,
-        t.country_code,
-        now
-      ]
+      booking
     )
     const taken = await client.query(
       `UPDATE variant_locations SET stock = stock - $3
@@ -305,51 +314,111 @@ const directOrder = async (db: pg.Pool, company: BenchCompany, methodId: string,
       [t.variant_id, t.country_code, 1]
     )
     if (taken.rowCount === 0) throw new Error(`variant ${t.variant_id} is out of stock`)
-    const fingerprint = createHash("sha256")
-      .update(JSON.stringify(orderBody(t.variant_id as string, key)))
-      .digest("hex")
-    await client.query(
-      `INSERT INTO company_orders (id, company_id, environment, account_id, billing_method_id, idempotency_key,
-         fingerprint, status, shipment_status, supplier_order_id, variant_id, product_id, title, quantity,
-         unit_price, total, currency, charged, recipient_first_name, recipient_last_name, recipient_email,
-         recipient_phone, address1, address2, city, province_code, postal_code, country_code, tags, metadata,
-         source, created_at, updated_at)
-       VALUES ($1, $2, 'test', $3, $4, $5, $6, 'active', 'orderReceived', $7, $8, $9, $10, 1, $11, $11, $12, $13,
-         $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, '[]', NULL, NULL, $24, $24)
-       ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING *`,
-      [
-        id,
-        company.companyId,
-        company.accountId,
-        methodId,
-        key,
-        fingerprint,
-        bookingId,
-        t.variant_id,
-        t.product_id,
-        t.title,
-        t.unit_price,
-        t.currency,
-        charged,
-        t.recipient_first_name,
-        t.recipient_last_name,
-        t.recipient_email,
-        t.recipient_phone,
-        t.address1,
-        t.address2,
-        t.city,
-        t.province_code,
-        t.postal_code,
-        t.country_code,
-        now
-      ]
+  } else {
+    // `Fulfillment.bookNew`: the stock taken and the `orders` row written by one statement.
+    const { rowCount } = await client.query(
+      `WITH taken AS (
+         UPDATE variant_locations SET stock = stock - 1
+         WHERE variant_id = $3 AND $9 = ANY (ships_to) AND (stock IS NULL OR stock >= 1) RETURNING variant_id)
+       INSERT INTO orders (id, idempotency_key, variant_id, product_id, product_title, variant_title, quantity,
+         amount, currency, country_code, status, created_at, updated_at)
+       SELECT $1, $2, taken.variant_id, $4, $5, $6, 1, $7::int, $8, $9, 'placed', $10::timestamptz, $10::timestamptz
+       FROM taken RETURNING *`,
+      booking
     )
-    // `CompanyWebhooks.emit` of `order-created`: the company's endpoints for it (none here).
-    await client.query(
-      `SELECT * FROM company_webhook_endpoints WHERE company_id = $1 AND environment = 'test' AND deleted_at IS NULL
-         AND event_types @> $2::jsonb ORDER BY created_at, id`,
-      [company.companyId, JSON.stringify(["order-created"])]
+    if (rowCount === 0) throw new Error(`variant ${t.variant_id} is out of stock`)
+  }
+  const fingerprint = createHash("sha256")
+    .update(JSON.stringify(orderBody(t.variant_id as string, key)))
+    .digest("hex")
+  await client.query(
+    `INSERT INTO company_orders (id, company_id, environment, account_id, billing_method_id, idempotency_key,
+       fingerprint, status, shipment_status, supplier_order_id, variant_id, product_id, title, quantity,
+       unit_price, total, currency, charged, recipient_first_name, recipient_last_name, recipient_email,
+       recipient_phone, address1, address2, city, province_code, postal_code, country_code, tags, metadata,
+       source, created_at, updated_at)
+     VALUES ($1, $2, 'test', $3, $4, $5, $6, 'active', 'orderReceived', $7, $8, $9, $10, 1, $11, $11, $12, $13,
+       $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, '[]', NULL, NULL, $24, $24)
+     ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING *`,
+    [
+      id,
+      company.companyId,
+      company.accountId,
+      methodId,
+      key,
+      fingerprint,
+      bookingId,
+      t.variant_id,
+      t.product_id,
+      t.title,
+      t.unit_price,
+      t.currency,
+      charged,
+      t.recipient_first_name,
+      t.recipient_last_name,
+      t.recipient_email,
+      t.recipient_phone,
+      t.address1,
+      t.address2,
+      t.city,
+      t.province_code,
+      t.postal_code,
+      t.country_code,
+      now
+    ]
+  )
+  // `CompanyWebhooks.emit` of `order-created`: the company's endpoints (none here).
+  await client.query(
+    shape === "earlier"
+      ? `SELECT * FROM company_webhook_endpoints WHERE company_id = $1 AND environment = 'test' AND deleted_at IS NULL
+           AND event_types @> $2::jsonb ORDER BY created_at, id`
+      : `SELECT * FROM company_webhook_endpoints WHERE company_id = $1 AND environment = 'test' AND deleted_at IS NULL
+           AND event_types ?| $2::text[] ORDER BY created_at, id`,
+    [company.companyId, shape === "earlier" ? JSON.stringify(["order-created"]) : ["order-created"]]
+  )
+  if (shape === "now") {
+    // `Billing.debit`, last: one statement takes the row's lock, judges the funds on it and writes the entry.
+    const { rowCount } = await client.query(
+      `WITH moved AS (
+         UPDATE billing_methods SET spent = spent + $2
+         WHERE id = $1 AND status = 'active' AND (spending_limit IS NULL OR spending_limit - spent >= $2) RETURNING id)
+       INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
+       SELECT id, 'debit', $2, 'order', $3, 'order placed', $4 FROM moved RETURNING id`,
+      [methodId, charged, id, now]
     )
+    if (rowCount === 0) throw new Error("insufficient funds")
+  }
+}
+
+/**
+ * One order as a transaction of `CompanyOrders.place` writes it, statement for statement, then COMMIT:
+ *
+ * - `now` (the floor of the goal), the transaction the service runs: the key's advisory lock
+ *   (`withIdempotency`'s claim), the booking (`orders` row, stock taken), the `company_orders` row, the read
+ *   of the company's webhook endpoints for the change (`CompanyWebhooks.emit`; the bench registers none),
+ *   and last `Billing.debit`, one statement that locks the method's row, judges the funds and writes the entry;
+ * - `earlier`, kept so its figures can be set beside the earlier runs': the lock, `Billing.debit` first as
+ *   it was (the method's row locked, its remaining read from the ledger, the entry inserted; it does not
+ *   move `spent`, so it runs for a company of its own), `Fulfillment.book` with its lookup by key and its
+ *   savepoint, the `company_orders` row and the endpoints read.
+ *
+ * Left out, since the floor is the transaction alone: HTTP and JSON, the API-key middleware
+ * (authentication, policy, rate limiting), decoding and validating the body (the phone), and the reads
+ * `place` makes before its transaction: the order by idempotency key, the account with its default billing
+ * method, the variant (its product, titles, countries and landed price), the address validation.
+ */
+const directOrder = async (
+  db: pg.Pool,
+  shape: Floor,
+  company: BenchCompany,
+  methodId: string,
+  template: Template,
+  key: string
+) => {
+  const client = await db.connect()
+  try {
+    await client.query("BEGIN")
+    await floorStatements(client, shape, company, methodId, template, key)
     await client.query("COMMIT")
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined)
@@ -384,7 +453,8 @@ const measure = async (
   [from, to]: readonly [number, number],
   place: (index: number) => Promise<void>,
   cpuOf: () => number,
-  whose: "server" | "floor"
+  /** The floor's connections (its `application_name`), or none for the server's. */
+  whose: string | null
 ) => {
   let sampling = true
   const sampler = (async () => {
@@ -393,8 +463,9 @@ const measure = async (
         `SELECT coalesce(state, '?') || coalesce(' (' || wait_event_type || ': ' || wait_event || ')', '') AS state,
            count(*) AS n FROM pg_stat_activity
          WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
-           AND (application_name = $1) = $2 GROUP BY 1`,
-        [floorName, whose === "floor"]
+           AND CASE WHEN $1::text IS NULL THEN application_name <> ALL ($2) ELSE application_name = $1 END
+         GROUP BY 1`,
+        [whose, Object.values(floorNames)]
       )
       window.samples++
       for (const r of rows) window.states.set(r.state, (window.states.get(r.state) ?? 0) + Number(r.n))
@@ -524,16 +595,25 @@ const traceSummary = (spans: ReadonlyArray<Span>, since: number) => {
       ([name, { count, total }]) =>
         `| ${(count / orders).toFixed(2).padStart(5)} | ${(total / count).toFixed(2).padStart(7)} | ${(total / orders).toFixed(2).padStart(7)} | ${name}`
     )
-  // The billing method's row is held from its lock to the end of the transaction (COMMIT included).
+  // The billing method's row is held from its lock (the debit, which takes it) to the end of the transaction.
   const held: Array<number> = []
   const waited: Array<number> = []
   for (const span of mine) {
-    if (span.statement?.startsWith("SELECT 1 FROM billing_methods") !== true) continue
+    if (span.statement === undefined || !/^WITH moved AS \(\s*UPDATE billing_methods/.test(span.statement)) continue
     const transaction = transactionOf(mine, span)
     waited.push(span.end - span.start)
     if (transaction !== undefined) held.push(transaction.end - span.end)
   }
-  return { orders, lines, held, waited }
+  // Statements per order: traced ones outside and inside a transaction, and those the transactions add
+  // (BEGIN and COMMIT for each outer one, SAVEPOINT for each nested one), which are not traced.
+  const count = (test: (span: Span) => boolean) => mine.filter(test).length / orders
+  const statements = {
+    before: count((span) => span.statement !== undefined && transactionOf(mine, span) === undefined),
+    inside: count((span) => span.statement !== undefined && transactionOf(mine, span) !== undefined),
+    transactions: count((span) => span.name === "sql.transaction" && transactionOf(mine, span) === undefined),
+    savepoints: count((span) => span.name === "sql.transaction" && transactionOf(mine, span) !== undefined)
+  }
+  return { orders, lines, held, waited, statements }
 }
 
 const spansById = new WeakMap<ReadonlyArray<Span>, Map<string, Span>>()
@@ -575,11 +655,10 @@ const main = async () => {
   const sink = tracing ? await otlpSink(spans) : undefined
   let server: ChildProcess | undefined
   const db = new pg.Client({ connectionString: databaseUrl.toString() })
-  const direct = new pg.Pool({
-    connectionString: databaseUrl.toString(),
-    max: concurrency,
-    application_name: floorName
-  })
+  const floorPool = (shape: Floor) =>
+    new pg.Pool({ connectionString: databaseUrl.toString(), max: concurrency, application_name: floorNames[shape] })
+  const direct = floorPool("now")
+  const directEarlier = floorPool("earlier")
   try {
     const startedAt = performance.now()
     server = await startRibbon(`http://${host}:${port}`, sink?.url)
@@ -590,15 +669,14 @@ const main = async () => {
         `${Os.cpus().length} cores, load average ${loadAverage()}`
     )
     const companies = await createCompanies()
+    const accountIds = [companies.http.accountId, companies.direct.accountId, companies.earlier.accountId]
     // A spending limit no run reaches (the test funds cover 100,000.00 USD; the columns are read as int).
-    await db.query("UPDATE billing_methods SET spending_limit = 1000000000 WHERE account_id = ANY ($1)", [
-      [companies.http.accountId, companies.direct.accountId]
-    ])
+    await db.query("UPDATE billing_methods SET spending_limit = 1000000000 WHERE account_id = ANY ($1)", [accountIds])
     const { rows: methods } = await db.query<{ account_id: string; id: string }>(
       "SELECT account_id, id FROM billing_methods WHERE account_id = ANY ($1) AND is_default",
-      [[companies.http.accountId, companies.direct.accountId]]
+      [accountIds]
     )
-    const directMethod = methods.find((m) => m.account_id === companies.direct.accountId)!.id
+    const methodOf = (company: BenchCompany) => methods.find((m) => m.account_id === company.accountId)!.id
     const variants = await pickVariants(db)
     const variantOf = (index: number) => variants[index % variants.length]!
     const run = Date.now().toString(36)
@@ -607,14 +685,18 @@ const main = async () => {
     // The floor writes what the server wrote for each variant: its warm-up orders are the templates.
     await pool(warmupCount, concurrency, (index) => httpPlace(`warmup-${run}-${index}`, index))
     const templates = await templatesOf(db, companies.http.companyId)
-    const directPlace = (key: string, index: number) =>
-      directOrder(direct, companies.direct, directMethod, templates.get(variantOf(index))!, key)
+    const floorPlace = (db: pg.Pool, shape: Floor, company: BenchCompany) => (key: string, index: number) =>
+      directOrder(db, shape, company, methodOf(company), templates.get(variantOf(index))!, key)
+    const directPlace = floorPlace(direct, "now", companies.direct)
+    const earlierPlace = floorPlace(directEarlier, "earlier", companies.earlier)
     await pool(warmupCount, concurrency, (index) => directPlace(`warmup-${run}-${index}`, index))
+    await pool(warmupCount, concurrency, (index) => earlierPlace(`warmup-${run}-${index}`, index))
 
-    // The rounds alternate between the two, so that a change in the machine's load falls on both.
+    // The rounds alternate between the three, so that a change in the machine's load falls on each.
     const measuredFrom = Date.now()
     const http = emptyWindow()
     const floor = emptyWindow()
+    const earlier = emptyWindow()
     const benchCpu = () => {
       const used = process.cpuUsage()
       return (used.user + used.system) / 1000
@@ -628,42 +710,49 @@ const main = async () => {
         part,
         (i) => httpPlace(key(i), i),
         () => cpuMillisOf(pid),
-        "server"
+        null
       )
-      await measure(db, floor, part, (i) => directPlace(key(i), i), benchCpu, "floor")
+      await measure(db, floor, part, (i) => directPlace(key(i), i), benchCpu, floorNames.now)
+      await measure(db, earlier, part, (i) => earlierPlace(key(i), i), benchCpu, floorNames.earlier)
     }
 
-    const checks = await check(db, [companies.http.companyId, companies.direct.companyId], orderCount + warmupCount)
+    const companyIds = [companies.http.companyId, companies.direct.companyId, companies.earlier.companyId]
+    const checks = await check(db, companyIds, orderCount + warmupCount)
 
     const httpRate = orderCount / http.seconds
     const floorRate = orderCount / floor.seconds
+    const earlierRate = orderCount / earlier.seconds
     const ratio = httpRate / floorRate
     const p95 = percentile(http.latencies, 95)
     console.log(
       `${orderCount} orders over ${variants.length} variants to ${country}, ${concurrency} in flight, in ${rounds} ` +
         `alternating rounds after ${warmupCount} warm-up orders each; the server's pool ${process.env.DATABASE_POOL_SIZE ?? 10} connections, the ` +
-        `floor's ${concurrency}; load average ${loadAverage()}`
+        `floors' ${concurrency} each; load average ${loadAverage()}`
     )
     console.log("\n|                                | orders/s |  p50 ms |  p95 ms |  p99 ms |  max ms |")
     console.log("|--------------------------------|----------|---------|---------|---------|---------|")
     console.log(row("HTTP POST /public-api/v3/orders", http))
     console.log(row("direct SQL (the floor)", floor))
+    console.log(row("direct SQL (the earlier floor)", earlier))
     console.log(
       `\nserver CPU: ${(http.cpuMillis / orderCount).toFixed(2)} ms per order ` +
         `(${((http.cpuMillis / 1000 / http.seconds) * 100).toFixed(0)} % of one core over ${http.seconds.toFixed(2)} s); ` +
-        `the floor's client: ${(floor.cpuMillis / orderCount).toFixed(2)} ms per order`
+        `the floors' client: ${(floor.cpuMillis / orderCount).toFixed(2)} ms per order ` +
+        `(the earlier floor's ${(earlier.cpuMillis / orderCount).toFixed(2)} ms)`
     )
     console.log(`the server's connections meanwhile: ${states(http)}`)
     console.log(`the floor's connections meanwhile: ${states(floor)}`)
+    console.log(`the earlier floor's connections meanwhile: ${states(earlier)}`)
     console.log(
       `\nratio HTTP ÷ direct: ${ratio.toFixed(2)} (${httpRate.toFixed(1)} ÷ ${floorRate.toFixed(1)} orders/s; ` +
-        `goal ≥ ${goals.ratio}): ${verdict(ratio >= goals.ratio)}`
+        `goal ≥ ${goals.ratio}): ${verdict(ratio >= goals.ratio)}; against the earlier floor ` +
+        `${(httpRate / earlierRate).toFixed(2)} (÷ ${earlierRate.toFixed(1)} orders/s)`
     )
     console.log(`HTTP p95 ${p95.toFixed(0)} ms (goal ≤ ${goals.p95}): ${verdict(p95 <= goals.p95)}`)
     const bookingsOk = checks.bookings.without === 0 && checks.bookings.orphans === 0 && checks.bookings.shared === 0
     const ok = checks.duplicates === 0 && checks.miscounted === 0 && bookingsOk && checks.unbalanced.length === 0
     console.log(
-      `checks: ${checks.duplicates} idempotency keys with more than one order, ${checks.miscounted} of 2 ` +
+      `checks: ${checks.duplicates} idempotency keys with more than one order, ${checks.miscounted} of ${companyIds.length} ` +
         `companies without exactly ${orderCount + warmupCount} orders; ${checks.bookings.without} orders ` +
         `without a booking, ${checks.bookings.orphans} bookings without an order, ${checks.bookings.shared} ` +
         `shared; ${checks.unbalanced.length} of ${checks.methods} billing methods whose ledger differs from ` +
@@ -677,6 +766,12 @@ const main = async () => {
       console.log(`\nper order placed over HTTP (${summary.orders} traced):`)
       console.log("| count |  mean ms | ms/order | span")
       for (const line of summary.lines) console.log(line)
+      const { before, inside, transactions, savepoints } = summary.statements
+      const total = before + inside + 2 * transactions + savepoints
+      console.log(
+        `statements per order: ${total.toFixed(1)}: ${before.toFixed(1)} outside a transaction, ${inside.toFixed(1)} ` +
+          `in one, and ${(2 * transactions).toFixed(1)} BEGIN/COMMIT and ${savepoints.toFixed(1)} SAVEPOINT (not traced)`
+      )
       console.log(
         `the billing method's lock: waited p50 ${percentile(summary.waited, 50).toFixed(2)} ms, ` +
           `p95 ${percentile(summary.waited, 95).toFixed(2)} ms; held (to the end of the transaction) p50 ` +
@@ -687,6 +782,7 @@ const main = async () => {
   } finally {
     agent.destroy()
     await direct.end().catch(() => undefined)
+    await directEarlier.end().catch(() => undefined)
     await db.end().catch(() => undefined)
     server?.kill("SIGTERM")
     sink?.close()

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
-import type { NewBillingMethod } from "../../domain/company/Billing.js"
+import { Effect, Option, Schema } from "effect"
+import type { BillingMethodRecord, NewBillingMethod } from "../../domain/company/Billing.js"
 import { type Account, AccountRecord, type AccountScope } from "../../domain/company/Company.js"
 import { AccountNameTaken, AccountNotFound } from "../../domain/company/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
@@ -8,7 +8,7 @@ import type { V3Query } from "../../domain/platform/V3Query.js"
 import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { compileV3Query, likeEscape, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
-import { Billing } from "./Billing.js"
+import { Billing, MethodJson, methodsOf } from "./Billing.js"
 import { accountsIn } from "./Scope.js"
 
 /**
@@ -18,12 +18,30 @@ import { accountsIn } from "./Scope.js"
 
 const accountColumns = "id, company_id, environment, name, is_default"
 
+/** An account with its default billing method (null when it has none). */
+const AccountWithMethod = Schema.Struct({ ...AccountRecord.fields, defaultMethod: Schema.NullOr(MethodJson) })
+
+/** An account and its default billing method, if it has one. */
+export interface AccountWithDefaultMethod {
+  readonly account: Account
+  readonly method: Option.Option<BillingMethodRecord>
+}
+
+const unreachable = (accountId: string) =>
+  new AccountNotFound({ message: `No account ${accountId} is reachable with this key.`, accountId })
+
+/** Of the accounts a scope reaches (the default first, then the oldest), the one a request that names none means. */
+const meant = <A extends { readonly isDefault: boolean }>(rows: ReadonlyArray<A>) =>
+  Option.fromNullable(rows.length === 1 ? rows[0] : rows.find((account) => account.isDefault))
+
 export class Accounts extends Effect.Service<Accounts>()("Accounts", {
   dependencies: [Billing.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const billing = yield* Billing
     const accountRows = rowsOf(AccountRecord)
+    const withMethodRows = rowsOf(AccountWithMethod)
+    const methods = methodsOf(sql)
     const listColumns: V3Columns<Account> = {
       paging: "number",
       filters: { name: (value) => sql`name ILIKE ${`%${likeEscape(value)}%`}` },
@@ -61,9 +79,7 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
     const find = Effect.fn("Accounts.find")(function* (scope: AccountScope, accountId: string) {
       const [found] = yield* accountRows(sql`SELECT ${sql.literal(accountColumns)} FROM accounts
         WHERE id = ${accountId.toLowerCase()} AND ${accountsIn(sql, scope, "id")}`).pipe(Effect.orDie)
-      if (found === undefined) {
-        return yield* new AccountNotFound({ message: `No account ${accountId} is reachable with this key.`, accountId })
-      }
+      if (found === undefined) return yield* unreachable(accountId)
       return found
     })
 
@@ -71,8 +87,34 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
     const defaultIn = Effect.fn("Accounts.defaultIn")(function* (scope: AccountScope) {
       const rows = yield* accountRows(sql`SELECT ${sql.literal(accountColumns)} FROM accounts
         WHERE ${accountsIn(sql, scope, "id")} ORDER BY is_default DESC, created_at LIMIT 2`).pipe(Effect.orDie)
-      const only = rows.length === 1 ? rows[0] : rows.find((account) => account.isDefault)
-      return Option.fromNullable(only)
+      return meant(rows)
+    })
+
+    /**
+     * In one read, the account `accountId` names (404 when the scope does not reach it), or with none the one
+     * `defaultIn` gives (none when there is none), each with its default billing method: what `find` or
+     * `defaultIn`, then `Billing.defaultOf`, answer.
+     */
+    const withDefaultMethod = Effect.fn("Accounts.withDefaultMethod")(function* (
+      scope: AccountScope,
+      accountId: string | undefined
+    ) {
+      const rows = yield* withMethodRows(sql`SELECT ${sql.literal(accountColumns)},
+          (SELECT row_to_json(methods) FROM ${methods}
+            WHERE methods.account_id = accounts.id AND methods.is_default) AS default_method
+        FROM accounts
+        WHERE ${accountsIn(sql, scope, "id")}
+          ${accountId === undefined ? sql`` : sql`AND id = ${accountId.toLowerCase()}`}
+        ORDER BY is_default DESC, created_at LIMIT 2`).pipe(Effect.orDie)
+      const found = meant(rows)
+      if (Option.isNone(found) && accountId !== undefined) return yield* unreachable(accountId)
+      return Option.map(
+        found,
+        ({ defaultMethod, ...account }): AccountWithDefaultMethod => ({
+          account,
+          method: Option.fromNullable(defaultMethod)
+        })
+      )
     })
 
     /** The accounts the scope reaches, sorted and paged in SQL. */
@@ -85,6 +127,6 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
       return v3Page(rows, query, listColumns)
     })
 
-    return { create, find, defaultIn, page } as const
+    return { create, find, defaultIn, withDefaultMethod, page } as const
   })
 }) {}

@@ -23,6 +23,26 @@ import { accountsIn } from "./Scope.js"
  * racing for the last funds are judged one after the other and never both succeed.
  */
 
+/**
+ * Billing methods as their records read, each with its remaining funds (its limit less what its entries
+ * spent; null: uncapped): a subquery named `methods`, for a statement of this module or of `Accounts`.
+ */
+export const methodsOf = (sql: SqlClient.SqlClient) => sql`(
+  SELECT m.id, m.account_id, a.environment, a.company_id, m.name, m.type, m.status, m.is_default, m.currency,
+    m.spending_limit::int AS spending_limit, m.created_at, (m.spending_limit - m.spent)::int AS remaining
+  FROM billing_methods m JOIN accounts a ON a.id = m.account_id
+) AS methods`
+
+/** A method record as `row_to_json` gives it: the same fields, its time as JSON text. */
+export const MethodJson = Schema.Struct({ ...BillingMethodRecord.fields, createdAt: Schema.Date })
+
+/** The 404 of an account without a default method, when an order or gift names none. */
+export const noDefaultMethod = (accountId: string) =>
+  new BillingMethodNotFound({
+    message: `Account ${accountId} has no default billing method; name one with billingMethodId.`,
+    billingMethodId: ""
+  })
+
 /** What a ledger entry is for: the order or gift that moved the money, and why. */
 export interface LedgerSubject {
   readonly type: "order" | "gift"
@@ -35,11 +55,7 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
     const sql = yield* SqlClient.SqlClient
 
     /** A method with its remaining funds: its limit less what its entries spent (null: uncapped). */
-    const methods = sql`(
-      SELECT m.id, m.account_id, a.environment, a.company_id, m.name, m.type, m.status, m.is_default, m.currency,
-        m.spending_limit::int AS spending_limit, m.created_at, (m.spending_limit - m.spent)::int AS remaining
-      FROM billing_methods m JOIN accounts a ON a.id = m.account_id
-    ) AS methods`
+    const methods = methodsOf(sql)
 
     const methodRows = rowsOf(BillingMethodRecord)
     const listColumns: V3Columns<BillingMethod> = {
@@ -87,12 +103,7 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
     /** The account's default method (404 when it has none). */
     const defaultOf = Effect.fn("Billing.defaultOf")(function* (accountId: string) {
       const found = yield* Effect.orDie(findDefault(accountId))
-      if (Option.isNone(found)) {
-        return yield* new BillingMethodNotFound({
-          message: `Account ${accountId} has no default billing method; name one with billingMethodId.`,
-          billingMethodId: ""
-        })
-      }
+      if (Option.isNone(found)) return yield* noDefaultMethod(accountId)
       return found.value
     })
 

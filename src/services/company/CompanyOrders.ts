@@ -24,12 +24,12 @@ import {
   type ShipmentStatus,
   ShipmentStatus as ShipmentStatusSchema
 } from "../../domain/company/Orders.js"
+import type { CompanyEvent } from "../../domain/company/Webhooks.js"
 import { InvalidRequest, ServiceUnavailable } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Addresses } from "../catalog/Addresses.js"
-import { Catalog } from "../catalog/Catalog.js"
-import { Pricing } from "../catalog/Pricing.js"
+import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
 import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotency.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { rowsOf } from "../platform/Rows.js"
@@ -37,7 +37,7 @@ import { nowDate } from "../platform/Time.js"
 import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 import { type BookingRow, Fulfillment, FulfillmentSettings } from "../simulators/Fulfillment.js"
 import { Accounts } from "./Accounts.js"
-import { Billing } from "./Billing.js"
+import { Billing, noDefaultMethod } from "./Billing.js"
 import { CompanyWebhooks } from "./CompanyWebhooks.js"
 import { accountsIn } from "./Scope.js"
 
@@ -92,6 +92,23 @@ export interface OrderCaller {
   readonly source: RequestSource | null
 }
 
+/**
+ * What placing an order reads of its variant, in one statement: its product and titles (the order's line),
+ * where it ships (none without a location), and what its landed price is computed from.
+ */
+const OrderVariant = Schema.Struct({
+  productId: Schema.String,
+  productTitle: Schema.String,
+  variantTitle: Schema.String,
+  categoryId: Schema.String,
+  priceUsd: Schema.NullOr(Schema.Int),
+  isDigital: Schema.Boolean,
+  originWarehouse: Schema.NullOr(Schema.String),
+  weightClass: Schema.NullOr(Schema.String),
+  stock: Schema.NullOr(Schema.Int),
+  shipsTo: Schema.NullOr(Schema.Array(Schema.String))
+})
+
 /** The simulator's step that each shipment move makes, if any. */
 const supplierStep: Partial<Record<ShipmentStatus, "placed" | "processing" | "shipped">> = {
   processing: "placed",
@@ -104,7 +121,6 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
     Accounts.Default,
     Billing.Default,
     Addresses.Default,
-    Catalog.Default,
     Pricing.Default,
     Fulfillment.Default,
     Jobs.Default,
@@ -115,13 +131,13 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
     const accounts = yield* Accounts
     const billing = yield* Billing
     const addresses = yield* Addresses
-    const catalog = yield* Catalog
     const pricing = yield* Pricing
     const fulfillment = yield* Fulfillment
     const jobs = yield* Jobs
     const webhooks = yield* CompanyWebhooks
     const settings = yield* FulfillmentSettings
     const orderRows = rowsOf(CompanyOrderRecord)
+    const variantRows = rowsOf(OrderVariant)
 
     const listColumns: V3Columns<CompanyOrderRecord> = {
       paging: "number",
@@ -164,18 +180,24 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         fulfillmentStatus: fulfillmentStatusOf(after.shipmentStatus),
         shipmentStatus: after.shipmentStatus
       }
-      return Effect.forEach(
-        types,
-        (eventType) =>
-          webhooks.emit({
-            companyId: after.companyId,
-            environment: after.environment,
-            accountId: after.accountId,
-            eventType,
-            subject: { orderId: after.id },
-            eventData
-          }),
-        { discard: true }
+      const of = { companyId: after.companyId, environment: after.environment, accountId: after.accountId }
+      // A claimed gift's order also tells the gift's subscribers where its delivery stands.
+      const giftDelivery: ReadonlyArray<CompanyEvent> =
+        after.giftId !== null && before !== null && before.shipmentStatus !== after.shipmentStatus
+          ? [
+              {
+                ...of,
+                eventType: "gift-delivery-status-changed" as const,
+                subject: { giftId: after.giftId },
+                eventData
+              }
+            ]
+          : []
+      return Effect.asVoid(
+        webhooks.emitAll([
+          ...types.map((eventType): CompanyEvent => ({ ...of, eventType, subject: { orderId: after.id }, eventData })),
+          ...giftDelivery
+        ])
       )
     }
 
@@ -198,33 +220,63 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         return reachable.value
       })
 
+    /**
+     * The account the order is for and the billing method it is charged to (404 when either is not there):
+     * the named method, or the account's default one, read with the account when no header named it.
+     */
+    const chargedTo = (caller: OrderCaller, request: OrderRequest) =>
+      Effect.gen(function* () {
+        if (request.billingMethodId !== undefined) {
+          const account = yield* accountFor(caller, request)
+          const method = yield* billing.find(caller.scope, request.billingMethodId)
+          if (method.accountId !== account.id) {
+            return yield* new BillingMethodNotFound({
+              message: `Billing method ${method.id} does not belong to account ${account.id}.`,
+              billingMethodId: method.id
+            })
+          }
+          return { account, method }
+        }
+        if (Option.isSome(caller.account)) {
+          const account = caller.account.value
+          return { account, method: yield* billing.defaultOf(account.id) }
+        }
+        const found = yield* accounts.withDefaultMethod(caller.scope, request.accountId)
+        if (Option.isNone(found)) {
+          return yield* InvalidRequest.field("accountId", "Name the account with Ribbon-Account-Id or accountId.")
+        }
+        const { account, method } = found.value
+        if (Option.isNone(method)) return yield* noDefaultMethod(account.id)
+        return { account, method: method.value }
+      })
+
+    /** The variant as an order needs it (see `OrderVariant`), if there is one. */
+    const variantFor = (variantId: string) =>
+      Effect.map(
+        variantRows(sql`SELECT p.id AS product_id, p.title AS product_title, v.title AS variant_title, p.category_id,
+            v.price_usd, v.is_digital, v.origin_warehouse, v.weight_class, l.stock, l.ships_to
+          FROM variants v JOIN products p ON p.id = v.product_id LEFT JOIN variant_locations l ON l.variant_id = v.id
+          WHERE v.id = ${variantId}`).pipe(Effect.orDie),
+        (rows) => Option.fromNullable(rows[0])
+      )
+
     /** The checks before anything is written, in DESIGN's order; what the order will be. */
     const prepare = (caller: OrderCaller, request: OrderRequest) =>
       Effect.gen(function* () {
         const recipientPhone = yield* addresses
           .validatePhone(request.recipient.phone)
           .pipe(Effect.mapError((e) => InvalidRequest.field("recipient.phone", e.message)))
-        const account = yield* accountFor(caller, request)
-        const method =
-          request.billingMethodId === undefined
-            ? yield* billing.defaultOf(account.id)
-            : yield* billing.find(caller.scope, request.billingMethodId)
-        if (method.accountId !== account.id) {
-          return yield* new BillingMethodNotFound({
-            message: `Billing method ${method.id} does not belong to account ${account.id}.`,
-            billingMethodId: method.id
-          })
-        }
+        const { account, method } = yield* chargedTo(caller, request)
         const { countryCode } = request.shippingAddress
-        const label = yield* catalog.variantLabel(request.variantId)
-        if (Option.isNone(label)) {
+        const found = yield* variantFor(request.variantId)
+        if (Option.isNone(found)) {
           return yield* new VariantNotFound({
             message: `No variant ${request.variantId}.`,
             variantId: request.variantId
           })
         }
-        const shipsTo = yield* catalog.shipsTo(request.variantId)
-        if (Option.isNone(shipsTo) || !shipsTo.value.includes(countryCode)) {
+        const variant = found.value
+        if (variant.shipsTo === null || !variant.shipsTo.includes(countryCode)) {
           return yield* new NotShippableToCountry({
             message: `Variant ${request.variantId} does not ship to ${countryCode}.`,
             variantId: request.variantId,
@@ -235,18 +287,30 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         if (validation.result !== "verified") {
           return yield* new ShippingAddressInvalid({ message: validation.message, issues: validation.issues })
         }
-        const quote = yield* pricing.quote(request.variantId, countryCode).pipe(Effect.orDie)
-        const unitPrice = quote.price.amount
-        const charged = yield* pricing.usdCentsOf(unitPrice, countryCode).pipe(Effect.orDie)
+        // The landed price of one unit (docs/pricing.md), as `Pricing.quote` gives it, from the row read above.
+        const reference = yield* pricing.reference()
+        const country = reference.country.get(countryCode.toUpperCase())
+        if (country === undefined) return yield* Effect.dieMessage(`Country ${countryCode} is not supported.`)
+        const { priceUsd } = variant
+        if (priceUsd === null) return yield* Effect.dieMessage(`Variant ${request.variantId} is not for sale.`)
+        const unitPrice = landedAmounts(
+          landedInput(
+            reference,
+            { ...variant, variantId: request.variantId, priceUsd, shipsTo: variant.shipsTo },
+            country
+          )
+        ).total
+        const charged = toUsd(unitPrice, country.fxRate, country.digits)
         // Judged again under the method's lock when debited; this answers before anything is written.
         yield* billing.ensureFunds(method, charged)
         return {
           account,
           method,
-          label: label.value,
-          productId: label.value.productId,
+          productId: variant.productId,
+          productTitle: variant.productTitle,
+          variantTitle: variant.variantTitle,
           unitPrice,
-          currency: quote.price.currency,
+          currency: country.currency,
           charged,
           recipientPhone,
           address: validation.address
@@ -256,12 +320,14 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
     /** The supplier's booking, retried on its transient failures; its refusals are the order's 422s. */
     const book = (orderId: string, request: OrderRequest, order: Effect.Effect.Success<ReturnType<typeof prepare>>) =>
       fulfillment
-        .book({
+        // The key is made from the new order's id, so no booking has it yet: `bookNew` skips the lookup by key.
+        // The request's own key is held by `withIdempotency`'s lock and the unique index of `company_orders`.
+        .bookNew({
           idempotencyKey: `company-order:${orderId}`,
           variantId: request.variantId,
           productId: order.productId,
-          productTitle: order.label.productTitle,
-          variantTitle: order.label.variantTitle,
+          productTitle: order.productTitle,
+          variantTitle: order.variantTitle,
           quantity: 1,
           amount: order.unitPrice,
           currency: order.currency,
@@ -325,7 +391,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
                   supplierOrderId: booking.id,
                   variantId: request.variantId,
                   productId: order.productId,
-                  title: `${order.label.productTitle} — ${order.label.variantTitle}`,
+                  title: `${order.productTitle} — ${order.variantTitle}`,
                   quantity: 1,
                   unitPrice: order.unitPrice,
                   total: order.unitPrice,

@@ -12,7 +12,7 @@ import {
   type WebhookEndpointStatus
 } from "../../domain/company/Webhooks.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
-import { makeId } from "../../domain/platform/Ids.js"
+import { type Id, makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Webhooks } from "../checkout/Webhooks.js"
 import { OutboundHttp } from "../platform/OutboundHttp.js"
@@ -166,6 +166,27 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
     })
 
     /**
+     * One delivery of an event to one endpoint, in the outbox of the one delivery engine: the body is
+     * `{webhookData: {id, eventType, target, triggeredAt}, eventData}`, `id` the delivery's own (and its
+     * `webhook-id` header), signed `v1` with the endpoint's secret.
+     */
+    const enqueueFor = (
+      endpoint: { readonly id: string; readonly url: string; readonly secret: string },
+      eventType: CompanyEventType,
+      eventData: { readonly [key: string]: unknown },
+      triggeredAt: string
+    ) =>
+      Effect.flatMap(makeId, (id) =>
+        webhooks.enqueue({
+          url: endpoint.url,
+          eventId: id,
+          eventType,
+          payload: { webhookData: { id, eventType, target: endpoint.url, triggeredAt }, eventData },
+          endpoint: { id: endpoint.id, secret: endpoint.secret }
+        })
+      )
+
+    /**
      * Records a company-wide event of the catalog (`stock-availability-updates`) for every endpoint of every
      * company and environment subscribed to its type, in the caller's transaction. `eventData` gets each
      * endpoint's `companyId` and a null `accountId`. The deliveries' ids.
@@ -182,21 +203,45 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       if (endpoints.length === 0) return []
       const triggeredAt = formatTimestamp(yield* nowDate)
       return yield* Effect.forEach(endpoints, (endpoint) =>
-        Effect.gen(function* () {
-          const id = yield* makeId
-          return yield* webhooks.enqueue({
-            url: endpoint.url,
-            eventId: id,
-            eventType,
-            payload: {
-              webhookData: { id, eventType, target: endpoint.url, triggeredAt },
-              eventData: { companyId: endpoint.companyId, accountId: null, ...data }
-            },
-            endpoint: { id: endpoint.id, secret: endpoint.secret }
-          })
-        })
+        enqueueFor(endpoint, eventType, { companyId: endpoint.companyId, accountId: null, ...data }, triggeredAt)
       )
     })
+
+    /**
+     * The deliveries of `events` (of one company and environment), in the caller's transaction: the endpoints
+     * subscribed to any of their types read once, then for each event in turn one delivery to each endpoint
+     * subscribed to its type, oldest endpoint first. The deliveries' ids.
+     */
+    const deliver = (events: ReadonlyArray<CompanyEvent>) =>
+      Effect.gen(function* () {
+        const first = events[0]
+        if (first === undefined) return []
+        if (events.some((event) => event.companyId !== first.companyId || event.environment !== first.environment)) {
+          return yield* Effect.dieMessage("CompanyWebhooks: events of one change belong to one company and environment")
+        }
+        const types = [...new Set(events.map((event) => event.eventType))]
+        const endpoints = yield* signingRows(sql`SELECT ${sql.literal(endpointColumns)}, secret
+          FROM company_webhook_endpoints
+          WHERE company_id = ${first.companyId} AND environment = ${first.environment} AND deleted_at IS NULL
+            AND event_types ?| ${types}::text[]
+          ORDER BY created_at, id`).pipe(Effect.orDie)
+        if (endpoints.length === 0) return []
+        const triggeredAt = formatTimestamp(yield* nowDate)
+        const ids: Array<Id> = []
+        for (const event of events) {
+          const eventData = {
+            companyId: event.companyId,
+            accountId: event.accountId,
+            ...event.subject,
+            ...event.eventData
+          }
+          for (const endpoint of endpoints) {
+            if (!endpoint.eventTypes.includes(event.eventType)) continue
+            ids.push(yield* enqueueFor(endpoint, event.eventType, eventData, triggeredAt))
+          }
+        }
+        return ids
+      })
 
     /**
      * Records `event` for every endpoint of its company and environment subscribed to its type: one
@@ -207,28 +252,18 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
      */
     const emit = Effect.fn("CompanyWebhooks.emit")(function* (event: CompanyEvent) {
       yield* Effect.annotateCurrentSpan({ "webhook.event_type": event.eventType })
-      const endpoints = yield* signingRows(sql`SELECT ${sql.literal(endpointColumns)}, secret
-        FROM company_webhook_endpoints
-        WHERE company_id = ${event.companyId} AND environment = ${event.environment} AND deleted_at IS NULL
-          AND event_types @> ${JSON.stringify([event.eventType])}::jsonb
-        ORDER BY created_at, id`).pipe(Effect.orDie)
-      if (endpoints.length === 0) return []
-      const triggeredAt = formatTimestamp(yield* nowDate)
-      const eventData = { companyId: event.companyId, accountId: event.accountId, ...event.subject, ...event.eventData }
-      return yield* Effect.forEach(endpoints, (endpoint) =>
-        Effect.gen(function* () {
-          const id = yield* makeId
-          return yield* webhooks.enqueue({
-            url: endpoint.url,
-            eventId: id,
-            eventType: event.eventType,
-            payload: { webhookData: { id, eventType: event.eventType, target: endpoint.url, triggeredAt }, eventData },
-            endpoint: { id: endpoint.id, secret: endpoint.secret }
-          })
-        })
-      )
+      return yield* deliver([event])
     })
 
-    return { create, find, page, remove, deliveries, emit, broadcast } as const
+    /**
+     * Records the events of one change (one company and environment), as `emit` does each, in their order,
+     * with one read of the endpoints for all of them.
+     */
+    const emitAll = Effect.fn("CompanyWebhooks.emitAll")(function* (events: ReadonlyArray<CompanyEvent>) {
+      yield* Effect.annotateCurrentSpan({ "webhook.event_type": events.map((event) => event.eventType).join(",") })
+      return yield* deliver(events)
+    })
+
+    return { create, find, page, remove, deliveries, emit, emitAll, broadcast } as const
   })
 }) {}

@@ -19,7 +19,8 @@ import { nowDate } from "../platform/Time.js"
  *   happened since (no second stock decrement, no error when stock has run out since). Otherwise the
  *   order is inserted (`ON CONFLICT (idempotency_key) DO NOTHING`, then re-read) and the stock decremented
  *   by one conditional `UPDATE` in the same transaction, so concurrent calls with one key give one order
- *   and one decrement, and concurrent calls for the last units never oversell.
+ *   and one decrement, and concurrent calls for the last units never oversell. `bookNew` books a company
+ *   order under a key made for it (no lookup, no savepoint): one statement takes the stock and writes the row.
  * - Failures: `FulfillmentUnavailable` is transient (forced, or drawn with `failureRate`): retry it with
  *   a Schedule. `FulfillmentRejected` is permanent (`out_of_stock`, `not_shippable`).
  * - Orders move `placed → processing → shipped → delivered` (`advance`), one conditional update per
@@ -333,15 +334,10 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
       })
 
     /**
-     * Places one order of `kind` (an agent's, with `owner`; a company's booking, without), or returns the
-     * order already placed with this idempotency key. Fails with `FulfillmentUnavailable` (transient) or
-     * `FulfillmentRejected` (permanent).
+     * What every placing call does before it writes: checks the quantity, waits the simulated latency, and
+     * fails as a forced failure or the failure rate says (`FulfillmentUnavailable`, or `out_of_stock`).
      */
-    const placeAs = <A>(
-      kind: Kind<A>,
-      input: BookInput,
-      owner: { readonly userId: string; readonly checkoutId: string; readonly itemIndex: number } | null
-    ) =>
+    const admit = (input: BookInput) =>
       Effect.gen(function* () {
         yield* Effect.annotateCurrentSpan({
           "fulfillment.idempotency_key": input.idempotencyKey,
@@ -354,11 +350,10 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
           )
         }
         if (Duration.toMillis(settings.latency) > 0) yield* Effect.sleep(settings.latency)
+      })
 
-        const byKey = kind.read(sql`SELECT * FROM orders WHERE idempotency_key = ${input.idempotencyKey}`)
-        const existing = yield* byKey
-        if (Option.isSome(existing)) return existing.value
-
+    const failIfForced = (input: BookInput) =>
+      Effect.gen(function* () {
         const forcedKind = yield* takeForced(input.variantId)
         if (Option.isSome(forcedKind)) {
           if (forcedKind.value === "transient") {
@@ -375,6 +370,24 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
             message: "The supplier is temporarily unavailable; try again shortly."
           })
         }
+      })
+
+    /**
+     * Places one order of `kind` (an agent's, with `owner`; a company's booking, without), or returns the
+     * order already placed with this idempotency key. Fails with `FulfillmentUnavailable` (transient) or
+     * `FulfillmentRejected` (permanent).
+     */
+    const placeAs = <A>(
+      kind: Kind<A>,
+      input: BookInput,
+      owner: { readonly userId: string; readonly checkoutId: string; readonly itemIndex: number } | null
+    ) =>
+      Effect.gen(function* () {
+        yield* admit(input)
+        const byKey = kind.read(sql`SELECT * FROM orders WHERE idempotency_key = ${input.idempotencyKey}`)
+        const existing = yield* byKey
+        if (Option.isSome(existing)) return existing.value
+        yield* failIfForced(input)
 
         const id = yield* makeId
         const now = yield* nowDate
@@ -418,6 +431,36 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
 
     /** Books one order for a company (see `placeAs`): no buyer, no checkout. */
     const book = Effect.fn("Fulfillment.book")((input: BookInput) => placeAs(bookings, input, null))
+
+    /**
+     * Books one order for a company under a key no order can have yet (one made for this booking, such as
+     * the id of the company order being placed), in the caller's transaction: no lookup by key and no
+     * savepoint, and the row is written by the statement that takes the stock (the conditional update of
+     * `Catalog.takeStock`), so a refusal (`FulfillmentRejected`) has written nothing. Otherwise as `book`;
+     * a key that does exist is a defect.
+     */
+    const bookNew = Effect.fn("Fulfillment.bookNew")(function* (input: BookInput) {
+      yield* admit(input)
+      yield* failIfForced(input)
+      const id = yield* makeId
+      const now = yield* nowDate
+      const inserted = yield* bookings.read(sql`
+        WITH taken AS (
+          UPDATE variant_locations SET stock = stock - ${input.quantity}
+          WHERE variant_id = ${input.variantId} AND ${input.countryCode} = ANY (ships_to)
+            AND (stock IS NULL OR stock >= ${input.quantity})
+          RETURNING variant_id)
+        INSERT INTO orders (id, idempotency_key, variant_id, product_id, product_title, variant_title, quantity,
+          amount, currency, country_code, status, created_at, updated_at)
+        SELECT ${id}, ${input.idempotencyKey}, taken.variant_id, ${input.productId}, ${input.productTitle},
+          ${input.variantTitle}, ${input.quantity}::int, ${input.amount}::int, ${input.currency}, ${input.countryCode},
+          'placed', ${now}::timestamptz, ${now}::timestamptz
+        FROM taken
+        RETURNING *`)
+      if (Option.isNone(inserted)) return yield* refusal(input)
+      yield* Effect.logInfo("order placed").pipe(Effect.annotateLogs({ orderId: id }))
+      return inserted.value
+    })
 
     /**
      * Moves an order of `kind` one step: placed → processing → shipped (carrier and tracking set) → delivered.
@@ -590,6 +633,7 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
       settings,
       place,
       book,
+      bookNew,
       advance,
       advanceBooking,
       cancel,

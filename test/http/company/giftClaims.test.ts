@@ -201,9 +201,15 @@ describe("claiming gifts", () => {
       })
     )
 
-    it.effect("the claim API: one order per gift, a refused choice, a closed gift", () =>
+    it.effect("the claim API: one order per gift, a refused choice, a closed gift; the gift's webhooks", () =>
       Effect.gen(function* () {
         const company = yield* setup
+        const hook = yield* postWith(
+          "/public-api/v3/webhooks",
+          { url: "https://127.0.0.1:9/hooks", eventTypes: ["gift-status-changed", "gift-delivery-status-changed"] },
+          company.headers
+        )
+        expect(hook.status, JSON.stringify(hook.body)).toBe(201)
         const gift = yield* sendGift(company, "api")
         const claim = `${gifts}/${gift.id}/claim`
         expect(
@@ -235,6 +241,29 @@ describe("claiming gifts", () => {
           }
         )
         expect(yield* postWith(`${gifts}/${gift.id}/cancel`, {}, company.headers)).toMatchObject({ status: 422 })
+
+        // Its order moves (the sandbox): the gift's subscribers hear of its delivery.
+        const moved = yield* postWith(
+          `/public-api/v3/orders/${done.body.orderId}/simulate`,
+          { fulfillmentStatus: "processing" },
+          company.headers
+        )
+        expect(moved.status, JSON.stringify(moved.body)).toBe(200)
+        const sql = yield* sqlClient
+        const events = yield* sql<{ eventType: string; payload: { eventData: Record<string, unknown> } }>`
+          SELECT event_type, payload FROM webhook_deliveries WHERE endpoint_id = ${hook.body.data.id} ORDER BY created_at, id`
+        expect(events.map((e) => e.eventType)).toEqual([
+          "gift-status-changed",
+          "gift-status-changed",
+          "gift-delivery-status-changed"
+        ])
+        expect(events.map((e) => e.payload.eventData.status)).toEqual(["unopened", "claimed", "active"])
+        expect(events[2]!.payload.eventData).toMatchObject({
+          giftId: gift.id,
+          companyId: company.companyId,
+          shipmentStatus: "processing",
+          fulfillmentStatus: "unfulfilled"
+        })
       })
     )
 
