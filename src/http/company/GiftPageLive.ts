@@ -191,8 +191,13 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
             })
             if (Either.isLeft(decoded)) return again(formIssues(decoded.left))
             const claimed = yield* Effect.either(gifts.claim(view.gift, claimOf(decoded.right)))
-            if (Either.isLeft(claimed)) return again(claimed.left.message)
-            return yield* claimedPage(view, claimed.right.gift)
+            if (Either.isRight(claimed)) return yield* claimedPage(view, claimed.right.gift)
+            // Claimed meanwhile (a second tab, a double submit): the claim that won is the page to show.
+            if (claimed.left._tag === "GiftClosed" && claimed.left.status === "claimed") {
+              const now = yield* gifts.visit(view.gift.token, "unwrapped")
+              if (Option.isSome(now)) return yield* claimedPage(now.value, now.value.gift)
+            }
+            return again(claimed.left.message)
           })
         )
       )

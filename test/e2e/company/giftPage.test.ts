@@ -19,51 +19,79 @@ import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } fro
 
 const output = new URL("../../../test-output/", import.meta.url)
 
+/** A product whose variants (two or more) all ship to GB with stock, and its variants in order. */
+const giftableProduct = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const [product] = yield* sql<{ id: string; title: string }>`
+    SELECT p.id, p.title FROM products p WHERE p.min_price_usd IS NOT NULL
+      AND (SELECT count(*) FROM variants v WHERE v.product_id = p.id) >= 2
+      AND NOT EXISTS (SELECT 1 FROM variants v LEFT JOIN variant_locations l ON l.variant_id = v.id
+        WHERE v.product_id = p.id AND (v.is_digital OR l.stock IS NULL OR l.stock < 50
+          OR NOT 'GB' = ANY (l.ships_to) OR v.price_usd IS NULL))
+    ORDER BY p.id LIMIT 1`
+  const variants = yield* sql<{ id: string; title: string }>`SELECT id, title FROM variants
+    WHERE product_id = ${product!.id} ORDER BY position`
+  return { product: product!, variants }
+})
+
+/** A company with a campaign for the product and a gift of it for Grace: the gift's link and id. */
+const giftFor = (productId: string, key: string) =>
+  Effect.gen(function* () {
+    const baseUrl = yield* BaseUrl
+    const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)))
+    const company = yield* createCompany()
+    yield* Effect.flatMap(Companies, (c) =>
+      c.setRateLimits(company.companyId, { global: { rate: 1000, burst: 1000 } })
+    ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
+    const headers = keyHeaders(company.apiKey)
+    return yield* Effect.gen(function* () {
+      const campaign = yield* postWith(
+        "/public-api/v2/campaigns",
+        {
+          name: "Welcome",
+          customization: {
+            giftProperties: { selectedGiftType: "product", productId, budget: { min: 1, max: 20000 } },
+            message: "Welcome to the team!"
+          }
+        },
+        headers
+      )
+      expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
+      const sent = yield* postWith(
+        "/public-api/v2/gifts",
+        {
+          campaignId: campaign.body.id,
+          recipients: [{ firstname: "Grace", lastname: "Hopper", email: "grace@example.com", key }]
+        },
+        headers
+      )
+      return {
+        link: sent.body.results[0].link as string,
+        giftId: sent.body.results[0].id as string,
+        read: (path: string) => getWith(path, headers).pipe(Effect.provideService(HttpClient.HttpClient, http))
+      }
+    }).pipe(Effect.provideService(HttpClient.HttpClient, http))
+  })
+
+/** In `page` at the claim form: the address filled by its labels. */
+const fillAddress = async (page: import("playwright-core").Page) => {
+  await page.getByLabel("First name").fill("Grace")
+  await page.getByLabel("Last name").fill("Hopper")
+  await page.getByLabel("Email").fill("grace@example.com")
+  await page.getByLabel("Phone").fill("+44 20 7946 0958")
+  await page.getByLabel("Address line 1").fill("10 Downing Street")
+  await page.getByLabel("City").fill("London")
+  await page.getByLabel("Postal code").fill("SW1A 2AA")
+  await page.getByLabel("Country").selectOption("GB")
+}
+
 describe.skipIf(noChromium)("gift page in chromium", () => {
   it.layer(makeCheckoutRealPortServer(), { timeout: 180_000 })((it) => {
     it.effect("opens, chooses an option, fills the address and claims, without JavaScript", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)))
-        const sql = yield* SqlClient.SqlClient
-        // A product whose variants (two or more) all ship to GB with stock.
-        const [product] = yield* sql<{ id: string; title: string }>`
-          SELECT p.id, p.title FROM products p WHERE p.min_price_usd IS NOT NULL
-            AND (SELECT count(*) FROM variants v WHERE v.product_id = p.id) >= 2
-            AND NOT EXISTS (SELECT 1 FROM variants v LEFT JOIN variant_locations l ON l.variant_id = v.id
-              WHERE v.product_id = p.id AND (v.is_digital OR l.stock IS NULL OR l.stock < 50
-                OR NOT 'GB' = ANY (l.ships_to) OR v.price_usd IS NULL))
-          ORDER BY p.id LIMIT 1`
-        const variants = yield* sql<{ id: string; title: string }>`SELECT id, title FROM variants
-          WHERE product_id = ${product!.id} ORDER BY position`
-        const company = yield* createCompany()
-        yield* Effect.flatMap(Companies, (c) =>
-          c.setRateLimits(company.companyId, { global: { rate: 1000, burst: 1000 } })
-        ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
-        const headers = keyHeaders(company.apiKey)
-        const { link, giftId } = yield* Effect.gen(function* () {
-          const campaign = yield* postWith(
-            "/public-api/v2/campaigns",
-            {
-              name: "Welcome",
-              customization: {
-                giftProperties: { selectedGiftType: "product", productId: product!.id, budget: { min: 1, max: 20000 } },
-                message: "Welcome to the team!"
-              }
-            },
-            headers
-          )
-          expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
-          const sent = yield* postWith(
-            "/public-api/v2/gifts",
-            {
-              campaignId: campaign.body.id,
-              recipients: [{ firstname: "Grace", lastname: "Hopper", email: "grace@example.com", key: "grace" }]
-            },
-            headers
-          )
-          return { link: sent.body.results[0].link as string, giftId: sent.body.results[0].id as string }
-        }).pipe(Effect.provideService(HttpClient.HttpClient, http))
+        const { product, variants } = yield* giftableProduct
+        const { link, giftId, read } = yield* giftFor(product.id, "grace")
         expect(link.startsWith(`${baseUrl}/g/`)).toBe(true)
 
         const seen = yield* Effect.promise(async () => {
@@ -81,17 +109,10 @@ describe.skipIf(noChromium)("gift page in chromium", () => {
             await page.getByLabel("Country").selectOption("GB")
             await page.getByRole("button", { name: "See your gift options" }).click()
             const offered = await page.locator(".choice h3").allTextContents()
-            await page.getByRole("button", { name: `Choose ${product!.title}` }).click()
+            await page.getByRole("button", { name: `Choose ${product.title}` }).click()
             // The second option, picked by its label.
             await page.getByLabel(variants[1]!.title, { exact: true }).check()
-            await page.getByLabel("First name").fill("Grace")
-            await page.getByLabel("Last name").fill("Hopper")
-            await page.getByLabel("Email").fill("grace@example.com")
-            await page.getByLabel("Phone").fill("+44 20 7946 0958")
-            await page.getByLabel("Address line 1").fill("10 Downing Street")
-            await page.getByLabel("City").fill("London")
-            await page.getByLabel("Postal code").fill("SW1A 2AA")
-            await page.getByLabel("Country").selectOption("GB")
+            await fillAddress(page)
             await page.getByRole("button", { name: "Claim gift" }).click()
             const heading = await page.locator("h1").textContent()
             const status = await page.locator("#order-status").textContent()
@@ -103,15 +124,46 @@ describe.skipIf(noChromium)("gift page in chromium", () => {
         })
         expect(seen.greeting).toBe("Grace, you have a gift")
         expect(seen.note).toBe("Welcome to the team!")
-        expect(seen.offered).toEqual([product!.title])
+        expect(seen.offered).toEqual([product.title])
         expect(seen.heading).toBe("Your gift is claimed")
         expect(seen.status).toBe("Order received")
 
-        const gift = yield* getWith(`/public-api/v2/gifts/${giftId}?expand[]=orders`, headers).pipe(
-          Effect.provideService(HttpClient.HttpClient, http)
-        )
+        const gift = yield* read(`/public-api/v2/gifts/${giftId}?expand[]=orders`)
         expect(gift.body.status).toBe("claimed")
         expect(gift.body.orders[0].lineItems[0].variantId).toBe(variants[1]!.id)
+      }).pipe(Effect.provide(FetchHttpClient.layer))
+    )
+
+    it.effect("the same gift claimed from two browsers at once places one order; both show it claimed", () =>
+      Effect.gen(function* () {
+        const { product } = yield* giftableProduct
+        const { link, giftId, read } = yield* giftFor(product.id, "twice")
+        const form = `${link}/choose?productId=${product.id}&country=GB`
+        const headings = yield* Effect.promise(async () => {
+          const browser = await launchChromium()
+          try {
+            const pages = await Promise.all(
+              [0, 1].map(async () => {
+                const context = await browser.newContext({ javaScriptEnabled: false })
+                const page = await context.newPage()
+                await page.goto(form)
+                await fillAddress(page)
+                return page
+              })
+            )
+            await Promise.all(pages.map((page) => page.getByRole("button", { name: "Claim gift" }).click()))
+            await pages[1]!.screenshot({ path: new URL("gift-claimed-twice.png", output).pathname, fullPage: true })
+            return await Promise.all(pages.map((page) => page.locator("h1").textContent()))
+          } finally {
+            await browser.close()
+          }
+        })
+        expect(headings).toEqual(["Your gift is claimed", "Your gift is claimed"])
+        const sql = yield* SqlClient.SqlClient
+        const orders = yield* sql<{ id: string }>`SELECT id FROM company_orders WHERE gift_id = ${giftId}`
+        expect(orders).toHaveLength(1)
+        const gift = yield* read(`/public-api/v2/gifts/${giftId}`)
+        expect(gift.body).toMatchObject({ status: "claimed", orderId: orders[0]!.id })
       }).pipe(Effect.provide(FetchHttpClient.layer))
     )
   })
