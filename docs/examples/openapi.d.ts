@@ -3313,10 +3313,61 @@ export interface components {
             message: string;
         };
         GiftListV2: {
-            results: components["schemas"]["GiftV2"][];
+            results: components["schemas"]["GiftReadV2"][];
             skip: components["schemas"]["Int"];
             limit: components["schemas"]["Int"];
         };
+        /** @description A gift; every field is present unless `fields` asked for some of them */
+        GiftReadV2: {
+            id: string;
+            campaignId?: string;
+            accountId?: string;
+            recipientId?: string;
+            key?: string;
+            /** @enum {string} */
+            status?: "unopened" | "opened" | "unwrapped" | "claimed" | "expired" | "cancelled";
+            /** @description The gift page the recipient opens; anyone with it can claim */
+            link?: string;
+            /** @description In major units of the campaign's currency, judged against the landed total */
+            budget?: {
+                min: number;
+                max: number;
+            };
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            expirationDate?: string;
+            /** @enum {string} */
+            sendingMethod?: "email" | "sms" | "link";
+            metadata?: {
+                [key: string]: string;
+            } | null;
+            orderId?: string | null;
+            /** @description Once claimed: its order's shipment (no personal data) */
+            deliveryDetails?: {
+                status: string;
+                fulfillmentStatus: string;
+                countryCode: string;
+                carrier: string | null;
+                trackingNumber: string | null;
+                trackingUrl: string | null;
+            } | null;
+            recipient?: components["schemas"]["RecipientV2"];
+            campaign?: components["schemas"]["CampaignV2"];
+            /** @description With expand[]=orders */
+            orders?: components["schemas"]["OrderV3"][];
+            source?: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt?: string;
+            claimedAt?: string | null;
+        };
+        V2GiftNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "NOT_FOUND";
+            message: string;
+        };
+        /** @description a string to be decoded into a Date */
+        DateFromString: string;
         GiftV2: {
             id: string;
             campaignId: string;
@@ -3358,15 +3409,6 @@ export interface components {
             createdAt: string;
             claimedAt: string | null;
         };
-        V2GiftNotFound: {
-            /** @enum {number} */
-            status: 404;
-            /** @enum {string} */
-            errorCode: "NOT_FOUND";
-            message: string;
-        };
-        /** @description a string to be decoded into a Date */
-        DateFromString: string;
         V2GiftClosed: {
             /** @enum {number} */
             status: 422;
@@ -12736,6 +12778,7 @@ export interface operations {
                 keys?: string;
                 createdBefore?: string;
                 createdAfter?: string;
+                fields?: string;
                 /** @description recipient (masked unless gifts:read:unmasked), orders, campaign; repeatable */
                 "expand[]"?: ("recipient" | "orders" | "campaign") | ("recipient" | "orders" | "campaign")[];
             };
@@ -13047,6 +13090,7 @@ export interface operations {
     "giftsV2.get": {
         parameters: {
             query?: {
+                fields?: string;
                 /** @description recipient (masked unless gifts:read:unmasked), orders, campaign; repeatable */
                 "expand[]"?: ("recipient" | "orders" | "campaign") | ("recipient" | "orders" | "campaign")[];
             };
@@ -13064,7 +13108,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description GiftV2 */
+            /** @description A gift; every field is present unless `fields` asked for some of them */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13073,7 +13117,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GiftV2"];
+                    "application/json": components["schemas"]["GiftReadV2"];
                 };
             };
             /** @description V2InvalidRequest */

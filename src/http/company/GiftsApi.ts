@@ -164,8 +164,19 @@ export class GiftResultsV2 extends Schema.Class<GiftResultsV2>("GiftResultsV2")(
   ).annotations({ description: "One per recipient, in the request's order" })
 }) {}
 
+/**
+ * A gift as a read answers it: every field, unless `fields` narrows it to some of them (the id and what
+ * `expand[]` adds always come).
+ */
+export const GiftReadV2 = Schema.Struct({ id: Schema.String })
+  .pipe(Schema.extend(Schema.partial(Schema.Struct(GiftV2.fields).pipe(Schema.omit("id")))))
+  .annotations({
+    identifier: "GiftReadV2",
+    description: "A gift; every field is present unless `fields` asked for some of them"
+  })
+
 export class GiftListV2 extends Schema.Class<GiftListV2>("GiftListV2")({
-  results: Schema.Array(GiftV2),
+  results: Schema.Array(GiftReadV2),
   skip: Schema.Int,
   limit: Schema.Int
 }) {}
@@ -187,8 +198,21 @@ const GiftPath = Schema.Struct({ giftId: HexId })
 
 export const giftExpansions = ["recipient", "orders", "campaign"] as const
 
+/** The fields a gift read may be narrowed to with `fields`. */
+export const giftFields = Object.keys(GiftV2.fields).filter(
+  (name) => name !== "id" && !(giftExpansions as ReadonlyArray<string>).includes(name)
+)
+
+const Fields = Schema.String.pipe(
+  Schema.filter((text) => {
+    const unknown = text.split(",").find((name) => !giftFields.includes(name.trim()))
+    return unknown === undefined || `Unknown field "${unknown}"; expected some of ${giftFields.join(", ")}`
+  })
+).annotations({ description: "Comma-separated: only these fields of each gift, with its id and what expand[] adds" })
+
 /** `expand[]` (repeatable): what a gift read carries besides its own fields (v3's `include` replaced it). */
 const Expand = {
+  fields: Schema.optional(Fields),
   "expand[]": Schema.optional(
     Schema.Union(Schema.Literal(...giftExpansions), Schema.Array(Schema.Literal(...giftExpansions)))
   ).annotations({ description: "recipient (masked unless gifts:read:unmasked), orders, campaign; repeatable" })
@@ -232,7 +256,7 @@ export class GiftsV2Api extends HttpApiGroup.make("giftsV2")
     HttpApiEndpoint.get("get", "/gifts/:giftId")
       .setPath(GiftPath)
       .setUrlParams(Schema.Struct(Expand))
-      .addSuccess(GiftV2)
+      .addSuccess(GiftReadV2)
       .addError(lineError("v2", GiftNotFound))
       .annotate(Operation, read)
       .annotate(OpenApi.Summary, "Retrieve a gift")

@@ -14,7 +14,7 @@ import { Api } from "../Api.js"
 import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
 import { defaultLimit } from "./CampaignsApi.js"
 import { campaignV2, listScope } from "./CampaignsLive.js"
-import type { ClaimGiftV2, giftExpansions } from "./GiftsApi.js"
+import { type ClaimGiftV2, giftExpansions } from "./GiftsApi.js"
 import { recipientV2 } from "./RecipientsLive.js"
 import { orderV3 } from "./v3.js"
 
@@ -49,6 +49,16 @@ export const giftV2 = (gift: GiftRecord, link: string, order: CompanyOrderRecord
 })
 
 type GiftExpansion = (typeof giftExpansions)[number]
+
+/** A gift narrowed to `fields` (checked by the API), with its id and what `expand[]` added; whole without. */
+const onlyFields =
+  (fields: string | undefined) =>
+  <G extends { readonly id: string }>(gift: G): { readonly id: string } & Partial<G> => {
+    if (fields === undefined) return gift
+    const wanted = new Set<string>(["id", ...giftExpansions, ...fields.split(",").map((name) => name.trim())])
+    const kept = Object.fromEntries(Object.entries(gift).filter(([name]) => wanted.has(name))) as Partial<G>
+    return { ...kept, id: gift.id }
+  }
 
 /** `expand[]` as given: one value or several. */
 const expansionsOf = (
@@ -159,13 +169,18 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
             createdBefore: urlParams.createdBefore === undefined ? undefined : new Date(urlParams.createdBefore),
             createdAfter: urlParams.createdAfter === undefined ? undefined : new Date(urlParams.createdAfter)
           })
-          const expanded = yield* Effect.forEach(rows, present(caller, expansionsOf(urlParams["expand[]"])))
+          const expand = expansionsOf(urlParams["expand[]"])
+          const expanded = yield* Effect.forEach(rows, (gift) =>
+            Effect.map(present(caller, expand)(gift), onlyFields(urlParams.fields))
+          )
           return { results: expanded, skip, limit }
         })
       )
       .handle("get", ({ path, urlParams }) =>
         Effect.flatMap(CurrentCaller, (caller) =>
-          Effect.flatMap(gifts.get(caller.scope, path.giftId), present(caller, expansionsOf(urlParams["expand[]"])))
+          Effect.flatMap(gifts.get(caller.scope, path.giftId), (gift) =>
+            Effect.map(present(caller, expansionsOf(urlParams["expand[]"]))(gift), onlyFields(urlParams.fields))
+          )
         )
       )
       .handle("update", ({ path, payload }) =>

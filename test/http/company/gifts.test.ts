@@ -347,6 +347,17 @@ describe("gifts (/public-api/v2)", () => {
         expect(listed.body.results[0].recipient.firstName).toBe("A**")
         expect(listed.body.results[0].recipient.email).not.toBe("ada@example.com")
         expect(yield* getWith(`${gifts}/${id}?expand[]=everything`, company.headers)).toMatchObject({ status: 400 })
+
+        // `fields` narrows a read to those fields (with the id, and what expand[] adds).
+        const narrow = yield* getWith(`${gifts}/${id}?fields=status,link&expand[]=campaign`, company.headers)
+        expect(narrow.status, JSON.stringify(narrow.body)).toBe(200)
+        expect(Object.keys(narrow.body).sort()).toEqual(["campaign", "id", "link", "status"])
+        const narrowList = yield* getWith(`${gifts}?fields=key`, company.headers)
+        expect(narrowList.body.results).toEqual([{ id, key: "ada-2026" }])
+        expect(yield* getWith(`${gifts}?fields=key,secret`, company.headers)).toMatchObject({
+          status: 400,
+          body: { errorCode: "INVALID_REQUEST", path: "fields" }
+        })
       })
     )
 
