@@ -1,5 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { NotFound } from "../../domain/platform/Errors.js"
+import { lineError } from "../ErrorLines.js"
 import { showsErrorPages } from "../OpenApiDocument.js"
 
 /**
@@ -32,6 +34,13 @@ export const ClaimForm = Schema.Struct({
 
 const pages = showsErrorPages([404, 410, 422])
 
+/** Where a claimed gift's order stands: the shipment status and its words on the page. No personal data. */
+export const GiftDeliveryStatus = Schema.Struct({
+  shipmentStatus: Schema.String,
+  label: Schema.String,
+  final: Schema.Boolean.annotations({ description: "Nothing more will change: stop asking" })
+})
+
 export class GiftPageApi extends HttpApiGroup.make("giftPage")
   .add(
     HttpApiEndpoint.get("landing", "/g/:token")
@@ -55,6 +64,13 @@ export class GiftPageApi extends HttpApiGroup.make("giftPage")
       .addSuccess(Html)
       .annotate(OpenApi.Summary, "The gift page's claim form for a chosen product")
       .annotate(OpenApi.Transform, pages)
+  )
+  .add(
+    HttpApiEndpoint.get("status", "/g/:token/status")
+      .setPath(Path)
+      .addSuccess(GiftDeliveryStatus)
+      .addError(lineError("v1", NotFound))
+      .annotate(OpenApi.Summary, "A claimed gift's delivery, for the gift page to follow it live")
   )
   .add(
     HttpApiEndpoint.post("claim", "/g/:token/claim")

@@ -3,6 +3,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import type { GiftRecord } from "../../domain/company/Gifts.js"
 import type { ShipmentStatus } from "../../domain/company/Orders.js"
+import { NotFound } from "../../domain/platform/Errors.js"
 import { DEFAULT_COUNTRY } from "../../services/catalog/Catalog.js"
 import { CompanyOrders } from "../../services/company/CompanyOrders.js"
 import { Gifts, type GiftView } from "../../services/company/Gifts.js"
@@ -33,6 +34,9 @@ const shipmentLabels: Record<ShipmentStatus, string> = {
   failed: "Could not be delivered",
   cancelled: "Cancelled"
 }
+
+/** Where nothing more happens to a delivery. */
+const finalShipments: ReadonlyArray<ShipmentStatus> = ["delivered", "failed", "cancelled"]
 
 const regionNames = new Intl.DisplayNames(["en"], { type: "region", fallback: "code" })
 
@@ -93,16 +97,25 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
       nonce
     })
 
+    /** Where a claimed gift's order stands, for the page and its live status. */
+    const deliveryOf = (gift: GiftRecord) =>
+      Effect.map(orders.get(policy.scopeOfGift(gift), gift.orderId ?? "").pipe(Effect.option), (order) => {
+        const shipmentStatus = Option.match(order, {
+          onNone: (): ShipmentStatus => "orderReceived",
+          onSome: (o) => o.shipmentStatus
+        })
+        return {
+          shipmentStatus,
+          label: shipmentLabels[shipmentStatus],
+          final: finalShipments.includes(shipmentStatus)
+        }
+      })
+
     /** The claimed gift's page, with its order's status as the company reads it. */
     const claimedPage = (view: GiftView, gift: GiftRecord) =>
-      Effect.gen(function* () {
-        const order = yield* orders.get(policy.scopeOfGift(gift), gift.orderId ?? "").pipe(Effect.option)
-        const status = Option.match(order, {
-          onNone: () => shipmentLabels.orderReceived,
-          onSome: (o) => shipmentLabels[o.shipmentStatus]
-        })
-        return page((nonce) => giftClaimedPage(contextOf(view, nonce), status))
-      })
+      Effect.map(deliveryOf(gift), (delivery) =>
+        page((nonce) => giftClaimedPage(contextOf(view, nonce), delivery.label, delivery.final))
+      )
 
     /** The gift behind the token, moved to `step`, or the page that says why there is none to show. */
     const withGift = <R>(
@@ -157,6 +170,15 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
             return page((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, { values }))
           })
         )
+      )
+      .handle("status", ({ path }) =>
+        Effect.gen(function* () {
+          const gift = yield* gifts.byToken(path.token)
+          if (Option.isNone(gift) || gift.value.status !== "claimed") {
+            return yield* new NotFound({ message: "No claimed gift has this link." })
+          }
+          return yield* deliveryOf(gift.value)
+        })
       )
       .handle("claim", ({ path, payload }) =>
         withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>

@@ -2,18 +2,23 @@ import type { GiftChoice } from "../../services/company/Gifts.js"
 import { escapeHtml, layout } from "../pages/html.js"
 
 /**
- * The gift page (`/g/{token}`, DESIGN.md §4.12; docs/company-api.md "The gift page"): plain HTML forms that
+ * The gift page (`/g/{token}`, DESIGN.md §4.12; docs/company-api.md "Gifts (v2)"): plain HTML forms that
  * work without JavaScript, one step per page: the gift and the sender's note, the choices, the chosen
  * product's options with the address, then the claim. No price is ever shown to the recipient. Labels and
  * buttons are the ones DESIGN.md §4.12 names.
  */
 
-/** No script at all; the one inline style carries the nonce; forms go back to this origin only. */
+/**
+ * The inline style and the claimed page's one script carry the nonce; the script only reads this origin's
+ * status; forms go back to this origin only.
+ */
 export const giftPageCsp = (nonce: string) =>
   [
     "default-src 'none'",
     `style-src 'nonce-${nonce}'`,
+    `script-src 'nonce-${nonce}'`,
     "img-src 'self' https: data:",
+    "connect-src 'self'",
     "form-action 'self'",
     "base-uri 'none'",
     "frame-ancestors 'none'"
@@ -149,16 +154,41 @@ export const giftClaimPage = (
     context.nonce
   )
 
-/** After the claim: the gift is claimed, and where its order stands (the page reloads itself to follow it). */
-export const giftClaimedPage = (context: GiftPageContext, orderStatus: string) =>
-  layout(
+/**
+ * After the claim: the gift is claimed, and where its order stands, followed live: a script asks
+ * `/g/{token}/status` every 10 seconds until the delivery is final; without JavaScript the page reloads
+ * itself every 30 seconds instead.
+ */
+export const giftClaimedPage = (context: GiftPageContext, orderStatus: string, final: boolean) => {
+  const token = escapeHtml(context.token)
+  const follow = final
+    ? ""
+    : `
+  <script nonce="${escapeHtml(context.nonce)}">
+    const shown = document.getElementById("order-status")
+    const ask = async () => {
+      const answer = await fetch("/g/${token}/status", { headers: { accept: "application/json" } })
+      if (!answer.ok) return
+      const delivery = await answer.json()
+      shown.textContent = delivery.label
+      if (!delivery.final) setTimeout(ask, 10000)
+    }
+    setTimeout(ask, 10000)
+  </script>`
+  return layout(
     "Your gift is claimed",
     `<h1>Your gift is claimed</h1>
   <p>Thank you! ${escapeHtml(context.sender)}'s gift is on its way.</p>
-  <p>Order status: <span class="status" id="order-status">${escapeHtml(orderStatus)}</span></p>
-  <p><a href="/g/${escapeHtml(context.token)}">Refresh</a></p>`,
-    { width: "34rem", css, nonce: context.nonce, head: `\n  <meta http-equiv="refresh" content="30">` }
+  <p>Order status: <span class="status" id="order-status" aria-live="polite">${escapeHtml(orderStatus)}</span></p>
+  <p><a href="/g/${token}">Refresh</a></p>${follow}`,
+    {
+      width: "34rem",
+      css,
+      nonce: context.nonce,
+      head: final ? "" : `\n  <noscript><meta http-equiv="refresh" content="30"></noscript>`
+    }
   )
+}
 
 /** An unknown, expired or cancelled gift. */
 export const giftGonePage = (nonce: string, reason: "unknown" | "expired" | "cancelled") =>

@@ -580,6 +580,12 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       return yield* sql.withTransaction(run).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
+    /** The gift behind a link, as it is (none for an unknown token); reading it changes nothing. */
+    const byToken = Effect.fn("Gifts.byToken")(function* (token: string) {
+      const [found] = yield* giftRows(sql`SELECT * FROM gifts WHERE token = ${token}`).pipe(Effect.orDie)
+      return Option.fromNullable(found)
+    })
+
     /** The countries a gift can be sent to: every country the catalog prices for. */
     const destinations = Effect.fn("Gifts.destinations")(function* () {
       return [...(yield* pricing.reference()).country.keys()]
@@ -599,6 +605,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       choices,
       claim,
       order,
+      byToken,
       destinations
     } as const
   })

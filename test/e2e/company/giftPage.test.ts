@@ -68,7 +68,9 @@ const giftFor = (productId: string, key: string) =>
       return {
         link: sent.body.results[0].link as string,
         giftId: sent.body.results[0].id as string,
-        read: (path: string) => getWith(path, headers).pipe(Effect.provideService(HttpClient.HttpClient, http))
+        read: (path: string) => getWith(path, headers).pipe(Effect.provideService(HttpClient.HttpClient, http)),
+        post: (path: string, body: unknown) =>
+          postWith(path, body, headers).pipe(Effect.provideService(HttpClient.HttpClient, http))
       }
     }).pipe(Effect.provideService(HttpClient.HttpClient, http))
   })
@@ -164,6 +166,36 @@ describe.skipIf(noChromium)("gift page in chromium", () => {
         expect(orders).toHaveLength(1)
         const gift = yield* read(`/public-api/v2/gifts/${giftId}`)
         expect(gift.body).toMatchObject({ status: "claimed", orderId: orders[0]!.id })
+      }).pipe(Effect.provide(FetchHttpClient.layer))
+    )
+
+    it.effect("with JavaScript, the claimed page follows the order's delivery live", () =>
+      Effect.gen(function* () {
+        const { product } = yield* giftableProduct
+        const { link, giftId, read, post } = yield* giftFor(product.id, "live")
+        const browser = yield* Effect.promise(() => launchChromium())
+        try {
+          const page = yield* Effect.promise(async () => {
+            const context = await browser.newContext({ javaScriptEnabled: true })
+            const opened = await context.newPage()
+            await opened.goto(`${link}/choose?productId=${product.id}&country=GB`)
+            await fillAddress(opened)
+            await opened.getByRole("button", { name: "Claim gift" }).click()
+            return opened
+          })
+          expect(yield* Effect.promise(() => page.locator("#order-status").textContent())).toBe("Order received")
+          const gift = yield* read(`/public-api/v2/gifts/${giftId}`)
+          const moved = yield* post(`/public-api/v3/orders/${gift.body.orderId}/simulate`, {
+            fulfillmentStatus: "processing"
+          })
+          expect(moved.status).toBe(200)
+          // The page asks every 10 seconds: within 15 it shows the move, without a reload.
+          yield* Effect.promise(() =>
+            page.locator("#order-status", { hasText: "Being prepared" }).waitFor({ timeout: 15_000 })
+          )
+        } finally {
+          yield* Effect.promise(() => browser.close())
+        }
       }).pipe(Effect.provide(FetchHttpClient.layer))
     )
   })

@@ -175,6 +175,10 @@ describe("claiming gifts", () => {
         expect(claimed.status, claimed.text.slice(0, 500)).toBe(200)
         expect(claimed.text).toContain("Your gift is claimed")
         expect(claimed.text).toContain("Order received")
+        // Followed live: a script (under the page's nonce) asks the status; without JavaScript, a refresh.
+        expect(claimed.text).toContain(`fetch("${path}/status"`)
+        expect(claimed.text).toContain('<noscript><meta http-equiv="refresh" content="30"></noscript>')
+        expect(claimed.headers["content-security-policy"]).toContain("connect-src 'self'")
 
         const read = yield* getWith(`${gifts}/${gift.id}`, company.headers)
         expect(read.body).toMatchObject({ status: "claimed", orderId: expect.stringMatching(/^[0-9a-f]{24}$/) })
@@ -242,6 +246,15 @@ describe("claiming gifts", () => {
         )
         expect(yield* postWith(`${gifts}/${gift.id}/cancel`, {}, company.headers)).toMatchObject({ status: 422 })
 
+        // The gift page follows the delivery live from its status.
+        const statusPath = `${gift.link.replace(testPublicUrl, "")}/status`
+        expect((yield* get(statusPath)).body).toEqual({
+          shipmentStatus: "orderReceived",
+          label: "Order received",
+          final: false
+        })
+        expect((yield* get("/g/not-a-token/status")).status).toBe(404)
+
         // Its order moves (the sandbox): the gift's subscribers hear of its delivery.
         const moved = yield* postWith(
           `/public-api/v3/orders/${done.body.orderId}/simulate`,
@@ -258,6 +271,11 @@ describe("claiming gifts", () => {
           "gift-delivery-status-changed"
         ])
         expect(events.map((e) => e.payload.eventData.status)).toEqual(["unopened", "claimed", "active"])
+        expect((yield* get(statusPath)).body).toEqual({
+          shipmentStatus: "processing",
+          label: "Being prepared",
+          final: false
+        })
         expect(events[2]!.payload.eventData).toMatchObject({
           giftId: gift.id,
           companyId: company.companyId,
