@@ -5,7 +5,7 @@ import { lineError } from "../ErrorLines.js"
 import { showsErrorPages } from "../OpenApiDocument.js"
 
 /**
- * The gift page (DESIGN.md §4.12; docs/company-api.md "The gift page"): the link a recipient opens, in a
+ * The gift page (DESIGN.md §4.12; docs/company-api.md "Claims, the gift page and `POST /v2/orders`"): the link a recipient opens, in a
  * browser. The token in the path is the only key; an unknown one gets the page saying so, never a 400.
  */
 
