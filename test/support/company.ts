@@ -26,7 +26,10 @@ export const raiseLimits = (companyId: string) =>
     companies.setRateLimits(companyId, {
       global: { rate: 10_000, burst: 10_000 },
       "authentication:read": { rate: 10_000, burst: 10_000 },
-      "authentication:write": { rate: 10_000, burst: 10_000 }
+      "authentication:write": { rate: 10_000, burst: 10_000 },
+      "administration:read": { rate: 10_000, burst: 10_000 },
+      "administration:write": { rate: 10_000, burst: 10_000 },
+      "marketplace:write": { rate: 10_000, burst: 10_000 }
     })
   ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
 

@@ -1,7 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, TestClock } from "effect"
-import { Companies } from "../../../src/services/company/Companies.js"
 import { KeyStore } from "../../../src/services/company/KeyStore.js"
 import {
   CompanyServicesLive,
@@ -10,6 +9,7 @@ import {
   keyHeaders,
   patchWith,
   postWith,
+  raiseLimits,
   timestampPattern,
   v2Keys
 } from "../../support/company.js"
@@ -24,17 +24,6 @@ const campaignCount = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM campaigns`, (rows) => rows[0]!.n)
 ).pipe(Effect.orDie)
 
-/** Every limit of the company high enough never to bite: these tests write many campaigns per company. */
-const unlimited = (companyId: string) =>
-  Effect.flatMap(Companies, (companies) =>
-    companies.setRateLimits(companyId, {
-      global: { rate: 10_000, burst: 10_000 },
-      "administration:read": { rate: 10_000, burst: 10_000 },
-      "administration:write": { rate: 10_000, burst: 10_000 },
-      "authentication:write": { rate: 10_000, burst: 10_000 }
-    })
-  ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
-
 /** A product and a collection of the seeded catalog, and an id that is neither. */
 const catalog = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -48,7 +37,7 @@ const unknownId = "0123456789abcdef01234567"
 const setup = (environment: "test" | "live" = "test") =>
   Effect.gen(function* () {
     const company = yield* createCompany(environment)
-    yield* unlimited(company.companyId)
+    yield* raiseLimits(company.companyId)
     const methods = yield* getWith("/public-api/v3/billing-methods", keyHeaders(company.apiKey))
     return { ...company, methodId: methods.body.data[0].id as string, ...(yield* catalog) }
   })

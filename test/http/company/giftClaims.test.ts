@@ -2,9 +2,8 @@ import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Companies } from "../../../src/services/company/Companies.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
-import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+import { createCompany, getWith, keyHeaders, postWith, raiseLimits } from "../../support/company.js"
 import { get, raw, testPublicUrl } from "../../support/http.js"
 
 /**
@@ -36,15 +35,7 @@ const catalog = Effect.flatMap(sqlClient, (sql) =>
 
 const setup = Effect.gen(function* () {
   const company = yield* createCompany()
-  const unlimited = { rate: 10_000, burst: 10_000 }
-  yield* Effect.flatMap(Companies, (c) =>
-    c.setRateLimits(company.companyId, {
-      global: unlimited,
-      "administration:read": unlimited,
-      "administration:write": unlimited,
-      "marketplace:write": unlimited
-    })
-  ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
+  yield* raiseLimits(company.companyId)
   const product = yield* catalog
   const headers = keyHeaders(company.apiKey)
   const campaign = yield* postWith(

@@ -1,16 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Companies } from "../../../src/services/company/Companies.js"
 import { TimeTravel } from "../../support/auth.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
 import {
-  CompanyServicesLive,
   createCompany,
   getWith,
   keyHeaders,
   patchWith,
   postWith,
+  raiseLimits,
   timestampPattern,
   v2Keys
 } from "../../support/company.js"
@@ -45,15 +44,7 @@ const v2Error = (status: number, errorCode: string) => ({ status, errorCode, mes
 const setup = (budget = { min: 10, max: 50 }, expiration: unknown = { daysFromSend: 7 }) =>
   Effect.gen(function* () {
     const company = yield* createCompany()
-    const unlimited = { rate: 10_000, burst: 10_000 }
-    yield* Effect.flatMap(Companies, (c) =>
-      c.setRateLimits(company.companyId, {
-        global: unlimited,
-        "administration:read": unlimited,
-        "administration:write": unlimited,
-        "authentication:write": unlimited
-      })
-    ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
+    yield* raiseLimits(company.companyId)
     const sql = yield* sqlClient
     const [product] = yield* sql<{
       id: string

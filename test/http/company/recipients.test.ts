@@ -2,7 +2,6 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import type { AccountScope } from "../../../src/domain/company/Company.js"
-import { Companies } from "../../../src/services/company/Companies.js"
 import { KeyStore } from "../../../src/services/company/KeyStore.js"
 import { Recipients } from "../../../src/services/company/Recipients.js"
 import {
@@ -13,6 +12,7 @@ import {
   keyHeaders,
   patchWith,
   postWith,
+  raiseLimits,
   timestampPattern,
   v2Keys
 } from "../../support/company.js"
@@ -28,21 +28,10 @@ const recipientCount = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM recipients`, (rows) => rows[0]!.n)
 ).pipe(Effect.orDie)
 
-/** Every limit of the company high enough never to bite. */
-const unlimited = (companyId: string) =>
-  Effect.flatMap(Companies, (companies) =>
-    companies.setRateLimits(companyId, {
-      global: { rate: 10_000, burst: 10_000 },
-      "administration:read": { rate: 10_000, burst: 10_000 },
-      "administration:write": { rate: 10_000, burst: 10_000 },
-      "authentication:write": { rate: 10_000, burst: 10_000 }
-    })
-  ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
-
 const setup = () =>
   Effect.gen(function* () {
     const company = yield* createCompany()
-    yield* unlimited(company.companyId)
+    yield* raiseLimits(company.companyId)
     return company
   })
 
