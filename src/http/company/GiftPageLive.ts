@@ -184,16 +184,17 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
         withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>
           Effect.gen(function* () {
             const country = countryOf(payload.country, view)
-            const offered = yield* gifts.choices(view.gift, view.campaign, country)
-            const choice =
-              offered.find((c) => c.productId === payload.productId) ??
-              offered.find((c) => c.variants.some((v) => v.id === payload.variantId))
-            const again = (error: string) => {
-              const state: ClaimFormState = { values: { ...payload, country }, error }
-              return choice === undefined
-                ? page((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
-                : page((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, state), 422)
-            }
+            // The form again with the problem; the choices are read only then (the claim checks its own).
+            const again = (error: string) =>
+              Effect.map(gifts.choices(view.gift, view.campaign, country), (offered) => {
+                const state: ClaimFormState = { values: { ...payload, country }, error }
+                const choice =
+                  offered.find((c) => c.productId === payload.productId) ??
+                  offered.find((c) => c.variants.some((v) => v.id === payload.variantId))
+                return choice === undefined
+                  ? page((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
+                  : page((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, state), 422)
+              })
             const decoded = decodeClaim({
               variantId: payload.variantId,
               orderRecipient: {
@@ -211,7 +212,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
                 }
               }
             })
-            if (Either.isLeft(decoded)) return again(formIssues(decoded.left))
+            if (Either.isLeft(decoded)) return yield* again(formIssues(decoded.left))
             const claimed = yield* Effect.either(gifts.claim(view.gift, claimOf(decoded.right)))
             if (Either.isRight(claimed)) return yield* claimedPage(view, claimed.right.gift)
             // Claimed meanwhile (a second tab, a double submit): the claim that won is the page to show.
@@ -219,7 +220,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
               const now = yield* gifts.visit(view.gift.token, "unwrapped")
               if (Option.isSome(now)) return yield* claimedPage(now.value, now.value.gift)
             }
-            return again(claimed.left.message)
+            return yield* again(claimed.left.message)
           })
         )
       )
