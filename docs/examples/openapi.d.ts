@@ -1226,7 +1226,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Claim a gift for its recipient: the chosen variant, to their address */
-        post: operations["giftsV2.claim"];
+        post: operations["giftClaimsV2.claim"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1243,7 +1243,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Send a gift and claim it in one call; recipient.key makes it idempotent (a replay finds the same order) */
-        post: operations["giftsV2.order"];
+        post: operations["giftClaimsV2.order"];
         delete?: never;
         options?: never;
         head?: never;
@@ -13707,7 +13707,7 @@ export interface operations {
             };
         };
     };
-    "giftsV2.claim": {
+    "giftClaimsV2.claim": {
         parameters: {
             query?: never;
             header?: {
@@ -13836,7 +13836,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2GiftNotFound"] | components["schemas"]["V2BillingMethodNotFound"] | components["schemas"]["V2VariantNotFound"];
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2BillingMethodNotFound"] | components["schemas"]["V2VariantNotFound"] | components["schemas"]["V2GiftNotFound"];
                 };
             };
             /** @description V2IdempotencyInFlight */
@@ -13927,7 +13927,7 @@ export interface operations {
             };
         };
     };
-    "giftsV2.order": {
+    "giftClaimsV2.order": {
         parameters: {
             query?: never;
             header?: {
@@ -14087,7 +14087,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2CampaignNotFound"] | components["schemas"]["V2BillingMethodNotFound"] | components["schemas"]["V2VariantNotFound"];
+                    "application/json": components["schemas"]["V2AccountNotFound"] | components["schemas"]["V2BillingMethodNotFound"] | components["schemas"]["V2VariantNotFound"] | components["schemas"]["V2CampaignNotFound"];
                 };
             };
             /** @description V2IdempotencyInFlight */
@@ -14126,7 +14126,7 @@ export interface operations {
                     "application/json": components["schemas"]["V2UnsupportedMediaType"];
                 };
             };
-            /** @description V2CampaignNotActive */
+            /** @description V2GiftClosed */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14135,7 +14135,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V2CampaignNotActive"] | components["schemas"]["V2GiftClosed"] | components["schemas"]["V2GiftChoiceRefused"] | components["schemas"]["V2NotShippableToCountry"] | components["schemas"]["V2ShippingAddressInvalid"] | components["schemas"]["V2InsufficientFunds"] | components["schemas"]["V2BillingMethodArchived"] | components["schemas"]["V2VariantUnavailable"] | components["schemas"]["V2OrderKeyReused"];
+                    "application/json": components["schemas"]["V2GiftClosed"] | components["schemas"]["V2GiftChoiceRefused"] | components["schemas"]["V2NotShippableToCountry"] | components["schemas"]["V2ShippingAddressInvalid"] | components["schemas"]["V2InsufficientFunds"] | components["schemas"]["V2BillingMethodArchived"] | components["schemas"]["V2VariantUnavailable"] | components["schemas"]["V2OrderKeyReused"] | components["schemas"]["V2CampaignNotActive"];
                 };
             };
             /** @description V2RateLimited */

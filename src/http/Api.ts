@@ -11,7 +11,7 @@ import { AccountsV3Api } from "./company/AccountsApi.js"
 import { ApiKeysV2Api, ApiKeysV3Api } from "./company/ApiKeysApi.js"
 import { CampaignsV2Api } from "./company/CampaignsApi.js"
 import { GiftPageApi } from "./company/GiftPageApi.js"
-import { GiftsV2Api } from "./company/GiftsApi.js"
+import { GiftClaimsV2Api, GiftsV2Api } from "./company/GiftsApi.js"
 import { OrderAddressesV3Api } from "./company/OrderAddressesApi.js"
 import { OrdersV3Api } from "./company/OrdersApi.js"
 import { RecipientsV2Api } from "./company/RecipientsApi.js"
@@ -45,6 +45,7 @@ export class Api extends makeApi("ribbon")
   .add(CampaignsV2Api.pipe(withRequestErrors("v2")))
   .add(RecipientsV2Api.pipe(withRequestErrors("v2")))
   .add(GiftsV2Api.pipe(withRequestErrors("v2")))
+  .add(GiftClaimsV2Api.pipe(withRequestErrors("v2")))
   .add(CatalogV3Api.pipe(withRequestErrors("v3")))
   .add(ExportsV3Api.pipe(withRequestErrors("v3")))
   .add(ExportFilesApi.pipe(withRequestErrors("v1")))

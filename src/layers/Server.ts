@@ -28,7 +28,7 @@ import { apiKeyAuthLayers } from "../http/company/ApiKeyAuthLive.js"
 import { ApiKeysV2Live, ApiKeysV3Live } from "../http/company/ApiKeysLive.js"
 import { CampaignsV2Live } from "../http/company/CampaignsLive.js"
 import { GiftPageLive } from "../http/company/GiftPageLive.js"
-import { GiftsV2Live } from "../http/company/GiftsLive.js"
+import { GiftClaimsV2Live, GiftsV2Live } from "../http/company/GiftsLive.js"
 import { OrderAddressesV3Live } from "../http/company/OrderAddressesLive.js"
 import { OrdersV3Live } from "../http/company/OrdersLive.js"
 import { RecipientsV2Live } from "../http/company/RecipientsLive.js"
@@ -243,6 +243,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
       CampaignsV2Live,
       RecipientsV2Live,
       GiftsV2Live,
+      GiftClaimsV2Live,
       CatalogV3Live,
       ExportsV3Live
     ).pipe(Layer.provide(companyAuth)),

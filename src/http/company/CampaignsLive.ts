@@ -54,10 +54,6 @@ export const listScope = (caller: Caller, accountId: string | undefined) =>
 export const CampaignsV2Live = HttpApiBuilder.group(Api, "campaignsV2", (handlers) =>
   Effect.gen(function* () {
     const campaigns = yield* Campaigns
-    const accounts = yield* Accounts
-    const policy = yield* CompanyPolicy
-    const scoped = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      effect.pipe(Effect.provideService(Accounts, accounts), Effect.provideService(CompanyPolicy, policy))
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
@@ -81,7 +77,7 @@ export const CampaignsV2Live = HttpApiBuilder.group(Api, "campaignsV2", (handler
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentCaller
-          const scope = yield* scoped(listScope(caller, urlParams.accountId))
+          const scope = yield* listScope(caller, urlParams.accountId)
           const skip = urlParams.skip ?? 0
           const limit = urlParams.limit ?? defaultLimit
           const rows = yield* campaigns.page(scope, { skip, limit })

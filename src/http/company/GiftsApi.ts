@@ -289,51 +289,6 @@ export class GiftsV2Api extends HttpApiGroup.make("giftsV2")
       .annotate(Operation, update)
       .annotate(OpenApi.Summary, "Expire an unclaimed gift now; its reserved budget is released")
   )
-  .add(
-    HttpApiEndpoint.post("claim", "/gifts/:giftId/claim")
-      .setPath(GiftPath)
-      .setPayload(ClaimGiftV2)
-      .addSuccess(ClaimedV2)
-      .addError(lineError("v2", GiftNotFound))
-      .addError(lineError("v2", GiftClosed))
-      .addError(lineError("v2", GiftChoiceRefused))
-      .addError(lineError("v2", AccountNotFound))
-      .addError(lineError("v2", BillingMethodNotFound))
-      .addError(lineError("v2", VariantNotFound))
-      .addError(lineError("v2", NotShippableToCountry))
-      .addError(lineError("v2", ShippingAddressInvalid))
-      .addError(lineError("v2", InsufficientFunds))
-      .addError(lineError("v2", BillingMethodArchived))
-      .addError(lineError("v2", VariantUnavailable))
-      .addError(lineError("v2", OrderKeyReused))
-      .addError(lineError("v2", IdempotencyInFlight))
-      .annotate(Operation, { permission: "orders:create", rateClass: "marketplace:write" })
-      .annotate(OpenApi.Summary, "Claim a gift for its recipient: the chosen variant, to their address")
-  )
-  .add(
-    HttpApiEndpoint.post("order", "/orders")
-      .setPayload(CreateOrderV2)
-      .addSuccess(OrderCreatedV2)
-      .addError(lineError("v2", CampaignNotFound))
-      .addError(lineError("v2", CampaignNotActive))
-      .addError(lineError("v2", GiftClosed))
-      .addError(lineError("v2", GiftChoiceRefused))
-      .addError(lineError("v2", AccountNotFound))
-      .addError(lineError("v2", BillingMethodNotFound))
-      .addError(lineError("v2", VariantNotFound))
-      .addError(lineError("v2", NotShippableToCountry))
-      .addError(lineError("v2", ShippingAddressInvalid))
-      .addError(lineError("v2", InsufficientFunds))
-      .addError(lineError("v2", BillingMethodArchived))
-      .addError(lineError("v2", VariantUnavailable))
-      .addError(lineError("v2", OrderKeyReused))
-      .addError(lineError("v2", IdempotencyInFlight))
-      .annotate(Operation, { permission: "orders:create", rateClass: "marketplace:write" })
-      .annotate(
-        OpenApi.Summary,
-        "Send a gift and claim it in one call; recipient.key makes it idempotent (a replay finds the same order)"
-      )
-  )
   .addError(lineError("v2", InvalidRequest))
   .prefix("/public-api/v2")
   .middleware(ApiKeyAuthV2)
@@ -342,4 +297,50 @@ export class GiftsV2Api extends HttpApiGroup.make("giftsV2")
     OpenApi.Description,
     "Gifts, version 2: a campaign's gift sent to recipients as a link they open to choose and claim. " +
       "Authenticated with `X-Api-Key`."
+  ) {}
+
+/**
+ * Claims, version 2: a gift's claim and `POST /v2/orders` (a gift sent and claimed in one call). Each places a
+ * v3 order, so each may be refused for what `POST /v3/orders` is, besides the gift's own refusals.
+ */
+export class GiftClaimsV2Api extends HttpApiGroup.make("giftClaimsV2")
+  .add(
+    HttpApiEndpoint.post("claim", "/gifts/:giftId/claim")
+      .setPath(GiftPath)
+      .setPayload(ClaimGiftV2)
+      .addSuccess(ClaimedV2)
+      .addError(lineError("v2", GiftNotFound))
+      .annotate(OpenApi.Summary, "Claim a gift for its recipient: the chosen variant, to their address")
+  )
+  .add(
+    HttpApiEndpoint.post("order", "/orders")
+      .setPayload(CreateOrderV2)
+      .addSuccess(OrderCreatedV2)
+      .addError(lineError("v2", CampaignNotFound))
+      .addError(lineError("v2", CampaignNotActive))
+      .annotate(
+        OpenApi.Summary,
+        "Send a gift and claim it in one call; recipient.key makes it idempotent (a replay finds the same order)"
+      )
+  )
+  .addError(lineError("v2", GiftClosed))
+  .addError(lineError("v2", GiftChoiceRefused))
+  .addError(lineError("v2", AccountNotFound))
+  .addError(lineError("v2", BillingMethodNotFound))
+  .addError(lineError("v2", VariantNotFound))
+  .addError(lineError("v2", NotShippableToCountry))
+  .addError(lineError("v2", ShippingAddressInvalid))
+  .addError(lineError("v2", InsufficientFunds))
+  .addError(lineError("v2", BillingMethodArchived))
+  .addError(lineError("v2", VariantUnavailable))
+  .addError(lineError("v2", OrderKeyReused))
+  .addError(lineError("v2", IdempotencyInFlight))
+  .addError(lineError("v2", InvalidRequest))
+  .annotate(Operation, { permission: "orders:create", rateClass: "marketplace:write" })
+  .prefix("/public-api/v2")
+  .middleware(ApiKeyAuthV2)
+  .annotate(OpenApi.Title, "Gift claims (v2)")
+  .annotate(
+    OpenApi.Description,
+    "Claiming gifts, version 2: each claim places an order. Authenticated with `X-Api-Key`."
   ) {}

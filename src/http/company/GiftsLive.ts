@@ -3,12 +3,10 @@ import { Effect } from "effect"
 import { formatTimestamp } from "../../domain/company/Company.js"
 import type { GiftRecord, GiftStatus } from "../../domain/company/Gifts.js"
 import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/company/Orders.js"
-import { Accounts } from "../../services/company/Accounts.js"
 import { Campaigns, toMajor } from "../../services/company/Campaigns.js"
 import { CompanyOrders } from "../../services/company/CompanyOrders.js"
 import { type GiftClaim, Gifts } from "../../services/company/Gifts.js"
 import { readMode } from "../../services/company/Masking.js"
-import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Recipients } from "../../services/company/Recipients.js"
 import { Api } from "../Api.js"
 import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
@@ -91,8 +89,6 @@ const setOf = (text: string | undefined) =>
 export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
   Effect.gen(function* () {
     const gifts = yield* Gifts
-    const accounts = yield* Accounts
-    const policy = yield* CompanyPolicy
     const orders = yield* CompanyOrders
     const recipients = yield* Recipients
     const campaigns = yield* Campaigns
@@ -154,10 +150,7 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentCaller
-          const scope = yield* listScope(caller, urlParams.accountId).pipe(
-            Effect.provideService(Accounts, accounts),
-            Effect.provideService(CompanyPolicy, policy)
-          )
+          const scope = yield* listScope(caller, urlParams.accountId)
           const skip = urlParams.skip ?? 0
           const limit = urlParams.limit ?? defaultLimit
           const rows = yield* gifts.page(scope, {
@@ -194,6 +187,13 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
       .handle("expire", ({ path }) =>
         Effect.flatMap(CurrentCaller, (caller) => Effect.flatMap(gifts.expire(caller.scope, path.giftId), shown))
       )
+  })
+)
+
+export const GiftClaimsV2Live = HttpApiBuilder.group(Api, "giftClaimsV2", (handlers) =>
+  Effect.gen(function* () {
+    const gifts = yield* Gifts
+    return handlers
       .handle("claim", ({ path, payload }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentCaller

@@ -2,9 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { formatTimestamp } from "../../domain/company/Company.js"
 import type { RecipientRecord } from "../../domain/company/Recipients.js"
-import { Accounts } from "../../services/company/Accounts.js"
 import { maskEmail, maskName, maskPhone, readMode } from "../../services/company/Masking.js"
-import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Recipients } from "../../services/company/Recipients.js"
 import { Api } from "../Api.js"
 import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
@@ -42,8 +40,6 @@ export const recipientV2 = (recipient: RecipientRecord, mode: "masked" | "unmask
 export const RecipientsV2Live = HttpApiBuilder.group(Api, "recipientsV2", (handlers) =>
   Effect.gen(function* () {
     const recipients = yield* Recipients
-    const accounts = yield* Accounts
-    const policy = yield* CompanyPolicy
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
@@ -67,10 +63,7 @@ export const RecipientsV2Live = HttpApiBuilder.group(Api, "recipientsV2", (handl
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentCaller
-          const scope = yield* listScope(caller, urlParams.accountId).pipe(
-            Effect.provideService(Accounts, accounts),
-            Effect.provideService(CompanyPolicy, policy)
-          )
+          const scope = yield* listScope(caller, urlParams.accountId)
           const skip = urlParams.skip ?? 0
           const limit = urlParams.limit ?? defaultLimit
           const rows = yield* recipients.page(scope, {
