@@ -551,38 +551,40 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         Effect.gen(function* () {
           if (locked.status !== "placing") return Option.none<CheckoutRecord>()
           let current = locked
-          // The items as the last event read them (after every change before it); none until one is recorded.
-          let itemsNow: ReadonlyArray<CheckoutItemRecord> | undefined
+          // Read once under the lock; each move returns its item, which replaces the one read.
+          let items = yield* itemRows(checkoutId)
+          const moved = (item: CheckoutItemRecord) => {
+            items = items.map((each) => (each.index === item.index ? item : each))
+          }
           for (const outcome of outcomes) {
             if (outcome._tag === "Placed") {
               const placed = yield* moveItem(checkoutId, outcome.index, "place", { orderId: outcome.orderId })
               if (Option.isNone(placed)) continue
-              itemsNow = (yield* record(current, "checkout.item_placed", { order: outcome.order })).items
+              moved(placed.value)
+              yield* record(current, "checkout.item_placed", { items, order: outcome.order })
               yield* onPlaced(outcome.orderId)
               continue
             }
             const failed = yield* moveItem(checkoutId, outcome.index, "fail", { failureReason: outcome.message })
             if (Option.isNone(failed)) continue
+            moved(failed.value)
             // A failed item is refunded straight away (DESIGN.md §4.5).
             const refunded = yield* transition(checkoutId, "refundFailedItem", {
-              refundedAmount: current.refundedAmount + failed.value
+              refundedAmount: current.refundedAmount + failed.value.amount
             })
             current = Option.getOrThrow(refunded)
-            itemsNow = (yield* record(current, "checkout.item_failed")).items
+            yield* record(current, "checkout.item_failed", { items })
           }
-          const settledItems = itemsNow ?? (yield* itemRows(checkoutId))
-          const status = settledStatus(settledItems)
+          const status = settledStatus(items)
           if (status === undefined) return Option.none<CheckoutRecord>()
           const reasons = [
-            ...new Set(settledItems.flatMap((item) => (item.failureReason === null ? [] : [item.failureReason])))
+            ...new Set(items.flatMap((item) => (item.failureReason === null ? [] : [item.failureReason])))
           ]
           const final = yield* transition(checkoutId, "settle", {
             status,
             failureReason: reasons.length === 0 ? null : reasons.join(" ")
           })
-          const recorded = yield* record(Option.getOrThrow(final), `checkout.${status}` as EventType, {
-            items: settledItems
-          })
+          const recorded = yield* record(Option.getOrThrow(final), `checkout.${status}` as EventType, { items })
           yield* notifications.outcome(recorded.row, recorded.items)
           return Option.some(recorded.row)
         })
@@ -608,7 +610,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           if (Option.isNone(refunded)) return yield* Effect.dieMessage(`order ${cancelled.id} has no placed item`)
           // The row is locked, so its status is still the one checked above: these updates cannot miss.
           const withRefund = yield* transition(checkoutId, "refundOrder", {
-            refundedAmount: checkout.refundedAmount + refunded.value
+            refundedAmount: checkout.refundedAmount + refunded.value.amount
           })
           const order = presenter.order(cancelled, checkout.locale)
           const { items } = yield* record(Option.getOrThrow(withRefund), "order.cancelled", { order })

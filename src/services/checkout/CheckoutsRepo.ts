@@ -1,5 +1,5 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { CheckoutItemStatus, CheckoutStatus } from "../../domain/checkout/Checkout.js"
 import { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
 
@@ -91,7 +91,7 @@ export class CheckoutsRepo extends Effect.Service<CheckoutsRepo>()("CheckoutsRep
         RETURNING *`
     })
 
-    /** Moves one item from `from` to `to` (setting its order or failure); its amount, or none when it was not `from`. */
+    /** Moves one item from `from` to `to` (setting its order or failure); the item as it now is, or none when it was not `from`. */
     const moveItem = SqlSchema.findOne({
       Request: Schema.Struct({
         checkoutId: Schema.String,
@@ -100,10 +100,10 @@ export class CheckoutsRepo extends Effect.Service<CheckoutsRepo>()("CheckoutsRep
         to: CheckoutItemStatus,
         set: Schema.Struct({ orderId: Schema.optional(Schema.String), failureReason: Schema.optional(Schema.String) })
       }),
-      Result: Schema.Struct({ amount: Schema.Int }),
+      Result: CheckoutItemRecord,
       execute: ({ checkoutId, index, from, to, set }) => sql`
         UPDATE checkout_items SET ${sql.update({ ...set, status: to })}
-        WHERE checkout_id = ${checkoutId} AND index = ${index} AND status = ${from} RETURNING amount`
+        WHERE checkout_id = ${checkoutId} AND index = ${index} AND status = ${from} RETURNING *`
     })
 
     const locales = SqlSchema.findAll({
@@ -128,11 +128,7 @@ export class CheckoutsRepo extends Effect.Service<CheckoutsRepo>()("CheckoutsRep
         index: number,
         move: { readonly from: CheckoutItemStatus; readonly to: CheckoutItemStatus },
         set: { readonly orderId?: string; readonly failureReason?: string }
-      ) =>
-        Effect.map(
-          Effect.orDie(moveItem({ checkoutId, index, ...move, set })),
-          Option.map((row) => row.amount)
-        ),
+      ) => Effect.orDie(moveItem({ checkoutId, index, ...move, set })),
       localesOf: (ids: ReadonlyArray<string>) =>
         Effect.map(Effect.orDie(locales(ids)), (rows) => new Map(rows.map((row) => [row.id, row.locale])))
     } as const

@@ -6,6 +6,7 @@ import { OrderAlreadyCancelled, OrderInTransit, OrderNotFound } from "../../doma
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Catalog, decodeCursor, encodeCursor } from "../catalog/Catalog.js"
+import { isUniqueViolation } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 
 /**
@@ -16,11 +17,12 @@ import { nowDate } from "../platform/Time.js"
  *   (the simulator's own transactions then become savepoints). Times come from `Clock`, randomness from
  *   `Random`, simulated latency from `Effect.sleep`: tests drive them with TestClock and a seeded Random.
  * - `place` is idempotent by `idempotencyKey`: an order with that key is returned unchanged, whatever has
- *   happened since (no second stock decrement, no error when stock has run out since). Otherwise the
- *   order is inserted (`ON CONFLICT (idempotency_key) DO NOTHING`, then re-read) and the stock decremented
- *   by one conditional `UPDATE` in the same transaction, so concurrent calls with one key give one order
- *   and one decrement, and concurrent calls for the last units never oversell. `bookNew` books a company
- *   order under a key made for it (no lookup, no savepoint): one statement takes the stock and writes the row.
+ *   happened since (no second stock decrement, no error when stock has run out since). Otherwise one
+ *   statement takes the stock by a conditional `UPDATE` and inserts the order from what it took, so
+ *   concurrent calls with one key give one order and one decrement (the loser fails on the key's unique
+ *   index, which undoes its decrement, and returns the winner's order), and concurrent calls for the last
+ *   units never oversell. `bookNew` books a company order under a key made for it with the same statement,
+ *   and no lookup.
  * - Failures: `FulfillmentUnavailable` is transient (forced, or drawn with `failureRate`): retry it with
  *   a Schedule. `FulfillmentRejected` is permanent (`out_of_stock`, `not_shippable`).
  * - Orders move `placed → processing → shipped → delivered` (`advance`), one conditional update per
@@ -373,90 +375,92 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
       })
 
     /**
-     * Places one order of `kind` (an agent's, with `owner`; a company's booking, without), or returns the
-     * order already placed with this idempotency key. Fails with `FulfillmentUnavailable` (transient) or
-     * `FulfillmentRejected` (permanent).
+     * The one statement that books an order: it takes the stock (the conditional update of
+     * `Catalog.takeStock`) and writes the row from what it took, so a refusal writes nothing. A key some
+     * order already has fails it on the unique index, which undoes its stock decrement too.
      */
-    const placeAs = <A>(
-      kind: Kind<A>,
+    const booking = (
+      id: string,
+      now: Date,
       input: BookInput,
       owner: { readonly userId: string; readonly checkoutId: string; readonly itemIndex: number } | null
-    ) =>
-      Effect.gen(function* () {
-        yield* admit(input)
-        const byKey = kind.read(sql`SELECT * FROM orders WHERE idempotency_key = ${input.idempotencyKey}`)
-        const existing = yield* byKey
-        if (Option.isSome(existing)) return existing.value
-        yield* failIfForced(input)
+    ) => sql`
+      WITH taken AS (
+        UPDATE variant_locations SET stock = stock - ${input.quantity}
+        WHERE variant_id = ${input.variantId} AND ${input.countryCode} = ANY (ships_to)
+          AND (stock IS NULL OR stock >= ${input.quantity})
+        RETURNING variant_id)
+      INSERT INTO orders (id, idempotency_key, user_id, checkout_id, item_index, variant_id, product_id,
+        product_title, variant_title, quantity, amount, currency, country_code, status, created_at, updated_at)
+      SELECT ${id}, ${input.idempotencyKey}, ${owner?.userId ?? null}, ${owner?.checkoutId ?? null},
+        ${owner?.itemIndex ?? null}::int, taken.variant_id, ${input.productId}, ${input.productTitle},
+        ${input.variantTitle}, ${input.quantity}::int, ${input.amount}::int, ${input.currency}, ${input.countryCode},
+        'placed', ${now}::timestamptz, ${now}::timestamptz
+      FROM taken
+      RETURNING *`
 
-        const id = yield* makeId
-        const now = yield* nowDate
-        return yield* sql
-          .withTransaction(
-            Effect.gen(function* () {
-              const inserted = yield* kind.read(sql`
-              INSERT INTO orders (id, idempotency_key, user_id, checkout_id, item_index, variant_id, product_id,
-                product_title, variant_title, quantity, amount, currency, country_code, status, created_at,
-                updated_at)
-              VALUES (${id}, ${input.idempotencyKey}, ${owner?.userId ?? null}, ${owner?.checkoutId ?? null},
-                ${owner?.itemIndex ?? null},
-                ${input.variantId}, ${input.productId}, ${input.productTitle}, ${input.variantTitle},
-                ${input.quantity}, ${input.amount}, ${input.currency}, ${input.countryCode}, 'placed', ${now},
-                ${now})
-              ON CONFLICT (idempotency_key) DO NOTHING
-              RETURNING *`)
-              if (Option.isNone(inserted)) {
-                // Placed concurrently with the same key (and committed): that order, untouched.
-                const winner = yield* byKey
-                if (Option.isNone(winner)) {
-                  return yield* Effect.dieMessage(`order ${input.idempotencyKey} conflicted but cannot be read`)
-                }
-                return winner.value
-              }
-              // A refusal rolls the order back.
-              if (!(yield* catalog.takeStock(input.variantId, input.countryCode, input.quantity))) {
-                return yield* refusal(input)
-              }
-              yield* Effect.logInfo("order placed").pipe(
-                Effect.annotateLogs({ orderId: id, ...(owner === null ? {} : owner) })
-              )
-              return inserted.value
-            })
-          )
-          .pipe(Effect.catchTag("SqlError", Effect.die))
-      })
+    /**
+     * A single statement is atomic on its own; inside a caller's transaction it runs in a savepoint, so that
+     * its failure (a key taken meanwhile) leaves that transaction usable.
+     */
+    const atomically = <A, E, R>(statement: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+        Option.isSome(transaction) ? sql.withTransaction(statement) : statement
+      )
 
-    /** Places one order of a checkout item (see `placeAs`). */
-    const place = Effect.fn("Fulfillment.place")((input: PlaceInput) => placeAs(agentOrders, input, input))
-
-    /** Books one order for a company (see `placeAs`): no buyer, no checkout. */
-    const book = Effect.fn("Fulfillment.book")((input: BookInput) => placeAs(bookings, input, null))
+    /**
+     * Places one order of a checkout item, or returns the order already placed with its idempotency key:
+     * one read by key, then one booking statement (no transaction of its own). Two calls racing with one
+     * key give one order: the loser's statement fails on the key and undoes itself, and it returns the
+     * winner's order. Fails with `FulfillmentUnavailable` (transient) or `FulfillmentRejected` (permanent).
+     */
+    const place = Effect.fn("Fulfillment.place")(function* (input: PlaceInput) {
+      yield* admit(input)
+      const byKey = findOne(sql`SELECT * FROM orders WHERE idempotency_key = ${input.idempotencyKey}`)
+      const existing = yield* byKey
+      if (Option.isSome(existing)) return existing.value
+      yield* failIfForced(input)
+      const id = yield* makeId
+      const statement = booking(id, yield* nowDate, input, input)
+      const booked = yield* atomically(
+        SqlSchema.findOne({ Request: Schema.Void, Result: OrderRow, execute: () => statement })(undefined)
+      ).pipe(
+        Effect.catchIf(
+          (error) => error._tag === "SqlError" && isUniqueViolation(error),
+          () => Effect.succeed("taken" as const)
+        ),
+        Effect.orDie
+      )
+      if (booked === "taken") {
+        const winner = yield* byKey
+        if (Option.isNone(winner)) {
+          return yield* Effect.dieMessage(`order ${input.idempotencyKey} conflicted but cannot be read`)
+        }
+        return winner.value
+      }
+      if (Option.isNone(booked)) return yield* refusal(input)
+      yield* Effect.logInfo("order placed").pipe(
+        Effect.annotateLogs({
+          orderId: id,
+          userId: input.userId,
+          checkoutId: input.checkoutId,
+          itemIndex: input.itemIndex
+        })
+      )
+      return booked.value
+    })
 
     /**
      * Books one order for a company under a key no order can have yet (one made for this booking, such as
      * the id of the company order being placed), in the caller's transaction: no lookup by key and no
-     * savepoint, and the row is written by the statement that takes the stock (the conditional update of
-     * `Catalog.takeStock`), so a refusal (`FulfillmentRejected`) has written nothing. Otherwise as `book`;
-     * a key that does exist is a defect.
+     * savepoint, one `booking` statement, so a refusal (`FulfillmentRejected`) has written nothing. A key
+     * that does exist is a defect.
      */
     const bookNew = Effect.fn("Fulfillment.bookNew")(function* (input: BookInput) {
       yield* admit(input)
       yield* failIfForced(input)
       const id = yield* makeId
-      const now = yield* nowDate
-      const inserted = yield* bookings.read(sql`
-        WITH taken AS (
-          UPDATE variant_locations SET stock = stock - ${input.quantity}
-          WHERE variant_id = ${input.variantId} AND ${input.countryCode} = ANY (ships_to)
-            AND (stock IS NULL OR stock >= ${input.quantity})
-          RETURNING variant_id)
-        INSERT INTO orders (id, idempotency_key, variant_id, product_id, product_title, variant_title, quantity,
-          amount, currency, country_code, status, created_at, updated_at)
-        SELECT ${id}, ${input.idempotencyKey}, taken.variant_id, ${input.productId}, ${input.productTitle},
-          ${input.variantTitle}, ${input.quantity}::int, ${input.amount}::int, ${input.currency}, ${input.countryCode},
-          'placed', ${now}::timestamptz, ${now}::timestamptz
-        FROM taken
-        RETURNING *`)
+      const inserted = yield* bookings.read(booking(id, yield* nowDate, input, null))
       if (Option.isNone(inserted)) return yield* refusal(input)
       yield* Effect.logInfo("order placed").pipe(Effect.annotateLogs({ orderId: id }))
       return inserted.value
@@ -632,7 +636,6 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
     return {
       settings,
       place,
-      book,
       bookNew,
       advance,
       advanceBooking,
