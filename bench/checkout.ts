@@ -4,6 +4,7 @@
  *
  *   npm run bench:checkout -- [--checkouts 200] [--concurrency 200] [--database ribbon_bench_checkout]
  *                             [--country GB] [--variants 20] [--watch sse|sql] [--cpu-prof DIR]
+ *                             [--instances 1] [--timeout 300]
  *
  * 1. Creates the database (on the server named by DATABASE_URL, default the local one) unless it exists; if
  *    it does, empties the tables of the order flow (quotes, checkouts, orders, events, notifications, jobs,
@@ -38,9 +39,23 @@
  * 50 ms from `pg_stat_activity`). `--cpu-prof DIR` runs the server with `node --cpu-prof` (the profile is
  * written when the bench stops it). DATABASE_POOL_SIZE, WORKER_CONCURRENCY and PAYMENTS_IN_FLIGHT, when
  * set in the bench's environment, are passed to the server.
+ *
+ * `--instances N` (N > 1) then measures N servers on the same database in the same run: after the
+ * one-instance measurement above, it starts the further instances from the same bundle, one at a time and
+ * each once the one before answers `/health` (the first has migrated and seeded), all with the same
+ * PUBLIC_URL (the token's audience), as behind one load balancer. It makes `--checkouts` fresh checkouts
+ * and measures them as above, with the payments posted to the instances in turn and each checkout's event
+ * stream opened on the instance that takes its payment for 1 in N of them and on another for the rest
+ * (those are woken through Postgres LISTEN/NOTIFY). It prints the same rows, the server CPU summed over
+ * the N processes, and one instance against N side by side (checkouts/s and CPU per checkout).
+ *
+ * A checkout without a final status `--timeout` seconds after the last payment POST answered is lost.
+ * The bench exits 1 on a lost or unconfirmed checkout, a duplicate order or a checkout without exactly 2
+ * orders, in any of its measurements.
  */
 import type { ChildProcess } from "node:child_process"
 import * as Http from "node:http"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { Effect } from "effect"
@@ -52,6 +67,7 @@ import {
   freePort,
   host,
   issueToken,
+  loadAverage,
   option,
   percentile,
   pool,
@@ -67,6 +83,11 @@ const cpuProfileDir = option("cpu-prof", "")
 /** `sse`: each checkout's event stream over HTTP; `sql`: the bench polls the table itself (no load on the server). */
 const watchMode = option("watch", "sse")
 if (watchMode !== "sse" && watchMode !== "sql") throw new Error("--watch: sse or sql")
+/** Server processes on the one database in the second measurement (1: only the first measurement). */
+const instanceCount = Number(option("instances", "1"))
+if (!Number.isInteger(instanceCount) || instanceCount < 1) throw new Error("--instances: a whole number ≥ 1")
+/** Seconds after the last payment POST answered within which every checkout must reach a final status. */
+const timeoutSeconds = Number(option("timeout", "300"))
 /** Requests in flight while setting up (quotes, checkouts). */
 const setupConcurrency = 16
 const itemsPerCheckout = 2
@@ -134,10 +155,24 @@ interface Answer {
 /** Keep-alive sockets for the setup and the payment posts. */
 const agent = new Http.Agent({ keepAlive: true, maxSockets: Math.max(concurrency, setupConcurrency) })
 
+/** The port of the first instance: setup requests go there unless they name another. */
 let port = 0
 let token = ""
+/** Requests sent again after the server closed their kept-alive socket (see `request`). */
+let resends = 0
 
-const request = (method: string, path: string, body?: { readonly json: unknown } | { readonly form: string }) =>
+/**
+ * One request and its whole answer. A request sent on a kept-alive socket that the server closed as idle
+ * at that moment (ECONNRESET before any answer: the server had not read it) is sent again, once, on a new
+ * socket; other failures name the request.
+ */
+const request = (
+  method: string,
+  path: string,
+  body?: { readonly json: unknown } | { readonly form: string },
+  to: number = port,
+  resent = false
+): Promise<Answer> =>
   new Promise<Answer>((resolve, reject) => {
     const headers: Record<string, string> = token === "" ? {} : { authorization: `Bearer ${token}` }
     let payload: string | undefined
@@ -148,13 +183,22 @@ const request = (method: string, path: string, body?: { readonly json: unknown }
       payload = body.form
       headers["content-type"] = "application/x-www-form-urlencoded"
     }
-    const req = Http.request({ host, port, path, method, agent, headers }, (response) => {
+    let answered = false
+    const req = Http.request({ host, port: to, path, method, agent, headers }, (response) => {
+      answered = true
       const chunks: Array<Buffer> = []
       response.on("data", (chunk: Buffer) => chunks.push(chunk))
       response.on("end", () => resolve({ status: response.statusCode!, body: Buffer.concat(chunks).toString("utf8") }))
       response.on("error", reject)
     })
-    req.on("error", reject)
+    req.on("error", (error: NodeJS.ErrnoException) => {
+      if (!resent && !answered && req.reusedSocket && error.code === "ECONNRESET") {
+        resends++
+        resolve(request(method, path, body, to, true))
+      } else {
+        reject(new Error(`${method} ${path} on port ${to}: ${error.message}`, { cause: error }))
+      }
+    })
     req.end(payload)
   })
 
@@ -164,10 +208,13 @@ const expectStatus = async (answer: Promise<Answer>, status: number, what: strin
   return body
 }
 
-/** The server as `npm start` runs it, on the bench database, with a simulator that answers at once. */
-const startRibbon = (publicUrl: string) =>
+/**
+ * The server as `npm start` runs it, on the bench database, with a simulator that answers at once; every
+ * instance has the first one's PUBLIC_URL, as behind one load balancer (it is also the tokens' audience).
+ */
+const startRibbon = (publicUrl: string, on: number, build: boolean) =>
   startServer(
-    port,
+    on,
     {
       DATABASE_URL: databaseUrl.toString(),
       PUBLIC_URL: publicUrl,
@@ -179,7 +226,8 @@ const startRibbon = (publicUrl: string) =>
     [
       ...(cpuProfileDir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", Path.resolve(cpuProfileDir)]),
       "--enable-source-maps"
-    ]
+    ],
+    { build }
   )
 
 // ---------------------------------------------------------------------------------------------------------
@@ -223,26 +271,37 @@ interface Created {
   readonly payToken: string
 }
 
-const createCheckout = async (variants: ReadonlyArray<string>, index: number): Promise<Created> => {
+/** A checkout over HTTP on the instance at `to`; `keyPrefix` keeps the idempotency keys of each measurement apart. */
+const createCheckout = async (
+  variants: ReadonlyArray<string>,
+  index: number,
+  to: number = port,
+  keyPrefix = "bench"
+): Promise<Created> => {
   const quoteIds: Array<string> = []
   for (let item = 0; item < itemsPerCheckout; item++) {
     const variantId = variants[(index + item) % variants.length]!
     const body = await expectStatus(
-      request("POST", "/v1/quotes", { json: { variantId, countryCode: country } }),
+      request("POST", "/v1/quotes", { json: { variantId, countryCode: country } }, to),
       201,
       "quote"
     )
     quoteIds.push((JSON.parse(body) as { id: string }).id)
   }
   const body = await expectStatus(
-    request("POST", "/v1/checkouts", {
-      json: {
-        items: quoteIds.map((quoteId) => ({ quoteId })),
-        recipient,
-        shippingAddress: addresses[country] ?? { countryCode: country },
-        idempotencyKey: `bench-${index}`
-      }
-    }),
+    request(
+      "POST",
+      "/v1/checkouts",
+      {
+        json: {
+          items: quoteIds.map((quoteId) => ({ quoteId })),
+          recipient,
+          shippingAddress: addresses[country] ?? { countryCode: country },
+          idempotencyKey: `${keyPrefix}-${index}`
+        }
+      },
+      to
+    ),
     201,
     "checkout"
   )
@@ -259,7 +318,7 @@ interface Watched {
   readonly arrived: Map<string, number>
   /** Resolves once `checkout.created` has been replayed: the stream is subscribed. */
   readonly open: Promise<void>
-  /** Resolves at the first terminal event, with its type. */
+  /** Resolves at the first terminal event, with its type, or with why the stream failed (it never rejects). */
   readonly settled: Promise<string>
   readonly close: () => void
 }
@@ -267,22 +326,25 @@ interface Watched {
 /** One socket per stream: they stay open for the whole run. */
 const streamAgent = new Http.Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY })
 
-const watch = (checkoutId: string): Watched => {
+const watch = (checkoutId: string, on: number = port): Watched => {
   const arrived = new Map<string, number>()
   let opened!: () => void
   let settle!: (type: string) => void
-  let fail!: (error: Error) => void
   const open = new Promise<void>((resolve) => {
     opened = resolve
   })
-  const settled = new Promise<string>((resolve, reject) => {
+  const settled = new Promise<string>((resolve) => {
     settle = resolve
-    fail = reject
   })
+  // A failed stream settles too (after which `open` is moot), so that the run reports it rather than hangs.
+  const fail = (error: Error) => {
+    settle(`stream failed: ${error.message}`)
+    opened()
+  }
   const req = Http.get(
     {
       host,
-      port,
+      port: on,
       path: `/v1/checkouts/${checkoutId}/events`,
       agent: streamAgent,
       headers: { authorization: `Bearer ${token}`, accept: "text/event-stream", "last-event-id": "0" }
@@ -337,12 +399,12 @@ const pollWatch = (checkoutId: string): Watched & { readonly id: string; readonl
   }
 }
 
-/** `--watch sql`: the statuses straight from the table every 20 ms, until every checkout is final. */
-const pollTable = async (db: pg.Client, watched: ReadonlyArray<Watched>) => {
+/** `--watch sql`: the statuses straight from the table every 20 ms, until every checkout is final or `stopped()`. */
+const pollTable = async (db: pg.Client, watched: ReadonlyArray<Watched>, stopped: () => boolean) => {
   const pending = new Map(
     watched.map((w) => [(w as ReturnType<typeof pollWatch>).id, w as ReturnType<typeof pollWatch>])
   )
-  while (pending.size > 0) {
+  while (pending.size > 0 && !stopped()) {
     const { rows } = await db.query<{ id: string; status: string }>(
       `SELECT id, status FROM checkouts WHERE id = ANY ($1)
        AND status NOT IN ('pending_payment', 'paid', 'placing')`,
@@ -359,68 +421,113 @@ const pollTable = async (db: pg.Client, watched: ReadonlyArray<Watched>) => {
 // ---------------------------------------------------------------------------------------------------------
 // 6. Figures
 
+/** The `p`-th percentile, or NaN of no values (every checkout lost). */
+const at = (values: ReadonlyArray<number>, p: number) => (values.length === 0 ? Number.NaN : percentile(values, p))
 const ms = (n: number) => n.toFixed(1).padStart(8)
 const row = (label: string, values: ReadonlyArray<number>) =>
-  `| ${label.padEnd(34)} | ${ms(Math.min(...values))} | ${ms(percentile(values, 50))} | ${ms(percentile(values, 95))} | ${ms(percentile(values, 99))} | ${ms(Math.max(...values))} |`
+  `| ${label.padEnd(34)} | ${ms(at(values, 0))} | ${ms(at(values, 50))} | ${ms(at(values, 95))} | ${ms(at(values, 99))} | ${ms(at(values, 100))} |`
 const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
 
-const main = async () => {
-  const state = await prepareDatabase()
-  port = await freePort()
-  const publicUrl = `http://${host}:${port}`
-  let server: ChildProcess | undefined
-  const db = new pg.Client({ connectionString: databaseUrl.toString() })
+/** A server process and the port it answers on. */
+interface Instance {
+  readonly port: number
+  readonly process: ChildProcess
+}
+
+/** What one measurement found, for setting one instance beside several. */
+interface Measured {
+  readonly instances: number
+  readonly checkoutsPerSecond: number
+  /** Server CPU over the window, summed over the instances, in cores. */
+  readonly serverCpu: number
+  /** Server CPU time over the window, summed over the instances, per checkout, in milliseconds. */
+  readonly cpuPerCheckout: number
+  readonly placement: ReadonlyArray<number>
+  readonly endToEnd: ReadonlyArray<number>
+  readonly loadBefore: string
+  readonly loadAfter: string
+  /** Every checkout confirmed, with exactly its orders, and no duplicate order. */
+  readonly ok: boolean
+}
+
+/** Checkout `index` of a measurement pays on instance `index mod N`. */
+const payingInstance = (instances: ReadonlyArray<Instance>, index: number) => instances[index % instances.length]!
+
+/**
+ * Its stream opens on the paying instance for 1 in N checkouts and on each other instance for 1 in N
+ * (with N = 2: pay A stream A, pay B stream B, pay A stream B, pay B stream A, …).
+ */
+const streamingInstance = (instances: ReadonlyArray<Instance>, index: number) =>
+  instances[(index + Math.floor(index / instances.length)) % instances.length]!
+
+/** `--checkouts` fresh checkouts, made on the instances in turn. */
+const makeCheckouts = async (
+  instances: ReadonlyArray<Instance>,
+  variants: ReadonlyArray<string>,
+  keyPrefix: string
+) => {
+  const setupStart = performance.now()
+  const checkouts = await pool(checkoutCount, setupConcurrency, (index) =>
+    createCheckout(variants, index, payingInstance(instances, index).port, keyPrefix)
+  )
+  const streamsElsewhere = checkouts.filter(
+    (_, index) => streamingInstance(instances, index) !== payingInstance(instances, index)
+  ).length
+  console.log(
+    `${checkoutCount} checkouts of ${itemsPerCheckout} quotes over ${variants.length} variants in ${country}, ` +
+      `made in ${((performance.now() - setupStart) / 1000).toFixed(1)} s; payments ${concurrency} in flight` +
+      (instances.length === 1
+        ? ""
+        : `, posted to the ${instances.length} instances in turn; event streams: ` +
+          `${checkoutCount - streamsElsewhere} on the paying instance, ${streamsElsewhere} on another`)
+  )
+  return checkouts
+}
+
+/**
+ * The baseline GET, then every checkout's payment on `instances` (each watched to its final status) and
+ * the figures of it, printed; the checks of the orders made.
+ */
+const measure = async (
+  db: pg.Client,
+  instances: ReadonlyArray<Instance>,
+  checkouts: ReadonlyArray<Created>
+): Promise<Measured> => {
+  const several = instances.length > 1
   const watched: Array<Watched> = []
   try {
-    const startedAt = performance.now()
-    server = await startRibbon(publicUrl)
-    console.log(
-      `database ${databaseName} (${state}); server up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`
-    )
-    await db.connect()
-    token = await Effect.runPromise(
-      issueToken({
-        publicUrl,
-        databaseUrl,
-        scope: "catalog:read orders:read orders:write",
-        clientName: "bench:checkout",
-        defaultCountry: country
-      })
-    )
-    const variants = await pickVariants(db)
-
-    const setupStart = performance.now()
-    const checkouts = await pool(checkoutCount, setupConcurrency, (index) => createCheckout(variants, index))
-    console.log(
-      `${checkoutCount} checkouts of ${itemsPerCheckout} quotes over ${variants.length} variants in ${country}, ` +
-        `made in ${((performance.now() - setupStart) / 1000).toFixed(1)} s; payments ${concurrency} in flight`
-    )
-
     // The baseline: the plain round trip of the status URL, one at a time, after a warm-up.
-    const getOne = (checkout: Created) =>
-      expectStatus(request("GET", `/v1/checkouts/${checkout.id}`), 200, "get checkout")
-    for (const checkout of checkouts.slice(0, 20)) await getOne(checkout)
+    const getOne = (checkout: Created, index: number) =>
+      expectStatus(
+        request("GET", `/v1/checkouts/${checkout.id}`, undefined, payingInstance(instances, index).port),
+        200,
+        "get checkout"
+      )
+    for (const [index, checkout] of checkouts.slice(0, 20).entries()) await getOne(checkout, index)
     const baseline: Array<number> = []
-    for (const checkout of checkouts) {
+    for (const [index, checkout] of checkouts.entries()) {
       const t0 = performance.now()
-      await getOne(checkout)
+      await getOne(checkout, index)
       baseline.push(performance.now() - t0)
     }
 
     // Every stream open and subscribed before the first payment.
     if (watchMode === "sse") {
-      for (const checkout of checkouts) watched.push(watch(checkout.id))
+      for (const [index, checkout] of checkouts.entries()) {
+        watched.push(watch(checkout.id, streamingInstance(instances, index).port))
+      }
       await Promise.all(watched.map((w) => w.open))
     } else {
       for (const checkout of checkouts) watched.push(pollWatch(checkout.id))
     }
 
+    const loadBefore = loadAverage()
     const sentAt = new Array<number>(checkoutCount)
     const paidAt = new Array<number>(checkoutCount)
     const payLatency = new Array<number>(checkoutCount)
     const firstPay = performance.now()
-    const cpuBefore = cpuMillisOf(server.pid!)
-    // What the server's connections do meanwhile, sampled every 50 ms (this client excluded).
+    const cpuBefore = instances.map((instance) => cpuMillisOf(instance.process.pid!))
+    // What the servers' connections do meanwhile, sampled every 50 ms (this client excluded).
     const backendStates = new Map<string, number>()
     let samples = 0
     let sampling = true
@@ -437,7 +544,8 @@ const main = async () => {
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     })()
-    const polling = watchMode === "sql" ? pollTable(db, watched) : Promise.resolve()
+    let stopPolling = false
+    const polling = watchMode === "sql" ? pollTable(db, watched, () => stopPolling) : Promise.resolve()
     await pool(checkoutCount, concurrency, async (index) => {
       const checkout = checkouts[index]!
       const form = new URLSearchParams({
@@ -448,28 +556,38 @@ const main = async () => {
         name: "Ada Lovelace"
       })
       sentAt[index] = performance.now()
-      await expectStatus(request("POST", checkout.payPath, { form: form.toString() }), 200, "pay")
+      await expectStatus(
+        request("POST", checkout.payPath, { form: form.toString() }, payingInstance(instances, index).port),
+        200,
+        "pay"
+      )
       paidAt[index] = performance.now()
       payLatency[index] = paidAt[index] - sentAt[index]
     })
-    const outcomes = await Promise.all(
-      watched.map((w) =>
-        Promise.race([
-          w.settled,
-          new Promise<string>((_, reject) =>
-            setTimeout(() => reject(new Error("no final status within 5 minutes")), 300_000).unref()
-          )
-        ])
-      )
-    )
+    // A checkout without a final status by the deadline is lost.
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const deadline = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`lost (no final status within ${timeoutSeconds} s)`), timeoutSeconds * 1000)
+    })
+    const outcomes = await Promise.all(watched.map((w) => Promise.race([w.settled, deadline])))
+    clearTimeout(timer)
+    stopPolling = true
     await polling
     const notConfirmed = outcomes.filter((type) => type !== "checkout.confirmed").length
-    const confirmedAt = watched.map((w) => w.arrived.get("checkout.confirmed") ?? Number.NaN)
+    // Only confirmations within the deadline count (a lost checkout may be confirmed since).
+    const confirmedAt = watched.map((w, index) =>
+      outcomes[index] === "checkout.confirmed" ? (w.arrived.get("checkout.confirmed") ?? Number.NaN) : Number.NaN
+    )
     const lastConfirmed = Math.max(...confirmedAt.filter((t) => !Number.isNaN(t)))
-    const placement = confirmedAt.map((t, index) => t - paidAt[index]!).filter((t) => !Number.isNaN(t))
+    const placementOf = confirmedAt.map((t, index) => t - paidAt[index]!)
+    const placement = placementOf.filter((t) => !Number.isNaN(t))
     const endToEnd = confirmedAt.map((t, index) => t - sentAt[index]!).filter((t) => !Number.isNaN(t))
     const wallSeconds = (lastConfirmed - firstPay) / 1000
-    const serverCpu = (cpuMillisOf(server.pid!) - cpuBefore) / (performance.now() - firstPay)
+    const windowMillis = performance.now() - firstPay
+    const cpuUsed = instances.map((instance, n) => cpuMillisOf(instance.process.pid!) - cpuBefore[n]!)
+    const cpuTotal = cpuUsed.reduce((a, b) => a + b, 0)
+    const serverCpu = cpuTotal / windowMillis
+    const loadAfter = loadAverage()
     sampling = false
     await sampler
 
@@ -496,11 +614,12 @@ const main = async () => {
       if (started !== undefined && done !== undefined) placing.push(done - started)
     }
     const { rows: placeJobs } = await db.query<{ attempts: number; status: string }>(
-      "SELECT attempts, status FROM jobs WHERE kind = 'checkout.place'"
+      "SELECT attempts, status FROM jobs WHERE kind = 'checkout.place' AND payload->>'checkoutId' = ANY ($1)",
+      [ids]
     )
     const retried = placeJobs.filter((job) => job.attempts > 1).length
 
-    // Duplicates: none, and exactly two orders per checkout.
+    // Duplicates: none (over every order of the database), and exactly two orders per checkout.
     const { rows: duplicates } = await db.query(
       "SELECT checkout_id, item_index, count(*) FROM orders GROUP BY 1, 2 HAVING count(*) > 1"
     )
@@ -511,12 +630,23 @@ const main = async () => {
     )
     const wrongCount = counts.filter((c) => Number(c.orders) !== itemsPerCheckout).length + (ids.length - counts.length)
 
-    const p50 = percentile(placement, 50)
-    const p95 = percentile(placement, 95)
-    const base = percentile(baseline, 50)
+    const p50 = at(placement, 50)
+    const p95 = at(placement, 95)
+    const base = at(baseline, 50)
     console.log("\n|                                    |   min ms |   p50 ms |   p95 ms |   p99 ms |   max ms |")
     console.log("|------------------------------------|----------|----------|----------|----------|----------|")
     console.log(row("paid → confirmed (client)", placement))
+    if (several) {
+      const split = (elsewhere: boolean) =>
+        placementOf.filter(
+          (t, index) =>
+            !Number.isNaN(t) && (streamingInstance(instances, index) !== payingInstance(instances, index)) === elsewhere
+        )
+      const same = split(false)
+      const other = split(true)
+      if (same.length > 0) console.log(row("  stream on the paying instance", same))
+      if (other.length > 0) console.log(row("  stream on another (NOTIFY)", other))
+    }
     console.log(row("payment POST", payLatency))
     console.log(row("payment POST sent → confirmed", endToEnd))
     console.log(row("  paid → placing (server)", waited))
@@ -530,9 +660,22 @@ const main = async () => {
       `throughput: ${checkoutCount} checkouts in ${wallSeconds.toFixed(2)} s from the first payment POST to the ` +
         `last confirmation = ${(checkoutCount / wallSeconds).toFixed(1)} checkouts/s`
     )
-    console.log(`server CPU while paying and placing: ${(serverCpu * 100).toFixed(0)} % of one core`)
     console.log(
-      `the server's Postgres connections meanwhile (mean of ${samples} samples): ${[...backendStates]
+      `server CPU while paying and placing: ${(serverCpu * 100).toFixed(0)} % of one core` +
+        (several
+          ? ` (summed over the ${instances.length} processes: ` +
+            `${cpuUsed.map((used) => `${((used / windowMillis) * 100).toFixed(0)} %`).join(" + ")})`
+          : "")
+    )
+    console.log(
+      `server CPU per checkout: ${(cpuTotal / checkoutCount).toFixed(1)} ms` +
+        (several ? ` (summed over the ${instances.length} processes)` : "") +
+        ` over ${(windowMillis / 1000).toFixed(2)} s`
+    )
+    console.log(
+      `the server${several ? "s'" : "'s"} Postgres connections meanwhile (${several ? `${instances.length} instances, ` : ""}mean of ${samples} samples): ${[
+        ...backendStates
+      ]
         .sort((a, b) => b[1] - a[1])
         .map(([state, n]) => `${(n / samples).toFixed(1)} ${state}`)
         .join(", ")}`
@@ -540,19 +683,119 @@ const main = async () => {
     console.log(
       `outcomes: ${checkoutCount - notConfirmed} confirmed, ${notConfirmed} not; placement jobs retried: ${retried}`
     )
+    if (notConfirmed > 0) {
+      const reasons = new Map<string, number>()
+      for (const outcome of outcomes) {
+        if (outcome !== "checkout.confirmed") reasons.set(outcome, (reasons.get(outcome) ?? 0) + 1)
+      }
+      const missing = ids.filter((_, index) => outcomes[index] !== "checkout.confirmed")
+      const { rows: statuses } = await db.query<{ status: string; n: string }>(
+        "SELECT status, count(*) AS n FROM checkouts WHERE id = ANY ($1) GROUP BY 1 ORDER BY 2 DESC",
+        [missing]
+      )
+      console.log(
+        `not confirmed: ${[...reasons].map(([reason, n]) => `${n} ${reason}`).join(", ")}; ` +
+          `their status in the table now: ${statuses.map((s) => `${s.n} ${s.status}`).join(", ")}`
+      )
+    }
+    console.log(
+      `load average (1, 5, 15 min): ${loadBefore} before the first payment, ${loadAfter} after the last confirmation`
+    )
     console.log(`\np50 ${p50.toFixed(0)} ms (target ≤ ${targets.p50}): ${verdict(p50 <= targets.p50)}`)
     console.log(`p95 ${p95.toFixed(0)} ms (target ≤ ${targets.p95}): ${verdict(p95 <= targets.p95)}`)
     console.log(
       `duplicates: ${duplicates.length} items with more than one order, ${wrongCount} checkouts without exactly ` +
         `${itemsPerCheckout} orders (target 0): ${verdict(duplicates.length === 0 && wrongCount === 0)}`
     )
-    if (notConfirmed > 0 || duplicates.length > 0 || wrongCount > 0) process.exitCode = 1
+    return {
+      instances: instances.length,
+      checkoutsPerSecond: checkoutCount / wallSeconds,
+      serverCpu,
+      cpuPerCheckout: cpuTotal / checkoutCount,
+      placement,
+      endToEnd,
+      loadBefore,
+      loadAfter,
+      ok: notConfirmed === 0 && duplicates.length === 0 && wrongCount === 0
+    }
   } finally {
     for (const w of watched) w.close()
+  }
+}
+
+/** One instance beside several, from the same run. */
+const compare = (one: Measured, many: Measured) => {
+  const p = (values: ReadonlyArray<number>, n: number) => at(values, n).toFixed(0)
+  const line = (m: Measured) =>
+    `| ${String(m.instances).padStart(9)} | ${m.checkoutsPerSecond.toFixed(1).padStart(11)} | ` +
+    `${`${p(m.endToEnd, 50)} ms`.padStart(17)} | ${`${p(m.placement, 50)} / ${p(m.placement, 95)} ms`.padStart(17)} | ` +
+    `${`${(m.serverCpu * 100).toFixed(0)} %`.padStart(10)} | ${`${m.cpuPerCheckout.toFixed(1)} ms`.padStart(16)} | ` +
+    `${m.loadBefore} → ${m.loadAfter} |`
+  console.log(`\none instance against ${many.instances}, measured in the same run on fresh checkouts each:`)
+  console.log(
+    "\n| instances | checkouts/s | sent → confirmed  | paid → confirmed  | server CPU | CPU per checkout | load average before → after |"
+  )
+  console.log(
+    "|-----------|-------------|-------------------|-------------------|------------|------------------|-----------------------------|"
+  )
+  console.log(line(one))
+  console.log(line(many))
+  console.log(
+    `\n${many.instances} instances: ${(many.checkoutsPerSecond / one.checkoutsPerSecond).toFixed(2)}× the ` +
+      `checkouts/s of one, ${(many.cpuPerCheckout / one.cpuPerCheckout).toFixed(2)}× its server CPU per checkout ` +
+      `(on ${Os.availableParallelism()} cores shared with Postgres and the bench)`
+  )
+}
+
+const main = async () => {
+  const state = await prepareDatabase()
+  port = await freePort()
+  const publicUrl = `http://${host}:${port}`
+  const instances: Array<Instance> = []
+  const db = new pg.Client({ connectionString: databaseUrl.toString() })
+  const results: Array<Measured> = []
+  try {
+    const startedAt = performance.now()
+    instances.push({ port, process: await startRibbon(publicUrl, port, true) })
+    console.log(
+      `database ${databaseName} (${state}); server up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`
+    )
+    await db.connect()
+    token = await Effect.runPromise(
+      issueToken({
+        publicUrl,
+        databaseUrl,
+        scope: "catalog:read orders:read orders:write",
+        clientName: "bench:checkout",
+        defaultCountry: country
+      })
+    )
+    const variants = await pickVariants(db)
+    if (instanceCount > 1) console.log("\n## 1 instance")
+    results.push(await measure(db, instances, await makeCheckouts(instances, variants, "bench")))
+
+    if (instanceCount > 1) {
+      console.log(`\n## ${instanceCount} instances on the same database`)
+      // One at a time, each once the one before answers: the first has migrated and seeded the database.
+      while (instances.length < instanceCount) {
+        const startedAt = performance.now()
+        const on = await freePort()
+        instances.push({ port: on, process: await startRibbon(publicUrl, on, false) })
+        console.log(
+          `instance ${instances.length} up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s ` +
+            `(the same bundle and PUBLIC_URL)`
+        )
+      }
+      results.push(await measure(db, instances, await makeCheckouts(instances, variants, `bench-${instanceCount}i`)))
+      compare(results[0]!, results[1]!)
+    }
+    if (resends > 0) console.log(`\nrequests sent again after their kept-alive socket was closed: ${resends}`)
+    if (!results.every((result) => result.ok)) process.exitCode = 1
+  } finally {
     agent.destroy()
     streamAgent.destroy()
     await db.end().catch(() => undefined)
-    server?.kill("SIGTERM")
+    for (const instance of instances) instance.process.kill("SIGTERM")
   }
 }
 

@@ -62,18 +62,22 @@ const passThrough = () =>
 
 /**
  * The server as `npm start` runs it (the esbuild bundle, rebuilt first), on `port` with `env` (and the
- * tuning settings of the bench's environment); resolves once `/health` answers.
+ * tuning settings of the bench's environment); resolves once `/health` answers. `build: false` runs the
+ * bundle as it is, so that a further instance runs the same code as the first.
  */
 export const startServer = async (
   port: number,
   env: Record<string, string>,
-  nodeFlags: ReadonlyArray<string> = []
+  nodeFlags: ReadonlyArray<string> = [],
+  options: { readonly build?: boolean } = {}
 ): Promise<ChildProcess> => {
-  await new Promise<void>((resolve, reject) =>
-    spawn(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" }).on("exit", (code) =>
-      code === 0 ? resolve() : reject(new Error("build failed"))
+  if (options.build !== false) {
+    await new Promise<void>((resolve, reject) =>
+      spawn(process.execPath, ["scripts/build.mjs"], { cwd: root, stdio: "inherit" }).on("exit", (code) =>
+        code === 0 ? resolve() : reject(new Error("build failed"))
+      )
     )
-  )
+  }
   const child = spawn(process.execPath, [...nodeFlags, "dist/ribbon.mjs", "serve"], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
@@ -146,3 +150,6 @@ export const cpuMillisOf = (pid: number) => {
   const fields = Fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
 }
+
+/** The load averages over 1, 5 and 15 minutes (as `uptime` prints them). */
+export const loadAverage = () => Fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
