@@ -9,8 +9,9 @@ import { resync, Signals } from "../platform/Signals.js"
  * same transaction as the change, under a global sequence. It is the source of the event stream
  * (`eventsUrl`, replayed from `Last-Event-ID`) and of agent callbacks.
  *
- * After the transaction commits, `publish` signals the `events` channel with the checkout id (Postgres
- * `LISTEN/NOTIFY` across instances, an in-process PubSub when embedded); streams re-read on each signal.
+ * Each append signals the `events` channel with the checkout id when its transaction commits: on Postgres
+ * (`LISTEN/NOTIFY` across instances) the appending statement carries the `pg_notify`; embedded, `publish`
+ * sends it on an in-process PubSub after the commit. Streams re-read on each signal.
  * Signals are hints, so every 2 seconds (and at once on a `resync`, when signals were lost) one query per
  * instance also finds the streams that missed one.
  */
@@ -141,12 +142,23 @@ export class Events extends Effect.Service<Events>()("Events", {
       const [row] = yield* idRows(sql`
         INSERT INTO events (type, checkout_id, user_id, data, created_at)
         VALUES (${event.type}, ${event.checkoutId}, ${event.userId}, ${JSON.stringify(event.data)}::jsonb, ${createdAt})
-        RETURNING id::text AS id`).pipe(Effect.orDie)
+        RETURNING id::text AS id${signalOnCommit(event.checkoutId)}`).pipe(Effect.orDie)
       return { id: row!.id, createdAt }
     })
 
-    /** Wakes the streams of `checkoutId`; call after the transaction that appended has committed. */
-    const publish = Effect.fn("Events.publish")((checkoutId: string) => signals.notify(EventsChannel, checkoutId))
+    /** The append's signal, where the appending statement can carry it (Postgres): sent when it commits. */
+    const signalOnCommit = Option.match(signals.onCommit, {
+      onNone: () => () => sql.literal(""),
+      onSome: (notify) => (checkoutId: string) => sql`, ${notify(EventsChannel, checkoutId)} AS signalled`
+    })
+
+    /**
+     * Wakes the streams of `checkoutId`; call after the transaction that appended has committed. Nothing to
+     * do where the append's own statement signalled (`signalOnCommit`).
+     */
+    const publish = Effect.fn("Events.publish")((checkoutId: string) =>
+      Option.isSome(signals.onCommit) ? Effect.void : signals.notify(EventsChannel, checkoutId)
+    )
 
     const findAfter = SqlSchema.findAll({
       Request: Schema.Struct({ checkoutId: Schema.String, afterId: Schema.String, limit: Schema.Int }),

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import {
   Clock,
@@ -46,6 +46,12 @@ export interface SignalsShape {
   readonly subscribe: (channel: string) => Effect.Effect<Stream.Stream<string>, never, Scope.Scope>
   /** The payloads notified on `channel`; the subscription starts when the stream is run. */
   readonly listen: (channel: string) => Stream.Stream<string>
+  /**
+   * On Postgres, a select-list expression that notifies `channel` with `payload` when the transaction of
+   * the statement carrying it commits: a statement that writes what the signal announces can carry it and
+   * save a statement of its own. None in-process, where `notify` after the commit is the way.
+   */
+  readonly onCommit: Option.Option<(channel: string, payload: string) => Statement.Fragment>
 }
 
 /**
@@ -67,6 +73,7 @@ const makeShape = (options: {
   readonly hub: PubSub.PubSub<Message>
   readonly notify: (channel: string, payload: string) => Effect.Effect<void>
   readonly ready: (channel: string) => Effect.Effect<void>
+  readonly onCommit: SignalsShape["onCommit"]
 }): SignalsShape => {
   const subscribe = Effect.fn("Signals.subscribe")(function* (channel: string) {
     const messages = yield* PubSub.subscribe(options.hub)
@@ -81,7 +88,8 @@ const makeShape = (options: {
       yield* options.notify(channel, payload)
     }),
     subscribe,
-    listen: (channel) => Stream.unwrapScoped(subscribe(channel))
+    listen: (channel) => Stream.unwrapScoped(subscribe(channel)),
+    onCommit: options.onCommit
   }
 }
 
@@ -90,7 +98,8 @@ const makeInProcess = Effect.gen(function* () {
   return makeShape({
     hub,
     notify: (channel, payload) => PubSub.publish(hub, { channel, payload }),
-    ready: () => Effect.void
+    ready: () => Effect.void,
+    onCommit: Option.none()
   })
 })
 
@@ -294,7 +303,8 @@ const makePostgres = Effect.gen(function* () {
     notify: (channel, payload) =>
       // On the ambient SqlClient: inside a transaction, Postgres delivers at commit and drops on rollback.
       Effect.orDie(pg`SELECT pg_notify(${channel}, ${messagePrefix + payload})`),
-    ready
+    ready,
+    onCommit: Option.some((channel, payload) => pg`pg_notify(${channel}, ${messagePrefix + payload})`)
   })
 })
 
