@@ -10,12 +10,17 @@
  * CPU below 100 %).
  *
  *   npm run bench:http -- [--routes /health,/nope] [--duration 5] [--warmup 2] [--rounds 2]
- *                         [--connections 50] [--telemetry] [--postgres] [--cpu-prof DIR]
+ *                         [--connections 50] [--telemetry] [--compare-telemetry] [--sample RATIO]
+ *                         [--postgres] [--cpu-prof DIR]
  *
  * Ribbon is the real server layer (`makeServerLive`: config, PGlite in a temporary DATA_DIR, migrations,
  * the demo catalog, the whole HttpApi).
  * --postgres   uses the Postgres named by DATABASE_URL instead of PGlite (it is migrated and seeded).
  * --telemetry  sets OTEL_EXPORTER_OTLP_ENDPOINT to an OTLP sink in this process, and counts the spans.
+ * --compare-telemetry  keeps Ribbon's telemetry off and starts a second Ribbon, `ribbon+otel`, with it on
+ *              (as --telemetry), measured in the same rounds: the cost of telemetry from one run.
+ * --sample     with telemetry, keeps that share of new traces (OTEL_TRACES_SAMPLER=parentbased_traceidratio,
+ *              OTEL_TRACES_SAMPLER_ARG=RATIO); every trace otherwise.
  * --cpu-prof   writes a V8 CPU profile of the Ribbon child into DIR and summarises the measured part.
  */
 import { type ChildProcess, spawn } from "node:child_process"
@@ -106,7 +111,13 @@ const serveBare = (port: number, routes: Record<string, Canned>) => {
  * The real server layer, configured from the arguments; with `postgres`, on the database named by
  * DATABASE_URL (migrated and seeded like `npm start` would) instead of PGlite.
  */
-const serveRibbon = async (port: number, dataDir: string, otlp: string | undefined, postgres: boolean) => {
+const serveRibbon = async (
+  port: number,
+  dataDir: string,
+  otlp: string | undefined,
+  sample: string | undefined,
+  postgres: boolean
+) => {
   const [{ makeServerLive }, { LoggingLive }] = await Promise.all([
     import("../src/layers/Server.js"),
     import("../src/layers/Logging.js")
@@ -120,7 +131,10 @@ const serveRibbon = async (port: number, dataDir: string, otlp: string | undefin
       ["SHUTDOWN_GRACE", "1 second"],
       ["LOG_LEVEL", "WARN"],
       ...Option.match(databaseUrl, { onNone: () => [], onSome: (url) => [["DATABASE_URL", url] as const] }),
-      ...(otlp === undefined ? [] : [["OTEL_EXPORTER_OTLP_ENDPOINT", otlp] as const])
+      ...(otlp === undefined ? [] : [["OTEL_EXPORTER_OTLP_ENDPOINT", otlp] as const]),
+      ...(sample === undefined
+        ? []
+        : [["OTEL_TRACES_SAMPLER", "parentbased_traceidratio"] as const, ["OTEL_TRACES_SAMPLER_ARG", sample] as const])
     ])
     return yield* Layer.launch(makeServerLive({ host })).pipe(
       Effect.provide(LoggingLive),
@@ -152,7 +166,7 @@ const autocannon = createRequire(import.meta.url)("autocannon") as (options: {
   readonly pipelining: number
 }) => Promise<CannonResult>
 
-type ServerName = "ribbon" | "bare"
+type ServerName = "ribbon" | "bare" | "ribbon+otel"
 
 interface Sample {
   readonly server: ServerName
@@ -236,7 +250,17 @@ const startChild = (name: ServerName, port: number, args: ReadonlyArray<string>,
     Effect.sync(() =>
       spawn(
         process.execPath,
-        [...nodeFlags, "--import", "tsx", self, "--serve", name, "--port", String(port), ...args],
+        [
+          ...nodeFlags,
+          "--import",
+          "tsx",
+          self,
+          "--serve",
+          name === "bare" ? "bare" : "ribbon",
+          "--port",
+          String(port),
+          ...args
+        ],
         { stdio: ["ignore", "inherit", "inherit", "ipc"] }
       )
     ),
@@ -349,28 +373,44 @@ const orchestrate = (spans: Ref.Ref<number>) =>
       Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "ribbon-bench-"))),
       (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
     )
+    const compare = flag("compare-telemetry")
+    const sample = option("sample")
     let otlp: string | undefined
-    if (flag("telemetry")) {
+    if (flag("telemetry") || compare) {
       const sinkPort = yield* freePort
       yield* otlpSink(sinkPort, spans)
       otlp = `http://${host}:${sinkPort}`
     }
 
+    const ribbonArgs = (dir: string, withTelemetry: boolean) => [
+      "--data-dir",
+      dir,
+      ...(otlp === undefined || !withTelemetry ? [] : ["--otlp", otlp]),
+      ...(sample === undefined ? [] : ["--sample", sample]),
+      ...(flag("postgres") ? ["--postgres"] : [])
+    ]
     const startedAt = performance.now()
     const ribbon = yield* startChild(
       "ribbon",
       yield* freePort,
-      [
-        "--data-dir",
-        dataDir,
-        ...(otlp === undefined ? [] : ["--otlp", otlp]),
-        ...(flag("postgres") ? ["--postgres"] : [])
-      ],
+      ribbonArgs(dataDir, !compare),
       cpuProfile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", Path.resolve(cpuProfile)]
     )
     yield* Console.log(
       `ribbon (pid ${ribbon.pid}) serving after ${((performance.now() - startedAt) / 1000).toFixed(1)} s`
     )
+    // With --compare-telemetry, the same server with telemetry on, on a data directory of its own.
+    const ribbons = [ribbon]
+    if (compare) {
+      const otelDir = yield* Effect.acquireRelease(
+        Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "ribbon-bench-"))),
+        (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      const otel = yield* startChild("ribbon+otel", yield* freePort, ribbonArgs(otelDir, true), [])
+      yield* Console.log(`ribbon+otel (pid ${otel.pid}) serving, telemetry on`)
+      ribbons.push(otel)
+    }
+    const servers = (bare: Server) => [bare, ...ribbons]
 
     // The bare server answers each route with exactly what Ribbon answered.
     const canned: Record<string, Canned> = {}
@@ -392,15 +432,15 @@ const orchestrate = (spans: Ref.Ref<number>) =>
     for (const route of routes) {
       const expected = canned[route]!.status
       yield* Console.log(`${route} (answers ${expected}): ${warmup} s warm-up each, then ${rounds} × ${duration} s`)
-      for (const server of [bare, ribbon]) yield* measure(server, route, expected, connections, warmup)
+      for (const server of servers(bare)) yield* measure(server, route, expected, connections, warmup)
       for (let round = 1; round <= rounds; round++) {
-        for (const server of [bare, ribbon]) {
+        for (const server of servers(bare)) {
           const from = monotonicMicros()
           const sample = yield* measure(server, route, expected, connections, duration)
           if (server === ribbon) windows.push([from, monotonicMicros()])
           samples.push(sample)
           yield* Console.log(
-            `  ${server.name.padEnd(6)} ${sample.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${sample.p50} ms  p99 ${sample.p99} ms  cpu ${sample.cpu.toFixed(0)} %  loop busy ${sample.loopBusy.toFixed(0)} %`
+            `  ${server.name.padEnd(compare ? 11 : 6)} ${sample.requestsPerSecond.toFixed(0).padStart(6)} req/s  p50 ${sample.p50} ms  p99 ${sample.p99} ms  cpu ${sample.cpu.toFixed(0)} %  loop busy ${sample.loopBusy.toFixed(0)} %`
           )
         }
       }
@@ -426,7 +466,7 @@ const orchestrate = (spans: Ref.Ref<number>) =>
           failed: mine.reduce((n, s) => n + s.failures, 0)
         }
       }
-      for (const server of ["ribbon", "bare"] as const) {
+      for (const server of compare ? (["ribbon", "ribbon+otel", "bare"] as const) : (["ribbon", "bare"] as const)) {
         const m = mean(server)
         rows.push([
           route,
@@ -441,6 +481,10 @@ const orchestrate = (spans: Ref.Ref<number>) =>
         ])
       }
       ratios.push(`${route} ratio (ribbon/bare req/s): ${(mean("ribbon").rps / mean("bare").rps).toFixed(2)}`)
+      if (compare)
+        ratios.push(
+          `${route} telemetry cost (ribbon+otel/ribbon cpu µs/req): ${(mean("ribbon+otel").cpuPerRequest / mean("ribbon").cpuPerRequest).toFixed(2)}`
+        )
     }
     const widths = header.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
     const table = rows.map((row) =>
@@ -451,7 +495,8 @@ const orchestrate = (spans: Ref.Ref<number>) =>
       [
         "",
         `${connections} connections, ${rounds} × ${duration} s per server and route after ${warmup} s warm-up; ` +
-          `telemetry ${otlp === undefined ? "off" : "on"}; ${Os.cpus().length} cores, load average ${Os.loadavg()[0]!.toFixed(1)}`,
+          `telemetry ${compare ? "off (ribbon) and on (ribbon+otel)" : otlp === undefined ? "off" : "on"}` +
+          `${sample === undefined || otlp === undefined ? "" : `, sampling ${sample} of new traces`}; ${Os.cpus().length} cores, load average ${Os.loadavg()[0]!.toFixed(1)}`,
         "",
         ...table,
         "",
@@ -496,6 +541,8 @@ const summarizeProfile = (dir: string, pid: number, windows: ReadonlyArray<reado
       .map((name) => Path.join(dir, name))
       .sort((a, b) => Fs.statSync(b).size - Fs.statSync(a).size)[0]
     if (file === undefined) return yield* Console.log(`no .cpuprofile for ${pid} in ${dir}`)
+    // The measured windows beside the profile, to cut it again with other tools.
+    Fs.writeFileSync(`${file}.windows.json`, JSON.stringify(windows))
     const profile = JSON.parse(Fs.readFileSync(file, "utf8")) as CpuProfile
     const byId = new Map(profile.nodes.map((node) => [node.id, node]))
     const parent = new Map(
@@ -551,7 +598,8 @@ const summarizeProfile = (dir: string, pid: number, windows: ReadonlyArray<reado
 const main = Effect.gen(function* () {
   const spans = yield* Ref.make(0)
   const { windows, pid } = yield* Effect.scoped(orchestrate(spans))
-  if (flag("telemetry")) yield* Console.log(`spans received by the OTLP sink: ${yield* Ref.get(spans)}`)
+  if (flag("telemetry") || flag("compare-telemetry"))
+    yield* Console.log(`spans received by the OTLP sink: ${yield* Ref.get(spans)}`)
   const profileDir = option("cpu-prof")
   if (profileDir !== undefined) yield* summarizeProfile(profileDir, pid, windows)
 })
@@ -562,7 +610,7 @@ const serve = option("serve")
 if (serve === "bare") {
   serveBare(Number(option("port")), JSON.parse(option("routes") ?? "{}") as Record<string, Canned>)
 } else if (serve === "ribbon") {
-  await serveRibbon(Number(option("port")), option("data-dir")!, option("otlp"), flag("postgres"))
+  await serveRibbon(Number(option("port")), option("data-dir")!, option("otlp"), option("sample"), flag("postgres"))
 } else {
   main.pipe(Effect.timeout(Duration.minutes(5)), NodeRuntime.runMain)
 }

@@ -6,6 +6,37 @@ const positiveInteger = (name: string, fallback: number) =>
     Config.withDefault(fallback)
   )
 
+/** The OpenTelemetry trace samplers, by their OTEL_TRACES_SAMPLER names. */
+const samplerNames = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio"
+] as const
+
+export interface TracesSampler {
+  readonly name: (typeof samplerNames)[number]
+  /** The share of new traces kept by the `traceidratio` samplers, 0 to 1. */
+  readonly ratio: number
+}
+
+/**
+ * OTEL_TRACES_SAMPLER (default `parentbased_always_on`: every trace, or the caller's decision) and
+ * OTEL_TRACES_SAMPLER_ARG (the ratio of the `traceidratio` samplers, default 1), as the OpenTelemetry
+ * SDKs read them; `parentbased_traceidratio` with `0.1` keeps a tenth of the traces Ribbon starts.
+ */
+const tracesSampler: Config.Config<TracesSampler> = Config.all({
+  name: Config.literal(...samplerNames)("OTEL_TRACES_SAMPLER").pipe(
+    Config.withDefault("parentbased_always_on" as const)
+  ),
+  ratio: Config.number("OTEL_TRACES_SAMPLER_ARG").pipe(
+    Config.validate({ message: "must be within 0..1", validation: (n) => n >= 0 && n <= 1 }),
+    Config.withDefault(1)
+  )
+})
+
 /** The whole runtime configuration, read once from `Config.*` (the environment by default). */
 export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
   effect: Effect.gen(function* () {
@@ -29,6 +60,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
       otlpEndpoint: yield* Config.option(Config.url("OTEL_EXPORTER_OTLP_ENDPOINT")).pipe(
         Config.map(Option.map((url) => url.toString().replace(/\/$/, "")))
       ),
+      /** Which traces are recorded and exported (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG). */
+      tracesSampler: yield* tracesSampler,
       logLevel: yield* Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info)),
       environment: yield* Config.literal(
         "development",

@@ -1,5 +1,6 @@
 import { createServer } from "node:http"
 import {
+  Etag,
   FileSystem,
   HttpApi,
   HttpApiBuilder,
@@ -7,12 +8,14 @@ import {
   type HttpApp,
   HttpIncomingMessage,
   HttpMiddleware,
+  HttpPlatform,
   HttpRouter,
   HttpServer,
-  OpenApi
+  OpenApi,
+  Path
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Layer, Option, Schedule } from "effect"
+import { Context, Effect, Layer, Option, Schedule, Scope } from "effect"
 import { Api } from "../http/Api.js"
 import { CatalogLive } from "../http/catalog/CatalogLive.js"
 import { CatalogV2Live } from "../http/catalog/CatalogV2Live.js"
@@ -130,15 +133,43 @@ const apiApp = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: AppOptio
     Layer.provide(HttpRouter.setRouterConfig(routerConfig))
   )
 
+/**
+ * The services a request's fiber starts with: the listener and its scope, the platform's own services
+ * (`HttpRouter.DefaultServices`: files, ETags), and the body limit. Everything else a route uses it has
+ * already: each handler group runs in the context its layer was built with (HttpApiBuilder merges it in
+ * per call), and middleware captures its services when built. Without this, every request would start
+ * with the whole server's context (some 55 services), and each service the platform adds to it per request
+ * (the request, its route, its parameters, its scope, its span) copies all of them: 6–10 µs of a `/health`
+ * request (docs/performance.md).
+ */
+type RequestServices =
+  | HttpServer.HttpServer
+  | Scope.Scope
+  | HttpRouter.HttpRouter.DefaultServices
+  | HttpIncomingMessage.MaxBodySize
+
+const requestContext = (context: Context.Context<RequestServices>): Context.Context<RequestServices> =>
+  Context.pick(
+    HttpServer.HttpServer,
+    Scope.Scope,
+    HttpPlatform.HttpPlatform,
+    Etag.Generator,
+    FileSystem.FileSystem,
+    Path.Path,
+    HttpIncomingMessage.MaxBodySize
+  )(context)
+
 /** Serves the `ServedApp` on the HttpServer in context: one listener. */
 const serveApp = (options: ServeOptions) =>
   Layer.unwrapEffect(
     Effect.map(ServedApp, (app) =>
-      // Inside the server span and after error rendering: tracing details and metrics see the response as sent.
-      HttpServer.serve(app, (whole) => {
-        const served = options.publicApiOnly === true ? publicApiOnly(whole) : whole
-        return options.telemetry === false ? served : requestMetrics(traceRequests(served))
-      })
+      Layer.scopedDiscard(
+        // Inside the server span and after error rendering: tracing details and metrics see the response as sent.
+        HttpServer.serveEffect(app, (whole) => {
+          const served = options.publicApiOnly === true ? publicApiOnly(whole) : whole
+          return options.telemetry === false ? served : requestMetrics(traceRequests(served))
+        }).pipe(Effect.mapInputContext(requestContext))
+      )
     )
   ).pipe(
     HttpMiddleware.withTracerDisabledWhen(

@@ -1,11 +1,14 @@
 import { createHash, randomBytes } from "node:crypto"
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer } from "@effect/platform"
+import { createServer } from "node:http"
+import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Either, Layer, Metric, Schema } from "effect"
+import { ConfigProvider, Context, Effect, Either, Layer, Logger, Metric, Schema } from "effect"
 import { Api } from "../../src/http/Api.js"
 import { httpServerRequestDuration, httpServerRequests, requestLabels } from "../../src/http/Metrics.js"
-import { AppConfig } from "../../src/layers/Config.js"
+import { AppConfig, type TracesSampler } from "../../src/layers/Config.js"
+import { withTraceContext } from "../../src/layers/Logging.js"
 import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
 import { HandlersLive, ServicesLive } from "../../src/layers/Server.js"
 import { TelemetryLive, telemetryLayer } from "../../src/layers/Telemetry.js"
@@ -16,7 +19,13 @@ import { Signals } from "../../src/services/platform/Signals.js"
 import { authorizeInBrowser, Browser } from "../support/auth.js"
 import { TestDatabase } from "../support/database.js"
 import { get, type RawResponse, serveForTest, TestSettingsLive, testPublicUrl } from "../support/http.js"
-import { OtlpReceiver, type ReceivedMetricPoint, type ReceivedSpan, SpanKind } from "../support/otlp.js"
+import {
+  OtlpReceiver,
+  type ReceivedLogRecord,
+  type ReceivedMetricPoint,
+  type ReceivedSpan,
+  SpanKind
+} from "../support/otlp.js"
 import { certificate, httpsReceiver } from "../support/receiver.js"
 
 // A traced route that runs SQL through a service method, and one that makes an outbound callback, beside
@@ -47,12 +56,14 @@ class FixtureCatalog extends Effect.Service<FixtureCatalog>()("test/FixtureCatal
     const http = yield* OutboundHttp
     const urls = yield* CallbackUrls
     const count = Effect.fn("FixtureCatalog.count")(function* (kind: string) {
+      yield* Effect.logInfo("Counting items").pipe(Effect.annotateLogs("kind", kind))
       const rows = yield* sql<{ migrations: number }>`
         SELECT count(*)::int AS migrations FROM effect_sql_migrations`.pipe(Effect.orDie)
       return { kind, migrations: rows[0]?.migrations ?? 0 }
     })
     const callback = Effect.fn("FixtureCatalog.callback")(function* (target: "receiver" | "refused") {
       const sent = yield* Effect.either(http.post(urls[target], { body: "{}", headers: {} }))
+      if (Either.isLeft(sent)) yield* Effect.logWarning(`Callback to ${urls[target]} refused`)
       return { outcome: Either.isRight(sent) ? `HTTP ${sent.right.status}` : sent.left._tag }
     })
     return { count, callback } as const
@@ -127,12 +138,16 @@ const requestsCounted = (method: string, route: string | undefined, status: numb
 const requestsTimed = (method: string, route: string | undefined, status: number) =>
   Metric.value(Metric.taggedWithLabels(httpServerRequestDuration, requestLabels(method, route, status)))
 
+/** Log lines go to the receiver only, not to the test's output. */
+const quietLogs = Logger.remove(Logger.defaultLogger)
+
 /** What one run of the server exported, and what the client saw. */
 class Observed extends Context.Tag("test/Observed")<
   Observed,
   {
     readonly spans: ReadonlyArray<ReceivedSpan>
     readonly metrics: ReadonlyArray<ReceivedMetricPoint>
+    readonly logs: ReadonlyArray<ReceivedLogRecord>
     readonly problems: ReadonlyArray<string>
     readonly responses: Readonly<Record<"health" | "ready" | "items" | "secret" | "missing", RawResponse>>
     /** Where the authorize pages sent the browser back to (the client's redirect URI, with the code). */
@@ -162,7 +177,7 @@ const ObservedLive = Layer.scoped(
     const telemetry = telemetryLayer({
       endpoint: receiver.endpoint,
       environment: "test",
-      traceExportDelay: "50 millis",
+      exportDelay: "50 millis",
       metricExportInterval: "1 hour"
     })
     const server = serveForTest(FixtureLive).pipe(
@@ -177,6 +192,7 @@ const ObservedLive = Layer.scoped(
       Layer.provide([ServicesLive, RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))]),
       Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess, TestSettingsLive]),
       Layer.provide(telemetry),
+      Layer.provide(quietLogs),
       Layer.provide(TestDatabase)
     )
     const counters = Effect.all({
@@ -210,6 +226,7 @@ const ObservedLive = Layer.scoped(
     return {
       spans: receiver.spans(),
       metrics: receiver.metrics(),
+      logs: receiver.logs(),
       problems: receiver.problems(),
       responses,
       redirect,
@@ -412,6 +429,36 @@ describe("telemetry over OTLP/HTTP", () => {
       })
     )
 
+    it.effect("a log line written under a span is exported with that span's trace and span ids", () =>
+      Effect.gen(function* () {
+        const { logs, spans, responses } = yield* Observed
+        const requestId = responses.items.headers["x-request-id"]
+        const record = logs.find((log) => log.body === "Counting items" && log.attributes.requestId === requestId)
+        expect(record).toMatchObject({
+          severityText: "INFO",
+          severityNumber: 9,
+          attributes: { kind: "gifts" },
+          resource: { "service.name": "ribbon" }
+        })
+        const [server] = serverSpanFor(spans, "/fixture/items/gifts")
+        const service = spans.find((span) => span.name === "FixtureCatalog.count" && span.traceId === server?.traceId)
+        expect(record?.traceId).toMatch(/^[0-9a-f]{32}$/)
+        expect(record?.traceId).toBe(server?.traceId)
+        expect(record?.spanId).toBe(service?.spanId)
+      })
+    )
+
+    it.effect("a log record quoting a URL has its query values redacted", () =>
+      Effect.gen(function* () {
+        const { logs } = yield* Observed
+        const refused = logs.find((log) => typeof log.body === "string" && log.body.startsWith("Callback to"))
+        expect(refused?.body).toBe("Callback to http://127.0.0.1:9/hook?k=REDACTED refused")
+        expect(refused?.severityNumber).toBe(13)
+        expect(refused?.traceId).toMatch(/^[0-9a-f]{32}$/)
+        expect(logs.filter((log) => JSON.stringify(log).includes(callbackSecret))).toEqual([])
+      })
+    )
+
     it.effect("the metrics are exported with their labels and unit", () =>
       Effect.gen(function* () {
         const { metrics } = yield* Observed
@@ -464,6 +511,142 @@ describe("without OTEL_EXPORTER_OTLP_ENDPOINT", () => {
         Effect.provide(configured([["OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint]]))
       )
       expect(inside).not.toBe(outside)
+    })
+  )
+})
+
+describe("log lines", () => {
+  /** The JSON lines `withTraceContext(Logger.jsonLogger)` writes while `effect` runs. */
+  const linesOf = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.gen(function* () {
+      const lines: Array<{ readonly message: unknown; readonly annotations: Record<string, unknown> }> = []
+      const capture = Logger.map(withTraceContext(Logger.jsonLogger), (line) => lines.push(JSON.parse(line)))
+      const value = yield* effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, capture)))
+      return { value, lines }
+    })
+
+  it.effect("carry the active span's traceId and spanId beside the annotations", () =>
+    Effect.gen(function* () {
+      const { value: span, lines } = yield* linesOf(
+        Effect.zipLeft(Effect.currentSpan, Effect.logInfo("inside")).pipe(
+          Effect.annotateLogs("requestId", "r-1"),
+          Effect.withSpan("work")
+        )
+      )
+      expect(lines).toEqual([
+        {
+          message: "inside",
+          annotations: { requestId: "r-1", traceId: span.traceId, spanId: span.spanId },
+          fiberId: expect.any(String),
+          logLevel: "INFO",
+          timestamp: expect.any(String),
+          cause: undefined,
+          spans: {}
+        }
+      ])
+      expect(span.traceId).toMatch(/^[0-9a-f]{32}$/)
+      expect(span.spanId).toMatch(/^[0-9a-f]{16}$/)
+    })
+  )
+
+  it.effect("carry none outside a span, or with the tracer off", () =>
+    Effect.gen(function* () {
+      const { lines } = yield* linesOf(
+        Effect.zipRight(
+          Effect.logInfo("outside"),
+          Effect.logInfo("untraced").pipe(Effect.withSpan("work"), Effect.withTracerEnabled(false))
+        )
+      )
+      expect(lines.map((line) => [line.message, line.annotations])).toEqual([
+        ["outside", {}],
+        ["untraced", {}]
+      ])
+    })
+  )
+})
+
+describe("trace sampling", () => {
+  const traceId = "4bf92f3577b34da6a3ce929d0e0e4736"
+  const parentId = "00f067aa0ba902b7"
+
+  /**
+   * Serves a route that logs under a span of its own, with telemetry sampled by `sampler`, makes one
+   * request per header set (a `traceparent` or none), and returns what reached the receiver.
+   */
+  const served = (sampler: TracesSampler, requests: ReadonlyArray<Record<string, string>>) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const receiver = yield* OtlpReceiver
+        const app = Effect.logInfo("served").pipe(Effect.withSpan("work"), Effect.as(HttpServerResponse.text("ok")))
+        const server = HttpServer.serve(app).pipe(
+          Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+          Layer.provide(
+            telemetryLayer({
+              endpoint: receiver.endpoint,
+              environment: "test",
+              sampler,
+              exportDelay: "50 millis",
+              metricExportInterval: "1 hour"
+            })
+          ),
+          Layer.provide(quietLogs)
+        )
+        yield* Effect.gen(function* () {
+          const address = (yield* HttpServer.HttpServer).address
+          if (address._tag !== "TcpAddress") return yield* Effect.dieMessage("no TCP address")
+          for (const headers of requests)
+            yield* Effect.promise(() => fetch(`http://127.0.0.1:${address.port}/x`, { headers }).then((r) => r.text()))
+        }).pipe(Effect.provide(server))
+        return { spans: receiver.spans(), logs: receiver.logs() }
+      })
+    )
+
+  it.effect("a ratio of 0 starts no trace, but a caller's sampled trace is continued", () =>
+    Effect.gen(function* () {
+      const { spans, logs } = yield* served({ name: "parentbased_traceidratio", ratio: 0 }, [
+        {},
+        { traceparent: `00-${traceId}-${parentId}-01` }
+      ])
+      const servers = spans.filter((span) => span.kind === SpanKind.server)
+      expect(servers).toHaveLength(1)
+      expect(servers[0]).toMatchObject({ traceId, parentSpanId: parentId })
+      expect(spans.filter((span) => span.name === "work").map((span) => span.traceId)).toEqual([traceId])
+      // Log records are kept either way, each with its own request's trace.
+      expect(logs.filter((log) => log.body === "served")).toHaveLength(2)
+    })
+  )
+
+  it.effect("a caller's unsampled trace is not recorded, even where Ribbon would keep every trace", () =>
+    Effect.gen(function* () {
+      const { spans } = yield* served({ name: "parentbased_always_on", ratio: 1 }, [
+        { traceparent: `00-${traceId}-${parentId}-00` },
+        {}
+      ])
+      const servers = spans.filter((span) => span.kind === SpanKind.server)
+      expect(servers).toHaveLength(1)
+      expect(servers[0]?.traceId).not.toBe(traceId)
+      expect(servers[0]?.parentSpanId).toBeUndefined()
+      expect(spans.filter((span) => span.traceId === traceId)).toEqual([])
+    })
+  )
+
+  it.effect("OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG configure it", () =>
+    Effect.gen(function* () {
+      const read = (entries: ReadonlyArray<readonly [string, string]>) =>
+        Effect.map(AppConfig, (config) => config.tracesSampler).pipe(
+          Effect.provide(AppConfig.Default),
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(entries))),
+          Effect.either
+        )
+      expect(yield* read([])).toEqual(Either.right({ name: "parentbased_always_on", ratio: 1 }))
+      expect(
+        yield* read([
+          ["OTEL_TRACES_SAMPLER", "parentbased_traceidratio"],
+          ["OTEL_TRACES_SAMPLER_ARG", "0.25"]
+        ])
+      ).toEqual(Either.right({ name: "parentbased_traceidratio", ratio: 0.25 }))
+      expect(Either.isLeft(yield* read([["OTEL_TRACES_SAMPLER_ARG", "2"]]))).toBe(true)
+      expect(Either.isLeft(yield* read([["OTEL_TRACES_SAMPLER", "sometimes"]]))).toBe(true)
     })
   )
 })

@@ -5,13 +5,14 @@ import { Effect } from "effect"
 /**
  * A small in-process OTLP/HTTP receiver: what an OpenTelemetry collector is to the service, minus the
  * pipeline. It accepts the JSON encoding that `@opentelemetry/exporter-*-otlp-http` sends to `/v1/traces`
- * and `/v1/metrics`, and keeps every span and metric data point it is given.
+ * `/v1/metrics` and `/v1/logs`, and keeps every span, metric data point and log record it is given.
  */
 export interface OtlpReceiver {
   /** The base URL to give as OTEL_EXPORTER_OTLP_ENDPOINT, e.g. `http://127.0.0.1:41234`. */
   readonly endpoint: string
   readonly spans: () => ReadonlyArray<ReceivedSpan>
   readonly metrics: () => ReadonlyArray<ReceivedMetricPoint>
+  readonly logs: () => ReadonlyArray<ReceivedLogRecord>
   /** Requests the receiver could not accept (wrong path, not JSON), so a test can show why nothing arrived. */
   readonly problems: () => ReadonlyArray<string>
 }
@@ -47,6 +48,17 @@ export interface ReceivedMetricPoint {
   readonly count: number | undefined
   /** The total of the observations in a histogram point. */
   readonly sum: number | undefined
+}
+
+export interface ReceivedLogRecord {
+  /** The trace and span the record was written under; `undefined` outside any span. */
+  readonly traceId: string | undefined
+  readonly spanId: string | undefined
+  readonly severityNumber: number | undefined
+  readonly severityText: string | undefined
+  readonly body: unknown
+  readonly attributes: Readonly<Record<string, unknown>>
+  readonly resource: Readonly<Record<string, unknown>>
 }
 
 // The OTLP JSON encoding (opentelemetry-proto, JSON mapping), only as far as the receiver reads it.
@@ -105,6 +117,22 @@ interface ExportMetricsServiceRequest {
         readonly sum?: { readonly dataPoints?: ReadonlyArray<NumberDataPoint> }
         readonly gauge?: { readonly dataPoints?: ReadonlyArray<NumberDataPoint> }
         readonly histogram?: { readonly dataPoints?: ReadonlyArray<HistogramDataPoint> }
+      }>
+    }>
+  }>
+}
+
+interface ExportLogsServiceRequest {
+  readonly resourceLogs?: ReadonlyArray<{
+    readonly resource?: Resource
+    readonly scopeLogs?: ReadonlyArray<{
+      readonly logRecords?: ReadonlyArray<{
+        readonly traceId?: string
+        readonly spanId?: string
+        readonly severityNumber?: number
+        readonly severityText?: string
+        readonly body?: AnyValue
+        readonly attributes?: ReadonlyArray<KeyValue>
       }>
     }>
   }>
@@ -182,6 +210,23 @@ const metricPointsOf = (request: ExportMetricsServiceRequest): Array<ReceivedMet
     )
   )
 
+const logRecordsOf = (request: ExportLogsServiceRequest): Array<ReceivedLogRecord> =>
+  (request.resourceLogs ?? []).flatMap(({ resource, scopeLogs }) =>
+    (scopeLogs ?? []).flatMap(({ logRecords }) =>
+      (logRecords ?? []).map(
+        (record): ReceivedLogRecord => ({
+          traceId: record.traceId === undefined || record.traceId === "" ? undefined : record.traceId,
+          spanId: record.spanId === undefined || record.spanId === "" ? undefined : record.spanId,
+          severityNumber: record.severityNumber,
+          severityText: record.severityText,
+          body: record.body === undefined ? undefined : decodeValue(record.body),
+          attributes: attributesOf(record.attributes),
+          resource: attributesOf(resource?.attributes)
+        })
+      )
+    )
+  )
+
 const readBody = (request: IncomingMessage) =>
   new Promise<Buffer>((resolve, reject) => {
     const chunks: Array<Buffer> = []
@@ -197,6 +242,7 @@ const readBody = (request: IncomingMessage) =>
 export const OtlpReceiver = Effect.gen(function* () {
   const spans: Array<ReceivedSpan> = []
   const metrics: Array<ReceivedMetricPoint> = []
+  const logs: Array<ReceivedLogRecord> = []
   const problems: Array<string> = []
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
@@ -217,6 +263,9 @@ export const OtlpReceiver = Effect.gen(function* () {
           return accept(200, {})
         case "/v1/metrics":
           metrics.push(...metricPointsOf(body))
+          return accept(200, {})
+        case "/v1/logs":
+          logs.push(...logRecordsOf(body))
           return accept(200, {})
         default:
           problems.push(`POST ${request.url}`)
@@ -246,6 +295,7 @@ export const OtlpReceiver = Effect.gen(function* () {
     endpoint: `http://127.0.0.1:${port}`,
     spans: () => [...spans],
     metrics: () => [...metrics],
+    logs: () => [...logs],
     problems: () => [...problems]
   } satisfies OtlpReceiver
 })
