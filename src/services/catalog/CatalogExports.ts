@@ -243,10 +243,19 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
     const sourcesOf = (exported: CatalogExport): ReadonlyArray<string | undefined> =>
       exported.kind === "products" ? [undefined] : exported.request.collectionIds
 
-    /** One page of one source for a location. */
+    /**
+     * One page of one source for a location, read untraced: an ended span keeps its effect's result, so the
+     * spans of each page read (`CatalogV3.products` and its `sql.execute`) held the page, its rows and
+     * products, and V8 moved nearly every page into its old generation, which only a full collection frees
+     * (measured in-process: ~1 KB per line promoted traced, ~30 B untraced; docs/performance.md,
+     * `bench:export`). The job's span (`CatalogExports.run`) and the chunk writes stay traced.
+     */
     const readPage = (exported: CatalogExport, collectionId: string | undefined, location: string, cursor?: string) => {
       const query = queryFor(exported.request, location, cursor)
-      return collectionId === undefined ? catalog.products(query) : catalog.collectionProducts(collectionId, query)
+      return Effect.withTracerEnabled(
+        collectionId === undefined ? catalog.products(query) : catalog.collectionProducts(collectionId, query),
+        false
+      )
     }
 
     /** Lines of all locations, for the progress figure. */

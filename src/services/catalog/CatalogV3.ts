@@ -41,6 +41,14 @@ export interface ProductView {
 
 const noExtras: ProductView = { include: [], fields: [] }
 
+/**
+ * A product as `productColumns` reads it. The query runs without the client's snake-to-camel transform (its
+ * columns are named in camelCase), its arrays come as JSON (which `pg` parses natively), and the rows are
+ * checked against the schema (`Schema.is`) rather than decoded into new objects: an export reads every
+ * product of the catalog, and per row the decode allocated ~7.5 KB, the nested name transform ~3 KB and
+ * `pg`'s text-array parser (images, variant counts) ~5 KB, ~21 KB per line in all (docs/performance.md,
+ * `bench:export`).
+ */
 const ProductRow = Schema.Struct({
   id: Schema.String,
   title: Schema.String,
@@ -63,7 +71,18 @@ const ProductRow = Schema.Struct({
   position: Schema.NullOr(Schema.Number)
 })
 type ProductRow = typeof ProductRow.Type
-const productRows = rowsOf(ProductRow)
+const isProductRow = Schema.is(ProductRow)
+
+/** The statement's rows as product rows; one that does not fit is a defect, as with `rowsOf`. */
+const productRows = <E, R>(
+  statement: Effect.Effect<ReadonlyArray<unknown>, E, R>
+): Effect.Effect<ReadonlyArray<ProductRow>, E, R> =>
+  Effect.flatMap(statement, (rows) => {
+    const misfit = rows.find((row) => !isProductRow(row))
+    return misfit === undefined
+      ? Effect.succeed(rows as ReadonlyArray<ProductRow>)
+      : Effect.die(new Error(`Not a product row: ${JSON.stringify(misfit)}`))
+  })
 
 const VariantRow = Schema.Struct({
   id: Schema.String,
@@ -128,6 +147,8 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
   dependencies: [Catalog.Default, Pricing.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    /** For the product queries, whose columns are named as `ProductRow`'s fields (no name transform). */
+    const productSql = sql.withoutTransforms()
     const catalog = yield* Catalog
     const pricing = yield* Pricing
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
@@ -188,13 +209,14 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
      * of the page). The subqueries sit in the select list, so they run for the page's rows only.
      */
     const productColumns = (position: Statement.Fragment, view: ProductView) => sql`
-      p.id, p.title, p.catalog, c.name AS category, p.brand_id, b.name AS brand_name, p.created_at,
-      to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key,
-      p.min_price_usd, p.max_price_usd,
-      (SELECT ARRAY[count(*), count(*) FILTER (WHERE NOT v.is_digital)]::int[]
-       FROM variants v WHERE v.product_id = p.id) AS variant_counts,
-      coalesce((SELECT array_agg(i.url ORDER BY i.position) FROM product_images i WHERE i.product_id = p.id),
-               '{}') AS images,
+      p.id, p.title, p.catalog, c.name AS category, p.brand_id AS "brandId", b.name AS "brandName",
+      p.created_at AS "createdAt",
+      to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "createdKey",
+      p.min_price_usd AS "minPriceUsd", p.max_price_usd AS "maxPriceUsd",
+      (SELECT json_build_array(count(*), count(*) FILTER (WHERE NOT v.is_digital))
+       FROM variants v WHERE v.product_id = p.id) AS "variantCounts",
+      coalesce((SELECT json_agg(i.url ORDER BY i.position) FROM product_images i WHERE i.product_id = p.id),
+               '[]') AS images,
       ${
         view.include.includes("tags")
           ? sql`coalesce((SELECT json_agg(json_build_object('id', t.id, 'name', t.name) ORDER BY t.name, t.id)
@@ -312,7 +334,7 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
         const { where, orderBy, limit } = compileV3Query(sql, { ...rest, filters: others }, columns)
         const tagged = tagId === undefined ? sql`TRUE` : taggedWith(tagId, yield* tagSizes.get(tagId.toLowerCase()))
         const offer = offered(countryCode === undefined ? undefined : country, bounds, country)
-        const rows = yield* productRows(sql`
+        const rows = yield* productRows(productSql`
         SELECT ${productColumns(inCollection ? sql`cp.position` : sql`NULL::int`, query)}
         FROM products p
         ${inCollection ? sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${collectionId}` : sql``}
@@ -362,7 +384,7 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
     const productsById = (ids: ReadonlyArray<string>, country: PricingCountry, view: ProductView) =>
       Effect.gen(function* () {
         if (ids.length === 0) return []
-        const rows = yield* productRows(sql`
+        const rows = yield* productRows(productSql`
           SELECT ${productColumns(sql`NULL::int`, view)}
           FROM products p
           JOIN categories c ON c.id = p.category_id
