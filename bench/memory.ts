@@ -14,31 +14,37 @@ import { freePort, host, option, root } from "./support.js"
  * mapped files. Each figure is also a ratio to a bare `node` process measured in the same run. RSS is
  * robust to the load on the machine; the time to /health is not, and the load is printed with it.
  *
- * The server runs the bundle with the node flags of `npm start` (read from package.json), or with
- * `--node-flags "…"`; `--bundle` runs another build of the server than dist/ribbon.mjs (which is rebuilt
- * first, as `npm start` does). MALLOC_ARENA_MAX passes through from this environment when set.
+ * The server runs the bundle with the environment variables and node flags of `npm start` (read from
+ * package.json: `exec env NAME=value … node <flags> dist/ribbon.mjs serve`), or with `--env "NAME=value …"`
+ * and `--node-flags "…"` (each may be ""); `--bundle` runs another build of the server than
+ * dist/ribbon.mjs (which is rebuilt first, as `npm start` does, with its data-directory template). A
+ * bundle uses the template beside it (`<its directory>/pgdata-template`) when there is one that matches,
+ * and runs initdb in a child process otherwise, so a copy of dist/ribbon.mjs in a directory of its own
+ * under the repository (for its node_modules) measures a first start without the template.
  *
- *   npm run bench:memory [-- --rest 20 --runs 1 --node-flags "--enable-source-maps" --bundle path/to/ribbon.mjs]
+ *   npm run bench:memory [-- --rest 20 --runs 1 --env "MALLOC_ARENA_MAX=2" --node-flags "--enable-source-maps" --bundle path/to/ribbon.mjs]
  */
 
 const restSeconds = Number(option("rest", "20"))
 const runs = Number(option("runs", "1"))
 
-/** The node flags between `node` and `dist/ribbon.mjs serve` in package.json's start script. */
-const startFlags = (): string => {
+/** The environment variables (`env NAME=value …`) and node flags of package.json's start script. */
+const startScript = (): { readonly env: string; readonly flags: string } => {
   const start: string = JSON.parse(Fs.readFileSync(Path.join(root, "package.json"), "utf8")).scripts.start
-  const flags = /\bnode\s+((?:-\S+\s+)*)dist\/ribbon\.mjs serve/.exec(start)?.[1]
-  if (flags === undefined) throw new Error(`package.json: no "node … dist/ribbon.mjs serve" in the start script`)
-  return flags
+  const match = /(?:\benv\s+((?:\w+=\S*\s+)*))?\bnode\s+((?:-\S+\s+)*)dist\/ribbon\.mjs serve/.exec(start)
+  if (match === null) throw new Error(`package.json: no "node … dist/ribbon.mjs serve" in the start script`)
+  return { env: match[1] ?? "", flags: match[2] ?? "" }
 }
 /** The bundle to run: `npm start`'s, or another build to compare with (e.g. one of an earlier commit). */
 const bundle = Path.resolve(root, option("bundle", "dist/ribbon.mjs"))
-const nodeFlags = option("node-flags", startFlags())
-  .split(/\s+/)
-  .filter((flag) => flag !== "")
-
-const passThrough = Object.fromEntries(
-  ["MALLOC_ARENA_MAX"].flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]]))
+const words = (text: string) => text.split(/\s+/).filter((word) => word !== "")
+const nodeFlags = words(option("node-flags", startScript().flags))
+const startEnv: Record<string, string> = Object.fromEntries(
+  words(option("env", startScript().env)).map((assignment) => {
+    const at = assignment.indexOf("=")
+    if (at < 1) throw new Error(`--env: "${assignment}" is not NAME=value`)
+    return [assignment.slice(0, at), assignment.slice(at + 1)]
+  })
 )
 
 interface Status {
@@ -116,7 +122,7 @@ const measureStart = async (dataDir: string): Promise<StartFigures> => {
   const child = spawn(process.execPath, [...nodeFlags, bundle, "serve"], {
     cwd: root,
     stdio: ["ignore", "ignore", "inherit"],
-    env: { PATH: process.env.PATH ?? "", PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "Warn", ...passThrough }
+    env: { PATH: process.env.PATH ?? "", PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "Warn", ...startEnv }
   })
   let treePeak = 0
   const sampler = setInterval(() => {
@@ -158,9 +164,10 @@ await new Promise<void>((resolve, reject) =>
 
 for (let run = 1; run <= runs; run++) {
   const bare = await bareNode()
-  const env = Object.entries(passThrough).map(([name, value]) => `${name}=${value} `)
+  const env = Object.entries(startEnv).map(([name, value]) => `${name}=${value} `)
+  const template = Fs.existsSync(Path.join(Path.dirname(bundle), "pgdata-template")) ? "" : " (no template beside it)"
   console.log(
-    `run ${run}: ${env.join("")}node ${nodeFlags.join(" ")} ${Path.relative(root, bundle)} serve | bare node ${bare.toFixed(0)} MB | ` +
+    `run ${run}: ${env.join("")}${["node", ...nodeFlags, Path.relative(root, bundle)].join(" ")} serve${template} | bare node ${bare.toFixed(0)} MB | ` +
       `rest = ${restSeconds} s after /health`
   )
   const dataDir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "ribbon-memory-"))

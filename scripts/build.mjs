@@ -3,12 +3,19 @@
 // thousands of modules resolved through a TypeScript loader. Packages that read their own files at run
 // time (WebAssembly, data tables) stay external and load from node_modules. The bundle is rebuilt only
 // when a source file, package.json or the lockfile is newer than it.
+//
+// It also makes the template of a new embedded data directory, dist/pgdata-template/ (see
+// src/layers/EmbeddedInit.ts): initdb, run once here rather than on the first `npm start`, whose memory
+// it would otherwise dominate. The template is made again only when its stamp (PGlite's version, the
+// server settings, the initdb script) changes.
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
 import { build } from "esbuild"
 
 const outfile = "dist/ribbon.mjs"
 const apiOutfile = "dist/api.mjs"
+const initOutfile = "dist/embedded-init.mjs"
 
 const newestInput = () => {
   let newest = Math.max(Fs.statSync("package.json").mtimeMs, Fs.statSync("package-lock.json").mtimeMs)
@@ -18,7 +25,7 @@ const newestInput = () => {
   return newest
 }
 
-const upToDate = [outfile, apiOutfile].every(
+const upToDate = [outfile, apiOutfile, initOutfile].every(
   (file) => Fs.existsSync(file) && Fs.statSync(file).mtimeMs >= newestInput()
 )
 
@@ -56,4 +63,19 @@ if (!upToDate) {
     packages: "external",
     logLevel: "warning"
   })
+  // The template's code on its own, with the parts of Effect it uses bundled in (loading all of Effect
+  // would slow down every `npm start`).
+  await build({
+    entryPoints: ["src/layers/EmbeddedInit.ts"],
+    outfile: initOutfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: ["@electric-sql/pglite"],
+    logLevel: "warning"
+  })
 }
+
+const { writeTemplate } = await import(pathToFileURL(Path.resolve(initOutfile)).href)
+if (await writeTemplate()) console.log("dist/pgdata-template: a new embedded data directory for first starts")

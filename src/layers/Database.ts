@@ -8,7 +8,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Data, Duration, Effect, Layer, Option, type Redacted, String as Str } from "effect"
 import { Signals } from "../services/platform/Signals.js"
 import { AppConfig } from "./Config.js"
-import { initializeDataDir } from "./EmbeddedInit.js"
+import { initDbStartParams, initializeDataDir, startParams } from "./EmbeddedInit.js"
 
 /** camelCase in TypeScript, snake_case in SQL. */
 const naming = {
@@ -24,36 +24,23 @@ export const postgres = (url: Redacted.Redacted<string>, options: { readonly max
   PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, ...naming })
 
 /**
- * Server settings of the embedded database, passed on its command line (they override postgresql.conf, so
- * a data directory made by an older version gets them too). Postgres allocates its shared memory inside
- * PGlite's WebAssembly heap, which zero-fills it, and that heap never shrinks: the stock 128 MB of
- * `shared_buffers` would be resident for the life of the process, and so would every size a `CREATE INDEX`
- * grew the heap to under the stock 64 MB of `maintenance_work_mem`. The demo catalog's database is 14 MB,
- * and a buffer miss reads the page from the OS page cache (docs/performance.md, "Embedded memory").
- */
-const embeddedSettings = ["-c", "shared_buffers=16MB", "-c", "maintenance_work_mem=16MB"]
-const startParams = [...PGlite.defaultStartParams, ...embeddedSettings]
-/** initdb writes them into postgresql.conf, and bootstraps with them rather than with 128 MB of buffers. */
-const initDbStartParams = embeddedSettings
-
-/**
  * Embedded Postgres: PGlite (WASM) served on a loopback port by `pglite-socket`, reached by the same
  * PgClient as real Postgres. `dataDir` none keeps the database in memory (tests); a new data directory
- * is made by `initializeDataDir` (src/layers/EmbeddedInit.ts). The socket server runs one query at a time and keeps a transaction on its own connection.
+ * is made by `initializeDataDir` (src/layers/EmbeddedInit.ts, which also holds its settings). The socket server runs one query at a time and keeps a transaction on its own connection.
  */
 export const embedded = (options: { readonly dataDir: Option.Option<string>; readonly exposeSocket: boolean }) =>
   Layer.unwrapScoped(
     Effect.gen(function* () {
       const dataDir = Option.getOrUndefined(options.dataDir)
       const pgdata = dataDir === undefined ? undefined : Path.join(dataDir, "pgdata")
-      if (pgdata !== undefined) yield* initializeDataDir(pgdata, { startParams, initDbStartParams })
+      if (pgdata !== undefined) yield* initializeDataDir(pgdata)
       const db = yield* Effect.acquireRelease(
         Effect.promise(() =>
           PGlite.create({
             ...(pgdata === undefined ? {} : { dataDir: pgdata }),
             extensions: { pg_trgm },
-            startParams,
-            initDbStartParams
+            startParams: [...startParams],
+            initDbStartParams: [...initDbStartParams]
           })
         ),
         (db) => Effect.promise(() => db.close())
