@@ -219,6 +219,10 @@ interface Words {
   readonly tsquery: Statement.Fragment
   readonly alternatives: Statement.Fragment | undefined
   readonly exact: string
+  /** Whether there may be more than one group (so one could be rarer than the others). */
+  readonly several: boolean
+  /** Whether each group is one lexeme (`alternatives` lists each lexeme once). */
+  readonly lexemePerGroup: boolean
 }
 
 /** Plain words (no quoted phrase, `or` or `-word`): every word is required, so the term index can rank. */
@@ -230,7 +234,10 @@ const typedWords = (sql: SqlClient.SqlClient, q: string): Words => ({
   alternatives: plainWords(q)
     ? sql`SELECT n AS grp, lexeme FROM unnest(to_tsvector('english', ${q})) WITH ORDINALITY AS u(lexeme, p, w, n)`
     : undefined,
-  exact: q
+  exact: q,
+  several: (q.match(/[\p{L}\p{N}]+/gu) ?? []).length > 1,
+  // A tsvector's lexemes are distinct, and each is a group of its own.
+  lexemePerGroup: true
 })
 
 /** Respelled words: each group is a word and the known words spelled like it, any one of which will do. */
@@ -241,7 +248,9 @@ const respelledWords = (sql: SqlClient.SqlClient, groups: ReadonlyArray<Readonly
     tsquery: sql`to_tsquery('english', ${groups.map((group) => `(${group.join(" | ")})`).join(" & ")})`,
     alternatives: sql`SELECT a.grp, u.lexeme FROM unnest(${words}::text[], ${grps}::int[]) AS a(word, grp),
                       unnest(to_tsvector('english', a.word)) AS u`,
-    exact: groups.map((group) => group[0]).join(" ")
+    exact: groups.map((group) => group[0]).join(" "),
+    several: groups.length > 1,
+    lexemePerGroup: false
   }
 }
 
@@ -371,11 +380,23 @@ const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
 }
 
 /**
+ * Rarest-word-first: with several words, each group's term rows are counted up to `COUNT_CAP`. When the
+ * rarest group is below it, and the others hold at least `PROBE_COST` rows per lexeme for each of its
+ * products (counted only that far), only the rarest group's rows are read with their aggregation, and the
+ * other groups' rows are joined to its products alone (by primary-key probes or a hash join, as the planner
+ * sees fit), instead of every group's rows being aggregated. Otherwise every group's rows are read as they
+ * are. Both give the same rows to rank.
+ */
+const COUNT_CAP = 25_000
+const PROBE_COST = 2
+
+/**
  * A page of the products holding the words, from the term index alone, in any order. Candidates are the
  * products holding a lexeme of every group, narrowed by collection, tags and price on the index's copy of
- * their ids and prices. Relevance scores them by the weakest place a group matched (the tier: title 6, brand
- * 3, category or tags 1, description 0, times 10^6), the average weight of the groups (title 1.0, brand 0.4,
- * category/tags 0.2, description 0.1, times 8·10^5) and the title's brevity; the other orders read the
+ * their ids and prices: with several words, from the rarest group when that is cheaper (above). Relevance
+ * scores them by the weakest place a group matched (the tier: title 6, brand 3, category or tags 1,
+ * description 0, times 10^6), the average weight of the groups (title 1.0, brand 0.4, category/tags 0.2,
+ * description 0.1, times 8·10^5) and the title's brevity; the other orders read the
  * from-price or creation time the index carries. Only then, in order, is each candidate checked against
  * the document (phrases in hyphenated words) and the rest of the filters (availability in the country, the
  * exact variant prices), until the page is full: a word in 10,000 products costs index-only scans and a
@@ -395,21 +416,71 @@ const fromTermIndex = (
     price_desc: sql`max(g.min_price_usd)`,
     newest: sql`max(g.created_at)`
   }[ordering]
+  // The same key from a product's single row, when the words are a single lexeme.
+  const rowKey = {
+    relevance: sql`${EXACT_TITLE} * (e.id IS NOT NULL)::int + ${WORD_MATCH}
+                   + (ARRAY[0, 1000000, 3000000, 6000000])[g.weight + 1]
+                   + (ARRAY[80000, 160000, 320000, 800000])[g.weight + 1]
+                   + 100000 / (1 + g.title_words)`,
+    price_asc: sql`g.min_price_usd`,
+    price_desc: sql`g.min_price_usd`,
+    newest: sql`g.created_at`
+  }[ordering]
+  // A product's best row per group; typed words are one lexeme per group, so their rows are that already.
+  const columns = words.lexemePerGroup
+    ? sql`t.product_id, a.grp, t.weight, t.title_words, t.min_price_usd, t.created_at`
+    : sql`t.product_id, a.grp, max(t.weight) AS weight, max(t.title_words) AS title_words,
+          max(t.min_price_usd) AS min_price_usd, max(t.created_at) AS created_at`
+  const perGroup = words.lexemePerGroup ? sql`` : sql`GROUP BY t.product_id, a.grp`
+  // Which group to drive from, if any (`drive`): one word never does. The rarest group's size is known when
+  // below the cap; the others' rows are then counted only as far as its products' lookups would cost.
+  const choice = words.several
+    ? sql`
+      sizes AS (
+        SELECT a.grp, count(*) AS lexemes, sum(c.n) AS n FROM alternatives a,
+          LATERAL (SELECT count(*) AS n FROM (SELECT FROM search_terms t WHERE t.lexeme = a.lexeme
+                                              LIMIT ${COUNT_CAP}) x) c
+        GROUP BY a.grp
+      ), rarest AS (
+        SELECT grp, n, n * ${PROBE_COST} * ((SELECT count(*) FROM alternatives) - lexemes) AS need
+        FROM sizes ORDER BY n, grp LIMIT 1
+      ), choice AS (
+        SELECT r.grp AS rarest,
+               r.n < ${COUNT_CAP} AND r.need > 0 AND r.need <= (
+                 SELECT sum(c.n) FROM alternatives a,
+                   LATERAL (SELECT count(*) AS n FROM (SELECT FROM search_terms t WHERE t.lexeme = a.lexeme
+                                                       LIMIT r.need) x) c
+                 WHERE a.grp <> r.grp) AS drive
+        FROM rarest r
+      )`
+    : sql`choice AS (SELECT NULL::bigint AS rarest, false AS drive)`
   return sql<PageRow>`
     WITH alternatives AS (${words.alternatives!}),
     exact AS (
       SELECT id FROM products WHERE lower(title) = lower(${words.exact})
-    ), groups AS (
-      SELECT t.product_id, max(t.weight) AS weight, max(t.title_words) AS title_words,
-             max(t.min_price_usd) AS min_price_usd, max(t.created_at) AS created_at
-      FROM alternatives a,
+    ), ${choice}, scanned AS (
+      SELECT ${columns} FROM alternatives a,
            -- OFFSET 0: each lexeme is an index-only scan of its own, whatever the planner guesses of the rest.
            LATERAL (SELECT * FROM search_terms t WHERE t.lexeme = a.lexeme OFFSET 0) t
-      WHERE ${narrow({ id: sql`t.product_id`, minPriceUsd: sql`t.min_price_usd`, maxPriceUsd: sql`t.max_price_usd` })}
-      GROUP BY t.product_id, a.grp
+      WHERE (NOT coalesce((SELECT drive FROM choice), false) OR a.grp = (SELECT rarest FROM choice))
+        AND ${narrow({ id: sql`t.product_id`, minPriceUsd: sql`t.min_price_usd`, maxPriceUsd: sql`t.max_price_usd` })}
+      ${perGroup}
+    ), probed AS (
+      SELECT ${columns} FROM scanned d, alternatives a,
+           LATERAL (SELECT * FROM search_terms t WHERE t.lexeme = a.lexeme AND t.product_id = d.product_id) t
+      WHERE coalesce((SELECT drive FROM choice), false) AND a.grp <> (SELECT rarest FROM choice)
+      ${perGroup}
+    ), groups AS (
+      SELECT * FROM scanned UNION ALL SELECT * FROM probed
     ), ranked AS (
+      -- One lexeme: a product has one row, its key is the row's own (the aggregation below would be a copy).
+      SELECT g.product_id AS id, ${rowKey} AS k
+      FROM scanned g LEFT JOIN exact e ON e.id = g.product_id
+      WHERE (SELECT count(*) FROM alternatives) = 1
+      UNION ALL
       SELECT g.product_id AS id, ${key} AS k
       FROM groups g LEFT JOIN exact e ON e.id = g.product_id
+      WHERE (SELECT count(*) FROM alternatives) <> 1
       GROUP BY g.product_id
       HAVING count(*) = (SELECT count(DISTINCT grp) FROM alternatives)
     )
