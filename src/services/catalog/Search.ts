@@ -407,25 +407,42 @@ const fromTermIndex = (
   { ordering, filters, narrow, keyset, limit }: PageQuery,
   words: Words
 ) => {
-  const key = {
-    relevance: sql`${EXACT_TITLE} * (max(e.id) IS NOT NULL)::int + ${WORD_MATCH}
-                   + (ARRAY[0, 1000000, 3000000, 6000000])[min(g.weight) + 1]
-                   + (sum((ARRAY[80000, 160000, 320000, 800000])[g.weight + 1]) / count(*))::int
-                   + 100000 / (1 + max(g.title_words))`,
-    price_asc: sql`max(g.min_price_usd)`,
-    price_desc: sql`max(g.min_price_usd)`,
-    newest: sql`max(g.created_at)`
-  }[ordering]
-  // The same key from a product's single row, when the words are a single lexeme.
-  const rowKey = {
-    relevance: sql`${EXACT_TITLE} * (e.id IS NOT NULL)::int + ${WORD_MATCH}
-                   + (ARRAY[0, 1000000, 3000000, 6000000])[g.weight + 1]
-                   + (ARRAY[80000, 160000, 320000, 800000])[g.weight + 1]
-                   + 100000 / (1 + g.title_words)`,
-    price_asc: sql`g.min_price_usd`,
-    price_desc: sql`g.min_price_usd`,
-    newest: sql`g.created_at`
-  }[ordering]
+  /** The sort key, from a product's exact-title match, weakest tier, weight score, title length and facts. */
+  const keyOf = (of: {
+    readonly exactId: Statement.Fragment
+    readonly tier: Statement.Fragment
+    readonly weightScore: Statement.Fragment
+    readonly titleWords: Statement.Fragment
+    readonly minPrice: Statement.Fragment
+    readonly createdAt: Statement.Fragment
+  }) =>
+    ({
+      relevance: sql`${EXACT_TITLE} * (${of.exactId} IS NOT NULL)::int + ${WORD_MATCH}
+                     + (ARRAY[0, 1000000, 3000000, 6000000])[${of.tier} + 1]
+                     + ${of.weightScore} + 100000 / (1 + ${of.titleWords})`,
+      price_asc: of.minPrice,
+      price_desc: of.minPrice,
+      newest: of.createdAt
+    })[ordering]
+  const weightScore = (weight: Statement.Fragment) => sql`(ARRAY[80000, 160000, 320000, 800000])[${weight} + 1]`
+  // Over a product's rows (one per group)...
+  const key = keyOf({
+    exactId: sql`max(e.id)`,
+    tier: sql`min(g.weight)`,
+    weightScore: sql`(sum(${weightScore(sql`g.weight`)}) / count(*))::int`,
+    titleWords: sql`max(g.title_words)`,
+    minPrice: sql`max(g.min_price_usd)`,
+    createdAt: sql`max(g.created_at)`
+  })
+  // ...or from its single row, when the words are a single lexeme.
+  const rowKey = keyOf({
+    exactId: sql`e.id`,
+    tier: sql`g.weight`,
+    weightScore: weightScore(sql`g.weight`),
+    titleWords: sql`g.title_words`,
+    minPrice: sql`g.min_price_usd`,
+    createdAt: sql`g.created_at`
+  })
   // A product's best row per group; typed words are one lexeme per group, so their rows are that already.
   const columns = words.lexemePerGroup
     ? sql`t.product_id, a.grp, t.weight, t.title_words, t.min_price_usd, t.created_at`
