@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto"
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Option } from "effect"
 import { parsePhoneNumber } from "libphonenumber-js/min"
@@ -9,25 +8,19 @@ import { formatMoney } from "../../services/catalog/Pricing.js"
 import { CheckoutPayments } from "../../services/checkout/CheckoutPayments.js"
 import { Checkouts } from "../../services/checkout/Checkouts.js"
 import { Api } from "../Api.js"
-import { htmlResponse } from "../pages/html.js"
+import { noncedPage } from "../pages/html.js"
 import {
   type PayPageView,
   type PayProblemKind,
   paymentStatusPage,
   payPage,
-  payPageCsp,
   payProblemPage,
   payProblems
 } from "./payPage.js"
 import { checkoutEvents } from "./Sse.js"
 
-/** An HTML page with a fresh CSP nonce (the URL carries the payment token: nothing is cached or referred). */
-const page = (render: (nonce: string) => string, status = 200) => {
-  const nonce = randomBytes(16).toString("base64")
-  return htmlResponse(render(nonce), { status, csp: payPageCsp(nonce) })
-}
-
-const problem = (kind: PayProblemKind) => page((nonce) => payProblemPage(kind, { nonce }), payProblems[kind].status)
+const problem = (kind: PayProblemKind) =>
+  noncedPage((nonce) => payProblemPage(kind, { nonce }), payProblems[kind].status)
 
 /** The page's words for a pause in payments after too many declines (`PayFormState.paused`). */
 const pauseOf = (resumesAt: Date, now: number) => ({
@@ -94,7 +87,7 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
     const checkoutPayments = yield* CheckoutPayments
 
     const statusPage = (row: CheckoutRecord, items: ReadonlyArray<CheckoutItemRecord>, token: string, status = 200) =>
-      page(
+      noncedPage(
         (nonce) =>
           paymentStatusPage(viewOf(row, items, token), {
             nonce,
@@ -112,7 +105,8 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
           if (Option.isNone(found)) return problem("not_found")
           const { row, items } = found.value
           const reason = paymentClosed(row, yield* Clock.currentTimeMillis)
-          if (reason === undefined) return page((nonce) => payPage(viewOf(row, items, urlParams.t), {}, { nonce }))
+          if (reason === undefined)
+            return noncedPage((nonce) => payPage(viewOf(row, items, urlParams.t), {}, { nonce }))
           // Once paid, the link shows the live status rather than an error.
           return reason === "already_paid" ? statusPage(row, items, urlParams.t) : problem(reason)
         })
@@ -131,20 +125,23 @@ export const PayLive = HttpApiBuilder.group(Api, "pay", (handlers) =>
               return problem(outcome.problem)
             case "InvalidCard": {
               const view = viewOf(outcome.row, outcome.items, payload.t)
-              return page((nonce) => payPage(view, { values, fieldErrors: outcome.fieldErrors }, { nonce }), 422)
+              return noncedPage((nonce) => payPage(view, { values, fieldErrors: outcome.fieldErrors }, { nonce }), 422)
             }
             case "Declined": {
               const view = viewOf(outcome.row, outcome.items, payload.t)
               const now = yield* Clock.currentTimeMillis
               const paused = Option.getOrUndefined(Option.map(outcome.resumesAt, (at) => pauseOf(at, now)))
-              return page((nonce) => payPage(view, { values, declineMessage: outcome.message, paused }, { nonce }), 402)
+              return noncedPage(
+                (nonce) => payPage(view, { values, declineMessage: outcome.message, paused }, { nonce }),
+                402
+              )
             }
             case "Paused": {
               const view = viewOf(outcome.row, outcome.items, payload.t)
               const now = yield* Clock.currentTimeMillis
               const paused = pauseOf(outcome.resumesAt, now)
               return HttpServerResponse.setHeader(
-                page((nonce) => payPage(view, { values, paused }, { nonce }), 429),
+                noncedPage((nonce) => payPage(view, { values, paused }, { nonce }), 429),
                 "retry-after",
                 String(Math.max(1, Math.ceil((outcome.resumesAt.getTime() - now) / 1000)))
               )

@@ -18,23 +18,6 @@ const scriptJson = (value: unknown) =>
     .replace(/\u2028/g, "\\u2028")
     .replace(/\u2029/g, "\\u2029")
 
-/**
- * A Content-Security-Policy for these pages, whose one inline style and script carry `nonce`. Images may
- * come from any https host (catalog images) or this origin; forms post and the status stream connects only
- * to this origin.
- */
-export const payPageCsp = (nonce: string) =>
-  [
-    "default-src 'none'",
-    `style-src 'nonce-${nonce}'`,
-    `script-src 'nonce-${nonce}'`,
-    "img-src 'self' https: data:",
-    "connect-src 'self'",
-    "form-action 'self'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'"
-  ].join("; ")
-
 const css = `
     input[aria-invalid="true"] { border: 2px solid #b3261e; }
     button.pay { width: 100%; font-weight: 600; }
@@ -267,7 +250,7 @@ const alerts = (state: PayFormState) => {
 }
 
 export interface PageOptions {
-  /** Put on the inline style (and script) when a nonce-based CSP is sent (see `payPageCsp`). */
+  /** Put on the inline style (and script) when a nonce-based CSP is sent (see `noncedPageCsp`). */
   readonly nonce?: string | undefined
 }
 

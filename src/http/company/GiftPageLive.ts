@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto"
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import type { GiftRecord } from "../../domain/company/Gifts.js"
@@ -9,7 +8,7 @@ import { CompanyOrders } from "../../services/company/CompanyOrders.js"
 import { Gifts, type GiftView } from "../../services/company/Gifts.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
-import { htmlResponse } from "../pages/html.js"
+import { noncedPage } from "../pages/html.js"
 import { ClaimGiftV2 } from "./GiftsApi.js"
 import { claimOf } from "./GiftsLive.js"
 import {
@@ -20,8 +19,7 @@ import {
   giftClaimedPage,
   giftClaimPage,
   giftGonePage,
-  giftLandingPage,
-  giftPageCsp
+  giftLandingPage
 } from "./giftPage.js"
 
 /** The order's shipment, as the recipient reads it. */
@@ -39,12 +37,6 @@ const shipmentLabels: Record<ShipmentStatus, string> = {
 const finalShipments: ReadonlyArray<ShipmentStatus> = ["delivered", "failed", "cancelled"]
 
 const regionNames = new Intl.DisplayNames(["en"], { type: "region", fallback: "code" })
-
-/** A page with a fresh CSP nonce; the URL carries the gift's token, so nothing is cached or referred. */
-const page = (render: (nonce: string) => string, status = 200) => {
-  const nonce = randomBytes(16).toString("base64")
-  return htmlResponse(render(nonce), { status, csp: giftPageCsp(nonce) })
-}
 
 const decodeClaim = Schema.decodeUnknownEither(ClaimGiftV2)
 
@@ -69,7 +61,7 @@ const fieldLabels: Record<string, string> = {
 }
 
 const gone = (reason: "unknown" | "expired" | "cancelled") =>
-  page((nonce) => giftGonePage(nonce, reason), reason === "unknown" ? 404 : 410)
+  noncedPage((nonce) => giftGonePage(nonce, reason), reason === "unknown" ? 404 : 410)
 
 export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
   Effect.gen(function* () {
@@ -114,7 +106,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
     /** The claimed gift's page, with its order's status as the company reads it. */
     const claimedPage = (view: GiftView, gift: GiftRecord) =>
       Effect.map(deliveryOf(gift), (delivery) =>
-        page((nonce) => giftClaimedPage(contextOf(view, nonce), delivery.label, delivery.final))
+        noncedPage((nonce) => giftClaimedPage(contextOf(view, nonce), delivery.label, delivery.final))
       )
 
     /** The gift behind the token, moved to `step`, or the page that says why there is none to show. */
@@ -124,7 +116,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
       show: (
         view: GiftView,
         where: Effect.Effect.Success<typeof destinations>
-      ) => Effect.Effect<ReturnType<typeof page>, never, R>
+      ) => Effect.Effect<ReturnType<typeof noncedPage>, never, R>
     ) =>
       Effect.gen(function* () {
         const found = yield* gifts.visit(token, step)
@@ -139,7 +131,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
     return handlers
       .handleRaw("landing", ({ path }) =>
         withGift(path.token, "opened", (view, { countries, countryOf }) =>
-          Effect.succeed(page((nonce) => giftLandingPage(contextOf(view, nonce), countries, countryOf("", view))))
+          Effect.succeed(noncedPage((nonce) => giftLandingPage(contextOf(view, nonce), countries, countryOf("", view))))
         )
       )
       .handleRaw("choices", ({ path, urlParams }) =>
@@ -147,7 +139,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view)
             const offered = yield* gifts.choices(view.gift, view.campaign, country)
-            return page((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country))
+            return noncedPage((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country))
           })
         )
       )
@@ -158,7 +150,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
             const offered = yield* gifts.choices(view.gift, view.campaign, country)
             const choice = offered.find((c) => c.productId === urlParams.productId)
             if (choice === undefined) {
-              return page((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
+              return noncedPage((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
             }
             const values = {
               firstName: view.recipient.firstName ?? "",
@@ -167,7 +159,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
               phone: view.recipient.mobilePhone ?? "",
               country
             }
-            return page((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, { values }))
+            return noncedPage((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, { values }))
           })
         )
       )
@@ -192,8 +184,8 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
                   offered.find((c) => c.productId === payload.productId) ??
                   offered.find((c) => c.variants.some((v) => v.id === payload.variantId))
                 return choice === undefined
-                  ? page((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
-                  : page((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, state), 422)
+                  ? noncedPage((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
+                  : noncedPage((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, state), 422)
               })
             const decoded = decodeClaim({
               variantId: payload.variantId,

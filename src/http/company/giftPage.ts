@@ -8,22 +8,6 @@ import { escapeHtml, layout } from "../pages/html.js"
  * buttons are the ones DESIGN.md §4.12 names.
  */
 
-/**
- * The inline style and the claimed page's one script carry the nonce; the script only reads this origin's
- * status; forms go back to this origin only.
- */
-export const giftPageCsp = (nonce: string) =>
-  [
-    "default-src 'none'",
-    `style-src 'nonce-${nonce}'`,
-    `script-src 'nonce-${nonce}'`,
-    "img-src 'self' https: data:",
-    "connect-src 'self'",
-    "form-action 'self'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'"
-  ].join("; ")
-
 const css = `
     .note { background: #f6f4f1; border-left: 4px solid #b3261e; padding: .8rem 1rem; white-space: pre-wrap; }
     .choice { border: 1px solid #e5e1dc; border-radius: 10px; padding: 1rem; margin: 1rem 0; }

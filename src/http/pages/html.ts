@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto"
 import { HttpServerResponse } from "@effect/platform"
 
 /**
@@ -54,6 +55,23 @@ ${body}
 `
 
 /**
+ * The Content-Security-Policy of the pages whose one inline style (and script) carry `nonce` (the payment
+ * and gift pages). Images may come from any https host (catalog images) or this origin; forms post, and
+ * the page's script connects, to this origin only.
+ */
+export const noncedPageCsp = (nonce: string) =>
+  [
+    "default-src 'none'",
+    `style-src 'nonce-${nonce}'`,
+    `script-src 'nonce-${nonce}'`,
+    "img-src 'self' https: data:",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'"
+  ].join("; ")
+
+/**
  * A page as a response: never cached, never framed, no Referer sent from it, under `csp` (the page's own
  * Content-Security-Policy).
  */
@@ -69,3 +87,12 @@ export const htmlResponse = (body: string, options: { readonly status?: number; 
       "referrer-policy": "no-referrer"
     }
   })
+
+/**
+ * A page rendered with a fresh nonce for its inline style and script, under `noncedPageCsp`. The payment
+ * and gift pages' URLs carry a token, so `htmlResponse` keeps them uncached and unreferred.
+ */
+export const noncedPage = (render: (nonce: string) => string, status = 200) => {
+  const nonce = randomBytes(16).toString("base64")
+  return htmlResponse(render(nonce), { status, csp: noncedPageCsp(nonce) })
+}

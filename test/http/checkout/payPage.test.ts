@@ -7,10 +7,10 @@ import {
   type PayProblemKind,
   paymentStatusPage,
   payPage,
-  payPageCsp,
   payProblemPage,
   payProblems
 } from "../../../src/http/checkout/payPage.js"
+import { noncedPageCsp } from "../../../src/http/pages/html.js"
 import { type CardInput, cardMessages } from "../../../src/services/simulators/Payments.js"
 
 const hostile = `<script>alert("x")</script>`
@@ -205,11 +205,11 @@ describe("payPage", () => {
     expect(tagWithId(untried, "card-name")).toContain('value="Ann"')
   })
 
-  it("puts a nonce on the inline style when given one, matching payPageCsp", () => {
+  it("puts a nonce on the inline style when given one, matching noncedPageCsp", () => {
     const withNonce = payPage(view, {}, { nonce: "abc123" })
     expect(withNonce).toContain('<style nonce="abc123">')
-    expect(payPageCsp("abc123")).toContain("style-src 'nonce-abc123'")
-    expect(payPageCsp("abc123")).toContain("script-src 'nonce-abc123'")
+    expect(noncedPageCsp("abc123")).toContain("style-src 'nonce-abc123'")
+    expect(noncedPageCsp("abc123")).toContain("script-src 'nonce-abc123'")
     expect(html).toContain("<style>")
   })
 })
