@@ -69,3 +69,14 @@ export const v3Keys = "/public-api/v3/authentication/api-keys"
 
 /** `YYYY-MM-DDThh:mm:ss.sZ` */
 export const timestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
+/** Company orders, ledger entries and supplier bookings in the database: a refused order changes none. */
+export const orderCounts = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql<{ orders: number; entries: number; bookings: number }>`SELECT
+      (SELECT count(*)::int FROM company_orders) AS orders,
+      (SELECT count(*)::int FROM billing_entries) AS entries,
+      (SELECT count(*)::int FROM orders WHERE user_id IS NULL) AS bookings`,
+    (rows) => rows[0]!
+  )
+).pipe(Effect.orDie)

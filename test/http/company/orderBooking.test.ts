@@ -3,7 +3,15 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Fulfillment } from "../../../src/services/simulators/Fulfillment.js"
 import { londonAddress, makeCheckoutTestServer } from "../../support/checkout.js"
-import { createCompany, getWith, keyHeaders, postWith, raiseLimits, v2Keys } from "../../support/company.js"
+import {
+  createCompany,
+  getWith,
+  keyHeaders,
+  orderCounts,
+  postWith,
+  raiseLimits,
+  v2Keys
+} from "../../support/company.js"
 
 /**
  * v3 orders over real HTTP (DESIGN.md §4.10): which account and billing method an order is charged to, and
@@ -25,16 +33,6 @@ const orderBody = (variantId: string, idempotencyKey: string, extra: Record<stri
   idempotencyKey,
   ...extra
 })
-
-const counts = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(
-    sql<{ orders: number; entries: number; bookings: number }>`SELECT
-      (SELECT count(*)::int FROM company_orders) AS orders,
-      (SELECT count(*)::int FROM billing_entries) AS entries,
-      (SELECT count(*)::int FROM orders WHERE user_id IS NULL) AS bookings`,
-    (rows) => rows[0]!
-  )
-).pipe(Effect.orDie)
 
 /** A test company with raised limits, and physical variants for sale that ship to GB with stock (tracked). */
 const setup = Effect.gen(function* () {
@@ -122,7 +120,7 @@ describe("orders: account, billing method and booking (/public-api/v3)", () => {
         const bare = yield* postWith(accounts, { name: "Bare" }, keyHeaders(company.apiKey))
         expect(bare.status).toBe(201)
         const bareId = bare.body.data.id as string
-        const before = yield* counts
+        const before = yield* orderCounts
 
         const byBody = yield* postWith(
           orders,
@@ -143,20 +141,20 @@ describe("orders: account, billing method and booking (/public-api/v3)", () => {
           keyHeaders(company.apiKey)
         )
         expect(unknownVariant.body).toEqual(v3Error(404, "404_BILL_001"))
-        expect(yield* counts).toEqual(before)
+        expect(yield* orderCounts).toEqual(before)
       })
     )
 
     it.effect("the supplier out of stock: 422, and no order, booking, debit or stock taken; the key stays free", () =>
       Effect.gen(function* () {
         const company = yield* setup
-        const before = yield* counts
+        const before = yield* orderCounts
         const remaining = yield* remainingByAccount(company.apiKey)
         // Stock runs out after the order's checks read the variant: the booking's own stock update refuses.
         yield* setStock(company.otherVariantId, 0)
         const refused = yield* postWith(orders, orderBody(company.otherVariantId, "empty"), keyHeaders(company.apiKey))
         expect(refused.body).toEqual(v3Error(422, "422_ORDS_006"))
-        expect(yield* counts).toEqual(before)
+        expect(yield* orderCounts).toEqual(before)
         expect(yield* stockOf(company.otherVariantId)).toBe(0)
         expect(yield* remainingByAccount(company.apiKey)).toEqual(remaining)
 
@@ -165,7 +163,7 @@ describe("orders: account, billing method and booking (/public-api/v3)", () => {
         yield* fulfillment.forceFailure(company.variantId, "out_of_stock", 1)
         const forced = yield* postWith(orders, orderBody(company.variantId, "forced"), keyHeaders(company.apiKey))
         expect(forced.body).toEqual(v3Error(422, "422_ORDS_006"))
-        expect(yield* counts).toEqual(before)
+        expect(yield* orderCounts).toEqual(before)
 
         // Restocked, the same key places the order: nothing of the refused attempt remained.
         yield* setStock(company.otherVariantId, 10)
@@ -173,7 +171,7 @@ describe("orders: account, billing method and booking (/public-api/v3)", () => {
         expect(placed.status).toBe(201)
         expect(placed.headers["idempotent-replayed"]).toBeUndefined()
         expect(yield* stockOf(company.otherVariantId)).toBe(9)
-        expect(yield* counts).toEqual({
+        expect(yield* orderCounts).toEqual({
           orders: before.orders + 1,
           entries: before.entries + 1,
           bookings: before.bookings + 1
@@ -184,13 +182,13 @@ describe("orders: account, billing method and booking (/public-api/v3)", () => {
     it.effect("a supplier briefly unavailable is retried within the request: one order, one booking", () =>
       Effect.gen(function* () {
         const company = yield* setup
-        const before = yield* counts
+        const before = yield* orderCounts
         const stock = yield* stockOf(company.variantId)
         const fulfillment = yield* Fulfillment
         yield* fulfillment.forceFailure(company.variantId, "transient", 2)
         const placed = yield* postWith(orders, orderBody(company.variantId, "retried"), keyHeaders(company.apiKey))
         expect(placed.status).toBe(201)
-        expect(yield* counts).toEqual({
+        expect(yield* orderCounts).toEqual({
           orders: before.orders + 1,
           entries: before.entries + 1,
           bookings: before.bookings + 1

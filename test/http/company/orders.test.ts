@@ -9,6 +9,7 @@ import {
   createCompany,
   getWith,
   keyHeaders,
+  orderCounts,
   postWith,
   raiseLimits,
   timestampPattern,
@@ -25,16 +26,6 @@ const billingMethods = "/public-api/v3/billing-methods"
 const recipient = { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", phone: "+44 20 7946 0958" }
 
 const v3Error = (status: number, errorCode: string) => ({ status, errorCode, message: expect.any(String) })
-
-const counts = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(
-    sql<{ orders: number; entries: number; bookings: number }>`SELECT
-      (SELECT count(*)::int FROM company_orders) AS orders,
-      (SELECT count(*)::int FROM billing_entries) AS entries,
-      (SELECT count(*)::int FROM orders WHERE user_id IS NULL) AS bookings`,
-    (rows) => rows[0]!
-  )
-).pipe(Effect.orDie)
 
 /** A test company with raised limits and a variant that ships to GB. */
 const setup = (environment: "test" | "live" = "test") =>
@@ -168,7 +159,7 @@ describe("orders (/public-api/v3)", () => {
         const first = yield* postWith(orders, orderBody(company.variantId, "replay-me"), keyHeaders(company.apiKey))
         expect(first.status).toBe(201)
         const remaining = yield* remainingOf(company.apiKey)
-        const before = yield* counts
+        const before = yield* orderCounts
         // The order moves on; the replay still answers with the first response.
         yield* postWith(
           `${orders}/${first.body.data.id}/simulate`,
@@ -181,7 +172,7 @@ describe("orders (/public-api/v3)", () => {
         expect(again.headers["idempotent-replayed"]).toBe("true")
         expect(again.body).toEqual(first.body)
         expect(yield* remainingOf(company.apiKey)).toBe(remaining)
-        expect(yield* counts).toEqual(before)
+        expect(yield* orderCounts).toEqual(before)
 
         const other = yield* postWith(
           orders,
@@ -190,14 +181,14 @@ describe("orders (/public-api/v3)", () => {
         )
         expect(other.status).toBe(422)
         expect(other.body).toEqual(v3Error(422, "422_ORDS_003"))
-        expect(yield* counts).toEqual(before)
+        expect(yield* orderCounts).toEqual(before)
       })
     )
 
     it.effect("20 concurrent requests with one new key place one order", () =>
       Effect.gen(function* () {
         const company = yield* setup()
-        const before = yield* counts
+        const before = yield* orderCounts
         const responses = yield* Effect.all(
           Array.from({ length: 20 }, () =>
             postWith(orders, orderBody(company.variantId, "burst"), keyHeaders(company.apiKey))
@@ -207,7 +198,7 @@ describe("orders (/public-api/v3)", () => {
         const ids = new Set(responses.filter((r) => r.status === 201).map((r) => r.body.data.id))
         expect(ids.size).toBe(1)
         for (const response of responses) expect([201, 409]).toContain(response.status)
-        const after = yield* counts
+        const after = yield* orderCounts
         expect(after.orders - before.orders).toBe(1)
         expect(after.entries - before.entries).toBe(1)
         expect(after.bookings - before.bookings).toBe(1)
@@ -217,7 +208,7 @@ describe("orders (/public-api/v3)", () => {
     it.effect("every bound is a 400 naming the field, and nothing is stored or debited", () =>
       Effect.gen(function* () {
         const company = yield* setup()
-        const before = yield* counts
+        const before = yield* orderCounts
         const good = orderBody(company.variantId, "k")
         const cases: ReadonlyArray<[unknown, string]> = [
           [{ ...good, idempotencyKey: "" }, "idempotencyKey"],
@@ -251,7 +242,7 @@ describe("orders (/public-api/v3)", () => {
             `${path} in ${JSON.stringify(response.body.errors)}`
           ).toBe(true)
         }
-        expect(yield* counts).toEqual(before)
+        expect(yield* orderCounts).toEqual(before)
       })
     )
 
@@ -259,7 +250,7 @@ describe("orders (/public-api/v3)", () => {
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const company = yield* setup()
-        const before = yield* counts
+        const before = yield* orderCounts
         const unknown = "0123456789abcdef01234567"
         const post = (body: unknown) => postWith(orders, body, keyHeaders(company.apiKey))
 
@@ -296,7 +287,7 @@ describe("orders (/public-api/v3)", () => {
         const broke = yield* post(orderBody(company.variantId, "f", { accountId: poor.body.data.id }))
         expect(broke.status).toBe(422)
         expect(broke.body).toEqual(v3Error(422, "422_BILL_001"))
-        expect(yield* counts).toEqual(before)
+        expect(yield* orderCounts).toEqual(before)
       })
     )
 
