@@ -5,7 +5,7 @@ import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
-import { Data, Duration, Effect, Layer, Option, type Redacted, String as Str } from "effect"
+import { Data, Duration, Effect, Layer, Option, Redacted, String as Str } from "effect"
 import { Signals } from "../services/platform/Signals.js"
 import { AppConfig } from "./Config.js"
 import { initDbStartParams, initializeDataDir, startParams } from "./EmbeddedInit.js"
@@ -19,9 +19,27 @@ const naming = {
 /** The Unix socket a running embedded server exposes in DATA_DIR, named as libpq expects (`host=DATA_DIR`). */
 export const embeddedSocketPath = (dataDir: string) => Path.join(Path.resolve(dataDir), ".s.PGSQL.5432")
 
+/**
+ * Settings every pooled connection starts with (the startup packet's `options`). JIT compilation is off:
+ * our statements are short, and a plan whose estimated cost crosses `jit_above_cost` (100,000) pays
+ * 300+ ms of compiling, as some search and catalog plans do at a million products (docs/performance.md).
+ * A DATABASE_URL that sets its own `options` keeps them instead.
+ */
+const connectionOptions = "-c jit=off"
+
+/** `url` with `connectionOptions`, unless it names its own. */
+export const withConnectionOptions = (url: string) =>
+  /[?&]options=/.test(url)
+    ? url
+    : `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(connectionOptions)}`
+
 /** A PgClient on a real Postgres server. */
 export const postgres = (url: Redacted.Redacted<string>, options: { readonly maxConnections?: number } = {}) =>
-  PgClient.layer({ url, maxConnections: options.maxConnections ?? 10, ...naming })
+  PgClient.layer({
+    url: Redacted.make(withConnectionOptions(Redacted.value(url))),
+    maxConnections: options.maxConnections ?? 10,
+    ...naming
+  })
 
 /**
  * Embedded Postgres: PGlite (WASM) served on a loopback port by `pglite-socket`, reached by the same
