@@ -43,6 +43,10 @@ export const seededCatalog = async (options: {
   const prepare = Effect.gen(function* () {
     yield* (yield* Seed).generate(options.products, progress)
     process.stderr.write("\n")
+    const sql = yield* SqlClient.SqlClient
+    // As autovacuum would after a bulk load (it may be off on a bench server): statistics, and the visibility
+    // map that lets index-only scans skip the heap.
+    yield* sql`VACUUM ANALYZE products, product_tags, variants, variant_locations`
     const companies = yield* Companies
     const company = yield* companies.create({ name: `${options.companyName} ${Date.now()}`, environment: "test" })
     const unlimited = { rate: 1_000_000, burst: 1_000_000 }
@@ -50,7 +54,6 @@ export const seededCatalog = async (options: {
       company.companyId,
       Object.fromEntries(options.unlimited.map((scope) => [scope, unlimited]))
     )
-    const sql = yield* SqlClient.SqlClient
     const tags = (yield* sql<{ id: string }>`SELECT id FROM tags ORDER BY id`).map((r) => r.id)
     const [{ count }] = (yield* sql<{ count: number }>`SELECT count(*)::int AS count FROM products`) as [
       { count: number }

@@ -3,7 +3,7 @@
  * PostgreSQL. Each walker follows `links.next` from a first page, as a catalog mirror does.
  *
  *   npm run bench:products -- [--products 100000] [--walks 140] [--pages 15] [--concurrency N]
- *                             [--database ribbon_bench_catalog] [--slowest 5]
+ *                             [--database ribbon_bench_catalog] [--slowest 5] [--cpu-prof DIR]
  *
  * 1. Creates the database (on the server named by DATABASE_URL, default the local one) unless it exists,
  *    migrates it, and seeds the demo catalog plus `--products` synthetic ones (resumable).
@@ -15,11 +15,12 @@
  *    core), each walk following `links.next` for up to `--pages` pages. Every answer must be a 200.
  *
  * Prints p50/p95/p99 per page overall, per sort and per filter, against the target p95 ≤ 30 ms, then the
- * slowest pages.
+ * slowest pages. `--cpu-prof DIR` runs the server with `node --cpu-prof` (written into DIR when it stops).
  */
 
 import * as Http from "node:http"
 import * as Os from "node:os"
+import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { rngFor } from "../src/services/catalog/seed/random.js"
 import { seededCatalog } from "./catalog.js"
@@ -32,6 +33,7 @@ const pagesPerWalk = Number(option("pages", "15"))
 const concurrency = Number(option("concurrency", String(Os.availableParallelism())))
 const databaseName = option("database", "ribbon_bench_catalog")
 const slowest = Number(option("slowest", "5"))
+const cpuProfileDir = option("cpu-prof", "")
 
 const sorts = ["", "createdAt", "-createdAt", "minPrice", "-minPrice", "title", "-title"]
 
@@ -134,7 +136,11 @@ const main = async () => {
   })
   const mix = makeMix(tags, walkCount)
   const port = await freePort()
-  const server = await startServer(port, { DATABASE_URL: databaseUrl.toString(), PUBLIC_URL: `http://${host}:${port}` })
+  const server = await startServer(
+    port,
+    { DATABASE_URL: databaseUrl.toString(), PUBLIC_URL: `http://${host}:${port}` },
+    cpuProfileDir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", Path.resolve(cpuProfileDir)]
+  )
   try {
     await run(port, apiKey, mix.slice(0, Math.ceil(mix.length / 10)))
     const { timings, seconds } = await run(port, apiKey, mix)

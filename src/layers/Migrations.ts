@@ -21,6 +21,7 @@ import catalogExports from "./migrations/0016_catalog_exports.js"
 import stockAvailability from "./migrations/0017_stock_availability.js"
 import campaignsRecipients from "./migrations/0018_campaigns_recipients.js"
 import gifts from "./migrations/0019_gifts.js"
+import productListingColumns from "./migrations/0020_product_listing_columns.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -42,7 +43,8 @@ export const migrations = {
   "0016_catalog_exports": catalogExports,
   "0017_stock_availability": stockAvailability,
   "0018_campaigns_recipients": campaignsRecipients,
-  "0019_gifts": gifts
+  "0019_gifts": gifts,
+  "0020_product_listing_columns": productListingColumns
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -6,7 +6,7 @@ import { Api } from "../Api.js"
 import { CurrentCaller } from "../company/ApiKeyAuth.js"
 import { numberedList, searchParams } from "../company/v3.js"
 import { collectionsV3Query, productsV3Query, productTagsV3Query, splitList, variantsV3Query } from "./CatalogV3Api.js"
-import { collectionV3, cursorList, productV3, seesPrices, selfLink, tagV3, variantV3 } from "./v3.js"
+import { collectionV3, productList, productV3, seesPrices, selfLink, tagV3, variantV3 } from "./v3.js"
 
 /** Collections are read in an account (spec "Authentication" 9): `Ribbon-Account-Id` is required. */
 export const requireAccount = Effect.flatMap(CurrentCaller, (caller) =>
@@ -23,9 +23,7 @@ export const CatalogV3Live = HttpApiBuilder.group(Api, "catalogV3", (handlers) =
     const catalog = yield* CatalogV3
     return handlers
       .handle("products", () =>
-        Effect.flatMap(prices, (prices) =>
-          cursorList(productsV3Query, catalog.products, (product, query) => productV3(product, { ...query, prices }))
-        )
+        Effect.flatMap(prices, (prices) => productList(productsV3Query, catalog.products, prices))
       )
       .handle("product", ({ path, urlParams }) =>
         Effect.gen(function* () {
@@ -76,11 +74,7 @@ export const CatalogV3Live = HttpApiBuilder.group(Api, "catalogV3", (handlers) =
       )
       .handle("collectionProducts", ({ path }) =>
         Effect.flatMap(prices, (prices) =>
-          cursorList(
-            productsV3Query,
-            (query) => catalog.collectionProducts(path.collectionId, query),
-            (product, query) => productV3(product, { ...query, prices })
-          )
+          productList(productsV3Query, (query) => catalog.collectionProducts(path.collectionId, query), prices)
         )
       )
       .handle("productTags", () =>

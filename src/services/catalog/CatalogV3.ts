@@ -61,8 +61,9 @@ const ProductRow = Schema.Struct({
   createdKey: Schema.String,
   minPriceUsd: Schema.Number,
   maxPriceUsd: Schema.Number,
-  /** `[variants, physical variants]`. */
-  variantCounts: Schema.Tuple(Schema.Number, Schema.Number),
+  variantCount: Schema.Number,
+  /** 0: a digital product. */
+  physicalVariantCount: Schema.Number,
   images: Schema.Array(Schema.String),
   /** Read only when asked for (`include=tags`, `fields=options`). */
   tags: Schema.NullOr(Schema.Array(TagRef)),
@@ -113,7 +114,7 @@ const tagRows = rowsOf(TagRef)
 const foundRows = rowsOf(Schema.Struct({ id: Schema.String }))
 const countRows = rowsOf(Schema.Struct({ count: Schema.Int }))
 
-/** A tag with at most this many products drives its pages (see `taggedWith`). */
+/** A tag with at most this many products drives its pages (see `productSource`). */
 const smallTag = 5000
 
 /** A price filter in minor units of the listing country's currency. */
@@ -213,14 +214,11 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       p.created_at AS "createdAt",
       to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "createdKey",
       p.min_price_usd AS "minPriceUsd", p.max_price_usd AS "maxPriceUsd",
-      (SELECT json_build_array(count(*), count(*) FILTER (WHERE NOT v.is_digital))
-       FROM variants v WHERE v.product_id = p.id) AS "variantCounts",
-      coalesce((SELECT json_agg(i.url ORDER BY i.position) FROM product_images i WHERE i.product_id = p.id),
-               '[]') AS images,
+      p.variant_count AS "variantCount", p.physical_variant_count AS "physicalVariantCount", p.image_urls AS images,
       ${
         view.include.includes("tags")
           ? sql`coalesce((SELECT json_agg(json_build_object('id', t.id, 'name', t.name) ORDER BY t.name, t.id)
-              FROM product_tags pt JOIN tags t ON t.id = pt.tag_id WHERE pt.product_id = p.id), '[]')`
+              FROM tags t WHERE t.id = ANY (p.tag_ids)), '[]')`
           : sql`NULL`
       } AS tags,
       ${
@@ -236,35 +234,44 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       id: row.id,
       title: row.title,
       catalog: row.catalog,
-      type: row.variantCounts[1] === 0 ? "digital" : "physical",
+      type: row.physicalVariantCount === 0 ? "digital" : "physical",
       category: row.category,
       brand: row.brandId === null ? null : { id: row.brandId, name: row.brandName ?? "" },
       images: row.images.map(absolute),
       ...(row.tags === null ? {} : { tags: row.tags }),
       ...(row.options === null ? {} : { options: row.options }),
-      variantsCount: row.variantCounts[0],
+      variantsCount: row.variantCount,
       priceRange: rangeOf(row.minPriceUsd, row.maxPriceUsd, country),
       createdAt: row.createdAt
     })
 
     /**
-     * SQL: product `p` has the tag. A small tag drives the page (its products by id, then sorted: a few
-     * thousand rows at most); a large one is checked per product along the sort's index, which finds a page
-     * after a few hundred rows. The planner cannot tell the two apart, since it does not know how a tag's
-     * products spread along the sort: a small tag whose titles cluster far down the index cost it 100+ ms.
+     * The rows a product page is read from. A small tag's products are taken first by `tag_ids` (`OFFSET 0`
+     * keeps the planner from walking a sort's index for them instead), then filtered and sorted: a few
+     * thousand rows at most. Otherwise the page walks the sort's index and checks the tag in each row, which
+     * finds a page of a large tag after a few hundred rows. The planner cannot tell the two apart, since it
+     * does not know how a tag's products spread along the sort: a walk for a small tag whose titles cluster
+     * far down the index cost 100+ ms.
      */
-    const taggedWith = (tagId: string, size: number) =>
-      size <= smallTag
-        ? sql`p.id = ANY (ARRAY(SELECT pt.product_id FROM product_tags pt WHERE pt.tag_id = ${tagId.toLowerCase()}))`
-        : sql`EXISTS (SELECT 1 FROM product_tags pt WHERE pt.product_id = p.id AND pt.tag_id = ${tagId.toLowerCase()})`
+    const productSource = (tagId: string | undefined) =>
+      tagId === undefined
+        ? Effect.succeed(sql`products`)
+        : Effect.map(tagSizes.get(tagId.toLowerCase()), (size) =>
+            size <= smallTag
+              ? sql`(SELECT * FROM products WHERE tag_ids @> ARRAY[${tagId.toLowerCase()}]::text[] OFFSET 0)`
+              : sql`products`
+          )
 
-    /** Products per tag, for `taggedWith`; a stale figure only costs a slower plan. */
+    /** Products per tag, counted up to `smallTag + 1` (all `productSource` asks); a stale figure only costs a slower plan. */
     const tagSizes = yield* Cache.make({
       capacity: 10_000,
       timeToLive: Duration.minutes(10),
       lookup: (tagId: string) =>
         Effect.map(
-          Effect.orDie(countRows(sql`SELECT count(*)::int AS count FROM product_tags WHERE tag_id = ${tagId}`)),
+          Effect.orDie(
+            countRows(sql`SELECT count(*)::int AS count
+              FROM (SELECT 1 FROM product_tags WHERE tag_id = ${tagId} LIMIT ${smallTag + 1}) tagged`)
+          ),
           (rows) => rows[0]?.count ?? 0
         )
     })
@@ -274,15 +281,11 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       paging: "cursor",
       filters: {
         catalog: (value) => sql`p.catalog = ${value}`,
-        type: (value) =>
-          value === "digital"
-            ? sql`NOT EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id AND NOT v.is_digital)`
-            : sql`EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id AND NOT v.is_digital)`,
+        type: (value) => (value === "digital" ? sql`p.physical_variant_count = 0` : sql`p.physical_variant_count > 0`),
         search: (value) =>
           sql`(p.search_document @@ websearch_to_tsquery('english', ${value})
             OR lower(p.title) LIKE ${`%${likeEscape(value.toLowerCase())}%`})`,
-        // Replaced per page by `taggedWith`, which picks the plan by the tag's size.
-        tagId: (value) => taggedWith(value, Number.POSITIVE_INFINITY),
+        tagId: (value) => sql`p.tag_ids @> ARRAY[${value.toLowerCase()}]::text[]`,
         brandId: (value) => sql`p.brand_id = ${value.toLowerCase()}`
       },
       sort: { createdAt: "p.created_at", minPrice: "p.min_price_usd", title: "p.title" },
@@ -330,17 +333,16 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
         const { rest, countryCode, bounds } = splitFilters(query, { min: "price][gte", max: "price][lte" })
         const country = yield* countryOf(countryCode)
         const columns = inCollection ? collectionProductsColumns : productsColumns
-        const { tagId, ...others } = rest.filters
-        const { where, orderBy, limit } = compileV3Query(sql, { ...rest, filters: others }, columns)
-        const tagged = tagId === undefined ? sql`TRUE` : taggedWith(tagId, yield* tagSizes.get(tagId.toLowerCase()))
+        const { where, orderBy, limit } = compileV3Query(sql, rest, columns)
+        const source = yield* productSource(rest.filters.tagId)
         const offer = offered(countryCode === undefined ? undefined : country, bounds, country)
         const rows = yield* productRows(productSql`
         SELECT ${productColumns(inCollection ? sql`cp.position` : sql`NULL::int`, query)}
-        FROM products p
+        FROM ${source} p
         ${inCollection ? sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${collectionId}` : sql``}
         JOIN categories c ON c.id = p.category_id
         LEFT JOIN brands b ON b.id = p.brand_id
-        WHERE p.min_price_usd IS NOT NULL AND ${offer} AND ${tagged} AND ${where}
+        WHERE p.min_price_usd IS NOT NULL AND ${offer} AND ${where}
         ORDER BY ${orderBy}
         LIMIT ${limit}`).pipe(Effect.orDie)
         const page = v3Page(rows, query, columns)

@@ -77,8 +77,10 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
         yield* sql`SELECT set_config('ribbon.catalog_load', 'on', true)`
         yield* sql`
           INSERT INTO products (id, catalog, title, description, brand_id, category_id, created_at,
-                                min_price_usd, max_price_usd, search_document)
+                                min_price_usd, max_price_usd, variant_count, physical_variant_count, image_urls,
+                                tag_ids, search_document)
           SELECT id, catalog, title, description, brand_id, category_id, created_at, min_price_usd, max_price_usd,
+                 variant_count, physical_variant_count, image_urls, tag_ids,
                  setweight(to_tsvector('english', title), 'A')
                  || setweight(to_tsvector('english', coalesce(brand_name, '')), 'B')
                  || setweight(to_tsvector('english', category_name || ' ' || tag_names), 'C')
@@ -86,6 +88,7 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
           FROM jsonb_to_recordset(${json(built.map((b) => b.product))}::jsonb) AS x(
             id text, catalog text, title text, description text, brand_id text, category_id text,
             created_at timestamptz, min_price_usd integer, max_price_usd integer,
+            variant_count integer, physical_variant_count integer, image_urls jsonb, tag_ids text[],
             brand_name text, category_name text, tag_names text)`
         yield* sql`
           INSERT INTO variants (id, product_id, position, sku, title, selected_options, image_url, price_usd,

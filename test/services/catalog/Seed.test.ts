@@ -136,4 +136,32 @@ layer(TestLayer, { timeout: 120_000 })("Seed", (it) => {
       expect(row?.title).toBe(generatedProduct(299).product.title)
     })
   )
+
+  it.effect("writes each product's listing columns as its variants, images and tags are (migration 0020)", () =>
+    Effect.gen(function* () {
+      const seed = yield* Seed
+      const sql = yield* SqlClient.SqlClient
+      yield* seed.ensureDemoCatalog()
+      yield* seed.generate(120, () => Effect.void, 50)
+      const counted = yield* sql<{ products: number; digital: number; imaged: number; tagged: number }>`
+        SELECT count(*)::int AS products,
+               count(*) FILTER (WHERE physical_variant_count = 0)::int AS digital,
+               count(*) FILTER (WHERE jsonb_array_length(image_urls) > 0)::int AS imaged,
+               count(*) FILTER (WHERE cardinality(tag_ids) > 0)::int AS tagged
+        FROM products`
+      expect(counted[0]?.products).toBeGreaterThan(120)
+      expect(counted[0]?.digital).toBeGreaterThan(0)
+      expect(counted[0]?.imaged).toBe(counted[0]?.products)
+      expect(counted[0]?.tagged).toBe(counted[0]?.products)
+      const mismatched = yield* sql<{ id: string }>`
+        SELECT p.id FROM products p
+        WHERE p.variant_count <> (SELECT count(*) FROM variants v WHERE v.product_id = p.id)
+           OR p.physical_variant_count <> (SELECT count(*) FROM variants v WHERE v.product_id = p.id AND NOT v.is_digital)
+           OR p.image_urls <> (SELECT coalesce(jsonb_agg(i.url ORDER BY i.position), '[]') FROM product_images i
+                               WHERE i.product_id = p.id)
+           OR NOT (p.tag_ids @> (SELECT coalesce(array_agg(t.tag_id), '{}') FROM product_tags t WHERE t.product_id = p.id)
+                   AND p.tag_ids <@ (SELECT coalesce(array_agg(t.tag_id), '{}') FROM product_tags t WHERE t.product_id = p.id))`
+      expect(mismatched).toEqual([])
+    })
+  )
 })

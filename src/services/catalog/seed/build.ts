@@ -38,6 +38,11 @@ export interface ProductRow {
   readonly created_at: string
   readonly min_price_usd: number
   readonly max_price_usd: number
+  /** What lists show of its variants and images (migration 0020). */
+  readonly variant_count: number
+  readonly physical_variant_count: number
+  readonly image_urls: ReadonlyArray<string>
+  readonly tag_ids: ReadonlyArray<Id>
   /** For `search_document` only (not columns). */
   readonly brand_name: string | null
   readonly category_name: string
@@ -310,6 +315,11 @@ export const buildProduct = (spec: ProductSpec): BuiltProduct => {
   for (const slug of tagSlugs) if (tagNames[slug] === undefined) throw new Error(`seed: unknown tag ${slug}`)
   const prices = variants.map((v) => v.price_usd)
   const imageCount = rng.int(1, 3)
+  const images = Array.from({ length: imageCount }, (_, i) => ({
+    product_id: id,
+    position: i,
+    url: productImageUrl(id, String(i + 1))
+  }))
   return {
     product: {
       id,
@@ -321,17 +331,17 @@ export const buildProduct = (spec: ProductSpec): BuiltProduct => {
       created_at: spec.createdAt.toISOString(),
       min_price_usd: Math.min(...prices),
       max_price_usd: Math.max(...prices),
+      variant_count: variants.length,
+      physical_variant_count: variants.filter((v) => !v.is_digital).length,
+      image_urls: images.map((image) => image.url),
+      tag_ids: tagSlugs.map(tagId),
       brand_name: brandName,
       category_name: spec.category.name,
       tag_names: tagSlugs.map((slug) => tagNames[slug]).join(" ")
     },
     variants,
     locations,
-    images: Array.from({ length: imageCount }, (_, i) => ({
-      product_id: id,
-      position: i,
-      url: productImageUrl(id, String(i + 1))
-    })),
+    images,
     options: options.map((o, position) => ({
       product_id: id,
       position,
