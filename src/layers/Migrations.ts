@@ -22,6 +22,7 @@ import stockAvailability from "./migrations/0017_stock_availability.js"
 import campaignsRecipients from "./migrations/0018_campaigns_recipients.js"
 import gifts from "./migrations/0019_gifts.js"
 import productListingColumns from "./migrations/0020_product_listing_columns.js"
+import productListingIndexes from "./migrations/0021_product_listing_indexes.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -44,7 +45,8 @@ export const migrations = {
   "0017_stock_availability": stockAvailability,
   "0018_campaigns_recipients": campaignsRecipients,
   "0019_gifts": gifts,
-  "0020_product_listing_columns": productListingColumns
+  "0020_product_listing_columns": productListingColumns,
+  "0021_product_listing_indexes": productListingIndexes
 }
 
 /** The id of the newest migration: the number its name starts with. */

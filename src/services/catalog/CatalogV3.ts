@@ -336,15 +336,24 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
         const { where, orderBy, limit } = compileV3Query(sql, rest, columns)
         const source = yield* productSource(rest.filters.tagId)
         const offer = offered(countryCode === undefined ? undefined : country, bounds, country)
+        // The page's ids first, then its rows: the ids' walk along a sort's index can then read the index
+        // alone (the `title` and price indexes carry the filtered columns, migration 0021) and fetch only the
+        // page's rows, where a walk of the rows fetched every row it passed over.
         const rows = yield* productRows(productSql`
-        SELECT ${productColumns(inCollection ? sql`cp.position` : sql`NULL::int`, query)}
-        FROM ${source} p
-        ${inCollection ? sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${collectionId}` : sql``}
+        WITH page AS (
+          SELECT p.id, ${inCollection ? sql`cp.position` : sql`NULL::int`} AS position,
+                 row_number() OVER (ORDER BY ${orderBy}) AS n
+          FROM ${source} p
+          ${inCollection ? sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${collectionId}` : sql``}
+          WHERE p.min_price_usd IS NOT NULL AND ${offer} AND ${where}
+          ORDER BY ${orderBy}
+          LIMIT ${limit})
+        SELECT ${productColumns(sql`page.position`, query)}
+        FROM page
+        JOIN products p ON p.id = page.id
         JOIN categories c ON c.id = p.category_id
         LEFT JOIN brands b ON b.id = p.brand_id
-        WHERE p.min_price_usd IS NOT NULL AND ${offer} AND ${where}
-        ORDER BY ${orderBy}
-        LIMIT ${limit}`).pipe(Effect.orDie)
+        ORDER BY page.n`).pipe(Effect.orDie)
         const page = v3Page(rows, query, columns)
         return { ...page, rows: page.rows.map((row) => toProduct(row, country)) } satisfies V3Page<CatalogProduct>
       })

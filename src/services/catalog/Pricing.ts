@@ -41,12 +41,20 @@ export const minorDigits = (currency: string): number => {
 /** `n / d` rounded half-up, for n >= 0 and d > 0. */
 const divHalfUp = (n: bigint, d: bigint): bigint => (2n * n + d) / (2n * d)
 
+/** Parsed decimals by their text: the FX rates, one per supported country, parsed once each. */
+const decimalsCache = new Map<string, { readonly numerator: bigint; readonly scale: number }>()
+
 /** A non-negative decimal string (`"151.50"`) as an exact fraction `numerator / 10^scale`. */
 const parseDecimal = (text: string): { readonly numerator: bigint; readonly scale: number } => {
-  const match = /^(\d+)(?:\.(\d+))?$/.exec(text.trim())
-  if (match === null) throw new RangeError(`not a non-negative decimal: ${text}`)
-  const fraction = match[2] ?? ""
-  return { numerator: BigInt(match[1] + fraction), scale: fraction.length }
+  let parsed = decimalsCache.get(text)
+  if (parsed === undefined) {
+    const match = /^(\d+)(?:\.(\d+))?$/.exec(text.trim())
+    if (match === null) throw new RangeError(`not a non-negative decimal: ${text}`)
+    const fraction = match[2] ?? ""
+    parsed = { numerator: BigInt(match[1] + fraction), scale: fraction.length }
+    decimalsCache.set(text, parsed)
+  }
+  return parsed
 }
 
 /** USD cents to the minor units of a currency with `digits` digits at `fxRate` per USD, half-up. */
