@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schema } from "effect"
+import { ProductListV3 } from "../../../src/http/catalog/CatalogV3Api.js"
 import { Catalog, PublicUrl } from "../../../src/services/catalog/Catalog.js"
 import { convertUsd, minorDigits, Pricing } from "../../../src/services/catalog/Pricing.js"
 import { Companies } from "../../../src/services/company/Companies.js"
@@ -271,6 +272,13 @@ describe("catalog (/public-api/v3)", () => {
         }
         expect(full.body.data.some((p: any) => p.brand === null)).toBe(true)
         expect(full.body.data.some((p: any) => p.options.length > 0)).toBe(true)
+        // Product pages are sent without the schema's encode: they must still decode as the document says.
+        for (const page of [
+          full.body,
+          (yield* getWith(`${products}?filter[type]=digital&include=tags`, headers)).body
+        ]) {
+          expect(Schema.decodeUnknownEither(ProductListV3)(page)._tag, JSON.stringify(page).slice(0, 200)).toBe("Right")
+        }
       })
     )
 

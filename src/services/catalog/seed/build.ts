@@ -38,7 +38,7 @@ export interface ProductRow {
   readonly created_at: string
   readonly min_price_usd: number
   readonly max_price_usd: number
-  /** What lists show of its variants and images (migration 0020). */
+  /** What the v3 lists read of its variants, images and tags (migration 0020). */
   readonly variant_count: number
   readonly physical_variant_count: number
   readonly image_urls: ReadonlyArray<string>
