@@ -1,9 +1,8 @@
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
-import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { freePort, host, option, root } from "./support.js"
+import { freePort, healthy, option, root } from "./support.js"
 
 /**
  * `npm run bench:memory`: the memory of `npm start` on its embedded default (PGlite in DATA_DIR, no
@@ -82,15 +81,6 @@ const tree = (pid: number): Array<number> => {
 const treeRss = (pid: number) => tree(pid).reduce((sum, each) => sum + (status(each)?.rss ?? 0), 0)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-const healthy = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const request = Http.get({ host, port, path: "/health" }, (response) => {
-      response.resume()
-      response.on("end", () => resolve(response.statusCode === 200))
-    })
-    request.on("error", () => resolve(false))
-  })
 
 const load = () =>
   Os.loadavg()

@@ -46,7 +46,8 @@ export const freePort = () =>
     })
   })
 
-const healthy = (port: number) =>
+/** Whether the server on `port` answers `/health` with a 200. */
+export const healthy = (port: number) =>
   new Promise<boolean>((resolve) => {
     const request = Http.get({ host, port, path: "/health" }, (response) => {
       response.resume()
