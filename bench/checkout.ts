@@ -4,7 +4,7 @@
  *
  *   npm run bench:checkout -- [--checkouts 200] [--concurrency 200] [--database ribbon_bench_checkout]
  *                             [--country GB] [--variants 20] [--watch sse|sql] [--cpu-prof DIR]
- *                             [--instances 1] [--timeout 300]
+ *                             [--instances 1] [--steady 0] [--timeout 300]
  *
  * 1. Creates the database (on the server named by DATABASE_URL, default the local one) unless it exists; if
  *    it does, empties the tables of the order flow (quotes, checkouts, orders, events, notifications, jobs,
@@ -49,6 +49,10 @@
  * (those are woken through Postgres LISTEN/NOTIFY). It prints the same rows, the server CPU summed over
  * the N processes, and one instance against N side by side (checkouts/s and CPU per checkout).
  *
+ * `--steady N` (N > 0) then pays N more batches of `--checkouts` fresh checkouts on the first instance, each
+ * measured as above, and sets the first batch beside the last: the first meets a server whose JIT is still
+ * compiling the checkout path, the last one that has been up a while.
+ *
  * A checkout without a final status `--timeout` seconds after the last payment POST answered is lost.
  * The bench exits 1 on a lost or unconfirmed checkout, a duplicate order or a checkout without exactly 2
  * orders, in any of its measurements.
@@ -88,6 +92,8 @@ const instanceCount = Number(option("instances", "1"))
 if (!Number.isInteger(instanceCount) || instanceCount < 1) throw new Error("--instances: a whole number ≥ 1")
 /** Seconds after the last payment POST answered within which every checkout must reach a final status. */
 const timeoutSeconds = Number(option("timeout", "300"))
+const steadyBatches = Number(option("steady", "0"))
+if (!Number.isInteger(steadyBatches) || steadyBatches < 0) throw new Error("--steady: a whole number ≥ 0")
 /** Requests in flight while setting up (quotes, checkouts). */
 const setupConcurrency = 16
 const itemsPerCheckout = 2
@@ -723,26 +729,26 @@ const measure = async (
   }
 }
 
-/** One instance beside several, from the same run. */
-const compare = (one: Measured, many: Measured) => {
+/** Two measurements of the same run side by side, under `title`, each row headed by its label. */
+const compare = (title: string, rows: ReadonlyArray<readonly [string, Measured]>) => {
   const p = (values: ReadonlyArray<number>, n: number) => at(values, n).toFixed(0)
-  const line = (m: Measured) =>
-    `| ${String(m.instances).padStart(9)} | ${m.checkoutsPerSecond.toFixed(1).padStart(11)} | ` +
+  const line = ([label, m]: readonly [string, Measured]) =>
+    `| ${label.padStart(9)} | ${m.checkoutsPerSecond.toFixed(1).padStart(11)} | ` +
     `${`${p(m.endToEnd, 50)} ms`.padStart(17)} | ${`${p(m.placement, 50)} / ${p(m.placement, 95)} ms`.padStart(17)} | ` +
     `${`${(m.serverCpu * 100).toFixed(0)} %`.padStart(10)} | ${`${m.cpuPerCheckout.toFixed(1)} ms`.padStart(16)} | ` +
     `${m.loadBefore} → ${m.loadAfter} |`
-  console.log(`\none instance against ${many.instances}, measured in the same run on fresh checkouts each:`)
+  console.log(`\n${title}:`)
   console.log(
-    "\n| instances | checkouts/s | sent → confirmed  | paid → confirmed  | server CPU | CPU per checkout | load average before → after |"
+    "\n|           | checkouts/s | sent → confirmed  | paid → confirmed  | server CPU | CPU per checkout | load average before → after |"
   )
   console.log(
     "|-----------|-------------|-------------------|-------------------|------------|------------------|-----------------------------|"
   )
-  console.log(line(one))
-  console.log(line(many))
+  for (const row of rows) console.log(line(row))
+  const [[, first], [label, last]] = [rows[0]!, rows[rows.length - 1]!]
   console.log(
-    `\n${many.instances} instances: ${(many.checkoutsPerSecond / one.checkoutsPerSecond).toFixed(2)}× the ` +
-      `checkouts/s of one, ${(many.cpuPerCheckout / one.cpuPerCheckout).toFixed(2)}× its server CPU per checkout ` +
+    `\n${label.trim()}: ${(last.checkoutsPerSecond / first.checkoutsPerSecond).toFixed(2)}× the checkouts/s of ` +
+      `the first row, ${(last.cpuPerCheckout / first.cpuPerCheckout).toFixed(2)}× its server CPU per checkout ` +
       `(on ${Os.availableParallelism()} cores shared with Postgres and the bench)`
   )
 }
@@ -772,7 +778,22 @@ const main = async () => {
     )
     const variants = await pickVariants(db)
     if (instanceCount > 1) console.log("\n## 1 instance")
-    results.push(await measure(db, instances, await makeCheckouts(instances, variants, "bench")))
+    const first = await measure(db, instances, await makeCheckouts(instances, variants, "bench"))
+    results.push(first)
+
+    // The one-instance figures the several instances are set against: the last batch's.
+    let last = first
+    if (steadyBatches > 0) {
+      for (let batch = 2; batch <= steadyBatches + 1; batch++) {
+        console.log(`\n## batch ${batch} on the same instance (the steady server)`)
+        last = await measure(db, instances, await makeCheckouts(instances, variants, `bench-batch${batch}`))
+        results.push(last)
+      }
+      compare("the first batch against the last, on one instance, measured in the same run on fresh checkouts each", [
+        ["batch 1", first],
+        [`batch ${steadyBatches + 1}`, last]
+      ])
+    }
 
     if (instanceCount > 1) {
       console.log(`\n## ${instanceCount} instances on the same database`)
@@ -786,8 +807,12 @@ const main = async () => {
             `(the same bundle and PUBLIC_URL)`
         )
       }
-      results.push(await measure(db, instances, await makeCheckouts(instances, variants, `bench-${instanceCount}i`)))
-      compare(results[0]!, results[1]!)
+      const many = await measure(db, instances, await makeCheckouts(instances, variants, `bench-${instanceCount}i`))
+      results.push(many)
+      compare(`one instance against ${instanceCount}, measured in the same run on fresh checkouts each`, [
+        ["1", last],
+        [String(instanceCount), many]
+      ])
     }
     if (resends > 0) console.log(`\nrequests sent again after their kept-alive socket was closed: ${resends}`)
     if (!results.every((result) => result.ok)) process.exitCode = 1
