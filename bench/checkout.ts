@@ -733,16 +733,16 @@ const measure = async (
 const compare = (title: string, rows: ReadonlyArray<readonly [string, Measured]>) => {
   const p = (values: ReadonlyArray<number>, n: number) => at(values, n).toFixed(0)
   const line = ([label, m]: readonly [string, Measured]) =>
-    `| ${label.padStart(9)} | ${m.checkoutsPerSecond.toFixed(1).padStart(11)} | ` +
+    `| ${label.padStart(11)} | ${m.checkoutsPerSecond.toFixed(1).padStart(11)} | ` +
     `${`${p(m.endToEnd, 50)} ms`.padStart(17)} | ${`${p(m.placement, 50)} / ${p(m.placement, 95)} ms`.padStart(17)} | ` +
     `${`${(m.serverCpu * 100).toFixed(0)} %`.padStart(10)} | ${`${m.cpuPerCheckout.toFixed(1)} ms`.padStart(16)} | ` +
     `${m.loadBefore} → ${m.loadAfter} |`
   console.log(`\n${title}:`)
   console.log(
-    "\n|           | checkouts/s | sent → confirmed  | paid → confirmed  | server CPU | CPU per checkout | load average before → after |"
+    "\n|             | checkouts/s | sent → confirmed  | paid → confirmed  | server CPU | CPU per checkout | load average before → after |"
   )
   console.log(
-    "|-----------|-------------|-------------------|-------------------|------------|------------------|-----------------------------|"
+    "|-------------|-------------|-------------------|-------------------|------------|------------------|-----------------------------|"
   )
   for (const row of rows) console.log(line(row))
   const [[, first], [label, last]] = [rows[0]!, rows[rows.length - 1]!]
@@ -810,8 +810,8 @@ const main = async () => {
       const many = await measure(db, instances, await makeCheckouts(instances, variants, `bench-${instanceCount}i`))
       results.push(many)
       compare(`one instance against ${instanceCount}, measured in the same run on fresh checkouts each`, [
-        ["1", last],
-        [String(instanceCount), many]
+        ["1 instance", last],
+        [`${instanceCount} instances`, many]
       ])
     }
     if (resends > 0) console.log(`\nrequests sent again after their kept-alive socket was closed: ${resends}`)
