@@ -80,6 +80,7 @@ export interface Attempt {
 /** The backoff on the layers' RateLimiter, with the limits of `AuthFailureLimits`. */
 export const makeAuthFailures = Effect.gen(function* () {
   const limiter = yield* RateLimiter.RateLimiter
+  const store = yield* RateLimiter.RateLimiterStore
   const limits = yield* AuthFailureLimits
 
   /** The store (Redis) is down: the attempt goes through, as with every other limit. */
@@ -90,7 +91,7 @@ export const makeAuthFailures = Effect.gen(function* () {
 
   /**
    * A key's wait is the lifetime of a fixed window, `auth-wait:key`. A wait of n ms adds n ms to it (with no
-   * limit, the window only counts); `waitLeft` reads it as the `retryAfter` of a refused take of limit 1.
+   * limit, the window only counts); `waitLeft` reads it as the lifetime a refused take of 1 reports.
    * Where there is no wait, that take succeeds and leaves a window of 1 ms (the store has no read without a
    * write), which is why 1 ms is taken off what it reports.
    */
@@ -103,19 +104,16 @@ export const makeAuthFailures = Effect.gen(function* () {
       window: Duration.millis(millis)
     })
 
-  /** Whole seconds `key` must still wait (0: none). */
+  /**
+   * Whole seconds `key` must still wait (0: none). The take of 1 goes to the store itself: a refused take
+   * through `limiter.consume` builds a `RateLimitExceeded` (a validated schema error with a stack), and every
+   * request of a busy source within the same millisecond is refused one (~150 µs each).
+   */
   const waitLeft = (key: string) =>
-    limiter
-      .consume({ algorithm: "fixed-window", onExceeded: "fail", key: `auth-wait:${key}`, limit: 1, window: "1 millis" })
-      .pipe(
-        Effect.as(0),
-        Effect.catchAll((error) =>
-          error.reason === "Exceeded"
-            ? Effect.succeed(Math.ceil(Math.max(0, Duration.toMillis(error.retryAfter) - 1) / 1000))
-            : Effect.fail(error)
-        ),
-        storeDown(0)
-      )
+    store.fixedWindow({ key: `auth-wait:${key}`, tokens: 1, refillRate: oneMillisecond, limit: 1 }).pipe(
+      Effect.map(([count, ttl]) => (count > 1 ? Math.ceil(Math.max(0, ttl - 1) / 1000) : 0)),
+      storeDown(0)
+    )
 
   /** Counts a failure of `key`; beyond the free ones it starts a wait, twice the previous one, up to the cap. */
   const countFailure = (key: string, rule: Backoff) =>
@@ -152,7 +150,9 @@ export const makeAuthFailures = Effect.gen(function* () {
   const guard = <A, E, R>(attempt: Attempt, authenticate: Effect.Effect<A, E, R>, isFailure: (error: E) => boolean) =>
     Effect.gen(function* () {
       const keys = keysOf(attempt)
-      const waits = yield* Effect.forEach(keys, ([key]) => waitLeft(key), { concurrency: "unbounded" })
+      // As many fibers as keys: one key (every attempt but a sign-in) runs in this fiber, without the fork
+      // and join an unbounded `forEach` pays even for one element (~80 µs a request).
+      const waits = yield* Effect.forEach(keys, ([key]) => waitLeft(key), { concurrency: keys.length })
       const wait = Math.max(0, ...waits)
       if (wait > 0) {
         return yield* new RateLimited({
@@ -174,5 +174,7 @@ export const makeAuthFailures = Effect.gen(function* () {
 
   return { guard } as const
 })
+
+const oneMillisecond = Duration.millis(1)
 
 export type AuthFailures = Effect.Effect.Success<typeof makeAuthFailures>

@@ -107,7 +107,7 @@ describe.skipIf(Option.isNone(redisUrl))("backoff after failed authentications, 
       const instance = Effect.flatMap(
         Layer.build(
           RateLimiter.layer.pipe(
-            Layer.provide(redisRateLimiterStore({ url: Option.getOrElse(redisUrl, () => ""), prefix }))
+            Layer.provideMerge(redisRateLimiterStore({ url: Option.getOrElse(redisUrl, () => ""), prefix }))
           )
         ),
         (context) => Effect.provide(failures, context)
