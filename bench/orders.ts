@@ -787,7 +787,7 @@ const main = async () => {
       return (used.user + used.system) / 1000
     }
     /** `--orders` each way in `--rounds` rounds that alternate, so that a change in the machine's load falls on each. */
-    const rounds4 = async (prefix: string) => {
+    const alternatingRounds = async (prefix: string) => {
       const windows = { http: emptyWindow(), whole: emptyWindow(), floor: emptyWindow(), earlier: emptyWindow() }
       for (let round = 0; round < rounds; round++) {
         const part = [
@@ -811,7 +811,7 @@ const main = async () => {
     }
 
     const measuredFrom = Date.now()
-    const cold = await rounds4("bench")
+    const cold = await alternatingRounds("bench")
     report(
       cold,
       `${orderCount} orders over ${variants.length} variants to ${country}, ${concurrency} in flight, in ${rounds} ` +
@@ -825,7 +825,7 @@ const main = async () => {
     // the floors meet them as they met them before.
     await pool(steadyCount, concurrency, (index) => httpPlace(`steady-${run}-${index}`, index))
     await db.query("VACUUM ANALYZE company_orders, orders, variant_locations, billing_methods, billing_entries")
-    const steady = await rounds4("bench-steady")
+    const steady = await alternatingRounds("bench-steady")
     const { ratio, p95 } = report(
       steady,
       `\nthe same after ${steadyCount} more orders over HTTP, unmeasured (the steady server: the goal's figures); ` +
