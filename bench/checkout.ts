@@ -730,7 +730,11 @@ const measure = async (
 }
 
 /** Two measurements of the same run side by side, under `title`, each row headed by its label. */
-const compare = (title: string, rows: ReadonlyArray<readonly [string, Measured]>) => {
+const compare = (
+  title: string,
+  before: readonly [label: string, Measured],
+  after: readonly [label: string, Measured]
+) => {
   const p = (values: ReadonlyArray<number>, n: number) => at(values, n).toFixed(0)
   const line = ([label, m]: readonly [string, Measured]) =>
     `| ${label.padStart(11)} | ${m.checkoutsPerSecond.toFixed(1).padStart(11)} | ` +
@@ -744,8 +748,9 @@ const compare = (title: string, rows: ReadonlyArray<readonly [string, Measured]>
   console.log(
     "|-------------|-------------|-------------------|-------------------|------------|------------------|-----------------------------|"
   )
-  for (const row of rows) console.log(line(row))
-  const [[, first], [label, last]] = [rows[0]!, rows[rows.length - 1]!]
+  console.log(line(before))
+  console.log(line(after))
+  const [[, first], [label, last]] = [before, after]
   console.log(
     `\n${label.trim()}: ${(last.checkoutsPerSecond / first.checkoutsPerSecond).toFixed(2)}× the checkouts/s of ` +
       `the first row, ${(last.cpuPerCheckout / first.cpuPerCheckout).toFixed(2)}× its server CPU per checkout ` +
@@ -789,10 +794,11 @@ const main = async () => {
         last = await measure(db, instances, await makeCheckouts(instances, variants, `bench-batch${batch}`))
         results.push(last)
       }
-      compare("the first batch against the last, on one instance, measured in the same run on fresh checkouts each", [
+      compare(
+        "the first batch against the last, on one instance, measured in the same run on fresh checkouts each",
         ["batch 1", first],
         [`batch ${steadyBatches + 1}`, last]
-      ])
+      )
     }
 
     if (instanceCount > 1) {
@@ -809,10 +815,11 @@ const main = async () => {
       }
       const many = await measure(db, instances, await makeCheckouts(instances, variants, `bench-${instanceCount}i`))
       results.push(many)
-      compare(`one instance against ${instanceCount}, measured in the same run on fresh checkouts each`, [
+      compare(
+        `one instance against ${instanceCount}, measured in the same run on fresh checkouts each`,
         ["1 instance", last],
         [`${instanceCount} instances`, many]
-      ])
+      )
     }
     if (resends > 0) console.log(`\nrequests sent again after their kept-alive socket was closed: ${resends}`)
     if (!results.every((result) => result.ok)) process.exitCode = 1
