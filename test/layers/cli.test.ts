@@ -16,38 +16,44 @@ const ready = (url: string) =>
 
 // Concurrent: the children are mostly single-threaded, so the short tests run beside the long one.
 describe.concurrent("ribbon CLI", () => {
-  it.live("--help lists the commands, --version prints the package version", () =>
-    withNode(
-      Effect.gen(function* () {
-        const [help, version] = yield* Effect.all([run(["--help"], {}), run(["--version"], {})], {
-          concurrency: 2
+  it.live(
+    "--help lists the commands, --version prints the package version",
+    () =>
+      withNode(
+        Effect.gen(function* () {
+          const [help, version] = yield* Effect.all([run(["--help"], {}), run(["--version"], {})], {
+            concurrency: 2
+          })
+          expect(help.code).toBe(0)
+          expect(help.stdout).toMatch(/serve\s+Run the HTTP server/)
+          expect(help.stdout).toMatch(/migrate\s+Apply pending database migrations/)
+          expect(version.code).toBe(0)
+          expect(version.stdout.trim()).toBe("0.1.0")
         })
-        expect(help.code).toBe(0)
-        expect(help.stdout).toMatch(/serve\s+Run the HTTP server/)
-        expect(help.stdout).toMatch(/migrate\s+Apply pending database migrations/)
-        expect(version.code).toBe(0)
-        expect(version.stdout.trim()).toBe("0.1.0")
-      })
-    )
+      ),
+    120_000
   )
 
-  it.scopedLive("invalid configuration fails with one line naming the variable", () =>
-    withNode(
-      Effect.gen(function* () {
-        const dataDir = yield* tempDataDir
-        const results = yield* Effect.all(
-          [run(["migrate"], { DATA_DIR: dataDir, PORT: "notaport" }), run(["serve"], { PORT: "notaport" })],
-          { concurrency: 2 }
-        )
-        for (const result of results) {
-          expect(result.code).toBe(1)
-          expect(result.stdout).toBe("")
-          expect(result.stderr.trim().split("\n")).toEqual([
-            'Invalid configuration: PORT: Expected a network port value but received "notaport"'
-          ])
-        }
-      })
-    )
+  it.scopedLive(
+    "invalid configuration fails with one line naming the variable",
+    () =>
+      withNode(
+        Effect.gen(function* () {
+          const dataDir = yield* tempDataDir
+          const results = yield* Effect.all(
+            [run(["migrate"], { DATA_DIR: dataDir, PORT: "notaport" }), run(["serve"], { PORT: "notaport" })],
+            { concurrency: 2 }
+          )
+          for (const result of results) {
+            expect(result.code).toBe(1)
+            expect(result.stdout).toBe("")
+            expect(result.stderr.trim().split("\n")).toEqual([
+              'Invalid configuration: PORT: Expected a network port value but received "notaport"'
+            ])
+          }
+        })
+      ),
+    120_000
   )
 
   it.scopedLive(
@@ -74,7 +80,7 @@ describe.concurrent("ribbon CLI", () => {
           expect(negative.stderr + negative.stdout).toContain("--products must be a whole number of at least 0")
         })
       ),
-    120_000
+    420_000
   )
 
   it.scopedLive(
@@ -141,6 +147,6 @@ describe.concurrent("ribbon CLI", () => {
           )
         })
       ),
-    120_000
+    300_000
   )
 })

@@ -1,55 +1,42 @@
-import { execFile } from "node:child_process"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { run, tempDataDir, withNode } from "../support/cli.js"
 
 /** `ribbon company …` and `ribbon keys …`, run as child processes on a temporary embedded DATA_DIR. */
 
-const root = fileURLToPath(new URL("../..", import.meta.url))
-
-const ribbon = (args: ReadonlyArray<string>, dataDir: string) =>
-  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", "src/layers/cli.ts", ...args],
-      { cwd: root, env: { DATA_DIR: dataDir, NO_COLOR: "1" }, timeout: 90_000 },
-      (error, stdout, stderr) =>
-        resume(Effect.succeed({ code: error === null ? 0 : Number(error.code ?? 1), stdout, stderr }))
-    )
-  })
-
 describe("ribbon company and keys", () => {
-  it.live(
+  it.scopedLive(
     "creates a company with its first key, manages keys and rate limits",
     () =>
-      Effect.gen(function* () {
-        const dataDir = yield* Effect.acquireRelease(
-          Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "ribbon-company-"))),
-          (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
-        )
-        const created = yield* ribbon(["company", "create", "--name", "Acme Gifts", "--env", "live", "--json"], dataDir)
-        expect(created.code, created.stderr).toBe(0)
-        const company = JSON.parse(created.stdout)
-        expect(company).toEqual({
-          companyId: expect.stringMatching(/^[A-Za-z0-9]{8,}$/),
-          accountId: expect.stringMatching(/^[0-9a-f]{24}$/),
-          environment: "live",
-          apiKey: expect.stringMatching(/^[0-9a-f]{24}$/),
-          apiKeyId: expect.stringMatching(/^[0-9a-f]{24}$/)
-        })
+      withNode(
+        Effect.gen(function* () {
+          const env = { DATA_DIR: yield* tempDataDir }
+          const ribbon = (args: ReadonlyArray<string>) => run(args, env)
+          const created = yield* ribbon(["company", "create", "--name", "Acme Gifts", "--env", "live", "--json"])
+          expect(created.code, created.stderr).toBe(0)
+          const company = JSON.parse(created.stdout)
+          expect(company).toEqual({
+            companyId: expect.stringMatching(/^[A-Za-z0-9]{8,}$/),
+            accountId: expect.stringMatching(/^[0-9a-f]{24}$/),
+            environment: "live",
+            apiKey: expect.stringMatching(/^[0-9a-f]{24}$/),
+            apiKeyId: expect.stringMatching(/^[0-9a-f]{24}$/)
+          })
 
-        const bad = yield* ribbon(
-          ["keys", "create", "--company", company.companyId, "--name", "x", "--permissions", "products:read,bogus"],
-          dataDir
-        )
-        expect(bad.code).toBe(1)
-        expect(bad.stdout + bad.stderr).toContain("--permissions")
+          const bad = yield* ribbon([
+            "keys",
+            "create",
+            "--company",
+            company.companyId,
+            "--name",
+            "x",
+            "--permissions",
+            "products:read,bogus"
+          ])
+          expect(bad.code).toBe(1)
+          expect(bad.stdout + bad.stderr).toContain("--permissions")
 
-        const key = yield* ribbon(
-          [
+          const key = yield* ribbon([
             "keys",
             "create",
             "--company",
@@ -61,28 +48,22 @@ describe("ribbon company and keys", () => {
             "--permissions",
             "products:read",
             "--json"
-          ],
-          dataDir
-        )
-        expect(key.code, key.stderr).toBe(0)
-        const second = JSON.parse(key.stdout)
-        expect(second.apiKey).toMatch(/^[0-9a-f]{24}$/)
+          ])
+          expect(key.code, key.stderr).toBe(0)
+          const second = JSON.parse(key.stdout)
+          expect(second.apiKey).toMatch(/^[0-9a-f]{24}$/)
 
-        const listed = yield* ribbon(
-          ["keys", "list", "--company", company.companyId, "--env", "live", "--json"],
-          dataDir
-        )
-        expect(listed.code, listed.stderr).toBe(0)
-        const keys = JSON.parse(listed.stdout)
-        expect(keys.map((k: any) => k.name).sort()).toEqual(["Default key", "zapier"])
-        expect(listed.stdout).not.toContain(company.apiKey)
-        expect(listed.stdout).not.toContain(second.apiKey)
+          const listed = yield* ribbon(["keys", "list", "--company", company.companyId, "--env", "live", "--json"])
+          expect(listed.code, listed.stderr).toBe(0)
+          const keys = JSON.parse(listed.stdout)
+          expect(keys.map((k: any) => k.name).sort()).toEqual(["Default key", "zapier"])
+          expect(listed.stdout).not.toContain(company.apiKey)
+          expect(listed.stdout).not.toContain(second.apiKey)
 
-        const revoked = yield* ribbon(["keys", "revoke", "--company", company.companyId, "--id", second.id], dataDir)
-        expect(revoked.code, revoked.stderr).toBe(0)
+          const revoked = yield* ribbon(["keys", "revoke", "--company", company.companyId, "--id", second.id])
+          expect(revoked.code, revoked.stderr).toBe(0)
 
-        const limits = yield* ribbon(
-          [
+          const limits = yield* ribbon([
             "company",
             "limits",
             "--company",
@@ -94,14 +75,13 @@ describe("ribbon company and keys", () => {
             "--burst",
             "1000",
             "--json"
-          ],
-          dataDir
-        )
-        expect(limits.code, limits.stderr).toBe(0)
-        const shown = JSON.parse(limits.stdout)
-        expect(shown.overrides).toEqual({ global: { rate: 100, burst: 1000 } })
-        expect(shown.effective["authentication:write"]).toEqual({ rate: 5, burst: 10 })
-      }).pipe(Effect.scoped),
-    240_000
+          ])
+          expect(limits.code, limits.stderr).toBe(0)
+          const shown = JSON.parse(limits.stdout)
+          expect(shown.overrides).toEqual({ global: { rate: 100, burst: 1000 } })
+          expect(shown.effective["authentication:write"]).toEqual({ rate: 5, burst: 10 })
+        })
+      ),
+    420_000
   )
 })

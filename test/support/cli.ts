@@ -81,12 +81,15 @@ export const start = (command: Command.Command) =>
     return { process: proc, output, exitCode }
   })
 
-/** Runs a one-shot command to completion. */
+/**
+ * Runs a one-shot command to completion. The timeout only guards against a hang: on CI's two cores,
+ * beside other test files, a start alone (tsx, initdb, migrations) has taken over 20 s.
+ */
 export const run = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   Effect.scoped(
     Effect.gen(function* () {
       const child = yield* start(ribbon(args, env))
-      const code = yield* child.exitCode("60 seconds")
+      const code = yield* child.exitCode("3 minutes")
       return { code, stdout: yield* Ref.get(child.output.stdout), stderr: yield* Ref.get(child.output.stderr) }
     })
   )
@@ -105,7 +108,7 @@ export const serve = (dataDir: string, env: Record<string, string> = {}) =>
     )
     const exited = Effect.flatMap(child.process.exitCode, (code) => Effect.fail(new Error(`exited with ${code}`)))
     yield* Effect.raceFirst(listening, exited).pipe(
-      Effect.timeout("60 seconds"),
+      Effect.timeout("3 minutes"),
       Effect.catchAll((error) =>
         Effect.flatMap(text(child.output), (all) =>
           Effect.die(new Error(`ribbon serve did not start (${error}):\n${all}`))
