@@ -4,13 +4,13 @@ import { expect, it } from "@effect/vitest"
 import { PGlite } from "@electric-sql/pglite"
 import { Effect } from "effect"
 import { initDbStartParams, initializeDataDir, startParams, writeTemplate } from "../../src/layers/EmbeddedInit.js"
-import { tempDataDir } from "../support/cli.js"
+import { onPostgresRun, tempDataDir } from "../support/cli.js"
 
 /**
  * The template of a new embedded data directory (src/layers/EmbeddedInit.ts): the build makes it once, a
  * first start copies it, and a template made with other settings or another PGlite is made again.
  */
-it.live(
+it.live.skipIf(onPostgresRun)(
   "a template is made once, made again when its stamp differs, and copied into a new data directory",
   () =>
     Effect.gen(function* () {

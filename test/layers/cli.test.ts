@@ -4,7 +4,7 @@ import { FetchHttpClient, HttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { latestMigrationId } from "../../src/layers/Migrations.js"
-import { run, serve, socketClient, tempDataDir, text, withNode } from "../support/cli.js"
+import { onPostgresRun, run, serve, socketClient, tempDataDir, text, withNode } from "../support/cli.js"
 
 /** The real `ribbon` CLI, run as child processes (test/support/cli.ts). */
 
@@ -15,7 +15,7 @@ const ready = (url: string) =>
   )
 
 // Concurrent: the children are mostly single-threaded, so the short tests run beside the long one.
-describe.concurrent("ribbon CLI", () => {
+describe.skipIf(onPostgresRun)("ribbon CLI", { concurrent: true }, () => {
   it.live(
     "--help lists the commands, --version prints the package version",
     () =>

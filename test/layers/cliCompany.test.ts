@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { run, tempDataDir, withNode } from "../support/cli.js"
+import { onPostgresRun, run, tempDataDir, withNode } from "../support/cli.js"
 
 /** `ribbon company …` and `ribbon keys …`, run as child processes on a temporary embedded DATA_DIR. */
 
-describe("ribbon company and keys", () => {
+describe.skipIf(onPostgresRun)("ribbon company and keys", () => {
   it.scopedLive(
     "creates a company with its first key, manages keys and rate limits",
     () =>

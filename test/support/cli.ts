@@ -15,6 +15,12 @@ import { Context, Duration, Effect, Fiber, Layer, Ref, Schedule, Stream } from "
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
+/**
+ * Whether this is the run against a Postgres server (DATABASE_URL set). The CLI's children never see it: they
+ * run on an embedded DATA_DIR either way, so that run skips them rather than repeat the embedded run's.
+ */
+export const onPostgresRun = process.env.DATABASE_URL !== undefined
+
 export const ribbon = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   Command.make(process.execPath, "--import", "tsx", "src/layers/cli.ts", ...args).pipe(
     Command.workingDirectory(root),
