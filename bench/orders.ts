@@ -20,6 +20,8 @@
  *    - the whole floor (the goal's): every statement the service runs for an order, its reads before the
  *      transaction and the transaction, straight from this process over its own pg pool (`--concurrency`
  *      connections and in flight), writing what the server wrote;
+ *    - the whole floor as it was while the service looked the idempotency key up before anything else (one
+ *      read more), kept so that its figures can be set beside the earlier runs';
  *    - the floor: the order's transaction alone, as the service runs it now (the goal's floor until the
  *      whole one), alike;
  *    - the earlier floor: the transaction as it was before the debit became one statement, kept so that
@@ -71,6 +73,7 @@ const goals = { ratio: 0.5, p95: 150 }
 /** The floors' connections, told apart from the server's (and each other's) in `pg_stat_activity`. */
 const floorNames: Record<Floor, string> = {
   whole: "bench:orders direct whole",
+  lookup: "bench:orders direct whole lookup",
   now: "bench:orders direct",
   earlier: "bench:orders direct earlier"
 }
@@ -177,7 +180,8 @@ const createCompanies = () =>
       http: yield* make("bench:orders http"),
       direct: yield* make("bench:orders direct"),
       earlier: yield* make("bench:orders direct earlier"),
-      whole: yield* make("bench:orders direct whole")
+      whole: yield* make("bench:orders direct whole"),
+      lookup: yield* make("bench:orders direct whole lookup")
     }
   }).pipe(
     Effect.provide(
@@ -265,15 +269,16 @@ const newId = () => Effect.runSync(makeId)
 
 /**
  * Which floor: `whole`, every statement `CompanyOrders.place` runs for an order (its reads, then its
- * transaction: the goal's floor, "the same work's SQL"); `now`, its transaction alone (the floor until this
- * one); or `earlier`, the transaction it ran before the debit was one statement.
+ * transaction: the goal's floor, "the same work's SQL"); `lookup`, the same with the order looked up by its
+ * idempotency key first, as `withIdempotency` did before it ran `make` first; `now`, the transaction alone
+ * (the floor before the whole one); or `earlier`, the transaction it ran before the debit was one statement.
  */
-type Floor = "whole" | "now" | "earlier"
+type Floor = "whole" | "lookup" | "now" | "earlier"
 
 /** The statements of one order, on `client` inside its transaction, as the floor `shape` runs them. */
 const floorStatements = async (
   client: pg.PoolClient,
-  shape: Floor,
+  shape: "now" | "earlier",
   company: BenchCompany,
   methodId: string,
   template: Template,
@@ -407,16 +412,25 @@ const floorStatements = async (
 }
 
 /**
- * The reads `CompanyOrders.place` makes before its transaction, as it makes them: the order by idempotency
- * key (`withIdempotency`'s lookup), the account with its default billing method (`Accounts.withDefaultMethod`),
- * and the variant with its product, titles, countries and pricing facts (`variantFor`). The landed price and
- * the address are worked out in memory.
+ * The reads `CompanyOrders.place` makes before its transaction, as it makes them: the account with its
+ * default billing method (`Accounts.withDefaultMethod`) and the variant with its product, titles, countries
+ * and pricing facts (`variantFor`); for the `lookup` floor, first the order by idempotency key (the lookup
+ * `withIdempotency` made before it ran `make` first). The landed price and the address are worked out in
+ * memory.
  */
-const floorReads = async (client: pg.PoolClient, company: BenchCompany, template: Template, key: string) => {
-  await client.query(
-    "SELECT * FROM company_orders WHERE company_id = $1 AND environment = 'test' AND idempotency_key = $2",
-    [company.companyId, key]
-  )
+const floorReads = async (
+  client: pg.PoolClient,
+  shape: "whole" | "lookup",
+  company: BenchCompany,
+  template: Template,
+  key: string
+) => {
+  if (shape === "lookup") {
+    await client.query(
+      "SELECT * FROM company_orders WHERE company_id = $1 AND environment = 'test' AND idempotency_key = $2",
+      [company.companyId, key]
+    )
+  }
   await client.query(
     `SELECT a.id, a.company_id, a.environment, a.name, a.is_default, a.created_at,
        (SELECT row_to_json(m) FROM billing_methods m WHERE m.account_id = a.id AND m.is_default) AS default_method
@@ -459,9 +473,10 @@ const directOrder = async (
 ) => {
   const client = await db.connect()
   try {
-    if (shape === "whole") await floorReads(client, company, template, key)
+    const whole = shape === "whole" || shape === "lookup"
+    if (whole) await floorReads(client, shape, company, template, key)
     await client.query("BEGIN")
-    await floorStatements(client, shape === "whole" ? "now" : shape, company, methodId, template, key)
+    await floorStatements(client, whole ? "now" : shape, company, methodId, template, key)
     await client.query("COMMIT")
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined)
@@ -681,14 +696,12 @@ const row = (label: string, window: Window) =>
   `| ${label.padEnd(30)} | ${(window.latencies.length / window.seconds).toFixed(1).padStart(8)} | ${ms(percentile(window.latencies, 50))} | ${ms(percentile(window.latencies, 95))} | ${ms(percentile(window.latencies, 99))} | ${ms(Math.max(...window.latencies))} |`
 const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
 
-/** The four sides' rows, the server's CPU, what the connections did, and the ratios; the goal's two figures. */
-const report = (
-  windows: { readonly http: Window; readonly whole: Window; readonly floor: Window; readonly earlier: Window },
-  title: string
-) => {
-  const { http, whole, floor, earlier } = windows
+/** The five sides' rows, the server's CPU, what the connections did, and the ratios; the goal's two figures. */
+const report = (windows: Record<"http" | Exclude<Floor, "now"> | "floor", Window>, title: string) => {
+  const { http, whole, lookup, floor, earlier } = windows
   const httpRate = orderCount / http.seconds
   const wholeRate = orderCount / whole.seconds
+  const lookupRate = orderCount / lookup.seconds
   const floorRate = orderCount / floor.seconds
   const earlierRate = orderCount / earlier.seconds
   const ratio = httpRate / wholeRate
@@ -698,6 +711,7 @@ const report = (
   console.log("|--------------------------------|----------|---------|---------|---------|---------|")
   console.log(row("HTTP POST /public-api/v3/orders", http))
   console.log(row("direct SQL, every statement (goal)", whole))
+  console.log(row("… with the lookup by key (before)", lookup))
   console.log(row("direct SQL (the transaction alone)", floor))
   console.log(row("direct SQL (the earlier floor)", earlier))
   console.log(
@@ -708,11 +722,13 @@ const report = (
   )
   console.log(`the server's connections meanwhile: ${states(http)}`)
   console.log(`the whole floor's connections meanwhile: ${states(whole)}`)
+  console.log(`the whole floor's with the lookup by key: ${states(lookup)}`)
   console.log(`the floor's connections meanwhile: ${states(floor)}`)
   console.log(`the earlier floor's connections meanwhile: ${states(earlier)}`)
   console.log(
     `\nratio HTTP ÷ direct, every statement: ${ratio.toFixed(2)} (${httpRate.toFixed(1)} ÷ ${wholeRate.toFixed(1)} ` +
-      `orders/s; goal ≥ ${goals.ratio}): ${verdict(ratio >= goals.ratio)}; against the transaction alone ` +
+      `orders/s; goal ≥ ${goals.ratio}): ${verdict(ratio >= goals.ratio)}; against the whole floor with the ` +
+      `lookup by key ${(httpRate / lookupRate).toFixed(2)} (÷ ${lookupRate.toFixed(1)}), against the transaction alone ` +
       `${(httpRate / floorRate).toFixed(2)} (÷ ${floorRate.toFixed(1)}), against the earlier floor ` +
       `${(httpRate / earlierRate).toFixed(2)} (÷ ${earlierRate.toFixed(1)} orders/s)`
   )
@@ -742,6 +758,7 @@ const main = async () => {
   const direct = floorPool("now")
   const directEarlier = floorPool("earlier")
   const directWhole = floorPool("whole")
+  const directLookup = floorPool("lookup")
   try {
     const startedAt = performance.now()
     server = await startRibbon(`http://${host}:${port}`, sink?.url)
@@ -756,7 +773,8 @@ const main = async () => {
       companies.http.accountId,
       companies.direct.accountId,
       companies.earlier.accountId,
-      companies.whole.accountId
+      companies.whole.accountId,
+      companies.lookup.accountId
     ]
     // A spending limit no run reaches (the test funds cover 100,000.00 USD; the columns are read as int).
     await db.query("UPDATE billing_methods SET spending_limit = 1000000000 WHERE account_id = ANY ($1)", [accountIds])
@@ -778,7 +796,9 @@ const main = async () => {
     const directPlace = floorPlace(direct, "now", companies.direct)
     const earlierPlace = floorPlace(directEarlier, "earlier", companies.earlier)
     const wholePlace = floorPlace(directWhole, "whole", companies.whole)
+    const lookupPlace = floorPlace(directLookup, "lookup", companies.lookup)
     await pool(warmupCount, concurrency, (index) => wholePlace(`warmup-${run}-${index}`, index))
+    await pool(warmupCount, concurrency, (index) => lookupPlace(`warmup-${run}-${index}`, index))
     await pool(warmupCount, concurrency, (index) => directPlace(`warmup-${run}-${index}`, index))
     await pool(warmupCount, concurrency, (index) => earlierPlace(`warmup-${run}-${index}`, index))
 
@@ -788,7 +808,13 @@ const main = async () => {
     }
     /** `--orders` each way in `--rounds` rounds that alternate, so that a change in the machine's load falls on each. */
     const alternatingRounds = async (prefix: string) => {
-      const windows = { http: emptyWindow(), whole: emptyWindow(), floor: emptyWindow(), earlier: emptyWindow() }
+      const windows = {
+        http: emptyWindow(),
+        whole: emptyWindow(),
+        lookup: emptyWindow(),
+        floor: emptyWindow(),
+        earlier: emptyWindow()
+      }
       for (let round = 0; round < rounds; round++) {
         const part = [
           Math.floor((orderCount * round) / rounds),
@@ -804,6 +830,7 @@ const main = async () => {
           null
         )
         await measure(db, windows.whole, part, (i) => wholePlace(key(i), i), benchCpu, floorNames.whole)
+        await measure(db, windows.lookup, part, (i) => lookupPlace(key(i), i), benchCpu, floorNames.lookup)
         await measure(db, windows.floor, part, (i) => directPlace(key(i), i), benchCpu, floorNames.now)
         await measure(db, windows.earlier, part, (i) => earlierPlace(key(i), i), benchCpu, floorNames.earlier)
       }
@@ -840,7 +867,8 @@ const main = async () => {
       companies.http.companyId,
       companies.direct.companyId,
       companies.earlier.companyId,
-      companies.whole.companyId
+      companies.whole.companyId,
+      companies.lookup.companyId
     ]
     const placedEach = warmupCount + 2 * orderCount
     const checks = await check(db, companyIds, (id) => placedEach + (id === companies.http.companyId ? steadyCount : 0))
@@ -879,6 +907,7 @@ const main = async () => {
     await direct.end().catch(() => undefined)
     await directEarlier.end().catch(() => undefined)
     await directWhole.end().catch(() => undefined)
+    await directLookup.end().catch(() => undefined)
     await db.end().catch(() => undefined)
     server?.kill("SIGTERM")
     sink?.close()

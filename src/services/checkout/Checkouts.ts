@@ -225,13 +225,12 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     /**
      * The buyer's quotes in the request's order, unused and unexpired, for one country. A quote that already
-     * backs a checkout may back this very request's, made meanwhile by a concurrent one with its key.
+     * backs a checkout may back this very request's (a replay): `withIdempotency` looks the key up on the 409.
      */
     const loadQuotes = Effect.fn("Checkouts.loadQuotes")(function* (
       buyer: User,
       request: CheckoutRequest,
-      now: number,
-      madeByKey: Effect.Effect<boolean>
+      now: number
     ) {
       const quoteIds = request.items.map((item) => item.quoteId)
       const quotes = yield* quotesRepo.findManyForUser(quoteIds, buyer.id)
@@ -244,7 +243,6 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       }
       for (const quote of ordered) {
         if (quote.checkoutId !== null) {
-          if (yield* madeByKey) return yield* new KeyTaken()
           return yield* new QuoteAlreadyUsed({
             message: `Quote ${quote.id} already backs another checkout; create a new quote.`,
             quoteId: quote.id
@@ -407,7 +405,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
         (claimKey) =>
           Effect.gen(function* () {
             const now = yield* Clock.currentTimeMillis
-            const quotes = yield* loadQuotes(buyer, request, now, Effect.map(byKey, Option.isSome))
+            const quotes = yield* loadQuotes(buyer, request, now)
             const shippingRequired = quotes.some((quote) => quote.shippingRequired)
             const address = yield* shippingAddressFor(request, shippingRequired)
             const reference = yield* pricing.reference()

@@ -8,11 +8,18 @@ import { IdempotencyInFlight, IdempotencyKeyReused } from "../../domain/platform
  * v3 orders and v2 gifts next. The scope is (owner, key); the request is fingerprinted by the caller
  * (SHA-256 over the canonical body).
  *
+ * `make` runs first, with no lookup: a new key is the common case. When it fails (a check refused it, the
+ * key's lock was held, or a concurrent request won the unique index), what the key made before wins over
+ * the failure:
+ *
  * - the key already made something with the same fingerprint: that is replayed (`replayed: true`);
  * - with another fingerprint: 422 `IdempotencyKeyReused`;
- * - a request with the key is still running: 409 `IdempotencyInFlight` (`Retry-After: 1`). `make` takes the
- *   key's lock inside its own transaction (`claimKey`), held until that transaction ends;
- * - a concurrent request made it first (`make` fails with `KeyTaken`, e.g. on the unique index): replayed.
+ * - nothing yet and a request with the key is still running: 409 `IdempotencyInFlight` (`Retry-After: 1`).
+ *   `make` takes the key's lock inside its own transaction (`claimKey`), held until that transaction ends;
+ * - nothing yet: the failure stands (`KeyTaken` with nothing found is a defect).
+ *
+ * A replay therefore runs `make`'s checks and a transaction that rolls back before it is answered: it writes
+ * nothing, and a request with a new key saves the lookup.
  */
 
 /**
@@ -43,6 +50,8 @@ export interface IdempotentRequest<A, R> {
 /** `make` lost the race for the key to a concurrent request: replay what that one made. */
 export class KeyTaken extends Data.TaggedError("KeyTaken") {}
 
+const isKeyTaken = (failure: unknown): failure is KeyTaken => failure instanceof KeyTaken
+
 export const withIdempotency = <A, E, R, R2>(
   request: IdempotentRequest<A, R>,
   make: (claimKey: Effect.Effect<void, IdempotencyInFlight>) => Effect.Effect<A, E | KeyTaken, R2>
@@ -61,21 +70,6 @@ export const withIdempotency = <A, E, R, R2>(
               message: `This idempotencyKey was used with a different request; use a new key for a new ${request.noun}.`
             })
           )
-    const made = (claimKey: Effect.Effect<void, IdempotencyInFlight>) =>
-      make(claimKey).pipe(
-        Effect.map((result) => ({ result, replayed: false })),
-        Effect.catchIf(
-          (e): e is KeyTaken => e instanceof KeyTaken,
-          () =>
-            Effect.flatMap(request.find, (found) =>
-              Option.isSome(found) ? replay(found.value) : Effect.dieMessage("idempotency key vanished")
-            )
-        )
-      )
-    if (request.key === null) return yield* made(Effect.void)
-    const earlier = yield* request.find
-    if (Option.isSome(earlier)) return yield* replay(earlier.value)
-
     const tryLock = SqlSchema.single({
       Request: Schema.String,
       Result: Schema.Struct({ locked: Schema.Boolean }),
@@ -95,5 +89,15 @@ export const withIdempotency = <A, E, R, R2>(
             )
       )
     )
-    return yield* made(claimKey)
+    return yield* make(request.key === null ? Effect.void : claimKey).pipe(
+      Effect.map((result) => ({ result, replayed: false })),
+      Effect.catchAll((failure) =>
+        Effect.gen(function* () {
+          const earlier = request.key === null ? Option.none<Made<A>>() : yield* request.find
+          if (Option.isSome(earlier)) return yield* replay(earlier.value)
+          if (isKeyTaken(failure)) return yield* Effect.dieMessage("idempotency key vanished")
+          return yield* Effect.fail(failure)
+        })
+      )
+    )
   }).pipe(Effect.withSpan("Idempotency.withIdempotency", { attributes: { scope: request.noun } }))

@@ -320,6 +320,29 @@ describe("orders (/public-api/v3)", () => {
         for (const refused of results.filter((r) => r.status === 422))
           expect(refused.body.errorCode).toBe("422_BILL_001")
         expect(yield* remainingOf(company.apiKey, accountId)).toBe(Math.floor(charged / 2))
+
+        // The winner's key replayed: the funds left would refuse a new order, but its first response stands.
+        // A refused key stored nothing: sent again, it is refused again.
+        const [won, refused] = [0, 1, 2]
+          .map((index) => ({ key: `race-${index + 1}`, response: results[index]! }))
+          .sort((a, b) => a.response.status - b.response.status)
+        const replayed = yield* postWith(
+          orders,
+          orderBody(company.variantId, won!.key, { accountId }),
+          keyHeaders(company.apiKey)
+        )
+        expect(replayed.status).toBe(201)
+        expect(replayed.headers["idempotent-replayed"]).toBe("true")
+        expect(replayed.body).toEqual(won!.response.body)
+        const again = yield* postWith(
+          orders,
+          orderBody(company.variantId, refused!.key, { accountId }),
+          keyHeaders(company.apiKey)
+        )
+        expect(again.status).toBe(422)
+        expect(again.headers["idempotent-replayed"]).toBeUndefined()
+        expect(again.body.errorCode).toBe("422_BILL_001")
+        expect(yield* remainingOf(company.apiKey, accountId)).toBe(Math.floor(charged / 2))
       })
     )
 
