@@ -10,11 +10,11 @@
  *    jobs), keeping the catalog and the migrations.
  * 2. Starts the server (NODE_ENV=production, LOG_LEVEL=Warn, a supplier that answers at once and never
  *    fails); it migrates and seeds the demo catalog on its first start.
- * 3. Four `test` companies through the Companies service the CLI uses, one for HTTP and one for each
+ * 3. Five `test` companies through the Companies service the CLI uses, one for HTTP and one for each
  *    floor, with rate limits raised so the limiter runs but never refuses and a spending limit the run
  *    cannot exhaust; `--variants` physical variants that ship to GB, their tracked stock topped up with SQL.
  * 4. `--warmup` orders each way, then `--orders` orders each way in `--rounds` rounds that alternate
- *    between the four, so that a change in the machine's load falls on each alike:
+ *    between the five, so that a change in the machine's load falls on each alike:
  *    - HTTP: `POST /public-api/v3/orders`, each with its own idempotency key, round-robin over the
  *      variants, to the London address, `--concurrency` in flight;
  *    - the whole floor (the goal's): every statement the service runs for an order, its reads before the
