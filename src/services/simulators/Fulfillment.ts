@@ -6,6 +6,7 @@ import { OrderAlreadyCancelled, OrderInTransit, OrderNotFound } from "../../doma
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Catalog, decodeCursor, encodeCursor } from "../catalog/Catalog.js"
+import { KeyTaken } from "../platform/Idempotency.js"
 import { isUniqueViolation } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 
@@ -409,45 +410,47 @@ export class Fulfillment extends Effect.Service<Fulfillment>()("Fulfillment", {
       )
 
     /**
-     * Places one order of a checkout item, or returns the order already placed with its idempotency key:
-     * one read by key, then one booking statement (no transaction of its own). Two calls racing with one
-     * key give one order: the loser's statement fails on the key and undoes itself, and it returns the
-     * winner's order. Fails with `FulfillmentUnavailable` (transient) or `FulfillmentRejected` (permanent).
+     * Places one order of a checkout item, or returns the order already placed with its idempotency key.
+     * The booking statement runs first (no transaction of its own): a new key, the common case, costs no
+     * lookup. When the call fails or is refused (a forced or simulated failure, no stock, or the key taken on
+     * the unique index, which undoes the statement's stock decrement), an order the key already has wins: a
+     * retried placement gets its order back whatever the supplier would answer now, and two calls racing with
+     * one key give one order. Fails with `FulfillmentUnavailable` (transient) or `FulfillmentRejected`.
      */
     const place = Effect.fn("Fulfillment.place")(function* (input: PlaceInput) {
       yield* admit(input)
-      const byKey = findOne(sql`SELECT * FROM orders WHERE idempotency_key = ${input.idempotencyKey}`)
-      const existing = yield* byKey
-      if (Option.isSome(existing)) return existing.value
-      yield* failIfForced(input)
-      const id = yield* makeId
-      const statement = booking(id, yield* nowDate, input, input)
-      const booked = yield* atomically(
-        SqlSchema.findOne({ Request: Schema.Void, Result: OrderRow, execute: () => statement })(undefined)
-      ).pipe(
-        Effect.catchIf(
-          (error) => error._tag === "SqlError" && isUniqueViolation(error),
-          () => Effect.succeed("taken" as const)
-        ),
-        Effect.orDie
-      )
-      if (booked === "taken") {
-        const winner = yield* byKey
-        if (Option.isNone(winner)) {
-          return yield* Effect.dieMessage(`order ${input.idempotencyKey} conflicted but cannot be read`)
-        }
-        return winner.value
-      }
-      if (Option.isNone(booked)) return yield* refusal(input)
-      yield* Effect.logInfo("order placed").pipe(
-        Effect.annotateLogs({
-          orderId: id,
-          userId: input.userId,
-          checkoutId: input.checkoutId,
-          itemIndex: input.itemIndex
+      const book = Effect.gen(function* () {
+        yield* failIfForced(input)
+        const id = yield* makeId
+        const statement = booking(id, yield* nowDate, input, input)
+        const booked = yield* atomically(
+          SqlSchema.findOne({ Request: Schema.Void, Result: OrderRow, execute: () => statement })(undefined)
+        ).pipe(
+          Effect.catchAll((error) =>
+            error._tag === "SqlError" && isUniqueViolation(error) ? Effect.fail(new KeyTaken()) : Effect.die(error)
+          )
+        )
+        if (Option.isNone(booked)) return yield* refusal(input)
+        yield* Effect.logInfo("order placed").pipe(
+          Effect.annotateLogs({
+            orderId: id,
+            userId: input.userId,
+            checkoutId: input.checkoutId,
+            itemIndex: input.itemIndex
+          })
+        )
+        return booked.value
+      })
+      return yield* Effect.catchAll(book, (failure) =>
+        Effect.gen(function* () {
+          const existing = yield* findOne(sql`SELECT * FROM orders WHERE idempotency_key = ${input.idempotencyKey}`)
+          if (Option.isSome(existing)) return existing.value
+          if (failure instanceof KeyTaken) {
+            return yield* Effect.dieMessage(`order ${input.idempotencyKey} conflicted but cannot be read`)
+          }
+          return yield* Effect.fail(failure)
         })
       )
-      return booked.value
     })
 
     /**
