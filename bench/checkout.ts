@@ -4,7 +4,7 @@
  *
  *   npm run bench:checkout -- [--checkouts 200] [--concurrency 200] [--database ribbon_bench_checkout]
  *                             [--country GB] [--variants 20] [--watch sse|sql] [--cpu-prof DIR]
- *                             [--instances 1] [--steady 0] [--timeout 300]
+ *                             [--instances 1] [--steady 0] [--timeout 300] [--source-maps]
  *
  * 1. Creates the database (on the server named by DATABASE_URL, default the local one) unless it exists; if
  *    it does, empties the tables of the order flow (quotes, checkouts, orders, events, notifications, jobs,
@@ -12,7 +12,8 @@
  *    the migrations are kept.
  * 2. Starts the server (the esbuild bundle) on it: NODE_ENV=production, LOG_LEVEL=Warn, FULFILLMENT_LATENCY=0,
  *    FULFILLMENT_PROGRESS_EVERY=1 hour (so the orders' later steps stay out of the measured window). The
- *    server migrates and seeds the demo catalog on its first start.
+ *    server migrates and seeds the demo catalog on its first start. Like `npm start`, it runs without
+ *    source maps; `--source-maps` adds `--enable-source-maps`, as every run before that change did.
  * 3. A new user with an access token (`catalog:read orders:read orders:write`), issued through the OAuth
  *    and Users services; `--variants` physical variants that ship to `--country`, each confirmed available
  *    over HTTP, their tracked stock topped up with SQL so it never runs out.
@@ -84,6 +85,7 @@ const databaseName = option("database", "ribbon_bench_checkout")
 const country = option("country", "GB")
 const variantCount = Number(option("variants", "20"))
 const cpuProfileDir = option("cpu-prof", "")
+const sourceMaps = process.argv.includes("--source-maps")
 /** `sse`: each checkout's event stream over HTTP; `sql`: the bench polls the table itself (no load on the server). */
 const watchMode = option("watch", "sse")
 if (watchMode !== "sse" && watchMode !== "sql") throw new Error("--watch: sse or sql")
@@ -231,7 +233,7 @@ const startRibbon = (publicUrl: string, on: number, build: boolean) =>
     },
     [
       ...(cpuProfileDir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", Path.resolve(cpuProfileDir)]),
-      "--enable-source-maps"
+      ...(sourceMaps ? ["--enable-source-maps"] : [])
     ],
     { build }
   )
@@ -769,7 +771,8 @@ const main = async () => {
     const startedAt = performance.now()
     instances.push({ port, process: await startRibbon(publicUrl, port, true) })
     console.log(
-      `database ${databaseName} (${state}); server up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`
+      `database ${databaseName} (${state}); server up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s` +
+        (sourceMaps ? " (with --enable-source-maps)" : "")
     )
     await db.connect()
     token = await Effect.runPromise(
