@@ -86,6 +86,14 @@ export class CheckoutPresenter extends Context.Tag("ribbon/checkout/CheckoutPres
 >() {}
 
 /** What the supplier said of one pending item, for `settleItems`. */
+/** An event to record (`recordAll`): the checkout as the change leaves it, its items unless read, and the order for `order.*`. */
+interface Recording {
+  readonly row: CheckoutRecord
+  readonly type: EventType
+  readonly items?: ReadonlyArray<CheckoutItemRecord>
+  readonly order?: OrderSchema
+}
+
 export type ItemOutcome =
   | { readonly _tag: "Placed"; readonly index: number; readonly orderId: string; readonly order: OrderSchema }
   | { readonly _tag: "Failed"; readonly index: number; readonly message: string }
@@ -154,26 +162,31 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     })
 
     /**
-     * Appends an event carrying `row` (the checkout as this transaction leaves it) with its items (read
-     * unless given), and the order for `order.*`, and queues its callback. Call inside the transaction of
-     * the change, holding the checkout's row lock (`commit`, `forPayment` or the creating insert): one
-     * checkout's events then commit in the order of their ids, so a stream reading "after id n" never
-     * misses one that took a lower id but committed later.
+     * Appends events in order, in one statement, each carrying its `row` (the checkout as this transaction
+     * leaves it at that event) with its items (read unless given), and the order for `order.*`, and queues
+     * their callbacks. Call inside the transaction of the change, holding the checkout's row lock (`commit`,
+     * `forPayment` or the creating insert): one checkout's events then commit in the order of their ids, so
+     * a stream reading "after id n" never misses one that took a lower id but committed later.
      */
-    const record = Effect.fn("Checkouts.record")(function* (
-      row: CheckoutRecord,
-      type: EventType,
-      options: { readonly items?: ReadonlyArray<CheckoutItemRecord>; readonly order?: OrderSchema } = {}
-    ) {
-      const items = options.items ?? (yield* itemRows(row.id))
-      const checkout = presenter.checkout(row, items)
-      const encoded = yield* Schema.encode(Checkout)(checkout).pipe(Effect.orDie)
-      const data =
-        options.order === undefined
-          ? { checkout: encoded }
-          : { checkout: encoded, order: Schema.encodeSync(OrderSchema)(options.order) }
-      const event = yield* events.append({ type, checkoutId: row.id, userId: row.userId, data })
-      if (row.callbackUrl !== null) {
+    const recordAll = Effect.fn("Checkouts.recordAll")(function* (recordings: ReadonlyArray<Recording>) {
+      const built = yield* Effect.forEach(recordings, ({ row, type, items: given, order }) =>
+        Effect.gen(function* () {
+          const items = given ?? (yield* itemRows(row.id))
+          const checkout = presenter.checkout(row, items)
+          const encoded = yield* Schema.encode(Checkout)(checkout).pipe(Effect.orDie)
+          const data =
+            order === undefined
+              ? { checkout: encoded }
+              : { checkout: encoded, order: Schema.encodeSync(OrderSchema)(order) }
+          return { row, items, checkout, type, data }
+        })
+      )
+      const appended = yield* events.append(
+        built.map(({ row, type, data }) => ({ type, checkoutId: row.id, userId: row.userId, data }))
+      )
+      for (const [n, { row, type, data }] of built.entries()) {
+        if (row.callbackUrl === null) continue
+        const event = appended[n]!
         yield* webhooks.enqueue({
           url: row.callbackUrl,
           eventId: `evt_${event.id}`,
@@ -181,8 +194,12 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           payload: { id: event.id, type, createdAt: event.createdAt.toISOString(), data }
         })
       }
-      return { row, items, checkout }
+      return built.map(({ row, items, checkout }) => ({ row, items, checkout }))
     })
+
+    /** One event, as `recordAll` appends it. */
+    const record = (row: CheckoutRecord, type: EventType, options: Omit<Recording, "row" | "type"> = {}) =>
+      Effect.map(recordAll([{ row, type, ...options }]), ([recorded]) => recorded!)
 
     /**
      * Runs `change` in a transaction that first locks the checkout's row (every change of a checkout and
@@ -536,14 +553,15 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
 
     /**
      * Records what the supplier said of a placing checkout's items in one transaction: each placed item with
-     * its order (and `onPlaced` in the same transaction), each refused item failed and refunded, an event
-     * each; then, when no item is left pending, the final status (`settle`) and its notifications. The
-     * settled checkout, or none while an item is still pending (or the checkout was not placing).
+     * its order (and `onPlaced` with the placed orders, in the same transaction), each refused item failed
+     * and refunded, an event each; then, when no item is left pending, the final status (`settle`) and its
+     * notifications. The events are appended together, in that order. The settled checkout, or none while an
+     * item is still pending (or the checkout was not placing).
      */
     const settleItems = Effect.fn("Checkouts.settleItems")(function* (
       checkoutId: string,
       outcomes: ReadonlyArray<ItemOutcome>,
-      onPlaced: (orderId: string) => Effect.Effect<void>
+      onPlaced: (orderIds: ReadonlyArray<string>) => Effect.Effect<void>
     ) {
       return yield* commit(checkoutId, (locked) =>
         Effect.gen(function* () {
@@ -554,13 +572,15 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           const moved = (item: CheckoutItemRecord) => {
             items = items.map((each) => (each.index === item.index ? item : each))
           }
+          const recordings: Array<Recording> = []
+          const placedOrders: Array<string> = []
           for (const outcome of outcomes) {
             if (outcome._tag === "Placed") {
               const placed = yield* moveItem(checkoutId, outcome.index, "place", { orderId: outcome.orderId })
               if (Option.isNone(placed)) continue
               moved(placed.value)
-              yield* record(current, "checkout.item_placed", { items, order: outcome.order })
-              yield* onPlaced(outcome.orderId)
+              recordings.push({ row: current, type: "checkout.item_placed", items, order: outcome.order })
+              placedOrders.push(outcome.orderId)
               continue
             }
             const failed = yield* moveItem(checkoutId, outcome.index, "fail", { failureReason: outcome.message })
@@ -571,20 +591,26 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
               refundedAmount: current.refundedAmount + failed.value.amount
             })
             current = Option.getOrThrow(refunded)
-            yield* record(current, "checkout.item_failed", { items })
+            recordings.push({ row: current, type: "checkout.item_failed", items })
           }
+          if (placedOrders.length > 0) yield* onPlaced(placedOrders)
           const status = settledStatus(items)
+          if (status !== undefined) {
+            const reasons = [
+              ...new Set(items.flatMap((item) => (item.failureReason === null ? [] : [item.failureReason])))
+            ]
+            const final = yield* transition(checkoutId, "settle", {
+              status,
+              failureReason: reasons.length === 0 ? null : reasons.join(" ")
+            })
+            recordings.push({ row: Option.getOrThrow(final), type: `checkout.${status}` as EventType, items })
+          }
+          if (recordings.length === 0) return Option.none<CheckoutRecord>()
+          const recorded = yield* recordAll(recordings)
           if (status === undefined) return Option.none<CheckoutRecord>()
-          const reasons = [
-            ...new Set(items.flatMap((item) => (item.failureReason === null ? [] : [item.failureReason])))
-          ]
-          const final = yield* transition(checkoutId, "settle", {
-            status,
-            failureReason: reasons.length === 0 ? null : reasons.join(" ")
-          })
-          const recorded = yield* record(Option.getOrThrow(final), `checkout.${status}` as EventType, { items })
-          yield* notifications.outcome(recorded.row, recorded.items)
-          return Option.some(recorded.row)
+          const settled = recorded[recorded.length - 1]!
+          yield* notifications.outcome(settled.row, settled.items)
+          return Option.some(settled.row)
         })
       )
     })

@@ -134,22 +134,36 @@ export class Events extends Effect.Service<Events>()("Events", {
       )
 
     /**
-     * Appends an event on the ambient SqlClient: call it inside the transaction of the change, holding the
-     * checkout's row lock (Checkouts.record), so that one checkout's events commit in the order of their ids.
+     * Appends events on the ambient SqlClient, in one statement, their ids ascending in the order given: call
+     * it inside the transaction of the change, holding the checkout's row lock (Checkouts.record), so that
+     * one checkout's events commit in the order of their ids.
      */
-    const append = Effect.fn("Events.append")(function* (event: NewEvent) {
+    const append = Effect.fn("Events.append")(function* (batch: ReadonlyArray<NewEvent>) {
       const createdAt = new Date(yield* Clock.currentTimeMillis)
-      const [row] = yield* idRows(sql`
-        INSERT INTO events (type, checkout_id, user_id, data, created_at)
-        VALUES (${event.type}, ${event.checkoutId}, ${event.userId}, ${JSON.stringify(event.data)}::jsonb, ${createdAt})
-        RETURNING id::text AS id${signalOnCommit(event.checkoutId)}`).pipe(Effect.orDie)
-      return { id: row!.id, createdAt }
+      const rows = yield* idRows(sql`
+        INSERT INTO events ${sql.insert(
+          batch.map((event) => ({
+            type: event.type,
+            checkoutId: event.checkoutId,
+            userId: event.userId,
+            data: JSON.stringify(event.data),
+            createdAt
+          }))
+        )}
+        RETURNING id::text AS id${signalOnCommit(batch)}`).pipe(Effect.orDie)
+      return rows.map((row) => ({ id: row.id, createdAt }))
     })
 
-    /** The append's signal, where the appending statement can carry it (Postgres): sent when it commits. */
+    /**
+     * The append's signals, where the appending statement can carry them (Postgres): one per checkout of the
+     * batch, sent when it commits.
+     */
     const signalOnCommit = Option.match(signals.onCommit, {
       onNone: () => () => sql.literal(""),
-      onSome: (notify) => (checkoutId: string) => sql`, ${notify(EventsChannel, checkoutId)} AS signalled`
+      onSome: (notify) => (batch: ReadonlyArray<NewEvent>) => {
+        const checkoutIds = [...new Set(batch.map((event) => event.checkoutId))]
+        return sql`, ${sql.join(", ", false)(checkoutIds.map((id) => notify(EventsChannel, id)))}`
+      }
     })
 
     /**

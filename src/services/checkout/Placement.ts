@@ -128,14 +128,14 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
           : [{ _tag: "Failed", index, message: outcome.message }]
       })
       // Each placed order starts its progress in the transaction that records it.
-      const progress = (orderId: string) =>
-        jobs
-          .enqueue(
-            AdvanceOrder,
-            { orderId, from: "placed" as const },
-            { key: `${orderId}:placed`, delay: settings.progressEvery }
-          )
-          .pipe(Effect.asVoid)
+      const progress = (orderIds: ReadonlyArray<string>) =>
+        jobs.enqueueAll(
+          AdvanceOrder,
+          orderIds.map((orderId) => ({
+            payload: { orderId, from: "placed" as const },
+            options: { key: `${orderId}:placed`, delay: settings.progressEvery }
+          }))
+        )
       const settled = Option.getOrUndefined(yield* checkouts.settleItems(checkoutId, answered, progress))
       // Counted once the outcome has committed.
       if (settled !== undefined) {

@@ -252,27 +252,45 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
         () => SubscriptionRef.update(inFlight, (n) => n - 1)
       )
 
+    /** The `jobs` row of a new job of `kind`, and when it is due. */
+    const newJob = <A, I>(kind: JobKind<A, I>, payload: A, options: EnqueueOptions, now: number) =>
+      Effect.gen(function* () {
+        const encoded = yield* Effect.orDie(Schema.encode(kind.payload)(payload))
+        const runAt =
+          options.runAt !== undefined
+            ? DateTime.toEpochMillis(options.runAt)
+            : now + Duration.toMillis(options.delay ?? Duration.zero)
+        const row = {
+          id: yield* makeId,
+          kind: kind.name,
+          key: options.key ?? null,
+          payload: JSON.stringify(encoded),
+          status: "pending",
+          attempts: 0,
+          maxAttempts: kind.maxAttempts,
+          runAt: new Date(runAt),
+          createdAt: new Date(now),
+          updatedAt: new Date(now)
+        }
+        return { row, due: runAt <= now }
+      })
+
+    /** Inserts new jobs' rows, skipping those whose (kind, key) is taken: the ids of those inserted. */
+    const insertJobs = (rows: ReadonlyArray<Effect.Effect.Success<ReturnType<typeof newJob>>["row"]>) =>
+      idRows(sql`
+        INSERT INTO jobs ${sql.insert(rows)}
+        ON CONFLICT (kind, key) WHERE key IS NOT NULL DO NOTHING
+        RETURNING id`).pipe(Effect.orDie)
+
     /** Adds a job; joins the caller's transaction. Returns its id (the existing one for a known key). */
     const enqueue = Effect.fn("Jobs.enqueue")(function* <A, I>(
       kind: JobKind<A, I>,
       payload: A,
       options: EnqueueOptions = {}
     ) {
-      const encoded = yield* Effect.orDie(Schema.encode(kind.payload)(payload))
-      const now = yield* Clock.currentTimeMillis
-      const runAt =
-        options.runAt !== undefined
-          ? DateTime.toEpochMillis(options.runAt)
-          : now + Duration.toMillis(options.delay ?? Duration.zero)
-      const id = yield* makeId
-      const key = options.key ?? null
-      yield* Effect.annotateCurrentSpan({ "job.id": id, "job.kind": kind.name })
-      const inserted = yield* idRows(sql`
-        INSERT INTO jobs (id, kind, key, payload, status, attempts, max_attempts, run_at, created_at, updated_at)
-        VALUES (${id}, ${kind.name}, ${key}, ${JSON.stringify(encoded)}::jsonb, 'pending', 0, ${kind.maxAttempts},
-          ${new Date(runAt)}, ${new Date(now)}, ${new Date(now)})
-        ON CONFLICT (kind, key) WHERE key IS NOT NULL DO NOTHING
-        RETURNING id`).pipe(Effect.orDie)
+      const { row, due } = yield* newJob(kind, payload, options, yield* Clock.currentTimeMillis)
+      yield* Effect.annotateCurrentSpan({ "job.id": row.id, "job.kind": kind.name })
+      const inserted = yield* insertJobs([row])
       if (inserted.length === 0 && options.key !== undefined) {
         const [existing] = yield* idRows(sql`
           SELECT id FROM jobs WHERE kind = ${kind.name} AND key = ${options.key}`).pipe(Effect.orDie)
@@ -281,10 +299,26 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
         )
         return existing.id
       }
-      yield* Effect.logDebug("job enqueued").pipe(Effect.annotateLogs({ jobId: id, jobKind: kind.name }))
+      yield* Effect.logDebug("job enqueued").pipe(Effect.annotateLogs({ jobId: row.id, jobKind: kind.name }))
       // Wake workers now when the job is ready now; a delayed job is found by their poll.
-      if (runAt <= now) yield* signals.notify(JobsChannel, kind.name)
-      return id
+      if (due) yield* signals.notify(JobsChannel, kind.name)
+      return row.id
+    })
+
+    /**
+     * Adds several jobs of one kind in one statement; joins the caller's transaction. A job whose key is
+     * already known is skipped, as `enqueue` skips it.
+     */
+    const enqueueAll = Effect.fn("Jobs.enqueueAll")(function* <A, I>(
+      kind: JobKind<A, I>,
+      jobs: ReadonlyArray<{ readonly payload: A; readonly options?: EnqueueOptions }>
+    ) {
+      if (jobs.length === 0) return
+      const now = yield* Clock.currentTimeMillis
+      const made = yield* Effect.forEach(jobs, ({ payload, options }) => newJob(kind, payload, options ?? {}, now))
+      yield* Effect.annotateCurrentSpan({ "job.kind": kind.name, "job.count": jobs.length })
+      yield* insertJobs(made.map(({ row }) => row))
+      if (made.some(({ due }) => due)) yield* signals.notify(JobsChannel, kind.name)
     })
 
     const findJob = SqlSchema.findOne({
@@ -626,7 +660,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       )
     })
 
-    return { enqueue, get, nextRunsOf, work, run, runNow, drain } as const
+    return { enqueue, enqueueAll, get, nextRunsOf, work, run, runNow, drain } as const
   })
 }) {
   /** A layer running a worker for these handlers as long as it is alive. */

@@ -63,13 +63,13 @@ describe.skipIf(Option.isNone(databaseUrl))("events across instances (Postgres L
         const { userId, checkoutId } = yield* fixture
         const reader = yield* instance
         const writer = yield* instance
-        const append = (type: EventType) =>
+        const append = (...types: ReadonlyArray<EventType>) =>
           writer.sql
             .withTransaction(
               Effect.gen(function* () {
                 // The checkout's row lock, as Checkouts.record's callers hold it.
                 yield* writer.sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
-                yield* writer.events.append({ type, checkoutId, userId, data: { type } })
+                yield* writer.events.append(types.map((type) => ({ type, checkoutId, userId, data: { type } })))
               })
             )
             .pipe(Effect.zipRight(writer.events.publish(checkoutId)))
@@ -84,7 +84,15 @@ describe.skipIf(Option.isNone(databaseUrl))("events across instances (Postgres L
         expect((yield* received(queue)).type).toBe("checkout.created")
         // The stream has read once already; with no poll, only the writer's NOTIFY can bring the next.
         yield* append("checkout.payment_declined")
-        expect((yield* received(queue)).type).toBe("checkout.payment_declined")
+        const declined = yield* received(queue)
+        expect(declined.type).toBe("checkout.payment_declined")
+        // Several events appended by one statement: read in the order given, their ids ascending.
+        yield* append("checkout.payment_declined", "checkout.paid", "checkout.placing")
+        const batch = [yield* received(queue), yield* received(queue), yield* received(queue)]
+        expect(batch.map((row) => row.type)).toEqual(["checkout.payment_declined", "checkout.paid", "checkout.placing"])
+        expect(batch.map((row) => row.data)).toEqual(batch.map((row) => ({ type: row.type })))
+        const ids = [declined, ...batch].map((row) => BigInt(row.id))
+        expect(ids.every((id, n) => n === 0 || id > ids[n - 1]!)).toBe(true)
         yield* append("checkout.cancelled")
         expect((yield* received(queue)).type).toBe("checkout.cancelled")
         // A final event ends the stream.
@@ -103,7 +111,7 @@ describe.skipIf(Option.isNone(databaseUrl))("events across instances (Postgres L
             .withTransaction(
               Effect.gen(function* () {
                 yield* writer.sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
-                yield* writer.events.append({ type, checkoutId, userId, data: { type } })
+                yield* writer.events.append([{ type, checkoutId, userId, data: { type } }])
               })
             )
             .pipe(Effect.zipRight(writer.events.publish(checkoutId)))
@@ -156,7 +164,7 @@ describe("events: signals are hints", () => {
           sql.withTransaction(
             Effect.gen(function* () {
               yield* sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
-              yield* events.append({ type, checkoutId, userId, data: { type } })
+              yield* events.append([{ type, checkoutId, userId, data: { type } }])
             })
           )
 
@@ -190,7 +198,7 @@ describe("events: signals are hints", () => {
           sql.withTransaction(
             Effect.gen(function* () {
               yield* sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
-              yield* events.append({ type, checkoutId, userId, data: { type } })
+              yield* events.append([{ type, checkoutId, userId, data: { type } }])
             })
           )
 
@@ -222,7 +230,7 @@ describe("events: shutdown", () => {
         yield* sql.withTransaction(
           Effect.gen(function* () {
             yield* sql`SELECT id FROM checkouts WHERE id = ${checkoutId} FOR UPDATE`
-            yield* events.append({ type: "checkout.created", checkoutId, userId, data: {} })
+            yield* events.append([{ type: "checkout.created", checkoutId, userId, data: {} }])
           })
         )
         const queue = yield* Queue.unbounded<EventRow>()
