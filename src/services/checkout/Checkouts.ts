@@ -85,8 +85,10 @@ export class CheckoutPresenter extends Context.Tag("ribbon/checkout/CheckoutPres
   }
 >() {}
 
-/** What the supplier said of one pending item, for `settleItems`. */
-/** An event to record (`recordAll`): the checkout as the change leaves it, its items unless read, and the order for `order.*`. */
+/**
+ * An event to record (`recordAll`): the checkout as the change leaves it, its items unless they are to be
+ * read, and the order for `order.*`.
+ */
 interface Recording {
   readonly row: CheckoutRecord
   readonly type: EventType
@@ -94,6 +96,7 @@ interface Recording {
   readonly order?: OrderSchema
 }
 
+/** What the supplier said of one pending item, for `settleItems`. */
 export type ItemOutcome =
   | { readonly _tag: "Placed"; readonly index: number; readonly orderId: string; readonly order: OrderSchema }
   | { readonly _tag: "Failed"; readonly index: number; readonly message: string }

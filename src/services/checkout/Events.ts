@@ -135,7 +135,7 @@ export class Events extends Effect.Service<Events>()("Events", {
 
     /**
      * Appends events on the ambient SqlClient, in one statement, their ids ascending in the order given: call
-     * it inside the transaction of the change, holding the checkout's row lock (Checkouts.record), so that
+     * it inside the transaction of the change, holding the checkout's row lock (Checkouts.recordAll), so that
      * one checkout's events commit in the order of their ids.
      */
     const append = Effect.fn("Events.append")(function* (batch: ReadonlyArray<NewEvent>) {
