@@ -10,10 +10,15 @@ import { Signals } from "../services/platform/Signals.js"
 import { AppConfig } from "./Config.js"
 import { initDbStartParams, initializeDataDir, startParams } from "./EmbeddedInit.js"
 
-/** camelCase in TypeScript, snake_case in SQL. */
+/**
+ * camelCase in TypeScript, snake_case in SQL: column names are turned, the keys inside a json value are not.
+ * A jsonb value comes back as it was stored (a company's `metadata` keys are its own: `order_ref` stays
+ * `order_ref`); a statement that builds an object from columns names its keys itself (`jsonRecordOf`).
+ */
 const naming = {
   transformQueryNames: Str.camelToSnake,
-  transformResultNames: Str.snakeToCamel
+  transformResultNames: Str.snakeToCamel,
+  transformJson: false
 } as const
 
 /** The Unix socket a running embedded server exposes in DATA_DIR, named as libpq expects (`host=DATA_DIR`). */

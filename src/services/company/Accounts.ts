@@ -5,7 +5,7 @@ import { type Account, AccountRecord, type AccountScope } from "../../domain/com
 import { AccountNameTaken, AccountNotFound } from "../../domain/company/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
-import { rowsOf } from "../platform/Rows.js"
+import { jsonRecordOf, rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { compileV3Query, likeEscape, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 import { Billing, MethodJson, methodsOf } from "./Billing.js"
@@ -100,7 +100,7 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
       accountId: string | undefined
     ) {
       const rows = yield* withMethodRows(sql`SELECT ${sql.literal(accountColumns)},
-          (SELECT row_to_json(methods) FROM ${methods}
+          (SELECT ${jsonRecordOf(sql, MethodJson, "methods")} FROM ${methods}
             WHERE methods.account_id = accounts.id AND methods.is_default) AS default_method
         FROM accounts
         WHERE ${accountsIn(sql, scope, "id")}

@@ -33,7 +33,7 @@ export const methodsOf = (sql: SqlClient.SqlClient) => sql`(
   FROM billing_methods m JOIN accounts a ON a.id = m.account_id
 ) AS methods`
 
-/** A method record as `row_to_json` gives it: the same fields, its time as JSON text. */
+/** A method record as `jsonRecordOf` gives it: the same fields, its time as JSON text. */
 export const MethodJson = Schema.Struct({ ...BillingMethodRecord.fields, createdAt: Schema.Date })
 
 /** The 404 of an account without a default method, when an order or gift names none. */

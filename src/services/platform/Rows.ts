@@ -1,5 +1,5 @@
-import type { SqlError } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import type { SqlClient, SqlError } from "@effect/sql"
+import { Effect, Schema, String as Str } from "effect"
 
 /**
  * Decodes a statement's rows with a record's schema: `yield* rowsOf(UserRow)(sql\`SELECT …\`)`. For statements
@@ -15,3 +15,18 @@ export const rowsOf = <A, I>(schema: Schema.Schema<A, I>) => {
 /** Whether a statement failed on a unique index (Postgres `23505`): a rule the database holds, such as one per company. */
 export const isUniqueViolation = (error: SqlError.SqlError) =>
   (error.cause as { code?: string } | undefined)?.code === "23505"
+
+/**
+ * A row of `from` as one json object keyed by `record`'s field names, for a record read beside other rows
+ * (`row_to_json` would key it by the snake_case column names, and json keys are not turned when read).
+ */
+export const jsonRecordOf = (
+  sql: SqlClient.SqlClient,
+  record: { readonly fields: Schema.Struct.Fields },
+  from: string
+) => {
+  const pairs = Object.keys(record.fields).map(
+    (field) => sql`${field}::text, ${sql(from)}.${sql(Str.camelToSnake(field))}`
+  )
+  return sql`json_build_object(${sql.join(", ", false)(pairs)})`
+}

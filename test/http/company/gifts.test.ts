@@ -226,11 +226,14 @@ describe("gifts (/public-api/v2)", () => {
         const later = new Date(Date.now() + 10 * 24 * 3_600_000).toISOString()
         const changed = yield* patchWith(
           `${gifts}/${two}`,
-          { expirationDate: later, metadata: { crm: "7" } },
+          { expirationDate: later, metadata: { crm: "7", crm_ref: "A_1" } },
           company.headers
         )
         expect(changed.status, JSON.stringify(changed.body)).toBe(200)
-        expect(changed.body).toMatchObject({ expirationDate: later, metadata: { crm: "7" } })
+        expect(changed.body).toMatchObject({ expirationDate: later })
+        // Metadata keys come back exactly as sent.
+        expect(changed.body.metadata).toEqual({ crm: "7", crm_ref: "A_1" })
+        expect((yield* getWith(`${gifts}/${two}`, company.headers)).body.metadata).toEqual({ crm: "7", crm_ref: "A_1" })
 
         yield* Effect.flatMap(TimeTravel, (travel) => travel.advance("3 days"))
         yield* eventually(

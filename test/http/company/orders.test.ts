@@ -82,7 +82,10 @@ describe("orders (/public-api/v3)", () => {
         const before = yield* remainingOf(company.apiKey)
         const placed = yield* postWith(
           orders,
-          orderBody(company.variantId, "order-1", { tags: ["welcome"], metadata: { crm: "42" } }),
+          orderBody(company.variantId, "order-1", {
+            tags: ["welcome"],
+            metadata: { crm: "42", order_ref: "A-1", "Cost-Center": "x" }
+          }),
           keyHeaders(company.apiKey, { "request-source": "api_zapier" })
         )
         expect(placed.status).toBe(201)
@@ -96,7 +99,8 @@ describe("orders (/public-api/v3)", () => {
           fulfillmentStatus: "unfulfilled",
           idempotencyKey: "order-1",
           tags: ["welcome"],
-          metadata: { crm: "42" },
+          // Metadata keys come back exactly as sent, whatever their case.
+          metadata: { crm: "42", order_ref: "A-1", "Cost-Center": "x" },
           lineItems: [
             {
               variantId: company.variantId,
