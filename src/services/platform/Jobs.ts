@@ -276,7 +276,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       })
 
     /** Inserts new jobs' rows, skipping those whose (kind, key) is taken: the ids of those inserted. */
-    const insertJobs = (rows: ReadonlyArray<Effect.Effect.Success<ReturnType<typeof newJob>>["row"]>) =>
+    const insertJobs = (rows: ReadonlyArray<Record<string, unknown>>) =>
       idRows(sql`
         INSERT INTO jobs ${sql.insert(rows)}
         ON CONFLICT (kind, key) WHERE key IS NOT NULL DO NOTHING
