@@ -23,6 +23,7 @@ import campaignsRecipients from "./migrations/0018_campaigns_recipients.js"
 import gifts from "./migrations/0019_gifts.js"
 import productListingColumns from "./migrations/0020_product_listing_columns.js"
 import productListingIndexes from "./migrations/0021_product_listing_indexes.js"
+import searchShipsToMask from "./migrations/0022_search_ships_to_mask.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -46,7 +47,8 @@ export const migrations = {
   "0018_campaigns_recipients": campaignsRecipients,
   "0019_gifts": gifts,
   "0020_product_listing_columns": productListingColumns,
-  "0021_product_listing_indexes": productListingIndexes
+  "0021_product_listing_indexes": productListingIndexes,
+  "0022_search_ships_to_mask": searchShipsToMask
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -174,6 +174,8 @@ export interface PricingCountry {
   readonly customsArea: string
   readonly deMinimis: number
   readonly digits: number
+  /** The country's bit in a product's `ships_to_mask` (migration 0022). */
+  readonly maskBit: number
 }
 
 /** The pricing constants (seeded, docs/pricing.md), loaded in one go. */
@@ -277,7 +279,8 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
       const [countries, warehouses, shipping, duty, fees] = yield* Effect.all(
         [
           sql<Omit<PricingCountry, "digits" | "deMinimis"> & { deMinimis: string }>`
-            SELECT code, name, currency, locale, fx_rate::text AS fx_rate, shipping_zone, customs_area, de_minimis
+            SELECT code, name, currency, locale, fx_rate::text AS fx_rate, shipping_zone, customs_area, de_minimis,
+                   mask_bit
             FROM countries ORDER BY code`,
           codeCustomsAreaRows(sql`SELECT code, customs_area FROM warehouses`),
           rowsOf(

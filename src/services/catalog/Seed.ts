@@ -78,9 +78,10 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
         yield* sql`
           INSERT INTO products (id, catalog, title, description, brand_id, category_id, created_at,
                                 min_price_usd, max_price_usd, variant_count, physical_variant_count, image_urls,
-                                tag_ids, search_document)
+                                tag_ids, ships_to_mask, search_document)
           SELECT id, catalog, title, description, brand_id, category_id, created_at, min_price_usd, max_price_usd,
                  variant_count, physical_variant_count, image_urls, tag_ids,
+                 (SELECT coalesce(bit_or(1 << c.mask_bit), 0) FROM countries c WHERE c.code = ANY (x.ships_to)),
                  setweight(to_tsvector('english', title), 'A')
                  || setweight(to_tsvector('english', coalesce(brand_name, '')), 'B')
                  || setweight(to_tsvector('english', category_name || ' ' || tag_names), 'C')
@@ -88,7 +89,7 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
           FROM jsonb_to_recordset(${json(built.map((b) => b.product))}::jsonb) AS x(
             id text, catalog text, title text, description text, brand_id text, category_id text,
             created_at timestamptz, min_price_usd integer, max_price_usd integer,
-            variant_count integer, physical_variant_count integer, image_urls jsonb, tag_ids text[],
+            variant_count integer, physical_variant_count integer, image_urls jsonb, tag_ids text[], ships_to text[],
             brand_name text, category_name text, tag_names text)`
         yield* sql`
           INSERT INTO variants (id, product_id, position, sku, title, selected_options, image_url, price_usd,
@@ -123,7 +124,11 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
     const insertReference = Effect.gen(function* () {
       yield* sql`INSERT INTO warehouses ${sql.insert(warehouses.map((w) => ({ ...w })))}`
       yield* sql`INSERT INTO shipping_zones ${sql.insert(shippingZones.map((z) => ({ ...z })))}`
-      yield* sql`INSERT INTO countries ${sql.insert(countries.map(({ importTaxBps: _, ...c }) => ({ ...c })))}`
+      // Each country's bit in `ships_to_mask` (migration 0022), given in the order of the codes.
+      const codes = countries.map((c) => c.code).sort()
+      yield* sql`INSERT INTO countries ${sql.insert(
+        countries.map(({ importTaxBps: _, ...c }) => ({ ...c, maskBit: codes.indexOf(c.code) }))
+      )}`
       yield* sql`INSERT INTO shipping_rates ${sql.insert(shippingRates.map((r) => ({ ...r })))}`
       yield* sql`INSERT INTO service_fee_rules ${sql.insert({ ...serviceFeeRule })}`
       yield* sql`INSERT INTO categories ${sql.insert(

@@ -164,4 +164,34 @@ layer(TestLayer, { timeout: 120_000 })("Seed", (it) => {
       expect(mismatched).toEqual([])
     })
   )
+
+  it.effect("writes where each product ships as its ships_to_mask, copied to its term rows (migration 0022)", () =>
+    Effect.gen(function* () {
+      const seed = yield* Seed
+      const sql = yield* SqlClient.SqlClient
+      yield* seed.ensureDemoCatalog()
+      yield* seed.generate(120, () => Effect.void, 50)
+      // One bit per country, in the order of the codes.
+      const bits = yield* sql<{ code: string; maskBit: number }>`SELECT code, mask_bit FROM countries ORDER BY code`
+      expect(bits.map((c) => c.maskBit)).toEqual(bits.map((_, i) => i))
+      const masks = yield* sql<{ everywhere: number; somewhere: number; nowhere: number }>`
+        SELECT count(*) FILTER (WHERE ships_to_mask = (1 << (SELECT count(*)::int FROM countries)) - 1)::int AS everywhere,
+               count(*) FILTER (WHERE ships_to_mask <> 0 AND ships_to_mask <> (1 << (SELECT count(*)::int FROM countries)) - 1)::int AS somewhere,
+               count(*) FILTER (WHERE ships_to_mask = 0)::int AS nowhere
+        FROM products`
+      expect(masks[0]?.everywhere).toBeGreaterThan(0)
+      expect(masks[0]?.somewhere).toBeGreaterThan(0)
+      expect(masks[0]?.nowhere).toBe(0)
+      const mismatched = yield* sql<{ id: string }>`
+        SELECT p.id FROM products p
+        WHERE p.ships_to_mask <> (
+          SELECT coalesce(bit_or(1 << c.mask_bit), 0)
+          FROM variants v JOIN variant_locations l ON l.variant_id = v.id JOIN countries c ON c.code = ANY (l.ships_to)
+          WHERE v.product_id = p.id AND v.price_usd IS NOT NULL)
+        UNION ALL
+        SELECT t.product_id FROM search_terms t JOIN products p ON p.id = t.product_id
+        WHERE t.ships_to_mask <> p.ships_to_mask`
+      expect(mismatched).toEqual([])
+    })
+  )
 })

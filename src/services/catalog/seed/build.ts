@@ -43,6 +43,8 @@ export interface ProductRow {
   readonly physical_variant_count: number
   readonly image_urls: ReadonlyArray<string>
   readonly tag_ids: ReadonlyArray<Id>
+  /** Where a priced variant ships: the product's `ships_to_mask` is made of it (migration 0022); not a column. */
+  readonly ships_to: ReadonlyArray<string>
   /** For `search_document` only (not columns). */
   readonly brand_name: string | null
   readonly category_name: string
@@ -335,6 +337,7 @@ export const buildProduct = (spec: ProductSpec): BuiltProduct => {
       physical_variant_count: variants.filter((v) => !v.is_digital).length,
       image_urls: images.map((image) => image.url),
       tag_ids: tagSlugs.map(tagId),
+      ships_to: [...new Set(locations.flatMap((l) => l.ships_to))],
       brand_name: brandName,
       category_name: spec.category.name,
       tag_names: tagSlugs.map((slug) => tagNames[slug]).join(" ")
