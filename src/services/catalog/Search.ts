@@ -5,7 +5,7 @@ import type { AppliedBudget, AppliedFilters, SearchResult, SearchSort } from "..
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { rowsOf } from "../platform/Rows.js"
 import { type BudgetRange, parseBudget } from "./Budget.js"
-import { availableIn, Catalog, decodeCursor, encodeCursor } from "./Catalog.js"
+import { availableIn, Catalog, decodeCursor, encodeCursor, shipsToBit } from "./Catalog.js"
 import { Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
 
 /**
@@ -149,7 +149,9 @@ export class Search extends Effect.Service<Search>()("Search", {
       const keyset = keysetAfter(sql, ordering, after)
       const members = yield* fewMembers(sql, params.collectionId, tagIds)
       const fetchPage = (words: Words | undefined) =>
-        pageQuery(sql, { ordering, words, filters, narrow, members, keyset, limit }).pipe(Effect.orDie)
+        pageQuery(sql, { ordering, words, filters, narrow, shipsTo: shipsToBit(country), members, keyset, limit }).pipe(
+          Effect.orDie
+        )
 
       const typed = q === undefined ? undefined : typedWords(sql, q)
       let rows = yield* fetchPage(typed)
@@ -345,6 +347,8 @@ interface PageQuery {
   readonly filters: Statement.Fragment
   /** The conditions of `filters` that need only a product's id and from/to prices, on given columns. */
   readonly narrow: (columns: ProductColumns) => Statement.Fragment
+  /** The country's bit in `ships_to_mask`: products without it cannot be available there. */
+  readonly shipsTo: number
   /** The ids of the few products the collection or a tag allows, as a query; `undefined` when not few. */
   readonly members: Statement.Fragment | undefined
   /** Conditions on `s.k`, `s.id`: after the cursor. */
@@ -365,7 +369,12 @@ interface PageRow {
 /** One page (plus one row, to know whether there is a next): the ids and their sort keys. */
 const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
   const { ordering, words, filters, members, keyset, limit } = page
-  if (words?.alternatives !== undefined) return fromTermIndex(sql, page, words)
+  if (words?.alternatives !== undefined) {
+    // The first candidates in order, by a bounded sort; all of them sorted only when those hold less than a page.
+    return fromTermIndex(sql, page, words, CANDIDATE_WINDOW * (limit + 1)).pipe(
+      Effect.flatMap((rows) => (rows.length > limit ? Effect.succeed(rows) : fromTermIndex(sql, page, words)))
+    )
+  }
   // A small collection or tag: start from its products rather than walk an order index hoping to meet them.
   const source = members === undefined ? sql`products p` : sql`(${members}) m JOIN products p ON p.id = m.id`
   return sql<PageRow>`
@@ -391,6 +400,15 @@ const COUNT_CAP = 25_000
 const PROBE_COST = 2
 
 /**
+ * A page is first looked for among this many candidates per row it needs, taken in order by a bounded
+ * (top-N) sort: a word in 200,000 products is then not sorted whole, spilling to disk, for a page of 20.
+ * Most candidates pass the checks that follow (the country's bit is checked in the index already), so the
+ * window nearly always holds the page; when it does not, the page is looked for among all of them. In order,
+ * the first rows that pass among the first candidates are the first that pass among all: the page is the same.
+ */
+const CANDIDATE_WINDOW = 5
+
+/**
  * A page of the products holding the words, from the term index alone, in any order. Candidates are the
  * products holding a lexeme of every group, narrowed by collection, tags and price on the index's copy of
  * their ids and prices: with several words, from the rarest group when that is cheaper (above). Relevance
@@ -404,8 +422,10 @@ const PROBE_COST = 2
  */
 const fromTermIndex = (
   sql: SqlClient.SqlClient,
-  { ordering, filters, narrow, keyset, limit }: PageQuery,
-  words: Words
+  { ordering, filters, narrow, shipsTo, keyset, limit }: PageQuery,
+  words: Words,
+  /** Look only among the first this many candidates in order; all of them when `undefined`. */
+  window?: number
 ) => {
   /** The sort key, from a product's exact-title match, weakest tier, weight score, title length and facts. */
   const keyOf = (of: {
@@ -480,6 +500,7 @@ const fromTermIndex = (
            -- OFFSET 0: each lexeme is an index-only scan of its own, whatever the planner guesses of the rest.
            LATERAL (SELECT * FROM search_terms t WHERE t.lexeme = a.lexeme OFFSET 0) t
       WHERE (NOT coalesce((SELECT drive FROM choice), false) OR a.grp = (SELECT rarest FROM choice))
+        AND (t.ships_to_mask & ${shipsTo}) <> 0
         AND ${narrow({ id: sql`t.product_id`, minPriceUsd: sql`t.min_price_usd`, maxPriceUsd: sql`t.max_price_usd` })}
       ${perGroup}
     ), probed AS (
@@ -502,8 +523,10 @@ const fromTermIndex = (
       HAVING count(*) = (SELECT count(DISTINCT grp) FROM alternatives)
     )
     SELECT s.id, ${cursorKey(sql, ordering)} AS k
-    FROM (SELECT s.id, s.k FROM ranked s WHERE ${keyset} ORDER BY ${orderBy(sql, ordering)} OFFSET 0) s
-    -- OFFSET 0 keeps this a per-row check on the ordered stream (not a join), so LIMIT stops it early.
+    FROM (SELECT s.id, s.k FROM ranked s WHERE ${keyset} ORDER BY ${orderBy(sql, ordering)}
+          ${window === undefined ? sql`OFFSET 0` : sql`LIMIT ${window}`}) s
+    -- OFFSET 0 (or the window's LIMIT) keeps this a per-row check on the ordered stream (not a join), so LIMIT
+    -- stops it early.
     WHERE EXISTS (SELECT 1 FROM products p
                   WHERE p.id = s.id AND p.search_document @@ ${words.tsquery} AND ${filters} OFFSET 0)
     ORDER BY ${orderBy(sql, ordering)}

@@ -120,6 +120,27 @@ describe("Search", () => {
       })
     )
 
+    it.effect("finds a page behind candidates that fail their checks, as if every candidate were sorted", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const whole = yield* walk({ q: "set" }, 50)
+        expect(whole.length).toBeGreaterThan(14)
+        // The ten best stop shipping to the US (their ships_to_mask still says they do): a page of one looks
+        // among the first 10 candidates (5 per row it needs), finds none that pass, and must look further.
+        const paged = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              yield* sql`
+                UPDATE variant_locations SET ships_to = array_remove(ships_to, 'US')
+                WHERE variant_id IN (SELECT id FROM variants WHERE product_id IN ${sql.in(whole.slice(0, 10))})`
+              return yield* Effect.fail(yield* walk({ q: "set" }, 1)) // and roll back
+            })
+          )
+          .pipe(Effect.flip)
+        expect(paged).toEqual(whole.slice(10))
+      })
+    )
+
     it.effect("orders by price and keeps the order across pages", () =>
       Effect.gen(function* () {
         const search = yield* Search
