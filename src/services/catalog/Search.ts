@@ -138,13 +138,22 @@ export class Search extends Effect.Service<Search>()("Search", {
           params.collectionId === undefined
             ? sql`true`
             : sql`${columns.id} IN (SELECT product_id FROM collection_products WHERE collection_id = ${params.collectionId})`,
-          ...tagIds.map((tagId) => sql`${columns.id} IN (SELECT product_id FROM product_tags WHERE tag_id = ${tagId})`),
+          ...tagIds.map((tagId) =>
+            columns.tagIds === undefined
+              ? sql`${columns.id} IN (SELECT product_id FROM product_tags WHERE tag_id = ${tagId})`
+              : sql`${columns.tagIds} @> ARRAY[${tagId}]::text[]`
+          ),
           usd.min === undefined ? sql`true` : sql`${columns.maxPriceUsd} >= ${usd.min}`,
           usd.max === undefined ? sql`true` : sql`${columns.minPriceUsd} <= ${usd.max}`
         ])
       const filters = sql.and([
         availableIn(sql, country, { min, max }),
-        narrow({ id: sql`p.id`, minPriceUsd: sql`p.min_price_usd`, maxPriceUsd: sql`p.max_price_usd` })
+        narrow({
+          id: sql`p.id`,
+          minPriceUsd: sql`p.min_price_usd`,
+          maxPriceUsd: sql`p.max_price_usd`,
+          tagIds: sql`p.tag_ids`
+        })
       ])
       const keyset = keysetAfter(sql, ordering, after)
       const members = yield* fewMembers(sql, params.collectionId, tagIds)
@@ -337,6 +346,8 @@ interface ProductColumns {
   readonly id: Statement.Fragment
   readonly minPriceUsd: Statement.Fragment
   readonly maxPriceUsd: Statement.Fragment
+  /** The product's own copy of its tag ids, where there is one (`products.tag_ids`): no lookup per tag. */
+  readonly tagIds?: Statement.Fragment
 }
 
 interface PageQuery {
@@ -544,16 +555,22 @@ const FEW_MEMBERS = 2000
 const fewMembers = (sql: SqlClient.SqlClient, collectionId: string | undefined, tagIds: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     if (collectionId === undefined && tagIds.length === 0) return undefined
-    const [smallest] = yield* rowsOf(
-      Schema.Struct({ kind: Schema.String, id: Schema.String, members: Schema.Number })
-    )(sql`
-      SELECT kind, id, members FROM (
-        SELECT 'collection' AS kind, collection_id AS id, count(*)::int AS members FROM collection_products
-        WHERE collection_id = ${collectionId ?? ""} GROUP BY collection_id
-        UNION ALL
-        SELECT 'tag', tag_id, count(*)::int FROM product_tags
-        WHERE tag_id IN ${sql.in(tagIds.length === 0 ? [""] : tagIds)} GROUP BY tag_id
-      ) sets ORDER BY members LIMIT 1`).pipe(Effect.orDie)
+    // Each set is counted only as far as FEW_MEMBERS: a tag of 150,000 products need not be counted whole.
+    const sets = [
+      ...(collectionId === undefined
+        ? []
+        : [
+            sql`SELECT 'collection' AS kind, ${collectionId}::text AS id, (SELECT count(*)::int FROM (
+                 SELECT FROM collection_products WHERE collection_id = ${collectionId} LIMIT ${FEW_MEMBERS}) x) AS members`
+          ]),
+      ...tagIds.map(
+        (tagId) => sql`SELECT 'tag' AS kind, ${tagId}::text AS id, (SELECT count(*)::int FROM (
+                         SELECT FROM product_tags WHERE tag_id = ${tagId} LIMIT ${FEW_MEMBERS}) x) AS members`
+      )
+    ]
+    const [smallest] = yield* rowsOf(Schema.Struct({ kind: Schema.String, id: Schema.String, members: Schema.Number }))(
+      sql`SELECT kind, id, members FROM (${sql.join(" UNION ALL ", false)(sets)}) sets ORDER BY members LIMIT 1`
+    ).pipe(Effect.orDie)
     if (smallest === undefined) return sql`SELECT NULL::text AS id WHERE false`
     if (smallest.members >= FEW_MEMBERS) return undefined
     return smallest.kind === "collection"

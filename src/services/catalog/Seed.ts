@@ -287,11 +287,11 @@ export class Seed extends Effect.Service<Seed>()("Seed", {
         yield* onProgress(to, n)
       }
       // Fresh statistics, so the planner uses the search indexes on a catalog that just grew a hundredfold; and
-      // a vacuumed term index and product table, so that searches and the v3 lists' title and price walks read
-      // their indexes with index-only scans from the start.
+      // a vacuumed term index, product table and tag and collection members, so that searches and the v3 lists'
+      // title and price walks read their indexes with index-only scans from the start.
       if (n > start) {
         yield* sql`ANALYZE`
-        yield* sql`VACUUM search_terms, products`
+        yield* sql`VACUUM search_terms, products, product_tags, collection_products`
       }
       return { added: Math.max(0, n - start), total: Math.max(start, n) } as GenerateSummary
     }, Effect.orDie)
