@@ -16,8 +16,11 @@ import { Effect } from "effect"
  *
  * An existing catalog is filled in: the products by one UPDATE with the search-terms trigger off (nothing it
  * indexes changes), the term index rebuilt beside the old one from its rows and the masks, then swapped in
- * (one pass, where an UPDATE would rewrite every row and both of its indexes). It wants a VACUUM after, for
- * its index-only scans, where autovacuum is off.
+ * (one pass, where an UPDATE would rewrite every row and both of its indexes), its rows stored in the order
+ * of its primary key, as CLUSTER would: a lexeme's rows are then on neighbouring pages, and an index-only scan
+ * of a common word checks a few visibility-map pages instead of one per row (2,425 buffers instead of 200,415
+ * for "thank" at a million products). It wants a VACUUM after, for its index-only scans, where autovacuum is
+ * off.
  */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -53,7 +56,8 @@ export default Effect.gen(function* () {
     INSERT INTO search_terms_next
     SELECT t.lexeme, t.product_id, t.weight, t.title_words, t.min_price_usd, t.max_price_usd, t.created_at,
            p.ships_to_mask
-    FROM search_terms t JOIN products p ON p.id = t.product_id`
+    FROM search_terms t JOIN products p ON p.id = t.product_id
+    ORDER BY t.lexeme, t.product_id`
   yield* sql`DROP TABLE search_terms`
   yield* sql`ALTER TABLE search_terms_next RENAME TO search_terms`
   yield* sql`

@@ -162,7 +162,7 @@ export class Search extends Effect.Service<Search>()("Search", {
           Effect.orDie
         )
 
-      const typed = q === undefined ? undefined : typedWords(sql, q)
+      const typed = q === undefined ? undefined : yield* typedWords(sql, q)
       let rows = yield* fetchPage(typed)
       // Words that match nothing (with the filters) are respelled: "binoculers" finds "Binoculars". On a later
       // page, no rows may just mean the end: respell only if the words as typed match nothing at all.
@@ -222,34 +222,45 @@ export class Search extends Effect.Service<Search>()("Search", {
 /**
  * What `q` asks for, in SQL:
  * - `tsquery`: what a product's document must match;
- * - `alternatives`: rows `(grp, lexeme)`: a product holding a lexeme of every group holds the words, so the
- *   term index can rank them (`undefined` for queries with operators, which it cannot);
+ * - `lexemes` (plain words as typed) or `alternatives` (respelled words): what the term index ranks. A product
+ *   holding every lexeme, or a lexeme of every group `(grp, lexeme)` of alternatives, holds the words; queries
+ *   with operators have neither, and are ranked from their documents;
  * - `exact`: the text whose exact title match ranks first.
  */
 interface Words {
   readonly tsquery: Statement.Fragment
-  readonly alternatives: Statement.Fragment | undefined
+  /** The lexemes of plain words as typed (`to_tsvector` of them): each is required. */
+  readonly lexemes?: ReadonlyArray<string>
+  /** Rows `(grp, lexeme)` of respelled words: any lexeme of a group will do. */
+  readonly alternatives?: Statement.Fragment
   readonly exact: string
-  /** Whether there may be more than one group (so one could be rarer than the others). */
+  /** Whether there may be more than one group of alternatives (so one could be rarer than the others). */
   readonly several: boolean
-  /** Whether each group is one lexeme (`alternatives` lists each lexeme once). */
-  readonly lexemePerGroup: boolean
 }
 
 /** Plain words (no quoted phrase, `or` or `-word`): every word is required, so the term index can rank. */
 const plainWords = (q: string) => !/"|(^|\s)-\S|(^|\s)or(\s|$)/i.test(q)
 
-/** The words as typed: `websearch_to_tsquery` (phrases, `or`, `-word`); each lexeme of plain words a group. */
-const typedWords = (sql: SqlClient.SqlClient, q: string): Words => ({
-  tsquery: sql`websearch_to_tsquery('english', ${q})`,
-  alternatives: plainWords(q)
-    ? sql`SELECT n AS grp, lexeme FROM unnest(to_tsvector('english', ${q})) WITH ORDINALITY AS u(lexeme, p, w, n)`
-    : undefined,
-  exact: q,
-  several: (q.match(/[\p{L}\p{N}]+/gu) ?? []).length > 1,
-  // A tsvector's lexemes are distinct, and each is a group of its own.
-  lexemePerGroup: true
-})
+/**
+ * The words as typed: `websearch_to_tsquery` (phrases, `or`, `-word`); for plain words, their lexemes, read
+ * first (a tsvector's lexemes are distinct), so that the page query can name each one.
+ */
+const typedWords = (sql: SqlClient.SqlClient, q: string) =>
+  Effect.gen(function* () {
+    const lexemes = plainWords(q)
+      ? (yield* lexemeRows(sql`SELECT lexeme FROM unnest(to_tsvector('english', ${q}))`).pipe(Effect.orDie)).map(
+          (row) => row.lexeme
+        )
+      : undefined
+    return {
+      tsquery: sql`websearch_to_tsquery('english', ${q})`,
+      ...(lexemes === undefined ? {} : { lexemes }),
+      exact: q,
+      several: lexemes !== undefined && lexemes.length > 1
+    } satisfies Words
+  })
+
+const lexemeRows = rowsOf(Schema.Struct({ lexeme: Schema.String }))
 
 /** Respelled words: each group is a word and the known words spelled like it, any one of which will do. */
 const respelledWords = (sql: SqlClient.SqlClient, groups: ReadonlyArray<ReadonlyArray<string>>): Words => {
@@ -260,8 +271,7 @@ const respelledWords = (sql: SqlClient.SqlClient, groups: ReadonlyArray<Readonly
     alternatives: sql`SELECT a.grp, u.lexeme FROM unnest(${words}::text[], ${grps}::int[]) AS a(word, grp),
                       unnest(to_tsvector('english', a.word)) AS u`,
     exact: groups.map((group) => group[0]).join(" "),
-    several: groups.length > 1,
-    lexemePerGroup: false
+    several: groups.length > 1
   }
 }
 
@@ -380,7 +390,9 @@ interface PageRow {
 /** One page (plus one row, to know whether there is a next): the ids and their sort keys. */
 const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
   const { ordering, words, filters, members, keyset, limit } = page
-  if (words?.alternatives !== undefined) {
+  // Plain words of no lexeme (only stop words) are in no document.
+  if (words?.lexemes?.length === 0) return Effect.succeed([])
+  if (words?.lexemes !== undefined || words?.alternatives !== undefined) {
     // The first candidates in order, by a bounded sort; all of them sorted only when those hold less than a page.
     return fromTermIndex(sql, page, words, CANDIDATE_WINDOW * (limit + 1)).pipe(
       Effect.flatMap((rows) => (rows.length > limit ? Effect.succeed(rows) : fromTermIndex(sql, page, words)))
@@ -456,34 +468,74 @@ const fromTermIndex = (
       newest: of.createdAt
     })[ordering]
   const weightScore = (weight: Statement.Fragment) => sql`(ARRAY[80000, 160000, 320000, 800000])[${weight} + 1]`
-  // Over a product's rows (one per group)...
-  const key = keyOf({
-    exactId: sql`max(e.id)`,
-    tier: sql`min(g.weight)`,
-    weightScore: sql`(sum(${weightScore(sql`g.weight`)}) / count(*))::int`,
-    titleWords: sql`max(g.title_words)`,
-    minPrice: sql`max(g.min_price_usd)`,
-    createdAt: sql`max(g.created_at)`
-  })
-  // ...or from its single row, when the words are a single lexeme.
-  const rowKey = keyOf({
-    exactId: sql`e.id`,
-    tier: sql`g.weight`,
-    weightScore: weightScore(sql`g.weight`),
-    titleWords: sql`g.title_words`,
-    minPrice: sql`g.min_price_usd`,
-    createdAt: sql`g.created_at`
-  })
-  // A product's best row per group; typed words are one lexeme per group, so their rows are that already.
-  const columns = words.lexemePerGroup
-    ? sql`t.product_id, a.grp, t.weight, t.title_words, t.min_price_usd, t.created_at`
-    : sql`t.product_id, a.grp, max(t.weight) AS weight, max(t.title_words) AS title_words,
+  const termColumns = (t: string) =>
+    narrow({
+      id: sql`${sql(t)}.product_id`,
+      minPriceUsd: sql`${sql(t)}.min_price_usd`,
+      maxPriceUsd: sql`${sql(t)}.max_price_usd`
+    })
+
+  // Plain words: a product holds them when it has a term row for each lexeme, so the lexemes' rows are joined
+  // on the product, one table per lexeme (the planner merges their runs, which the index keeps in product
+  // order, or probes from the rarest), and the key is computed from the joined rows.
+  const joined = (lexemes: ReadonlyArray<string>) => {
+    const tables = lexemes.map((_, i) => `t${i + 1}`)
+    const column = (name: string) => tables.map((t) => sql`${sql(t)}.${sql(name)}`)
+    const key = keyOf({
+      exactId: sql`e.id`,
+      tier: sql`least(${sql.csv(column("weight"))})`,
+      weightScore: sql`(${sql.join(" + ", false)(column("weight").map(weightScore))}) / ${lexemes.length}`,
+      titleWords: sql`t1.title_words`,
+      minPrice: sql`t1.min_price_usd`,
+      createdAt: sql`t1.created_at`
+    })
+    return sql`ranked AS (
+      SELECT t1.product_id AS id, ${key} AS k
+      FROM search_terms t1
+      ${sql.join(
+        " ",
+        false
+      )(
+        lexemes.slice(1).map(
+          (lexeme, i) =>
+            sql`JOIN search_terms ${sql(tables[i + 1]!)} ON ${sql(tables[i + 1]!)}.lexeme = ${lexeme}
+                    AND ${sql(tables[i + 1]!)}.product_id = t1.product_id`
+        )
+      )}
+      LEFT JOIN exact e ON e.id = t1.product_id
+      WHERE t1.lexeme = ${lexemes[0]!} AND (t1.ships_to_mask & ${shipsTo}) <> 0 AND ${termColumns("t1")}
+      -- OFFSET 0: a collection or tag narrows the candidates here, before they are ordered; left to itself,
+      -- the planner may move it after the window's LIMIT and probe the tag once per candidate of the word.
+      OFFSET 0
+    )`
+  }
+
+  // Respelled words: a product's best row per group (any of the group's lexemes), then its groups' rows.
+  const grouped = (alternatives: Statement.Fragment) => {
+    // Over a product's rows (one per group)...
+    const key = keyOf({
+      exactId: sql`max(e.id)`,
+      tier: sql`min(g.weight)`,
+      weightScore: sql`(sum(${weightScore(sql`g.weight`)}) / count(*))::int`,
+      titleWords: sql`max(g.title_words)`,
+      minPrice: sql`max(g.min_price_usd)`,
+      createdAt: sql`max(g.created_at)`
+    })
+    // ...or from its single row, when there is a single lexeme.
+    const rowKey = keyOf({
+      exactId: sql`e.id`,
+      tier: sql`g.weight`,
+      weightScore: weightScore(sql`g.weight`),
+      titleWords: sql`g.title_words`,
+      minPrice: sql`g.min_price_usd`,
+      createdAt: sql`g.created_at`
+    })
+    const columns = sql`t.product_id, a.grp, max(t.weight) AS weight, max(t.title_words) AS title_words,
           max(t.min_price_usd) AS min_price_usd, max(t.created_at) AS created_at`
-  const perGroup = words.lexemePerGroup ? sql`` : sql`GROUP BY t.product_id, a.grp`
-  // Which group to drive from, if any (`drive`): one word never does. The rarest group's size is known when
-  // below the cap; the others' rows are then counted only as far as its products' lookups would cost.
-  const choice = words.several
-    ? sql`
+    // Which group to drive from, if any (`drive`): one group never does. The rarest group's size is known when
+    // below the cap; the others' rows are then counted only as far as its products' lookups would cost.
+    const choice = words.several
+      ? sql`
       sizes AS (
         SELECT a.grp, count(*) AS lexemes, sum(c.n) AS n FROM alternatives a,
           LATERAL (SELECT count(*) AS n FROM (SELECT FROM search_terms t WHERE t.lexeme = a.lexeme
@@ -501,24 +553,23 @@ const fromTermIndex = (
                  WHERE a.grp <> r.grp) AS drive
         FROM rarest r
       )`
-    : sql`choice AS (SELECT NULL::bigint AS rarest, false AS drive)`
-  return sql<PageRow>`
-    WITH alternatives AS (${words.alternatives!}),
-    exact AS (
-      SELECT id FROM products WHERE lower(title) = lower(${words.exact})
-    ), ${choice}, scanned AS (
+      : sql`choice AS (SELECT NULL::bigint AS rarest, false AS drive)`
+    return sql`alternatives AS (${alternatives}), ${choice},
+    -- NOT MATERIALIZED: written into each branch that reads it, of which only one or two run, rather than
+    -- copied to a tuplestore first (a word in 200,000 products spilled it to disk). Driving from the rarest
+    -- group reads its rows twice (to probe and to rank); they are few.
+    scanned AS NOT MATERIALIZED (
       SELECT ${columns} FROM alternatives a,
            -- OFFSET 0: each lexeme is an index-only scan of its own, whatever the planner guesses of the rest.
            LATERAL (SELECT * FROM search_terms t WHERE t.lexeme = a.lexeme OFFSET 0) t
       WHERE (NOT coalesce((SELECT drive FROM choice), false) OR a.grp = (SELECT rarest FROM choice))
-        AND (t.ships_to_mask & ${shipsTo}) <> 0
-        AND ${narrow({ id: sql`t.product_id`, minPriceUsd: sql`t.min_price_usd`, maxPriceUsd: sql`t.max_price_usd` })}
-      ${perGroup}
+        AND (t.ships_to_mask & ${shipsTo}) <> 0 AND ${termColumns("t")}
+      GROUP BY t.product_id, a.grp
     ), probed AS (
       SELECT ${columns} FROM scanned d, alternatives a,
            LATERAL (SELECT * FROM search_terms t WHERE t.lexeme = a.lexeme AND t.product_id = d.product_id) t
       WHERE coalesce((SELECT drive FROM choice), false) AND a.grp <> (SELECT rarest FROM choice)
-      ${perGroup}
+      GROUP BY t.product_id, a.grp
     ), groups AS (
       SELECT * FROM scanned UNION ALL SELECT * FROM probed
     ), ranked AS (
@@ -532,7 +583,13 @@ const fromTermIndex = (
       WHERE (SELECT count(*) FROM alternatives) <> 1
       GROUP BY g.product_id
       HAVING count(*) = (SELECT count(DISTINCT grp) FROM alternatives)
-    )
+    )`
+  }
+
+  return sql<PageRow>`
+    WITH exact AS (
+      SELECT id FROM products WHERE lower(title) = lower(${words.exact})
+    ), ${words.lexemes !== undefined ? joined(words.lexemes) : grouped(words.alternatives!)}
     SELECT s.id, ${cursorKey(sql, ordering)} AS k
     FROM (SELECT s.id, s.k FROM ranked s WHERE ${keyset} ORDER BY ${orderBy(sql, ordering)}
           ${window === undefined ? sql`OFFSET 0` : sql`LIMIT ${window}`}) s
