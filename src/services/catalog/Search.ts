@@ -171,7 +171,7 @@ export class Search extends Effect.Service<Search>()("Search", {
         if (after === undefined || !(yield* anyMatch(sql, typed, filters))) {
           const groups = yield* spellings(sql, q)
           if (groups !== undefined) {
-            const respelled = respelledWords(sql, groups)
+            const respelled = yield* respelledWords(sql, groups)
             rows = yield* fetchPage(respelled)
             spelling = respelled.exact
           }
@@ -222,58 +222,62 @@ export class Search extends Effect.Service<Search>()("Search", {
 /**
  * What `q` asks for, in SQL:
  * - `tsquery`: what a product's document must match;
- * - `lexemes` (plain words as typed) or `alternatives` (respelled words): what the term index ranks. A product
- *   holding every lexeme, or a lexeme of every group `(grp, lexeme)` of alternatives, holds the words; queries
- *   with operators have neither, and are ranked from their documents;
+ * - `groups`: the lexemes the term index ranks by (plain words only; queries with operators have none, and are
+ *   ranked from their documents): a product holding a lexeme of every group holds the words. Words as typed
+ *   are a group per lexeme; a respelled word is a group of the lexemes of the words spelled like it;
  * - `exact`: the text whose exact title match ranks first.
  */
 interface Words {
   readonly tsquery: Statement.Fragment
-  /** The lexemes of plain words as typed (`to_tsvector` of them): each is required. */
-  readonly lexemes?: ReadonlyArray<string>
-  /** Rows `(grp, lexeme)` of respelled words: any lexeme of a group will do. */
-  readonly alternatives?: Statement.Fragment
+  readonly groups?: ReadonlyArray<ReadonlyArray<string>>
   readonly exact: string
-  /** Whether there may be more than one group of alternatives (so one could be rarer than the others). */
-  readonly several: boolean
 }
 
 /** Plain words (no quoted phrase, `or` or `-word`): every word is required, so the term index can rank. */
 const plainWords = (q: string) => !/"|(^|\s)-\S|(^|\s)or(\s|$)/i.test(q)
 
-/**
- * The words as typed: `websearch_to_tsquery` (phrases, `or`, `-word`); for plain words, their lexemes, read
- * first (a tsvector's lexemes are distinct), so that the page query can name each one.
- */
+/** Rows `(grp, lexeme)`: each group's distinct lexemes, read first so that the page query can name each one. */
+const lexemeGroups = (sql: SqlClient.SqlClient, rows: Statement.Fragment) =>
+  groupRows(
+    sql`SELECT grp::int AS grp, array_agg(DISTINCT lexeme ORDER BY lexeme) AS lexemes FROM (${rows}) r GROUP BY grp ORDER BY grp`
+  ).pipe(
+    Effect.map((groups) => groups.map((group) => group.lexemes)),
+    Effect.orDie
+  )
+
+const groupRows = rowsOf(Schema.Struct({ grp: Schema.Number, lexemes: Schema.Array(Schema.String) }))
+
+/** The words as typed: `websearch_to_tsquery` (phrases, `or`, `-word`); each lexeme of plain words a group. */
 const typedWords = (sql: SqlClient.SqlClient, q: string) =>
   Effect.gen(function* () {
-    const lexemes = plainWords(q)
-      ? (yield* lexemeRows(sql`SELECT lexeme FROM unnest(to_tsvector('english', ${q}))`).pipe(Effect.orDie)).map(
-          (row) => row.lexeme
+    const groups = plainWords(q)
+      ? yield* lexemeGroups(
+          sql,
+          sql`SELECT n AS grp, lexeme FROM unnest(to_tsvector('english', ${q})) WITH ORDINALITY AS u(lexeme, p, w, n)`
         )
       : undefined
     return {
       tsquery: sql`websearch_to_tsquery('english', ${q})`,
-      ...(lexemes === undefined ? {} : { lexemes }),
-      exact: q,
-      several: lexemes !== undefined && lexemes.length > 1
+      ...(groups === undefined ? {} : { groups }),
+      exact: q
     } satisfies Words
   })
 
-const lexemeRows = rowsOf(Schema.Struct({ lexeme: Schema.String }))
-
 /** Respelled words: each group is a word and the known words spelled like it, any one of which will do. */
-const respelledWords = (sql: SqlClient.SqlClient, groups: ReadonlyArray<ReadonlyArray<string>>): Words => {
-  const words = groups.flat()
-  const grps = groups.flatMap((group, i) => group.map(() => i))
-  return {
-    tsquery: sql`to_tsquery('english', ${groups.map((group) => `(${group.join(" | ")})`).join(" & ")})`,
-    alternatives: sql`SELECT a.grp, u.lexeme FROM unnest(${words}::text[], ${grps}::int[]) AS a(word, grp),
-                      unnest(to_tsvector('english', a.word)) AS u`,
-    exact: groups.map((group) => group[0]).join(" "),
-    several: groups.length > 1
-  }
-}
+const respelledWords = (sql: SqlClient.SqlClient, groups: ReadonlyArray<ReadonlyArray<string>>) =>
+  Effect.gen(function* () {
+    const words = groups.flat()
+    const grps = groups.flatMap((group, i) => group.map(() => i))
+    return {
+      tsquery: sql`to_tsquery('english', ${groups.map((group) => `(${group.join(" | ")})`).join(" & ")})`,
+      groups: yield* lexemeGroups(
+        sql,
+        sql`SELECT a.grp, u.lexeme FROM unnest(${words}::text[], ${grps}::int[]) AS a(word, grp),
+                 unnest(to_tsvector('english', a.word)) AS u`
+      ),
+      exact: groups.map((group) => group[0]).join(" ")
+    } satisfies Words
+  })
 
 /**
  * For each word of `q`: the word alone when it is a known word (of titles, brands and categories); otherwise
@@ -391,11 +395,12 @@ interface PageRow {
 const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
   const { ordering, words, filters, members, keyset, limit } = page
   // Plain words of no lexeme (only stop words) are in no document.
-  if (words?.lexemes?.length === 0) return Effect.succeed([])
-  if (words?.lexemes !== undefined || words?.alternatives !== undefined) {
+  if (words?.groups?.length === 0) return Effect.succeed([])
+  if (words?.groups !== undefined) {
+    const groups = words.groups
     // The first candidates in order, by a bounded sort; all of them sorted only when those hold less than a page.
-    return fromTermIndex(sql, page, words, CANDIDATE_WINDOW * (limit + 1)).pipe(
-      Effect.flatMap((rows) => (rows.length > limit ? Effect.succeed(rows) : fromTermIndex(sql, page, words)))
+    return fromTermIndex(sql, page, words, groups, CANDIDATE_WINDOW * (limit + 1)).pipe(
+      Effect.flatMap((rows) => (rows.length > limit ? Effect.succeed(rows) : fromTermIndex(sql, page, words, groups)))
     )
   }
   // A small collection or tag: start from its products rather than walk an order index hoping to meet them.
@@ -412,17 +417,6 @@ const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
 }
 
 /**
- * Rarest-word-first: with several words, each group's term rows are counted up to `COUNT_CAP`. When the
- * rarest group is below it, and the others hold at least `PROBE_COST` rows per lexeme for each of its
- * products (counted only that far), only the rarest group's rows are read with their aggregation, and the
- * other groups' rows are joined to its products alone (by primary-key probes or a hash join, as the planner
- * sees fit), instead of every group's rows being aggregated. Otherwise every group's rows are read as they
- * are. Both give the same rows to rank.
- */
-const COUNT_CAP = 25_000
-const PROBE_COST = 2
-
-/**
  * A page is first looked for among this many candidates per row it needs, taken in order by a bounded
  * (top-N) sort: a word in 200,000 products is then not sorted whole, spilling to disk, for a page of 20.
  * Most candidates pass the checks that follow (the country's bit is checked in the index already), so the
@@ -433,163 +427,76 @@ const CANDIDATE_WINDOW = 5
 
 /**
  * A page of the products holding the words, from the term index alone, in any order. Candidates are the
- * products holding a lexeme of every group, narrowed by collection, tags and price on the index's copy of
- * their ids and prices: with several words, from the rarest group when that is cheaper (above). Relevance
- * scores them by the weakest place a group matched (the tier: title 6, brand 3, category or tags 1,
- * description 0, times 10^6), the average weight of the groups (title 1.0, brand 0.4, category/tags 0.2,
- * description 0.1, times 8·10^5) and the title's brevity; the other orders read the
- * from-price or creation time the index carries. Only then, in order, is each candidate checked against
- * the document (phrases in hyphenated words) and the rest of the filters (availability in the country, the
- * exact variant prices), until the page is full: a word in 10,000 products costs index-only scans and a
- * sort, not 10,000 row visits.
+ * products holding a lexeme of every group: one term table per group, joined on the product (the planner
+ * merges their runs, which the index keeps in product order, or probes from the rarest), narrowed by
+ * collection, tags, price and the country's bit on the index's copy of them. A group of several lexemes (a
+ * respelled word) is the product's best row among them. Relevance scores a candidate by the weakest place a
+ * group matched (the tier: title 6, brand 3, category or tags 1, description 0, times 10^6), the average weight
+ * of the groups (title 1.0, brand 0.4, category/tags 0.2, description 0.1, times 8·10^5) and the title's
+ * brevity; the other orders read the from-price or creation time the index carries. Only then, in order, is
+ * each candidate checked against the document (phrases in hyphenated words) and the rest of the filters
+ * (availability in the country, the exact variant prices), until the page is full: a word in 10,000 products
+ * costs index-only scans and a sort, not 10,000 row visits.
  */
 const fromTermIndex = (
   sql: SqlClient.SqlClient,
   { ordering, filters, narrow, shipsTo, keyset, limit }: PageQuery,
   words: Words,
+  groups: ReadonlyArray<ReadonlyArray<string>>,
   /** Look only among the first this many candidates in order; all of them when `undefined`. */
   window?: number
 ) => {
-  /** The sort key, from a product's exact-title match, weakest tier, weight score, title length and facts. */
-  const keyOf = (of: {
-    readonly exactId: Statement.Fragment
-    readonly tier: Statement.Fragment
-    readonly weightScore: Statement.Fragment
-    readonly titleWords: Statement.Fragment
-    readonly minPrice: Statement.Fragment
-    readonly createdAt: Statement.Fragment
-  }) =>
-    ({
-      relevance: sql`${EXACT_TITLE} * (${of.exactId} IS NOT NULL)::int + ${WORD_MATCH}
-                     + (ARRAY[0, 1000000, 3000000, 6000000])[${of.tier} + 1]
-                     + ${of.weightScore} + 100000 / (1 + ${of.titleWords})`,
-      price_asc: of.minPrice,
-      price_desc: of.minPrice,
-      newest: of.createdAt
-    })[ordering]
+  const tables = groups.map((_, i) => sql`${sql(`t${i + 1}`)}`)
+  const column = (name: string) => tables.map((t) => sql`${t}.${sql(name)}`)
   const weightScore = (weight: Statement.Fragment) => sql`(ARRAY[80000, 160000, 320000, 800000])[${weight} + 1]`
-  const termColumns = (t: string) =>
-    narrow({
-      id: sql`${sql(t)}.product_id`,
-      minPriceUsd: sql`${sql(t)}.min_price_usd`,
-      maxPriceUsd: sql`${sql(t)}.max_price_usd`
-    })
-
-  // Plain words: a product holds them when it has a term row for each lexeme, so the lexemes' rows are joined
-  // on the product, one table per lexeme (the planner merges their runs, which the index keeps in product
-  // order, or probes from the rarest), and the key is computed from the joined rows.
-  const joined = (lexemes: ReadonlyArray<string>) => {
-    const tables = lexemes.map((_, i) => `t${i + 1}`)
-    const column = (name: string) => tables.map((t) => sql`${sql(t)}.${sql(name)}`)
-    const key = keyOf({
-      exactId: sql`e.id`,
-      tier: sql`least(${sql.csv(column("weight"))})`,
-      weightScore: sql`(${sql.join(" + ", false)(column("weight").map(weightScore))}) / ${lexemes.length}`,
-      titleWords: sql`t1.title_words`,
-      minPrice: sql`t1.min_price_usd`,
-      createdAt: sql`t1.created_at`
-    })
-    return sql`ranked AS (
+  const key = {
+    relevance: sql`${EXACT_TITLE} * (e.id IS NOT NULL)::int + ${WORD_MATCH}
+                   + (ARRAY[0, 1000000, 3000000, 6000000])[least(${sql.csv(column("weight"))}) + 1]
+                   + (${sql.join(" + ", false)(column("weight").map(weightScore))}) / ${groups.length}
+                   + 100000 / (1 + t1.title_words)`,
+    price_asc: sql`t1.min_price_usd`,
+    price_desc: sql`t1.min_price_usd`,
+    newest: sql`t1.created_at`
+  }[ordering]
+  /** A group's term rows: a lexeme's own, or the product's best among several lexemes'. */
+  const termsOf = (lexemes: ReadonlyArray<string>) =>
+    lexemes.length === 1
+      ? sql`search_terms`
+      : sql`(SELECT product_id, max(weight) AS weight, max(title_words) AS title_words,
+                    max(min_price_usd) AS min_price_usd, max(max_price_usd) AS max_price_usd,
+                    max(created_at) AS created_at, max(ships_to_mask) AS ships_to_mask
+             FROM (${sql.join(
+               " UNION ALL ",
+               false
+             )(
+               lexemes.map((lexeme) => sql`SELECT * FROM search_terms WHERE lexeme = ${lexeme}`)
+             )}) u GROUP BY product_id)`
+  const holds = (lexemes: ReadonlyArray<string>, t: Statement.Fragment) =>
+    lexemes.length === 1 ? sql`${t}.lexeme = ${lexemes[0]!}` : sql`true`
+  const [first, ...rest] = groups
+  return sql<PageRow>`
+    WITH exact AS (
+      SELECT id FROM products WHERE lower(title) = lower(${words.exact})
+    ), ranked AS (
       SELECT t1.product_id AS id, ${key} AS k
-      FROM search_terms t1
+      FROM ${termsOf(first!)} t1
       ${sql.join(
         " ",
         false
       )(
-        lexemes.slice(1).map(
-          (lexeme, i) =>
-            sql`JOIN search_terms ${sql(tables[i + 1]!)} ON ${sql(tables[i + 1]!)}.lexeme = ${lexeme}
-                    AND ${sql(tables[i + 1]!)}.product_id = t1.product_id`
+        rest.map(
+          (lexemes, i) =>
+            sql`JOIN ${termsOf(lexemes)} ${tables[i + 1]!} ON ${tables[i + 1]!}.product_id = t1.product_id
+                  AND ${holds(lexemes, tables[i + 1]!)}`
         )
       )}
       LEFT JOIN exact e ON e.id = t1.product_id
-      WHERE t1.lexeme = ${lexemes[0]!} AND (t1.ships_to_mask & ${shipsTo}) <> 0 AND ${termColumns("t1")}
+      WHERE ${holds(first!, sql`t1`)} AND (t1.ships_to_mask & ${shipsTo}) <> 0
+        AND ${narrow({ id: sql`t1.product_id`, minPriceUsd: sql`t1.min_price_usd`, maxPriceUsd: sql`t1.max_price_usd` })}
       -- OFFSET 0: a collection or tag narrows the candidates here, before they are ordered; left to itself,
-      -- the planner may move it after the window's LIMIT and probe the tag once per candidate of the word.
+      -- the planner may move it after the window's LIMIT and probe the tag once per candidate of the words.
       OFFSET 0
-    )`
-  }
-
-  // Respelled words: a product's best row per group (any of the group's lexemes), then its groups' rows.
-  const grouped = (alternatives: Statement.Fragment) => {
-    // Over a product's rows (one per group)...
-    const key = keyOf({
-      exactId: sql`max(e.id)`,
-      tier: sql`min(g.weight)`,
-      weightScore: sql`(sum(${weightScore(sql`g.weight`)}) / count(*))::int`,
-      titleWords: sql`max(g.title_words)`,
-      minPrice: sql`max(g.min_price_usd)`,
-      createdAt: sql`max(g.created_at)`
-    })
-    // ...or from its single row, when there is a single lexeme.
-    const rowKey = keyOf({
-      exactId: sql`e.id`,
-      tier: sql`g.weight`,
-      weightScore: weightScore(sql`g.weight`),
-      titleWords: sql`g.title_words`,
-      minPrice: sql`g.min_price_usd`,
-      createdAt: sql`g.created_at`
-    })
-    const columns = sql`t.product_id, a.grp, max(t.weight) AS weight, max(t.title_words) AS title_words,
-          max(t.min_price_usd) AS min_price_usd, max(t.created_at) AS created_at`
-    // Which group to drive from, if any (`drive`): one group never does. The rarest group's size is known when
-    // below the cap; the others' rows are then counted only as far as its products' lookups would cost.
-    const choice = words.several
-      ? sql`
-      sizes AS (
-        SELECT a.grp, count(*) AS lexemes, sum(c.n) AS n FROM alternatives a,
-          LATERAL (SELECT count(*) AS n FROM (SELECT FROM search_terms t WHERE t.lexeme = a.lexeme
-                                              LIMIT ${COUNT_CAP}) x) c
-        GROUP BY a.grp
-      ), rarest AS (
-        SELECT grp, n, n * ${PROBE_COST} * ((SELECT count(*) FROM alternatives) - lexemes) AS need
-        FROM sizes ORDER BY n, grp LIMIT 1
-      ), choice AS (
-        SELECT r.grp AS rarest,
-               r.n < ${COUNT_CAP} AND r.need > 0 AND r.need <= (
-                 SELECT sum(c.n) FROM alternatives a,
-                   LATERAL (SELECT count(*) AS n FROM (SELECT FROM search_terms t WHERE t.lexeme = a.lexeme
-                                                       LIMIT r.need) x) c
-                 WHERE a.grp <> r.grp) AS drive
-        FROM rarest r
-      )`
-      : sql`choice AS (SELECT NULL::bigint AS rarest, false AS drive)`
-    return sql`alternatives AS (${alternatives}), ${choice},
-    -- NOT MATERIALIZED: written into each branch that reads it, of which only one or two run, rather than
-    -- copied to a tuplestore first (a word in 200,000 products spilled it to disk). Driving from the rarest
-    -- group reads its rows twice (to probe and to rank); they are few.
-    scanned AS NOT MATERIALIZED (
-      SELECT ${columns} FROM alternatives a,
-           -- OFFSET 0: each lexeme is an index-only scan of its own, whatever the planner guesses of the rest.
-           LATERAL (SELECT * FROM search_terms t WHERE t.lexeme = a.lexeme OFFSET 0) t
-      WHERE (NOT coalesce((SELECT drive FROM choice), false) OR a.grp = (SELECT rarest FROM choice))
-        AND (t.ships_to_mask & ${shipsTo}) <> 0 AND ${termColumns("t")}
-      GROUP BY t.product_id, a.grp
-    ), probed AS (
-      SELECT ${columns} FROM scanned d, alternatives a,
-           LATERAL (SELECT * FROM search_terms t WHERE t.lexeme = a.lexeme AND t.product_id = d.product_id) t
-      WHERE coalesce((SELECT drive FROM choice), false) AND a.grp <> (SELECT rarest FROM choice)
-      GROUP BY t.product_id, a.grp
-    ), groups AS (
-      SELECT * FROM scanned UNION ALL SELECT * FROM probed
-    ), ranked AS (
-      -- One lexeme: a product has one row, its key is the row's own (the aggregation below would be a copy).
-      SELECT g.product_id AS id, ${rowKey} AS k
-      FROM scanned g LEFT JOIN exact e ON e.id = g.product_id
-      WHERE (SELECT count(*) FROM alternatives) = 1
-      UNION ALL
-      SELECT g.product_id AS id, ${key} AS k
-      FROM groups g LEFT JOIN exact e ON e.id = g.product_id
-      WHERE (SELECT count(*) FROM alternatives) <> 1
-      GROUP BY g.product_id
-      HAVING count(*) = (SELECT count(DISTINCT grp) FROM alternatives)
-    )`
-  }
-
-  return sql<PageRow>`
-    WITH exact AS (
-      SELECT id FROM products WHERE lower(title) = lower(${words.exact})
-    ), ${words.lexemes !== undefined ? joined(words.lexemes) : grouped(words.alternatives!)}
+    )
     SELECT s.id, ${cursorKey(sql, ordering)} AS k
     FROM (SELECT s.id, s.k FROM ranked s WHERE ${keyset} ORDER BY ${orderBy(sql, ordering)}
           ${window === undefined ? sql`OFFSET 0` : sql`LIMIT ${window}`}) s
