@@ -236,7 +236,7 @@ interface Words {
 /** Plain words (no quoted phrase, `or` or `-word`): every word is required, so the term index can rank. */
 const plainWords = (q: string) => !/"|(^|\s)-\S|(^|\s)or(\s|$)/i.test(q)
 
-/** Rows `(grp, lexeme)`: each group's distinct lexemes, read first so that the page query can name each one. */
+/** Each group's distinct lexemes, from rows `(grp, lexeme)`; read first, so that the page query can name them. */
 const lexemeGroups = (sql: SqlClient.SqlClient, rows: Statement.Fragment) =>
   groupRows(
     sql`SELECT grp::int AS grp, array_agg(DISTINCT lexeme ORDER BY lexeme) AS lexemes FROM (${rows}) r GROUP BY grp ORDER BY grp`
