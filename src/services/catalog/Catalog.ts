@@ -144,6 +144,9 @@ const purchasable = (variant: SummaryVariantRow, country: string) =>
   (variant.stock === null || variant.stock > 0) &&
   (variant.shipsTo ?? []).includes(country)
 
+/** The country's bit in `ships_to_mask` (migration 0022). */
+export const shipsToBit = (country: PricingCountry) => 1 << country.maskBit
+
 /**
  * The SQL predicate "product `p` has a variant purchasable in the country, optionally within a price range"
  * (item price in the country's minor units). The range is turned into exact USD bounds (`usdRangeFor`), so it
@@ -151,9 +154,6 @@ const purchasable = (variant: SummaryVariantRow, country: string) =>
  * estimates it, and a price-ordered scan stops at the bound. The product's `ships_to_mask` rules out, on its
  * row, the products that cannot reach the country, before their variants are visited.
  */
-/** The country's bit in `ships_to_mask` (migration 0022). */
-export const shipsToBit = (country: PricingCountry) => 1 << country.maskBit
-
 export const availableIn = (
   sql: SqlClient.SqlClient,
   country: PricingCountry,
