@@ -144,15 +144,11 @@ const purchasable = (variant: SummaryVariantRow, country: string) =>
   (variant.stock === null || variant.stock > 0) &&
   (variant.shipsTo ?? []).includes(country)
 
-/** The country's bit in `ships_to_mask` (migration 0022). */
-export const shipsToBit = (country: PricingCountry) => 1 << country.maskBit
-
 /**
  * The SQL predicate "product `p` has a variant purchasable in the country, optionally within a price range"
  * (item price in the country's minor units). The range is turned into exact USD bounds (`usdRangeFor`), so it
  * is a plain range on `price_usd`, and on the product's `min_price_usd`/`max_price_usd` first: the planner
- * estimates it, and a price-ordered scan stops at the bound. The product's `ships_to_mask` rules out, on its
- * row, the products that cannot reach the country, before their variants are visited.
+ * estimates it, and a price-ordered scan stops at the bound.
  */
 export const availableIn = (
   sql: SqlClient.SqlClient,
@@ -162,7 +158,6 @@ export const availableIn = (
   const usd = usdRangeFor(range, country.fxRate, country.digits)
   return sql`${usd.min === undefined ? sql`` : sql`p.max_price_usd >= ${usd.min} AND`}
     ${usd.max === undefined ? sql`` : sql`p.min_price_usd <= ${usd.max} AND`}
-    (p.ships_to_mask & ${shipsToBit(country)}) <> 0 AND
     EXISTS (
       SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
       WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)

@@ -5,7 +5,7 @@ import type { AppliedBudget, AppliedFilters, SearchResult, SearchSort } from "..
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { rowsOf } from "../platform/Rows.js"
 import { type BudgetRange, parseBudget } from "./Budget.js"
-import { availableIn, Catalog, decodeCursor, encodeCursor, shipsToBit } from "./Catalog.js"
+import { availableIn, Catalog, decodeCursor, encodeCursor } from "./Catalog.js"
 import { Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
 
 /**
@@ -74,6 +74,9 @@ const budgetIn = (
 }
 
 // ---------------------------------------------------------------------------------------------------------
+
+/** The country's bit in `ships_to_mask` (migration 0022). */
+const shipsToBit = (country: PricingCountry) => 1 << country.maskBit
 
 /** Rows of the inline statements below, decoded (decoders built once). */
 const foundRows = rowsOf(Schema.Struct({ found: Schema.Boolean }))
