@@ -24,6 +24,7 @@ import gifts from "./migrations/0019_gifts.js"
 import productListingColumns from "./migrations/0020_product_listing_columns.js"
 import productListingIndexes from "./migrations/0021_product_listing_indexes.js"
 import searchShipsToMask from "./migrations/0022_search_ships_to_mask.js"
+import searchTermsRank from "./migrations/0023_search_terms_rank.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -48,7 +49,8 @@ export const migrations = {
   "0019_gifts": gifts,
   "0020_product_listing_columns": productListingColumns,
   "0021_product_listing_indexes": productListingIndexes,
-  "0022_search_ships_to_mask": searchShipsToMask
+  "0022_search_ships_to_mask": searchShipsToMask,
+  "0023_search_terms_rank": searchTermsRank
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -1,4 +1,4 @@
-import { SqlClient, type Statement } from "@effect/sql"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Effect, Either, Schema } from "effect"
 import { CollectionNotFound } from "../../domain/catalog/Errors.js"
 import type { AppliedBudget, AppliedFilters, SearchResult, SearchSort } from "../../domain/catalog/Search.js"
@@ -161,9 +161,18 @@ export class Search extends Effect.Service<Search>()("Search", {
       const keyset = keysetAfter(sql, ordering, after)
       const members = yield* fewMembers(sql, params.collectionId, tagIds)
       const fetchPage = (words: Words | undefined) =>
-        pageQuery(sql, { ordering, words, filters, narrow, shipsTo: shipsToBit(country), members, keyset, limit }).pipe(
-          Effect.orDie
-        )
+        pageQuery(sql, {
+          ordering,
+          words,
+          filters,
+          narrow,
+          shipsTo: shipsToBit(country),
+          members,
+          inSets: params.collectionId !== undefined || tagIds.length > 0,
+          after,
+          keyset,
+          limit
+        }).pipe(Effect.orDie)
 
       const typed = q === undefined ? undefined : yield* typedWords(sql, q)
       let rows = yield* fetchPage(typed)
@@ -379,6 +388,14 @@ interface PageQuery {
   readonly shipsTo: number
   /** The ids of the few products the collection or a tag allows, as a query; `undefined` when not few. */
   readonly members: Statement.Fragment | undefined
+  /**
+   * A collection or tags narrow the products: a word's rows walked in rank order may mostly be outside them
+   * (95,000 products of a tag, and the first 105 of them among "thank"'s best 26,754), so a word is then ranked
+   * by a sort.
+   */
+  readonly inSets: boolean
+  /** The cursor's key (`[k, id]`), when the page comes after one. */
+  readonly after: ReadonlyArray<string | number> | undefined
   /** Conditions on `s.k`, `s.id`: after the cursor. */
   readonly keyset: Statement.Fragment
   readonly limit: number
@@ -401,9 +418,23 @@ const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
   if (words?.groups?.length === 0) return Effect.succeed([])
   if (words?.groups !== undefined) {
     const groups = words.groups
-    // The first candidates in order, by a bounded sort; all of them sorted only when those hold less than a page.
-    return fromTermIndex(sql, page, words, groups, CANDIDATE_WINDOW * (limit + 1)).pipe(
-      Effect.flatMap((rows) => (rows.length > limit ? Effect.succeed(rows) : fromTermIndex(sql, page, words, groups)))
+    const window = CANDIDATE_WINDOW * (limit + 1)
+    // The first candidates in order: one word by relevance read in rank order, anything else by a bounded sort;
+    // all of them sorted only when the window was full and held less than a page.
+    const [group] = groups
+    const first =
+      ordering === "relevance" &&
+      groups.length === 1 &&
+      (group!.length === 1 || page.after === undefined) &&
+      !page.inSets
+        ? fromRankIndex(sql, page, words, group!, window)
+        : fromTermIndex(sql, page, words, groups, window)
+    return first.pipe(
+      Effect.flatMap(({ rows, complete }) =>
+        rows.length > limit || complete
+          ? Effect.succeed(rows)
+          : Effect.map(fromTermIndex(sql, page, words, groups), (all) => all.rows)
+      )
     )
   }
   // A small collection or tag: start from its products rather than walk an order index hoping to meet them.
@@ -443,16 +474,18 @@ const CANDIDATE_WINDOW = 5
  */
 const fromTermIndex = (
   sql: SqlClient.SqlClient,
-  { ordering, filters, narrow, shipsTo, keyset, limit }: PageQuery,
+  page: PageQuery,
   words: Words,
   groups: ReadonlyArray<ReadonlyArray<string>>,
   /** Look only among the first this many candidates in order; all of them when `undefined`. */
   window?: number
 ) => {
+  const { ordering, narrow, shipsTo } = page
   const tables = groups.map((_, i) => sql`${sql(`t${i + 1}`)}`)
   const column = (name: string) => tables.map((t) => sql`${t}.${sql(name)}`)
   const weightScore = (weight: Statement.Fragment) => sql`(ARRAY[80000, 160000, 320000, 800000])[${weight} + 1]`
   const key = {
+    // For one group, all but the first two terms are `search_term_rank` (migration 0023), which `fromRankIndex` reads.
     relevance: sql`${EXACT_TITLE} * (e.id IS NOT NULL)::int + ${WORD_MATCH}
                    + (ARRAY[0, 1000000, 3000000, 6000000])[least(${sql.csv(column("weight"))}) + 1]
                    + (${sql.join(" + ", false)(column("weight").map(weightScore))}) / ${groups.length}
@@ -477,8 +510,7 @@ const fromTermIndex = (
   const holds = (lexemes: ReadonlyArray<string>, t: Statement.Fragment) =>
     lexemes.length === 1 ? sql`${t}.lexeme = ${lexemes[0]!}` : sql`true`
   const [first, ...rest] = groups
-  return sql<PageRow>`
-    WITH exact AS (
+  const ranked = sql`exact AS (
       SELECT id FROM products WHERE lower(title) = lower(${words.exact})
     ), ranked AS (
       SELECT t1.product_id AS id, ${key} AS k
@@ -499,16 +531,110 @@ const fromTermIndex = (
       -- OFFSET 0: a collection or tag narrows the candidates here, before they are ordered; left to itself,
       -- the planner may move it after the window's LIMIT and probe the tag once per candidate of the words.
       OFFSET 0
-    )
-    SELECT s.id, ${cursorKey(sql, ordering)} AS k
-    FROM (SELECT s.id, s.k FROM ranked s WHERE ${keyset} ORDER BY ${orderBy(sql, ordering)}
-          ${window === undefined ? sql`OFFSET 0` : sql`LIMIT ${window}`}) s
-    -- OFFSET 0 (or the window's LIMIT) keeps this a per-row check on the ordered stream (not a join), so LIMIT
-    -- stops it early.
+    )`
+  return checkedInOrder(sql, page, words, ranked, window)
+}
+
+/**
+ * The first `window` candidates of one word by relevance, read in rank order (migration 0023) instead of all of
+ * the word's rows sorted: a term row's own score (`search_term_rank`: its tier, weight and the title's brevity) is
+ * the whole of a one-word relevance but for the exact-title bonus, so each lexeme's rows are walked best first,
+ * checked on the index's copies (the country's bit, collection, tags, price), and only `window` are taken; the
+ * exact titles, above every other match, are looked up apart. A respelled word is a group of several lexemes,
+ * and a product scores its best among them: the window's products by that score are among each lexeme's first
+ * `window` rows, so the union of those, each product at its best, holds them. After a cursor a lexeme's first
+ * rows may belong to products already shown, so a group of several lexemes takes this path on a first page only.
+ * The rest is `fromTermIndex`'s: the window in order, each candidate checked against its product.
+ */
+const fromRankIndex = (
+  sql: SqlClient.SqlClient,
+  page: PageQuery,
+  words: Words,
+  lexemes: ReadonlyArray<string>,
+  window: number
+) => {
+  const { narrow, shipsTo, after } = page
+  const rank = sql`search_term_rank(t.weight, t.title_words)`
+  const checks = sql`(t.ships_to_mask & ${shipsTo}) <> 0
+    AND ${narrow({ id: sql`t.product_id`, minPriceUsd: sql`t.min_price_usd`, maxPriceUsd: sql`t.max_price_usd` })}`
+  // After a cursor (one lexeme: a row's score is its product's), in a form the index can start from.
+  const rankedAfter = (() => {
+    if (after === undefined) return sql`true`
+    const [k, id] = after as [number, string]
+    return sql`${rank} <= ${k - WORD_MATCH} AND (${rank} < ${k - WORD_MATCH} OR t.product_id > ${id})`
+  })()
+  const ranked = sql`exact AS (
+      SELECT id FROM products WHERE lower(title) = lower(${words.exact})
+    ), ranked AS (
+      SELECT id, max(k) AS k FROM (
+        SELECT t.product_id AS id, ${EXACT_TITLE + WORD_MATCH} + ${rank} AS k
+        FROM exact e JOIN search_terms t ON t.product_id = e.id AND t.lexeme IN ${sql.in(lexemes)}
+        WHERE ${checks}
+        ${sql.join(
+          " ",
+          false
+        )(
+          lexemes.map(
+            (lexeme) => sql`UNION ALL (
+              SELECT t.product_id AS id, ${WORD_MATCH} + ${rank} AS k FROM search_terms t
+              -- weight >= 0: true of every row, and the condition of the rank index (migration 0023)
+              WHERE t.lexeme = ${lexeme} AND t.weight >= 0 AND ${checks} AND ${rankedAfter}
+                AND t.product_id NOT IN (SELECT id FROM exact)
+              ORDER BY ${rank} DESC, t.product_id
+              LIMIT ${window})`
+          )
+        )}
+      ) c GROUP BY id
+    )`
+  return checkedInOrder(sql, page, words, ranked, window)
+}
+
+/** Candidates checked in order: the page (plus one row), and whether the candidates were all there were. */
+interface Checked {
+  readonly rows: ReadonlyArray<PageRow>
+  /** Every candidate after the cursor was looked at: fewer than the window were found, or there was none. */
+  readonly complete: boolean
+}
+
+/**
+ * The end both term-index queries share: the candidates `ranked` (id, sort key `k`) after the cursor, in order
+ * (the first `window` of them, or all), each checked against its product (the document, for phrases inside
+ * hyphenated words, and the filters) until the page is full. With a window, how many candidates it held comes
+ * back with the rows: fewer than the window are all there are, and looking among all of them would find the
+ * same page (for a rare word or a narrow phrase, the page query is not run twice).
+ */
+const checkedInOrder = (
+  sql: SqlClient.SqlClient,
+  { ordering, filters, keyset, limit }: PageQuery,
+  words: Words,
+  /** The `WITH` items, ending with `ranked`. */
+  ranked: Statement.Fragment,
+  window: number | undefined
+): Effect.Effect<Checked, SqlError.SqlError> => {
+  // From an ordered subquery (the window's LIMIT, or OFFSET 0), the check stays a per-row filter on the ordered
+  // stream (not a join), so the page's LIMIT stops it early.
+  const checked = (candidates: Statement.Fragment) => sql`
+    SELECT s.id, ${cursorKey(sql, ordering)} AS k FROM ${candidates} s
     WHERE EXISTS (SELECT 1 FROM products p
                   WHERE p.id = s.id AND p.search_document @@ ${words.tsquery} AND ${filters} OFFSET 0)
     ORDER BY ${orderBy(sql, ordering)}
     LIMIT ${limit + 1}`
+  const inOrder = sql`SELECT s.id, s.k FROM ranked s WHERE ${keyset} ORDER BY ${orderBy(sql, ordering)}`
+  if (window === undefined) {
+    return sql<PageRow>`WITH ${ranked} ${checked(sql`(${inOrder} OFFSET 0)`)}`.pipe(
+      Effect.map((rows) => ({ rows, complete: true }))
+    )
+  }
+  return sql<{ readonly candidates: number; readonly id: string | null; readonly k: number | string | null }>`
+    WITH ${ranked}, firsts AS (${inOrder} LIMIT ${window})
+    SELECT f.candidates, s.id, s.k
+    FROM (SELECT count(*)::int AS candidates FROM firsts) f LEFT JOIN LATERAL (${checked(sql`firsts`)}) s ON true
+    ORDER BY ${orderBy(sql, ordering)}`.pipe(
+    Effect.map((found) => ({
+      rows: found.flatMap(({ id, k }) => (id === null || k === null ? [] : [{ id, k }])),
+      complete: (found[0]?.candidates ?? 0) < window
+    }))
+  )
 }
 
 /** Below this many products, a collection or tag is the cheapest place to start a listing. */

@@ -141,6 +141,42 @@ describe("Search", () => {
       })
     )
 
+    it.effect("reads one word in rank order, each page as if every match were scored and sorted", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // The documented score of a one-word match, from the term rows (docs/search.md): exact title 10^8, a
+        // match 10^7, the tier and the weight of the place it matched, the title's brevity.
+        const scored = (q: string, country: string) =>
+          sql<{ id: string }>`
+            SELECT p.id FROM products p
+            JOIN search_terms t ON t.product_id = p.id AND t.lexeme = ANY (tsvector_to_array(to_tsvector('english', ${q})))
+            WHERE p.search_document @@ websearch_to_tsquery('english', ${q})
+              AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+                          WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+                            AND l.ships_to @> ARRAY[${country}])
+            ORDER BY CASE WHEN lower(p.title) = lower(${q}) THEN 100000000 ELSE 0 END + 10000000
+                     + (ARRAY[0, 1000000, 3000000, 6000000])[t.weight + 1]
+                     + (ARRAY[80000, 160000, 320000, 800000])[t.weight + 1]
+                     + 100000 / (1 + t.title_words) DESC, p.id`.pipe(Effect.map((rows) => rows.map((r) => r.id)))
+        for (const q of ["set", "gift", "travel", "studio", "binoculars", "coffee"]) {
+          for (const country of ["US", "GB"]) {
+            const expected = yield* scored(q, country)
+            expect(expected.length, q).toBeGreaterThan(0)
+            for (const limit of [2, 50])
+              expect(yield* walk({ q, country }, limit), `${q} ${country} ${limit}`).toEqual(expected)
+          }
+        }
+        // A respelled word of several lexemes ("teapo": tea, team, teapot) is read in rank order on its first
+        // page only; later pages sort every match. The first page, of any size, agrees with the pages after it.
+        for (const q of ["teapo", "carr"]) {
+          const byOne = yield* walk({ q }, 1)
+          expect(byOne.length, q).toBeGreaterThan(10)
+          expect(yield* walk({ q }, 4), q).toEqual(byOne)
+          expect(yield* walk({ q }, 50), q).toEqual(byOne)
+        }
+      })
+    )
+
     it.effect("orders by price and keeps the order across pages", () =>
       Effect.gen(function* () {
         const search = yield* Search
