@@ -539,7 +539,7 @@ const fromTermIndex = (
  * The first `window` candidates of one word by relevance, read in rank order (migration 0023) instead of all of
  * the word's rows sorted: a term row's own score (`search_term_rank`: its tier, weight and the title's brevity) is
  * the whole of a one-word relevance but for the exact-title bonus, so each lexeme's rows are walked best first,
- * checked on the index's copies (the country's bit, collection, tags, price), and only `window` are taken; the
+ * checked on the index's copies (the country's bit, the price range), and only `window` are taken; the
  * exact titles, above every other match, are looked up apart. A respelled word is a group of several lexemes,
  * and a product scores its best among them: the window's products by that score are among each lexeme's first
  * `window` rows, so the union of those, each product at its best, holds them. After a cursor a lexeme's first
