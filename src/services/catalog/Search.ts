@@ -510,9 +510,7 @@ const fromTermIndex = (
   const holds = (lexemes: ReadonlyArray<string>, t: Statement.Fragment) =>
     lexemes.length === 1 ? sql`${t}.lexeme = ${lexemes[0]!}` : sql`true`
   const [first, ...rest] = groups
-  const ranked = sql`exact AS (
-      SELECT id FROM products WHERE lower(title) = lower(${words.exact})
-    ), ranked AS (
+  const ranked = sql`${exactTitles(sql, words)}, ranked AS (
       SELECT t1.product_id AS id, ${key} AS k
       FROM ${termsOf(first!)} t1
       ${sql.join(
@@ -563,9 +561,7 @@ const fromRankIndex = (
     const [k, id] = after as [number, string]
     return sql`${rank} <= ${k - WORD_MATCH} AND (${rank} < ${k - WORD_MATCH} OR t.product_id > ${id})`
   })()
-  const ranked = sql`exact AS (
-      SELECT id FROM products WHERE lower(title) = lower(${words.exact})
-    ), ranked AS (
+  const ranked = sql`${exactTitles(sql, words)}, ranked AS (
       SELECT id, max(k) AS k FROM (
         SELECT t.product_id AS id, ${EXACT_TITLE + WORD_MATCH} + ${rank} AS k
         FROM exact e JOIN search_terms t ON t.product_id = e.id AND t.lexeme IN ${sql.in(lexemes)}
@@ -588,6 +584,10 @@ const fromRankIndex = (
     )`
   return checkedInOrder(sql, page, words, ranked, window)
 }
+
+/** The `WITH` item `exact`: the products whose title is the words exactly (ranked above every other match). */
+const exactTitles = (sql: SqlClient.SqlClient, words: Words) =>
+  sql`exact AS (SELECT id FROM products WHERE lower(title) = lower(${words.exact}))`
 
 /** Candidates checked in order: the page (plus one row), and whether the candidates were all there were. */
 interface Checked {
