@@ -237,11 +237,14 @@ export class Search extends Effect.Service<Search>()("Search", {
  * - `groups`: the lexemes the term index ranks by (plain words only; queries with operators have none, and are
  *   ranked from their documents): a product holding a lexeme of every group holds the words. Words as typed
  *   are a group per lexeme; a respelled word is a group of the lexemes of the words spelled like it;
+ * - `parts`: the lexemes of `groups` that are parts of a hyphenated word of `q` ("linen" and "bound" of
+ *   "linen-bound"), in every document that holds the word;
  * - `exact`: the text whose exact title match ranks first.
  */
 interface Words {
   readonly tsquery: Statement.Fragment
   readonly groups?: ReadonlyArray<ReadonlyArray<string>>
+  readonly parts?: ReadonlyArray<string>
   readonly exact: string
 }
 
@@ -259,18 +262,26 @@ const lexemeGroups = (sql: SqlClient.SqlClient, rows: Statement.Fragment) =>
 
 const groupRows = rowsOf(Schema.Struct({ grp: Schema.Number, lexemes: Schema.Array(Schema.String) }))
 
-/** The words as typed: `websearch_to_tsquery` (phrases, `or`, `-word`); each lexeme of plain words a group. */
+const typedLexemeRows = rowsOf(Schema.Struct({ lexeme: Schema.String, part: Schema.Boolean }))
+
+/**
+ * The words as typed: `websearch_to_tsquery` (phrases, `or`, `-word`); each lexeme of plain words a group, and
+ * which of them are parts of a hyphenated word (the tokens `ts_parse` types 9–11, `hword_numpart`, `hword_part`
+ * and `hword_asciipart`, each turned into its lexeme as the document's own were).
+ */
 const typedWords = (sql: SqlClient.SqlClient, q: string) =>
   Effect.gen(function* () {
-    const groups = plainWords(q)
-      ? yield* lexemeGroups(
-          sql,
-          sql`SELECT n AS grp, lexeme FROM unnest(to_tsvector('english', ${q})) WITH ORDINALITY AS u(lexeme, p, w, n)`
-        )
-      : undefined
+    const tsquery = sql`websearch_to_tsquery('english', ${q})`
+    if (!plainWords(q)) return { tsquery, exact: q } satisfies Words
+    const lexemes = yield* typedLexemeRows(sql`
+      SELECT u.lexeme, u.lexeme IN (SELECT unnest(tsvector_to_array(to_tsvector('english', t.token)))
+                                    FROM ts_parse('default', ${q}) t WHERE t.tokid IN (9, 10, 11)) AS part
+      FROM unnest(to_tsvector('english', ${q})) WITH ORDINALITY AS u(lexeme, p, w, n)
+      ORDER BY u.n`).pipe(Effect.orDie)
     return {
-      tsquery: sql`websearch_to_tsquery('english', ${q})`,
-      ...(groups === undefined ? {} : { groups }),
+      tsquery,
+      groups: lexemes.map(({ lexeme }) => [lexeme]),
+      parts: lexemes.flatMap(({ lexeme, part }) => (part ? [lexeme] : [])),
       exact: q
     } satisfies Words
   })
@@ -462,9 +473,9 @@ const CANDIDATE_WINDOW = 5
 /**
  * A page of the products holding the words, from the term index alone, in any order. Candidates are the
  * products holding a lexeme of every group: one term table per group, joined on the product (the planner
- * merges their runs, which the index keeps in product order, or probes from the rarest), narrowed by
- * collection, tags, price and the country's bit on the index's copy of them. A group of several lexemes (a
- * respelled word) is the product's best row among them. Relevance scores a candidate by the weakest place a
+ * merges their runs, which the index keeps in product order, or probes from the rarest; a hyphenated word's
+ * parts are looked up last), narrowed by collection, tags, price and the country's bit on the index's copy of
+ * them. A group of several lexemes (a respelled word) is the product's best row among them. Relevance scores a candidate by the weakest place a
  * group matched (the tier: title 6, brand 3, category or tags 1, description 0, times 10^6), the average weight
  * of the groups (title 1.0, brand 0.4, category/tags 0.2, description 0.1, times 8·10^5) and the title's
  * brevity; the other orders read the from-price or creation time the index carries. Only then, in order, is
@@ -481,14 +492,19 @@ const fromTermIndex = (
   window?: number
 ) => {
   const { ordering, narrow, shipsTo } = page
-  const tables = groups.map((_, i) => sql`${sql(`t${i + 1}`)}`)
+  // A hyphenated word's parts are in every product that holds the word, so they narrow nothing: each is looked up
+  // for the candidates of the other groups (a probe of the primary key, fenced by OFFSET 0 so that it stays one)
+  // rather than joined, where the planner would merge two common parts' whole runs before meeting the rare word.
+  const isPart = (lexemes: ReadonlyArray<string>) => lexemes.length === 1 && words.parts?.includes(lexemes[0]!) === true
+  const ordered = [...groups.filter((lexemes) => !isPart(lexemes)), ...groups.filter(isPart)]
+  const tables = ordered.map((_, i) => sql`${sql(`t${i + 1}`)}`)
   const column = (name: string) => tables.map((t) => sql`${t}.${sql(name)}`)
   const weightScore = (weight: Statement.Fragment) => sql`(ARRAY[80000, 160000, 320000, 800000])[${weight} + 1]`
   const key = {
     // For one group, all but the first two terms are `search_term_rank` (migration 0023), which `fromRankIndex` reads.
     relevance: sql`${EXACT_TITLE} * (e.id IS NOT NULL)::int + ${WORD_MATCH}
                    + (ARRAY[0, 1000000, 3000000, 6000000])[least(${sql.csv(column("weight"))}) + 1]
-                   + (${sql.join(" + ", false)(column("weight").map(weightScore))}) / ${groups.length}
+                   + (${sql.join(" + ", false)(column("weight").map(weightScore))}) / ${ordered.length}
                    + 100000 / (1 + t1.title_words)`,
     price_asc: sql`t1.min_price_usd`,
     price_desc: sql`t1.min_price_usd`,
@@ -509,20 +525,16 @@ const fromTermIndex = (
              )}) u GROUP BY product_id)`
   const holds = (lexemes: ReadonlyArray<string>, t: Statement.Fragment) =>
     lexemes.length === 1 ? sql`${t}.lexeme = ${lexemes[0]!}` : sql`true`
-  const [first, ...rest] = groups
+  const joinOf = (lexemes: ReadonlyArray<string>, t: Statement.Fragment) =>
+    isPart(lexemes)
+      ? sql`JOIN LATERAL (SELECT weight FROM search_terms
+                          WHERE lexeme = ${lexemes[0]!} AND product_id = t1.product_id OFFSET 0) ${t} ON true`
+      : sql`JOIN ${termsOf(lexemes)} ${t} ON ${t}.product_id = t1.product_id AND ${holds(lexemes, t)}`
+  const [first, ...rest] = ordered
   const ranked = sql`${exactTitles(sql, words)}, ranked AS (
       SELECT t1.product_id AS id, ${key} AS k
       FROM ${termsOf(first!)} t1
-      ${sql.join(
-        " ",
-        false
-      )(
-        rest.map(
-          (lexemes, i) =>
-            sql`JOIN ${termsOf(lexemes)} ${tables[i + 1]!} ON ${tables[i + 1]!}.product_id = t1.product_id
-                  AND ${holds(lexemes, tables[i + 1]!)}`
-        )
-      )}
+      ${sql.join(" ", false)(rest.map((lexemes, i) => joinOf(lexemes, tables[i + 1]!)))}
       LEFT JOIN exact e ON e.id = t1.product_id
       WHERE ${holds(first!, sql`t1`)} AND (t1.ships_to_mask & ${shipsTo}) <> 0
         AND ${narrow({ id: sql`t1.product_id`, minPriceUsd: sql`t1.min_price_usd`, maxPriceUsd: sql`t1.max_price_usd` })}

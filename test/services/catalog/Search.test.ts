@@ -27,6 +27,32 @@ const walk = (params: SearchParams, limit: number) =>
     return ids
   })
 
+/**
+ * The documented score of plain words (docs/search.md), from the term rows, every word's row joined: exact title
+ * 10^8, a match 10^7, the tier of the weakest place a word matched, the words' average weight, the title's
+ * brevity. Every match available in `country`, best first.
+ */
+const scoredByFormula = (q: string, country: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ id: string }>`
+      SELECT p.id FROM products p
+      JOIN LATERAL (SELECT min(t.weight) AS weakest, count(*) AS words, max(t.title_words) AS title_words,
+                           sum((ARRAY[80000, 160000, 320000, 800000])[t.weight + 1]) AS weights
+                    FROM search_terms t
+                    WHERE t.product_id = p.id AND t.lexeme = ANY (tsvector_to_array(to_tsvector('english', ${q})))) t
+        ON t.words = array_length(tsvector_to_array(to_tsvector('english', ${q})), 1)
+      WHERE p.search_document @@ websearch_to_tsquery('english', ${q})
+        AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
+                    WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
+                      AND l.ships_to @> ARRAY[${country}])
+      ORDER BY CASE WHEN lower(p.title) = lower(${q}) THEN 100000000 ELSE 0 END + 10000000
+               + (ARRAY[0, 1000000, 3000000, 6000000])[t.weakest + 1]
+               + t.weights / t.words
+               + 100000 / (1 + t.title_words) DESC, p.id`
+    return rows.map((r) => r.id)
+  })
+
 describe("convertBetween", () => {
   it("converts minor units between currencies through their USD rates, half-up", () => {
     const usd = { fxRate: "1.00000000", digits: 2 }
@@ -143,24 +169,9 @@ describe("Search", () => {
 
     it.effect("reads one word in rank order, each page as if every match were scored and sorted", () =>
       Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        // The documented score of a one-word match, from the term rows (docs/search.md): exact title 10^8, a
-        // match 10^7, the tier and the weight of the place it matched, the title's brevity.
-        const scored = (q: string, country: string) =>
-          sql<{ id: string }>`
-            SELECT p.id FROM products p
-            JOIN search_terms t ON t.product_id = p.id AND t.lexeme = ANY (tsvector_to_array(to_tsvector('english', ${q})))
-            WHERE p.search_document @@ websearch_to_tsquery('english', ${q})
-              AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
-                          WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
-                            AND l.ships_to @> ARRAY[${country}])
-            ORDER BY CASE WHEN lower(p.title) = lower(${q}) THEN 100000000 ELSE 0 END + 10000000
-                     + (ARRAY[0, 1000000, 3000000, 6000000])[t.weight + 1]
-                     + (ARRAY[80000, 160000, 320000, 800000])[t.weight + 1]
-                     + 100000 / (1 + t.title_words) DESC, p.id`.pipe(Effect.map((rows) => rows.map((r) => r.id)))
         for (const q of ["set", "gift", "travel", "studio", "binoculars", "coffee"]) {
           for (const country of ["US", "GB"]) {
-            const expected = yield* scored(q, country)
+            const expected = yield* scoredByFormula(q, country)
             expect(expected.length, q).toBeGreaterThan(0)
             for (const limit of [2, 50])
               expect(yield* walk({ q, country }, limit), `${q} ${country} ${limit}`).toEqual(expected)
@@ -174,6 +185,50 @@ describe("Search", () => {
           expect(yield* walk({ q }, 4), q).toEqual(byOne)
           expect(yield* walk({ q }, 50), q).toEqual(byOne)
         }
+      })
+    )
+
+    it.effect("scores a hyphenated word's parts by their own places, as if every word's rows were joined", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // The parts ("pour", "over") are looked up for the other words' candidates rather than joined.
+        const queries = [
+          "self-care",
+          "self-care kit",
+          "eco-friendly bottle",
+          "single-origin coffee",
+          "pour-over coffee"
+        ]
+        const pagesAgree = Effect.forEach(queries, (q) =>
+          Effect.gen(function* () {
+            const expected = yield* scoredByFormula(q, "US")
+            expect(expected.length, q).toBeGreaterThan(1)
+            for (const limit of [1, 50]) expect(yield* walk({ q }, limit), `${q} ${limit}`).toEqual(expected)
+          })
+        )
+        yield* pagesAgree
+        // A part in a better place than its word: "care" in the title of a product whose "self-care" is below it
+        // (a tag). The part's own place, the title, counts for "self-care" and "self-care kit", not the word's.
+        const [moved] = yield* sql<{ id: string }>`
+          SELECT p.id FROM products p JOIN search_terms t ON t.product_id = p.id AND t.lexeme = 'self-car'
+          WHERE t.weight < 3 ORDER BY p.id LIMIT 1`
+        expect(moved, "a product with self-care below its title").toBeDefined()
+        const error = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              yield* sql`
+                UPDATE products SET title = 'Care Kit',
+                  search_document = setweight(to_tsvector('english', 'Care Kit'), 'A') || ts_filter(search_document, '{b,c,d}')
+                WHERE id = ${moved!.id}`
+              const [part] = yield* sql<{ weight: number }>`
+                SELECT weight FROM search_terms WHERE product_id = ${moved!.id} AND lexeme = 'care'`
+              expect(part?.weight).toBe(3)
+              yield* pagesAgree
+              return yield* Effect.fail("roll back" as const)
+            })
+          )
+          .pipe(Effect.flip)
+        expect(error).toBe("roll back")
       })
     )
 
