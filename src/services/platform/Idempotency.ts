@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto"
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient } from "@effect/sql"
 import { Data, Effect, Option, Schema } from "effect"
 import { IdempotencyInFlight, IdempotencyKeyReused } from "../../domain/platform/Errors.js"
+import { rowsOf } from "./Rows.js"
 
 /**
  * Idempotent creation (DESIGN.md §4.8), for every line that takes an idempotency key: v1 checkouts today,
@@ -52,6 +53,9 @@ export class KeyTaken extends Data.TaggedError("KeyTaken") {}
 
 const isKeyTaken = (failure: unknown): failure is KeyTaken => failure instanceof KeyTaken
 
+/** Rows of the key's lock statement, decoded (the decoder built once). */
+const lockRows = rowsOf(Schema.Struct({ locked: Schema.Boolean }))
+
 export const withIdempotency = <A, E, R, R2>(
   request: IdempotentRequest<A, R>,
   make: (claimKey: Effect.Effect<void, IdempotencyInFlight>) => Effect.Effect<A, E | KeyTaken, R2>
@@ -70,16 +74,12 @@ export const withIdempotency = <A, E, R, R2>(
               message: `This idempotencyKey was used with a different request; use a new key for a new ${request.noun}.`
             })
           )
-    const tryLock = SqlSchema.single({
-      Request: Schema.String,
-      Result: Schema.Struct({ locked: Schema.Boolean }),
-      execute: (lockKey) => sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 1)) AS locked`
-    })
     // Held until the transaction that takes it ends: a second request with the key meanwhile is told to retry.
-    const claimKey = tryLock(`${request.scope}:${request.key}`).pipe(
+    const lockKey = `${request.scope}:${request.key}`
+    const claimKey = lockRows(sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 1)) AS locked`).pipe(
       Effect.orDie,
-      Effect.flatMap(({ locked }) =>
-        locked
+      Effect.flatMap(([row]) =>
+        row?.locked === true
           ? Effect.void
           : Effect.fail(
               new IdempotencyInFlight({
