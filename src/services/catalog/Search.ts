@@ -495,8 +495,13 @@ const fromTermIndex = (
   // A hyphenated word's parts are in every product that holds the word, so they narrow nothing: each is looked up
   // for the candidates of the other groups (a probe of the primary key, fenced by OFFSET 0 so that it stays one)
   // rather than joined, where the planner would merge two common parts' whole runs before meeting the rare word.
+  // Only when another group narrows the word's products first: a word alone with its parts ("pour-over") is
+  // cheaper merged with them, their runs about as long as its own.
   const isPart = (lexemes: ReadonlyArray<string>) => lexemes.length === 1 && words.parts?.includes(lexemes[0]!) === true
-  const ordered = [...groups.filter((lexemes) => !isPart(lexemes)), ...groups.filter(isPart)]
+  const narrowing = groups.filter((lexemes) => !isPart(lexemes))
+  const probes = narrowing.length >= 2 ? groups.filter(isPart) : []
+  const isProbe = (lexemes: ReadonlyArray<string>) => probes.includes(lexemes)
+  const ordered = [...groups.filter((lexemes) => !isProbe(lexemes)), ...probes]
   const tables = ordered.map((_, i) => sql`${sql(`t${i + 1}`)}`)
   const column = (name: string) => tables.map((t) => sql`${t}.${sql(name)}`)
   const weightScore = (weight: Statement.Fragment) => sql`(ARRAY[80000, 160000, 320000, 800000])[${weight} + 1]`
@@ -526,7 +531,7 @@ const fromTermIndex = (
   const holds = (lexemes: ReadonlyArray<string>, t: Statement.Fragment) =>
     lexemes.length === 1 ? sql`${t}.lexeme = ${lexemes[0]!}` : sql`true`
   const joinOf = (lexemes: ReadonlyArray<string>, t: Statement.Fragment) =>
-    isPart(lexemes)
+    isProbe(lexemes)
       ? sql`JOIN LATERAL (SELECT weight FROM search_terms
                           WHERE lexeme = ${lexemes[0]!} AND product_id = t1.product_id OFFSET 0) ${t} ON true`
       : sql`JOIN ${termsOf(lexemes)} ${t} ON ${t}.product_id = t1.product_id AND ${holds(lexemes, t)}`
