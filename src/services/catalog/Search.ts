@@ -449,11 +449,14 @@ const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
     )
   }
   // A small collection or tag: start from its products rather than walk an order index hoping to meet them.
+  // The country's bit, on the row the walk reads anyway, rules out most products a small country cannot get
+  // before `filters` looks for a variant that ships there.
   const source = members === undefined ? sql`products p` : sql`(${members}) m JOIN products p ON p.id = m.id`
   return sql<PageRow>`
     SELECT s.id, ${cursorKey(sql, ordering)} AS k FROM (
       SELECT p.id, ${sortKey(sql, ordering, words)} AS k FROM ${source}
-      WHERE ${words === undefined ? sql`true` : sql`p.search_document @@ ${words.tsquery}`} AND ${filters}
+      WHERE (p.ships_to_mask & ${page.shipsTo}) <> 0
+        AND ${words === undefined ? sql`true` : sql`p.search_document @@ ${words.tsquery}`} AND ${filters}
       ${members === undefined ? sql`` : sql`OFFSET 0`}
     ) s
     WHERE ${keyset}
