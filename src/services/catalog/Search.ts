@@ -478,13 +478,13 @@ const CANDIDATE_WINDOW = 5
  * products holding a lexeme of every group: one term table per group, joined on the product (the planner
  * merges their runs, which the index keeps in product order, or probes from the rarest; a hyphenated word's
  * parts are looked up last), narrowed by collection, tags, price and the country's bit on the index's copy of
- * them. A group of several lexemes (a respelled word) is the product's best row among them. Relevance scores a candidate by the weakest place a
- * group matched (the tier: title 6, brand 3, category or tags 1, description 0, times 10^6), the average weight
- * of the groups (title 1.0, brand 0.4, category/tags 0.2, description 0.1, times 8·10^5) and the title's
- * brevity; the other orders read the from-price or creation time the index carries. Only then, in order, is
- * each candidate checked against the document (phrases in hyphenated words) and the rest of the filters
- * (availability in the country, the exact variant prices), until the page is full: a word in 10,000 products
- * costs index-only scans and a sort, not 10,000 row visits.
+ * them. A group of several lexemes (a respelled word) is the product's best row among them. Relevance scores a
+ * candidate by the weakest place a group matched (the tier: title 6, brand 3, category or tags 1, description
+ * 0, times 10^6), the average weight of the groups (title 1.0, brand 0.4, category/tags 0.2, description 0.1,
+ * times 8·10^5) and the title's brevity; the other orders read the from-price or creation time the index
+ * carries. Only then, in order, is each candidate checked against the document (phrases in hyphenated words)
+ * and the rest of the filters (availability in the country, the exact variant prices), until the page is full:
+ * a word in 10,000 products costs index-only scans and a sort, not 10,000 row visits.
  */
 const fromTermIndex = (
   sql: SqlClient.SqlClient,
