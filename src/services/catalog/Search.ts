@@ -430,16 +430,24 @@ const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
   if (words?.groups !== undefined) {
     const groups = words.groups
     const window = CANDIDATE_WINDOW * (limit + 1)
-    // The first candidates in order: one word by relevance read in rank order, anything else by a bounded sort;
-    // all of them sorted only when the window was full and held less than a page.
+    // The first candidates in order: one word by relevance read in rank order, several words' titles first,
+    // anything else by a bounded sort; all of them sorted only when the window was full and held less than a page.
     const [group] = groups
-    const first =
-      ordering === "relevance" &&
-      groups.length === 1 &&
-      (group!.length === 1 || page.after === undefined) &&
-      !page.inSets
-        ? fromRankIndex(sql, page, words, group!, window)
-        : fromTermIndex(sql, page, words, groups, window)
+    const inOrder = () => fromTermIndex(sql, page, words, groups, window)
+    const first = (() => {
+      if (ordering !== "relevance") return inOrder()
+      if (groups.length === 1 && (group!.length === 1 || page.after === undefined) && !page.inSets) {
+        return fromRankIndex(sql, page, words, group!, window)
+      }
+      // The products with every word in the title outrank all others (docs/search.md): a page found among them,
+      // or a full window of them, is the page; fewer, and it is looked for among all. Several words only: one
+      // word within a collection or tags has few titles there.
+      const inTitleTier = page.after === undefined || Number(page.after[0]) >= WORD_MATCH + TITLE_TIER
+      if (groups.length === 1 || !inTitleTier) return inOrder()
+      return Effect.flatMap(fromTermIndex(sql, page, words, groups, window, true), (titles) =>
+        titles.rows.length > limit || !titles.complete ? Effect.succeed(titles) : inOrder()
+      )
+    })()
     return first.pipe(
       Effect.flatMap(({ rows, complete }) =>
         rows.length > limit || complete
@@ -463,6 +471,14 @@ const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
     ORDER BY ${orderBy(sql, ordering)}
     LIMIT ${limit + 1}`
 }
+
+/**
+ * The tier of a product with every word in its title (`(ARRAY[0, 1000000, 3000000, 6000000])[…]` below), and the
+ * least `search_term_rank` of a term row in a title (weight 3: 6,800,000 plus the title's brevity; a brand row,
+ * weight 2, ranks at most 3,420,000), so that the rank index (migration 0023) reads a word's title rows as a range.
+ */
+const TITLE_TIER = 6_000_000
+const TITLE_RANK = 6_800_000
 
 /**
  * A page is first looked for among this many candidates per row it needs, taken in order by a bounded
@@ -492,9 +508,17 @@ const fromTermIndex = (
   words: Words,
   groups: ReadonlyArray<ReadonlyArray<string>>,
   /** Look only among the first this many candidates in order; all of them when `undefined`. */
-  window?: number
+  window?: number,
+  /** Only the products with every word in the title (relevance's top tier). */
+  titlesOnly = false
 ) => {
   const { ordering, narrow, shipsTo } = page
+  /** A term row in a title, as a range of the rank index (the partial index's `weight >= 0` with it). */
+  const inTitle = (t?: Statement.Fragment) => {
+    if (!titlesOnly) return sql`true`
+    const column = (name: string) => (t === undefined ? sql(name) : sql`${t}.${sql(name)}`)
+    return sql`${column("weight")} >= 0 AND search_term_rank(${column("weight")}, ${column("title_words")}) >= ${TITLE_RANK}`
+  }
   // A hyphenated word's parts are in every product that holds the word, so they narrow nothing: each is looked up
   // for the candidates of the other groups (a probe of the primary key, fenced by OFFSET 0 so that it stays one)
   // rather than joined, where the planner would merge two common parts' whole runs before meeting the rare word.
@@ -529,14 +553,15 @@ const fromTermIndex = (
                " UNION ALL ",
                false
              )(
-               lexemes.map((lexeme) => sql`SELECT * FROM search_terms WHERE lexeme = ${lexeme}`)
+               lexemes.map((lexeme) => sql`SELECT * FROM search_terms WHERE lexeme = ${lexeme} AND ${inTitle()}`)
              )}) u GROUP BY product_id)`
   const holds = (lexemes: ReadonlyArray<string>, t: Statement.Fragment) =>
-    lexemes.length === 1 ? sql`${t}.lexeme = ${lexemes[0]!}` : sql`true`
+    lexemes.length === 1 ? sql`${t}.lexeme = ${lexemes[0]!} AND ${inTitle(t)}` : sql`true`
   const joinOf = (lexemes: ReadonlyArray<string>, t: Statement.Fragment) =>
     isProbe(lexemes)
       ? sql`JOIN LATERAL (SELECT weight FROM search_terms
-                          WHERE lexeme = ${lexemes[0]!} AND product_id = t1.product_id OFFSET 0) ${t} ON true`
+                          WHERE lexeme = ${lexemes[0]!} AND product_id = t1.product_id AND ${inTitle()} OFFSET 0) ${t}
+              ON true`
       : sql`JOIN ${termsOf(lexemes)} ${t} ON ${t}.product_id = t1.product_id AND ${holds(lexemes, t)}`
   const [first, ...rest] = ordered
   const ranked = sql`${exactTitles(sql, words)}, ranked AS (

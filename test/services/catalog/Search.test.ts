@@ -188,6 +188,22 @@ describe("Search", () => {
       })
     )
 
+    it.effect("reads several words' title matches first, each page as if every match were scored and sorted", () =>
+      Effect.gen(function* () {
+        // Pages of 1 need a window of 10 candidates, pages of 4 a window of 25: "gift card" has 22 products
+        // with both words in the title, so it is read from its title tier alone while that holds a window after
+        // the cursor, and with the tiers below from the page where it runs short; the others run short at once.
+        for (const q of ["gift card", "gift box", "team gift", "coffee gift", "coffee mug"]) {
+          for (const country of ["US", "GB"]) {
+            const expected = yield* scoredByFormula(q, country)
+            expect(expected.length, q).toBeGreaterThan(4)
+            for (const limit of [1, 4, 50])
+              expect(yield* walk({ q, country }, limit), `${q} ${country} ${limit}`).toEqual(expected)
+          }
+        }
+      })
+    )
+
     it.effect("scores a hyphenated word's parts by their own places, as if every word's rows were joined", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
