@@ -248,6 +248,10 @@ interface Words {
   readonly exact: string
 }
 
+/** Whether a group is one of `parts`: a part of a hyphenated word, in every product that holds the word. */
+const isPartOf = (words: Words, lexemes: ReadonlyArray<string>) =>
+  lexemes.length === 1 && words.parts?.includes(lexemes[0]!) === true
+
 /** Plain words (no quoted phrase, `or` or `-word`): every word is required, so the term index can rank. */
 const plainWords = (q: string) => !/"|(^|\s)-\S|(^|\s)or(\s|$)/i.test(q)
 
@@ -440,10 +444,12 @@ const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
         return fromRankIndex(sql, page, words, group!, window)
       }
       // The products with every word in the title outrank all others (docs/search.md): a page found among them,
-      // or a full window of them, is the page; fewer, and it is looked for among all. Several words only: one
-      // word within a collection or tags has few titles there.
+      // or a full window of them, is the page; fewer, and it is looked for among all. Several words only (a
+      // hyphenated word's parts not counted): one word, within a collection or tags or beside its own parts
+      // ("self-care" is mostly a tag), has few titles, and the second read would follow the first.
       const inTitleTier = page.after === undefined || Number(page.after[0]) >= WORD_MATCH + TITLE_TIER
-      if (groups.length === 1 || !inTitleTier) return inOrder()
+      const wholeWords = groups.filter((lexemes) => !isPartOf(words, lexemes)).length
+      if (wholeWords < 2 || !inTitleTier) return inOrder()
       return Effect.flatMap(fromTermIndex(sql, page, words, groups, window, true), (titles) =>
         titles.rows.length > limit || !titles.complete ? Effect.succeed(titles) : inOrder()
       )
@@ -524,7 +530,7 @@ const fromTermIndex = (
   // rather than joined, where the planner would merge two common parts' whole runs before meeting the rare word.
   // Only when another group narrows the word's products first: a word alone with its parts ("pour-over") is
   // cheaper merged with them, their runs about as long as its own.
-  const isPart = (lexemes: ReadonlyArray<string>) => lexemes.length === 1 && words.parts?.includes(lexemes[0]!) === true
+  const isPart = (lexemes: ReadonlyArray<string>) => isPartOf(words, lexemes)
   const narrowing = groups.filter((lexemes) => !isPart(lexemes))
   const probes = narrowing.length >= 2 ? groups.filter(isPart) : []
   const isProbe = (lexemes: ReadonlyArray<string>) => probes.includes(lexemes)
