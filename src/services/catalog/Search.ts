@@ -252,6 +252,10 @@ interface Words {
 const isPartOf = (words: Words, lexemes: ReadonlyArray<string>) =>
   lexemes.length === 1 && words.parts?.includes(lexemes[0]!) === true
 
+/** The groups that narrow the candidates: every group but the parts of a hyphenated word. */
+const wholeWordsOf = (words: Words, groups: ReadonlyArray<ReadonlyArray<string>>) =>
+  groups.filter((lexemes) => !isPartOf(words, lexemes))
+
 /** Plain words (no quoted phrase, `or` or `-word`): every word is required, so the term index can rank. */
 const plainWords = (q: string) => !/"|(^|\s)-\S|(^|\s)or(\s|$)/i.test(q)
 
@@ -448,8 +452,7 @@ const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
       // hyphenated word's parts not counted): one word, within a collection or tags or beside its own parts
       // ("self-care" is mostly a tag), has few titles, and the second read would follow the first.
       const inTitleTier = page.after === undefined || Number(page.after[0]) >= WORD_MATCH + TITLE_TIER
-      const wholeWords = groups.filter((lexemes) => !isPartOf(words, lexemes)).length
-      if (wholeWords < 2 || !inTitleTier) return inOrder()
+      if (wholeWordsOf(words, groups).length < 2 || !inTitleTier) return inOrder()
       return Effect.flatMap(fromTermIndex(sql, page, words, groups, window, true), (titles) =>
         titles.rows.length > limit || !titles.complete ? Effect.succeed(titles) : inOrder()
       )
@@ -522,17 +525,15 @@ const fromTermIndex = (
   /** A term row in a title, as a range of the rank index (the partial index's `weight >= 0` with it). */
   const inTitle = (t?: Statement.Fragment) => {
     if (!titlesOnly) return sql`true`
-    const column = (name: string) => (t === undefined ? sql(name) : sql`${t}.${sql(name)}`)
-    return sql`${column("weight")} >= 0 AND search_term_rank(${column("weight")}, ${column("title_words")}) >= ${TITLE_RANK}`
+    const field = (name: string) => (t === undefined ? sql(name) : sql`${t}.${sql(name)}`)
+    return sql`${field("weight")} >= 0 AND search_term_rank(${field("weight")}, ${field("title_words")}) >= ${TITLE_RANK}`
   }
   // A hyphenated word's parts are in every product that holds the word, so they narrow nothing: each is looked up
   // for the candidates of the other groups (a probe of the primary key, fenced by OFFSET 0 so that it stays one)
   // rather than joined, where the planner would merge two common parts' whole runs before meeting the rare word.
   // Only when another group narrows the word's products first: a word alone with its parts ("pour-over") is
   // cheaper merged with them, their runs about as long as its own.
-  const isPart = (lexemes: ReadonlyArray<string>) => isPartOf(words, lexemes)
-  const narrowing = groups.filter((lexemes) => !isPart(lexemes))
-  const probes = narrowing.length >= 2 ? groups.filter(isPart) : []
+  const probes = wholeWordsOf(words, groups).length >= 2 ? groups.filter((lexemes) => isPartOf(words, lexemes)) : []
   const isProbe = (lexemes: ReadonlyArray<string>) => probes.includes(lexemes)
   const ordered = [...groups.filter((lexemes) => !isProbe(lexemes)), ...probes]
   const tables = ordered.map((_, i) => sql`${sql(`t${i + 1}`)}`)
