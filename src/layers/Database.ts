@@ -11,13 +11,30 @@ import { AppConfig } from "./Config.js"
 import { initDbStartParams, initializeDataDir, startParams } from "./EmbeddedInit.js"
 
 /**
+ * `turn`, each name turned once: the names are the code's columns and fields, a few hundred, and every row
+ * of every result turns each of its keys (1–2 % of a placed order's CPU, docs/performance.md). Past `limit`
+ * names (never reached by the code's own) the rest are turned each time.
+ */
+const remembered = (turn: (name: string) => string, limit = 10_000) => {
+  const turned = new Map<string, string>()
+  return (name: string): string => {
+    let out = turned.get(name)
+    if (out === undefined) {
+      out = turn(name)
+      if (turned.size < limit) turned.set(name, out)
+    }
+    return out
+  }
+}
+
+/**
  * camelCase in TypeScript, snake_case in SQL: column names are turned, the keys inside a json value are not.
  * A jsonb value comes back as it was stored (a company's `metadata` keys are its own: `order_ref` stays
  * `order_ref`); a statement that builds an object from columns names its keys itself (`jsonRecordOf`).
  */
 const naming = {
-  transformQueryNames: Str.camelToSnake,
-  transformResultNames: Str.snakeToCamel,
+  transformQueryNames: remembered(Str.camelToSnake),
+  transformResultNames: remembered(Str.snakeToCamel),
   transformJson: false
 } as const
 
