@@ -3,7 +3,7 @@
  * same SQL sent straight through `pg` (the floor: what the database alone costs).
  *
  *   npm run bench:search -- [--products 100000] [--queries 2000] [--concurrency N] [--rounds 2]
- *                           [--database ribbon_bench_search] [--slowest 5]
+ *                           [--database ribbon_bench_search] [--slowest 5] [--cpu-prof DIR]
  *
  * 1. Creates the database (on the server named by DATABASE_URL, default the local one) unless it exists,
  *    migrates it, and seeds the demo catalog plus `--products` synthetic ones (resumable: a second run
@@ -20,12 +20,14 @@
  *
  * Prints p50/p95/p99 latency and requests per second for both, the ratio of throughputs, and the peak
  * RSS, against the targets: p95 ≤ 25 ms over HTTP, HTTP/direct throughput ≥ 0.6, RSS ≤ 300 MB; then the
- * `--slowest` searches of the HTTP rounds, to say where the time goes.
+ * `--slowest` searches of the HTTP rounds, to say where the time goes. `--cpu-prof DIR` runs the server with
+ * `node --cpu-prof`, its profile written to DIR when it stops.
  */
 
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Os from "node:os"
+import * as Path from "node:path"
 import { performance } from "node:perf_hooks"
 import { SqlClient, Statement } from "@effect/sql"
 import { Effect, Layer, Logger, LogLevel, Redacted } from "effect"
@@ -47,6 +49,7 @@ const concurrency = Number(option("concurrency", String(Os.availableParallelism(
 const rounds = Number(option("rounds", "2"))
 const databaseName = option("database", "ribbon_bench_search")
 const slowest = Number(option("slowest", "5"))
+const cpuProfileDir = option("cpu-prof", "")
 /** The server's pool size on Postgres (`postgres()` in src/layers/Database.ts); the floor gets the same. */
 const serverPoolSize = 10
 
@@ -278,7 +281,11 @@ const main = async () => {
       `${(statements / recorded.length).toFixed(1)} statements each; ${concurrency} in flight`
   )
 
-  const server = await startServer(port, { DATABASE_URL: databaseUrl.toString(), PUBLIC_URL: publicUrl })
+  const server = await startServer(
+    port,
+    { DATABASE_URL: databaseUrl.toString(), PUBLIC_URL: publicUrl },
+    cpuProfileDir === "" ? [] : ["--cpu-prof", "--cpu-prof-dir", Path.resolve(cpuProfileDir)]
+  )
   const pool = new pg.Pool({ connectionString: databaseUrl.toString(), max: serverPoolSize })
   let peakRss = 0
   const sampler = setInterval(() => {
