@@ -1,5 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { OAuth } from "../../services/identity/OAuth.js"
 import { Users } from "../../services/identity/Users.js"
 import { Api } from "../Api.js"
 import { CurrentUser } from "./Agent.js"
@@ -7,6 +8,7 @@ import { CurrentUser } from "./Agent.js"
 export const ProfileLive = HttpApiBuilder.group(Api, "profile", (handlers) =>
   Effect.gen(function* () {
     const users = yield* Users
+    const oauth = yield* OAuth
     return handlers
       .handle("me", () =>
         Effect.gen(function* () {
@@ -14,7 +16,12 @@ export const ProfileLive = HttpApiBuilder.group(Api, "profile", (handlers) =>
           return { user, addresses: yield* users.listAddresses(user.id), scopes }
         })
       )
-      .handle("updateMe", ({ payload }) => Effect.flatMap(CurrentUser, ({ user }) => users.update(user.id, payload)))
+      .handle("updateMe", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          // The user's cached tokens carry the profile: the next request must see the change.
+          users.update(user.id, payload).pipe(Effect.tap(() => oauth.forgetUser(user.id)))
+        )
+      )
       .handle("addAddress", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) => users.addAddress(user.id, payload))
       )

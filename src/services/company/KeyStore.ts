@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Cache, Clock, Duration, Effect, Exit, Option, Schema } from "effect"
+import { Cache, Clock, Effect, Option, Schema } from "effect"
 import {
   type AccountsAccess,
   ApiKeyRecord,
@@ -19,6 +19,7 @@ import {
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
+import { forgetWhere, foundFor, lookupIn } from "../platform/Caches.js"
 import { isUniqueViolation, rowsOf } from "../platform/Rows.js"
 import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 
@@ -235,18 +236,9 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
     const cache = yield* Cache.makeWith({
       capacity: maxCachedKeys,
       lookup: (hash: string) => Effect.orDie(findByHash(hash)),
-      // Cache keeps an entry up to and including its last millisecond: gone once `authCacheMillis` have passed.
-      timeToLive: (exit) =>
-        Exit.isSuccess(exit) && Option.isSome(exit.value) ? Duration.millis(authCacheMillis - 1) : Duration.zero
+      timeToLive: foundFor(authCacheMillis)
     })
-    const forget = (match: (key: CachedKey) => boolean) =>
-      Effect.flatMap(cache.entries, (entries) =>
-        Effect.forEach(
-          entries.filter(([, found]) => Option.isSome(found) && match(found.value)),
-          ([hash]) => cache.invalidate(hash),
-          { discard: true }
-        )
-      )
+    const forget = (match: (key: CachedKey) => boolean) => forgetWhere(cache, match)
     /** Drops a company's cached keys (its rate limits changed). */
     const forgetCompany = (companyId: string) => forget((key) => key.companyId === companyId)
 
@@ -255,7 +247,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       if (!keyPattern.test(presented)) return yield* new ApiKeyInvalid({ message: "The API key is not valid." })
       const hash = sha256(presented)
       const now = yield* Clock.currentTimeMillis
-      const found = yield* cache.get(hash)
+      const found = yield* lookupIn(cache, hash)
       const row = Option.getOrUndefined(found)
       // Looked up by hash; the comparison itself runs in constant time all the same.
       if (row === undefined || !timingSafeEqual(Buffer.from(row.keyHash, "hex"), Buffer.from(hash, "hex"))) {

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { SqlClient, type Statement } from "@effect/sql"
-import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Cache, Effect, Either, Option, ParseResult, Schema } from "effect"
 import {
   InvalidClient,
   InvalidClientMetadata,
@@ -29,6 +29,7 @@ import {
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { PublicUrl } from "../catalog/Catalog.js"
+import { forgetWhere, foundFor, lookupIn } from "../platform/Caches.js"
 import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { toUser, UserRow, Users } from "./Users.js"
@@ -160,9 +161,15 @@ const TokenRow = Schema.Struct({
 
 /** An access token with its user, as every `/v1` request reads it. */
 const BearerRow = Schema.Struct({
-  ...TokenRow.pick("kind", "revokedAt", "expiresAt", "audience", "scope", "clientId").fields,
+  ...TokenRow.pick("kind", "familyId", "revokedAt", "expiresAt", "audience", "scope", "clientId").fields,
   ...UserRow.omit("passwordHash").fields
 })
+type BearerRow = typeof BearerRow.Type
+
+/** How long a token found by `authenticateBearer` is reused without a query (see there). */
+export const bearerCacheMillis = 1000
+
+const maxCachedBearers = 10_000
 
 // ---------------------------------------------------------------------------------------------------------
 // Requests and outcomes
@@ -531,9 +538,11 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     }, Effect.orDie)
 
     const revokeFamily = (familyId: string) =>
-      Effect.flatMap(
-        nowDate,
-        (at) => sql`UPDATE oauth_tokens SET revoked_at = ${at} WHERE family_id = ${familyId} AND revoked_at IS NULL`
+      nowDate.pipe(
+        Effect.flatMap(
+          (at) => sql`UPDATE oauth_tokens SET revoked_at = ${at} WHERE family_id = ${familyId} AND revoked_at IS NULL`
+        ),
+        Effect.zipLeft(forgetBearers((row) => row.familyId === familyId))
       )
 
     const missing = (name: string) =>
@@ -703,19 +712,38 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
     })
 
     /**
-     * The user and scopes of a `/v1` access token: known, unexpired, unrevoked, and for this resource. One
-     * query on every `/v1` request: the token by its hash, joined with its user.
+     * Tokens with their users by hash, for `bearerCacheMillis`: without it every `/v1` request pays one more
+     * query than its operation needs. A hash no token has is not kept. Revocation and profile changes made
+     * here evict at once; made by another instance, they take effect within `bearerCacheMillis` (the
+     * propagation delay RFC 7009 §2.2 allows). Expiry is checked on every request.
+     */
+    const bearerCache = yield* Cache.makeWith({
+      capacity: maxCachedBearers,
+      lookup: (hash: string) =>
+        Effect.map(
+          bearers(sql`
+            SELECT t.kind, t.family_id, t.revoked_at, t.expires_at, t.audience, t.scope, t.client_id,
+                   u.id, u.email, u.display_name, u.phone, u.default_country, u.receipt_preference, u.created_at
+            FROM oauth_tokens t JOIN users u ON u.id = t.user_id
+            WHERE t.token_hash = ${hash}`).pipe(Effect.orDie),
+          (rows) => Option.fromNullable(rows[0])
+        ),
+      timeToLive: foundFor(bearerCacheMillis)
+    })
+    const forgetBearers = (match: (row: BearerRow) => boolean) => forgetWhere(bearerCache, match)
+
+    /** Drops the user's cached tokens: their profile changed, and the next request reads it again. */
+    const forgetUser = Effect.fn("OAuth.forgetUser")((userId: string) => forgetBearers((row) => row.id === userId))
+
+    /**
+     * The user and scopes of a `/v1` access token: known, unexpired, unrevoked, and for this resource. The
+     * token by its hash, joined with its user, kept for `bearerCacheMillis` once found (`bearerCache`).
      */
     const authenticateBearer = Effect.fn("OAuth.authenticateBearer")(function* (value: string) {
       const fail = (message: string) =>
         Effect.fail(new InvalidToken({ message, resourceMetadata: resourceMetadataUrl }))
       if (value === "") return yield* fail("An access token is required (Authorization: Bearer …).")
-      const rows = yield* bearers(sql`
-        SELECT t.kind, t.revoked_at, t.expires_at, t.audience, t.scope, t.client_id,
-               u.id, u.email, u.display_name, u.phone, u.default_country, u.receipt_preference, u.created_at
-        FROM oauth_tokens t JOIN users u ON u.id = t.user_id
-        WHERE t.token_hash = ${sha256(value)}`).pipe(Effect.orDie)
-      const found = rows[0]
+      const found = Option.getOrUndefined(yield* lookupIn(bearerCache, sha256(value)))
       if (found === undefined || found.kind !== "access") return yield* fail("The access token is not valid.")
       if (found.revokedAt !== null) return yield* fail("The access token was revoked.")
       if (new Date(found.expiresAt) <= (yield* nowDate)) return yield* fail("The access token expired.")
@@ -760,7 +788,8 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       token,
       revoke,
       introspect,
-      authenticateBearer
+      authenticateBearer,
+      forgetUser
     } as const
   })
 }) {}

@@ -1071,28 +1071,44 @@ describe("OAuth authorization server", () => {
         })
       )
 
+      /** A new access token of the public client, its hash as stored, and `GET /v1/me` with it. */
+      const newAccessToken = Effect.gen(function* () {
+        const f = yield* fixture
+        const verifier = verifierOf()
+        const code = yield* f.code(f.publicClient.client_id, verifier)
+        const tokens = yield* Effect.promise(() =>
+          postForm(`${f.baseUrl}/oauth/token`, { ...exchangeFor(code, verifier), client_id: f.publicClient.client_id })
+        )
+        const token: string = tokens.body.access_token
+        const me = Effect.promise(() =>
+          fetch(`${f.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${token}` } }).then(reply)
+        )
+        return { hash: createHash("sha256").update(token).digest("hex"), me }
+      })
+
+      it.effect("a token revoked elsewhere (another instance) stops working within the 1 s cache", () =>
+        Effect.gen(function* () {
+          const { hash, me } = yield* newAccessToken
+          expect((yield* me).status).toBe(200)
+          const sql = yield* SqlClient.SqlClient
+          yield* sql`UPDATE oauth_tokens SET revoked_at = now() WHERE token_hash = ${hash}`.pipe(Effect.orDie)
+          yield* (yield* TimeTravel).advance("1 second")
+          const revoked = yield* me
+          expect(revoked.status).toBe(401)
+          expect(revoked.body.detail).toContain("revoked")
+        })
+      )
+
       it.effect("a token for another audience is refused on /v1", () =>
         Effect.gen(function* () {
-          const f = yield* fixture
-          const verifier = verifierOf()
-          const code = yield* f.code(f.publicClient.client_id, verifier)
-          const tokens = yield* Effect.promise(() =>
-            postForm(`${f.baseUrl}/oauth/token`, {
-              ...exchangeFor(code, verifier),
-              client_id: f.publicClient.client_id
-            })
-          )
+          const { hash, me } = yield* newAccessToken
           const sql = yield* SqlClient.SqlClient
-          yield* sql`UPDATE oauth_tokens SET audience = 'https://api.other.example' WHERE token_hash = ${createHash("sha256").update(tokens.body.access_token).digest("hex")}`.pipe(
+          yield* sql`UPDATE oauth_tokens SET audience = 'https://api.other.example' WHERE token_hash = ${hash}`.pipe(
             Effect.orDie
           )
-          const me = yield* Effect.promise(() =>
-            fetch(`${f.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${tokens.body.access_token}` } }).then(
-              reply
-            )
-          )
-          expect(me.status).toBe(401)
-          expect(me.body.detail).toContain("another resource")
+          const refused = yield* me
+          expect(refused.status).toBe(401)
+          expect(refused.body.detail).toContain("another resource")
         })
       )
     })

@@ -107,7 +107,11 @@ describe("a database outage", () => {
 
         yield* relay.restore
         expect((yield* get("/ready")).status).toBe(200)
+        // Credentials looked up during the outage are asked for again, not answered from the cache.
         expect((yield* get("/v1/me", { authorization: "Bearer not-a-token" })).status).toBe(401)
+        expect(
+          (yield* get("/public-api/v3/authentication/api-keys", { "x-api-key": "0123456789abcdef01234567" })).status
+        ).toBe(401)
       })
     )
   })
