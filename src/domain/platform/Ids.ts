@@ -11,6 +11,8 @@ export type Id = typeof Id.Type
 const pool = new Uint8Array(4096)
 let taken = pool.length
 
+const byteHex = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"))
+
 /** 8 random bytes as 16 hex characters. */
 const randomHex = (): string => {
   if (taken === pool.length) {
@@ -21,8 +23,6 @@ const randomHex = (): string => {
   for (const end = taken + 8; taken < end; taken++) out += byteHex[pool[taken] as number]
   return out
 }
-
-const byteHex = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"))
 
 /** A new id, time-ordered to the second, from the effect Clock and the platform's CSPRNG. */
 export const makeId: Effect.Effect<Id> = Effect.map(Clock.currentTimeMillis, (millis) => {
