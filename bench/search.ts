@@ -18,10 +18,11 @@
  *    new user), then the mix's SQL through `pg` at the same concurrency. Every HTTP answer must be a 200.
  *    The server's RSS is sampled every 50 ms.
  *
- * Prints p50/p95/p99 latency and requests per second for both, the ratio of throughputs, and the peak
- * RSS, against the targets: p95 ≤ 25 ms over HTTP, HTTP/direct throughput ≥ 0.6, RSS ≤ 300 MB; then the
- * `--slowest` searches of the HTTP rounds, to say where the time goes. `--cpu-prof DIR` runs the server with
- * `node --cpu-prof`, its profile written to DIR when it stops.
+ * Prints p50/p95/p99 latency and requests per second for both, the ratio of throughputs, the server's CPU
+ * per search (its CPU time over the HTTP rounds, from /proc/<pid>/stat), and the peak RSS, against the
+ * targets: p95 ≤ 25 ms over HTTP, HTTP/direct throughput ≥ 0.6, RSS ≤ 300 MB; then the `--slowest` searches
+ * of the HTTP rounds, to say where the time goes. `--cpu-prof DIR` runs the server with `node --cpu-prof`, its
+ * profile written to DIR when it stops.
  */
 
 import * as Fs from "node:fs"
@@ -39,7 +40,7 @@ import { PublicUrl } from "../src/services/catalog/Catalog.js"
 import { Search, type SearchParams } from "../src/services/catalog/Search.js"
 import { Seed } from "../src/services/catalog/Seed.js"
 import { rngFor } from "../src/services/catalog/seed/random.js"
-import { benchDatabase, freePort, host, issueToken, option, percentile, startServer } from "./support.js"
+import { benchDatabase, cpuMillisOf, freePort, host, issueToken, option, percentile, startServer } from "./support.js"
 
 const products = Number(option("products", "100000"))
 const queryCount = Number(option("queries", "2000"))
@@ -302,8 +303,11 @@ const main = async () => {
     await drive(warm, direct)
     const http: Array<RoundResult> = []
     const floor: Array<RoundResult> = []
+    let serverCpuMillis = 0
     for (let round = 0; round < rounds; round++) {
+      const cpuBefore = cpuMillisOf(server.pid!)
       http.push(await drive(recorded, overHttp))
+      serverCpuMillis += cpuMillisOf(server.pid!) - cpuBefore
       floor.push(await drive(recorded, direct))
     }
     const h = summarize(http)
@@ -313,6 +317,7 @@ const main = async () => {
     console.log("|------------|---------|---------|---------|---------|")
     console.log(`| HTTP       | ${ms(h.p50)} | ${ms(h.p95)} | ${ms(h.p99)} | ${h.rps.toFixed(0).padStart(7)} |`)
     console.log(`| direct SQL | ${ms(d.p50)} | ${ms(d.p95)} | ${ms(d.p99)} | ${d.rps.toFixed(0).padStart(7)} |`)
+    console.log(`\nserver CPU: ${(serverCpuMillis / (rounds * recorded.length)).toFixed(2)} ms per search over HTTP`)
     const ratio = h.rps / d.rps
     const rssMb = peakRss / 1024 / 1024
     const verdict = (ok: boolean) => (ok ? "met" : "NOT met")
