@@ -102,7 +102,8 @@ interface SummaryVariantRow {
   readonly shipsTo: ReadonlyArray<string> | null
 }
 
-interface SummaryRow {
+/** A product summary as `summaryColumns` reads it. */
+export interface SummaryRow {
   readonly id: string
   readonly title: string
   readonly brand: string | null
@@ -137,6 +138,24 @@ interface CollectionRow {
   readonly minUsd: number | null
   readonly maxUsd: number | null
 }
+
+/**
+ * The columns of the summary of product `p`, whichever statement reads it: `Catalog.summaries` by id, or a
+ * search's page statement beside the page's ids (one round trip fewer a page), presented by `Catalog.summary`.
+ */
+export const summaryColumns = (sql: SqlClient.SqlClient) => sql`
+  p.title, (SELECT b.name FROM brands b WHERE b.id = p.brand_id) AS brand,
+  (SELECT c.name FROM categories c WHERE c.id = p.category_id) AS category, p.catalog,
+  coalesce((SELECT array_agg(i.url ORDER BY i.position) FROM product_images i WHERE i.product_id = p.id),
+           '{}') AS images,
+  coalesce((SELECT array_agg(t.name ORDER BY t.name) FROM product_tags pt JOIN tags t ON t.id = pt.tag_id
+            WHERE pt.product_id = p.id), '{}') AS tags,
+  (SELECT json_agg(json_build_object('name', o.name, 'displayName', o.display_name,
+                                     'values', o.option_values) ORDER BY o.position)
+   FROM product_options o WHERE o.product_id = p.id) AS options,
+  (SELECT json_agg(json_build_object('id', v.id, 'priceUsd', v.price_usd, 'stock', l.stock,
+                                     'shipsTo', l.ships_to) ORDER BY v.position)
+   FROM variants v LEFT JOIN variant_locations l ON l.variant_id = v.id WHERE v.product_id = p.id) AS variants`
 
 /** Priced AND in stock (or untracked) AND ships to the country (docs/pricing.md). */
 const purchasable = (variant: SummaryVariantRow, country: string) =>
@@ -207,7 +226,8 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       return (yield* pricing.reference()).countries
     })
 
-    const toSummary = (row: SummaryRow, country: PricingCountry): ProductSummary => {
+    /** A product's summary priced for the country, from its `summaryColumns`. */
+    const summary = (row: SummaryRow, country: PricingCountry): ProductSummary => {
       const variants = row.variants ?? []
       const prices = variants.flatMap((v) => (v.priceUsd === null ? [] : [v.priceUsd]))
       const buyable = variants.filter((v) => purchasable(v, country.code))
@@ -243,25 +263,12 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     const summaries = Effect.fn("Catalog.summaries")(function* (ids: ReadonlyArray<string>, country: PricingCountry) {
       if (ids.length === 0) return [] as ReadonlyArray<ProductSummary>
       const rows = yield* sql<SummaryRow>`
-        SELECT p.id, p.title, b.name AS brand, c.name AS category, p.catalog,
-          coalesce((SELECT array_agg(i.url ORDER BY i.position) FROM product_images i WHERE i.product_id = p.id),
-                   '{}') AS images,
-          coalesce((SELECT array_agg(t.name ORDER BY t.name) FROM product_tags pt JOIN tags t ON t.id = pt.tag_id
-                    WHERE pt.product_id = p.id), '{}') AS tags,
-          (SELECT json_agg(json_build_object('name', o.name, 'displayName', o.display_name,
-                                             'values', o.option_values) ORDER BY o.position)
-           FROM product_options o WHERE o.product_id = p.id) AS options,
-          (SELECT json_agg(json_build_object('id', v.id, 'priceUsd', v.price_usd, 'stock', l.stock,
-                                             'shipsTo', l.ships_to) ORDER BY v.position)
-           FROM variants v LEFT JOIN variant_locations l ON l.variant_id = v.id WHERE v.product_id = p.id) AS variants
-        FROM products p
-        JOIN categories c ON c.id = p.category_id
-        LEFT JOIN brands b ON b.id = p.brand_id
+        SELECT p.id, ${summaryColumns(sql)} FROM products p
         WHERE p.id IN ${sql.in(ids)}`.pipe(Effect.orDie)
       const byId = new Map(rows.map((row) => [row.id, row]))
       return ids.flatMap((id) => {
         const row = byId.get(id)
-        return row === undefined ? [] : [toSummary(row, country)]
+        return row === undefined ? [] : [summary(row, country)]
       })
     })
 
@@ -290,8 +297,8 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     /** A product, its variants priced for the country, and up to 8 recommendations available there. */
     const product = Effect.fn("Catalog.product")(function* (productId: string, countryCode?: string) {
       const target = yield* country(countryCode)
-      const [summary] = yield* summaries([productId], target)
-      if (summary === undefined) {
+      const [found] = yield* summaries([productId], target)
+      if (found === undefined) {
         return yield* new ProductNotFound({ message: `No product ${productId}.`, productId })
       }
       const variantRows = yield* sql<VariantRow>`
@@ -299,7 +306,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         Effect.orDie
       )
       return {
-        product: summary,
+        product: found,
         variants: variantRows.map((row) => toVariant(row, target)),
         recommendations: yield* summaries(yield* recommendedIds(productId, target), target)
       }
@@ -571,6 +578,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       takeStock,
       returnStock,
       imageSubject,
+      summary,
       summaries,
       product,
       recommendedIds,

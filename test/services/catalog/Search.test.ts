@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import type { SearchSort } from "../../../src/domain/catalog/Search.js"
-import { PublicUrl } from "../../../src/services/catalog/Catalog.js"
+import { Effect, Layer, Schema } from "effect"
+import { SearchResult, type SearchSort } from "../../../src/domain/catalog/Search.js"
+import { Catalog, PublicUrl } from "../../../src/services/catalog/Catalog.js"
 import { convertBetween, Search, type SearchParams } from "../../../src/services/catalog/Search.js"
 import { SeededTestDatabase } from "../../support/http.js"
 
-const TestLayer = Search.Default.pipe(
+const TestLayer = Layer.mergeAll(Search.Default, Catalog.Default).pipe(
   Layer.provide(Layer.succeed(PublicUrl, "http://ribbon.test")),
   Layer.provideMerge(SeededTestDatabase)
 )
@@ -350,6 +350,45 @@ describe("Search", () => {
           expect(paged, sort).toEqual(yield* walk({ collectionId: collection!.id, sort }, 50))
           expect([...paged].sort(), sort).toEqual(members.map((r) => r.id).sort())
         }
+      })
+    )
+
+    it.effect("answers each page with its products' own summaries, already in their JSON form", () =>
+      Effect.gen(function* () {
+        const search = yield* Search
+        const catalog = yield* Catalog
+        const sql = yield* SqlClient.SqlClient
+        const [collection] = yield* sql<{ id: string }>`
+          SELECT collection_id AS id FROM collection_products GROUP BY collection_id ORDER BY count(*) LIMIT 1`
+        const [tag] = yield* sql<{ id: string }>`
+          SELECT tag_id AS id FROM product_tags GROUP BY tag_id ORDER BY count(*) DESC LIMIT 1`
+        // Every way a page is read: one word in rank order, several words' titles first, a respelled word,
+        // phrases, listings by every order, within a collection's few members or a big tag, and a later page.
+        const searches: ReadonlyArray<SearchParams> = [
+          { q: "mug" },
+          { q: "ceramic coffee mug", country: "GB" },
+          { q: "binoculers" },
+          { q: '"coffee mug" -travel' },
+          { sort: "newest", limit: 7 },
+          { sort: "price_asc", minPrice: 2000, maxPrice: 9000, country: "JP" },
+          { sort: "price_desc", collectionId: collection!.id },
+          { q: "gift", tagIds: [tag!.id], limit: 5 }
+        ]
+        let pages = 0
+        for (const params of searches) {
+          const first = yield* search.search(params)
+          const later = first.nextCursor === null ? [] : [yield* search.search({ ...params, cursor: first.nextCursor })]
+          for (const result of [first, ...later]) {
+            const label = JSON.stringify(params)
+            const country = yield* catalog.country(result.appliedFilters.country)
+            const ids = result.products.map((p) => p.id)
+            expect(result.products, label).toEqual(yield* catalog.summaries(ids, country))
+            // `/v1/search` sends the result as built: encoding it through its schema must change nothing.
+            expect(JSON.stringify(result), label).toBe(JSON.stringify(Schema.encodeSync(SearchResult)(result)))
+            if (ids.length > 0) pages++
+          }
+        }
+        expect(pages).toBeGreaterThanOrEqual(searches.length + 3)
       })
     )
 
