@@ -26,6 +26,7 @@ import {
   type TokenRequest,
   type TokenResponse
 } from "../../domain/identity/OAuth.js"
+import type { User } from "../../domain/identity/Users.js"
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { PublicUrl } from "../catalog/Catalog.js"
@@ -165,6 +166,9 @@ const BearerRow = Schema.Struct({
   ...UserRow.omit("passwordHash").fields
 })
 type BearerRow = typeof BearerRow.Type
+
+/** A token as `authenticateBearer` keeps it: its row, and the user made from it once rather than per request. */
+type CachedBearer = BearerRow & { readonly user: User }
 
 /** How long a token found by `authenticateBearer` is reused without a query (see there). */
 export const bearerCacheMillis = 1000
@@ -726,11 +730,11 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
                    u.id, u.email, u.display_name, u.phone, u.default_country, u.receipt_preference, u.created_at
             FROM oauth_tokens t JOIN users u ON u.id = t.user_id
             WHERE t.token_hash = ${hash}`).pipe(Effect.orDie),
-          (rows) => Option.fromNullable(rows[0])
+          (rows) => Option.map(Option.fromNullable(rows[0]), (row): CachedBearer => ({ ...row, user: toUser(row) }))
         ),
       timeToLive: foundFor(bearerCacheMillis)
     })
-    const forgetBearers = (match: (row: BearerRow) => boolean) => forgetWhere(bearerCache, match)
+    const forgetBearers = (match: (row: CachedBearer) => boolean) => forgetWhere(bearerCache, match)
 
     /** Drops the user's cached tokens: their profile changed, and the next request reads it again. */
     const forgetUser = Effect.fn("OAuth.forgetUser")((userId: string) => forgetBearers((row) => row.id === userId))
@@ -748,7 +752,7 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       if (found.revokedAt !== null) return yield* fail("The access token was revoked.")
       if (new Date(found.expiresAt) <= (yield* nowDate)) return yield* fail("The access token expired.")
       if (found.audience !== issuer) return yield* fail("The access token is for another resource.")
-      return { user: toUser(found), scopes: splitScopes(found.scope), clientId: found.clientId } satisfies BearerContext
+      return { user: found.user, scopes: splitScopes(found.scope), clientId: found.clientId } satisfies BearerContext
     })
 
     /**
