@@ -74,38 +74,57 @@ export const embedded = (options: { readonly dataDir: Option.Option<string>; rea
       const dataDir = Option.getOrUndefined(options.dataDir)
       const pgdata = dataDir === undefined ? undefined : Path.join(dataDir, "pgdata")
       if (pgdata !== undefined) yield* initializeDataDir(pgdata)
-      const db = yield* Effect.acquireRelease(
-        Effect.promise(() =>
-          PGlite.create({
-            ...(pgdata === undefined ? {} : { dataDir: pgdata }),
-            extensions: { pg_trgm },
-            startParams: [...startParams],
-            initDbStartParams: [...initDbStartParams]
-          })
-        ),
-        (db) => Effect.promise(() => db.close())
+      const db = yield* openPGlite(pgdata === undefined ? {} : { dataDir: pgdata })
+      return yield* servePGlite(
+        db,
+        options.exposeSocket && dataDir !== undefined ? embeddedSocketPath(dataDir) : undefined
       )
-      const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 64 })
-      yield* Effect.acquireRelease(
-        Effect.promise(() => server.start()),
-        () => Effect.promise(() => server.stop())
-      )
-      const port = Number(server.getServerConn().split(":").at(-1))
-      if (options.exposeSocket && dataDir !== undefined) yield* exposeOnSocket(embeddedSocketPath(dataDir), port)
-      return PgClient.layer({
-        host: "127.0.0.1",
-        port,
-        username: "postgres",
-        database: "postgres",
-        // One connection: pglite-socket serves every connection from one PGlite and does not keep their
-        // extended-protocol messages apart, so concurrent queries on two connections can get each other's
-        // rows (electric-sql/pglite#1046). Queries queue on the one connection instead.
-        maxConnections: 1,
-        idleTimeout: Duration.minutes(5),
-        ...naming
-      })
     })
   )
+
+/**
+ * A PGlite instance with the embedded settings, closed with the scope: on `dataDir`, or in memory, from a
+ * dump of a data directory (`loadDataDir`, as `PGlite.dumpDataDir` writes it) or else made by initdb.
+ */
+export const openPGlite = (options: { readonly dataDir?: string; readonly loadDataDir?: Blob }) =>
+  Effect.acquireRelease(
+    Effect.promise(() =>
+      PGlite.create({
+        ...options,
+        extensions: { pg_trgm },
+        startParams: [...startParams],
+        initDbStartParams: [...initDbStartParams]
+      })
+    ),
+    (db) => Effect.promise(() => db.close())
+  )
+
+/**
+ * A PgClient layer on `db`, served on a loopback port for the scope's life (and relayed from `socketPath`,
+ * a Unix socket, when given).
+ */
+export const servePGlite = (db: PGlite, socketPath?: string) =>
+  Effect.gen(function* () {
+    const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0, maxConnections: 64 })
+    yield* Effect.acquireRelease(
+      Effect.promise(() => server.start()),
+      () => Effect.promise(() => server.stop())
+    )
+    const port = Number(server.getServerConn().split(":").at(-1))
+    if (socketPath !== undefined) yield* exposeOnSocket(socketPath, port)
+    return PgClient.layer({
+      host: "127.0.0.1",
+      port,
+      username: "postgres",
+      database: "postgres",
+      // One connection: pglite-socket serves every connection from one PGlite and does not keep their
+      // extended-protocol messages apart, so concurrent queries on two connections can get each other's
+      // rows (electric-sql/pglite#1046). Queries queue on the one connection instead.
+      maxConnections: 1,
+      idleTimeout: Duration.minutes(5),
+      ...naming
+    })
+  })
 
 /**
  * Relays a Unix socket inside DATA_DIR to the loopback port, so that CLI commands run beside `npm start`

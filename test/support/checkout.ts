@@ -7,15 +7,8 @@ import type { OutboundPolicy } from "../../src/services/platform/OutboundHttp.js
 import { Signals } from "../../src/services/platform/Signals.js"
 import type { FulfillmentSettings } from "../../src/services/simulators/Fulfillment.js"
 import { BaseUrl, onRealPort, shiftedClock, TimeTravel } from "./auth.js"
-import {
-  RateLimitsMemoryLive,
-  raw,
-  ribbonClient,
-  SeededTestDatabase,
-  serveForTest,
-  TestSettingsLive,
-  testPublicUrl
-} from "./http.js"
+import { SeededTestDatabase } from "./database.js"
+import { RateLimitsMemoryLive, raw, ribbonClient, serveForTest, TestSettingsLive, testPublicUrl } from "./http.js"
 
 /**
  * The seeded Ribbon API with its background worker (placement, order progress, expiry, callbacks) on a

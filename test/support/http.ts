@@ -6,12 +6,11 @@ import { Api } from "../../src/http/Api.js"
 import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
-import { Seed } from "../../src/services/catalog/Seed.js"
 import { OutboundPolicy } from "../../src/services/platform/OutboundHttp.js"
 import { RateLimits } from "../../src/services/platform/RateLimits.js"
 import { Signals } from "../../src/services/platform/Signals.js"
 import { FulfillmentSettings } from "../../src/services/simulators/Fulfillment.js"
-import { TestDatabase } from "./database.js"
+import { SeededTestDatabase, TestDatabase } from "./database.js"
 
 export const testMaxBodyBytes = 64 * 1024
 
@@ -41,12 +40,6 @@ export const serveRibbon = <E, R>(database: Layer.Layer<R, E>, publicUrl = testP
 
 /** The Ribbon API on a fresh database, served on a test port. */
 export const RibbonTestServer = serveRibbon(TestDatabase)
-
-/** A fresh database with the demo catalog (336 curated products and 20 swag base products) seeded. */
-export const SeededTestDatabase = Layer.effectDiscard(Effect.flatMap(Seed, (seed) => seed.ensureDemoCatalog())).pipe(
-  Layer.provide(Seed.Default),
-  Layer.provideMerge(TestDatabase)
-)
 
 /** The Ribbon API on a fresh database seeded with the demo catalog. */
 export const SeededTestServer = serveRibbon(SeededTestDatabase)

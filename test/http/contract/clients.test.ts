@@ -7,7 +7,7 @@ import * as EffectClient from "../../../docs/examples/effect-client.js"
 import * as FetchClient from "../../../docs/examples/openapi-fetch-client.js"
 import { BaseUrl, issueTestToken, realPortServerOn } from "../../support/auth.js"
 import { createCompany } from "../../support/company.js"
-import { SeededTestDatabase } from "../../support/http.js"
+import { SeededTestDatabase } from "../../support/database.js"
 
 describe("the API definition for typed clients (ribbon/api)", () => {
   it.effect("imports no server code: only the domain and the HttpApi, on effect and @effect/platform", () =>

@@ -4,7 +4,7 @@ import { Effect, Layer, Schema } from "effect"
 import { SearchResult, type SearchSort } from "../../../src/domain/catalog/Search.js"
 import { Catalog, PublicUrl } from "../../../src/services/catalog/Catalog.js"
 import { convertBetween, Search, type SearchParams } from "../../../src/services/catalog/Search.js"
-import { SeededTestDatabase } from "../../support/http.js"
+import { SeededTestDatabase } from "../../support/database.js"
 
 const TestLayer = Layer.mergeAll(Search.Default, Catalog.Default).pipe(
   Layer.provide(Layer.succeed(PublicUrl, "http://ribbon.test")),

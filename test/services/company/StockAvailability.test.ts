@@ -15,7 +15,8 @@ import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { Signals } from "../../../src/services/platform/Signals.js"
 import { createCompany, keyHeaders, postWith, raiseLimits } from "../../support/company.js"
 import { eventually, settle } from "../../support/eventually.js"
-import { SeededTestDatabase, serveRibbon } from "../../support/http.js"
+import { SeededTestDatabase } from "../../support/database.js"
+import { serveRibbon } from "../../support/http.js"
 import { certificate, httpsReceiver, type Received } from "../../support/receiver.js"
 
 /**
