@@ -26,6 +26,7 @@ import productListingIndexes from "./migrations/0021_product_listing_indexes.js"
 import searchShipsToMask from "./migrations/0022_search_ships_to_mask.js"
 import searchTermsRank from "./migrations/0023_search_terms_rank.js"
 import priceListingShipsTo from "./migrations/0024_price_listing_ships_to.js"
+import productsCategoryOrder from "./migrations/0025_products_category_order.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -52,7 +53,8 @@ export const migrations = {
   "0021_product_listing_indexes": productListingIndexes,
   "0022_search_ships_to_mask": searchShipsToMask,
   "0023_search_terms_rank": searchTermsRank,
-  "0024_price_listing_ships_to": priceListingShipsTo
+  "0024_price_listing_ships_to": priceListingShipsTo,
+  "0025_products_category_order": productsCategoryOrder
 }
 
 /** The id of the newest migration: the number its name starts with. */

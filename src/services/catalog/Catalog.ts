@@ -30,7 +30,6 @@ export const DEFAULT_COUNTRY = "US"
 /** Rows of the inline statements below, decoded (decoders built once). */
 const idRows = rowsOf(Schema.Struct({ id: Schema.String }))
 const idPriceUsdRows = rowsOf(Schema.Struct({ id: Schema.String, priceUsd: Schema.NullOr(Schema.Number) }))
-const idPositionRows = rowsOf(Schema.Struct({ id: Schema.String, position: Schema.Number }))
 const idNameRows = rowsOf(Schema.Struct({ id: Schema.String, name: Schema.String }))
 const nameRows = rowsOf(Schema.Struct({ name: Schema.String }))
 
@@ -272,6 +271,22 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       })
     })
 
+    /**
+     * The summaries of the products a statement selects (`id`, and what `order` sorts by), read with it in one
+     * round trip, in that order.
+     */
+    const summariesOf = <A extends { readonly id: string }>(
+      selected: Statement.Fragment,
+      order: Statement.Fragment,
+      country: PricingCountry
+    ) =>
+      sql<A & SummaryRow>`
+        SELECT s.*, ${summaryColumns(sql)} FROM (${selected}) s JOIN products p ON p.id = s.id
+        ORDER BY ${order}`.pipe(
+        Effect.orDie,
+        Effect.map((rows) => rows.map((row) => ({ row, summary: summary(row, country) })))
+      )
+
     const toVariant = (row: VariantRow, country: PricingCountry): Variant =>
       Variant.make(
         {
@@ -308,7 +323,9 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       return {
         product: found,
         variants: variantRows.map((row) => toVariant(row, target)),
-        recommendations: yield* summaries(yield* recommendedIds(productId, target), target)
+        recommendations: (yield* summariesOf(recommended(productId, target), sql`s.rank, s.id`, target)).map(
+          ({ summary }) => summary
+        )
       }
     })
 
@@ -317,20 +334,38 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
      * category or a shared collection, both first, available in the country.
      */
     const recommendedIds = Effect.fn("Catalog.recommendedIds")(function* (productId: string, target: PricingCountry) {
-      const rows = yield* idRows(sql`
-        WITH self AS (SELECT id, category_id FROM products WHERE id = ${productId}),
-        shared AS (
-          SELECT DISTINCT cp2.product_id FROM collection_products cp1
-          JOIN collection_products cp2 ON cp2.collection_id = cp1.collection_id
-          WHERE cp1.product_id = ${productId})
-        SELECT p.id FROM products p, self
-        WHERE p.id <> self.id
-          AND (p.category_id = self.category_id OR p.id IN (SELECT product_id FROM shared))
-          AND ${availableIn(sql, target)}
-        ORDER BY (p.category_id = self.category_id)::int + (p.id IN (SELECT product_id FROM shared))::int DESC, p.id
-        LIMIT 8`).pipe(Effect.orDie)
+      const rows = yield* idRows(sql`SELECT id FROM (${recommended(productId, target)}) r ORDER BY rank, id`).pipe(
+        Effect.orDie
+      )
       return rows.map((r) => r.id)
     })
+
+    /**
+     * The recommendations' ids, each with its `rank` (lower first; ties by id): the products of a collection the
+     * product is in (-2 in its category too, -1 otherwise), then the first of its category by id (-1). The
+     * category is walked in id order (migration 0025) and stops at the eighth available product.
+     */
+    const recommended = (productId: string, target: PricingCountry) => sql`
+      WITH self AS (SELECT id, category_id FROM products WHERE id = ${productId}),
+      shared AS (
+        SELECT DISTINCT cp2.product_id AS id FROM collection_products cp1
+        JOIN collection_products cp2 ON cp2.collection_id = cp1.collection_id
+        WHERE cp1.product_id = ${productId} AND cp2.product_id <> ${productId})
+      SELECT r.id, r.rank FROM (
+        SELECT p.id, -1 - (p.category_id = self.category_id)::int AS rank
+        FROM self, products p
+        WHERE p.id IN (SELECT id FROM shared) AND ${availableIn(sql, target)}
+        UNION ALL
+        SELECT c.id, -1 AS rank
+        FROM self, LATERAL (
+          SELECT p.id FROM products p
+          WHERE p.category_id = self.category_id AND p.id <> self.id AND p.id NOT IN (SELECT id FROM shared)
+            AND ${availableIn(sql, target)}
+          ORDER BY p.id
+          LIMIT 8) c
+      ) r
+      ORDER BY r.rank, r.id
+      LIMIT 8`
 
     /** One variant, priced for the country. */
     const variant = Effect.fn("Catalog.variant")(function* (variantId: string, countryCode?: string) {
@@ -461,21 +496,22 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       if (row === undefined) {
         return yield* new CollectionNotFound({ message: `No collection ${collectionId}.`, collectionId })
       }
-      const page = yield* idPositionRows(sql`
-        SELECT p.id, cp.position FROM collection_products cp JOIN products p ON p.id = cp.product_id
-        WHERE cp.collection_id = ${collectionId}
-          AND ${availableIn(sql, target, { min: options.minPrice, max: options.maxPrice })}
-          ${after === undefined ? sql`` : sql`AND (cp.position, p.id) > (${Number(after[0])}, ${String(after[1])})`}
-        ORDER BY cp.position, p.id
-        LIMIT ${options.limit + 1}`).pipe(Effect.orDie)
+      const page = yield* summariesOf<{ readonly id: string; readonly position: number }>(
+        sql`
+          SELECT p.id, cp.position FROM collection_products cp JOIN products p ON p.id = cp.product_id
+          WHERE cp.collection_id = ${collectionId}
+            AND ${availableIn(sql, target, { min: options.minPrice, max: options.maxPrice })}
+            ${after === undefined ? sql`` : sql`AND (cp.position, p.id) > (${Number(after[0])}, ${String(after[1])})`}
+          ORDER BY cp.position, p.id
+          LIMIT ${options.limit + 1}`,
+        sql`s.position, s.id`,
+        target
+      )
       const shown = page.slice(0, options.limit)
-      const last = shown[shown.length - 1]
+      const last = shown[shown.length - 1]?.row
       return {
         collection: toCollection(row, target),
-        products: yield* summaries(
-          shown.map((r) => r.id),
-          target
-        ),
+        products: shown.map(({ summary }) => summary),
         nextCursor:
           page.length > options.limit && last !== undefined
             ? encodeCursor({ s: "collection", k: [last.position, last.id] })
