@@ -1,11 +1,16 @@
 import * as Fs from "node:fs"
-import { SqlClient } from "@effect/sql"
-import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { inject } from "vitest"
 import { openPGlite, postgres, servePGlite } from "../../src/layers/Database.js"
 import { MigrationsLive } from "../../src/layers/Migrations.js"
 import { Seed } from "../../src/services/catalog/Seed.js"
-import { type DatabaseTemplates, databaseUrl, ensureDemoCatalog, type Template } from "./databaseTemplates.js"
+import {
+  adminClient,
+  type DatabaseTemplates,
+  databaseUrl,
+  ensureDemoCatalog,
+  type Template
+} from "./databaseTemplates.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -57,9 +62,7 @@ function freshPostgresDatabase(serverUrl: Redacted.Redacted<string>, template: s
   return Layer.unwrapScoped(
     Effect.gen(function* () {
       const name = `ribbon_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-      const admin = yield* Layer.build(postgres(serverUrl, { maxConnections: 1 })).pipe(
-        Effect.map(Context.get(SqlClient.SqlClient))
-      )
+      const admin = yield* adminClient(serverUrl)
       const from = template === undefined ? admin`` : admin`TEMPLATE ${admin(template)}`
       yield* Effect.acquireRelease(admin`CREATE DATABASE ${admin(name)} ${from}`, () =>
         admin`DROP DATABASE IF EXISTS ${admin(name)} WITH (FORCE)`.pipe(Effect.orDie)

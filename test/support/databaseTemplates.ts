@@ -9,8 +9,8 @@ import { Seed } from "../../src/services/catalog/Seed.js"
 
 /**
  * The databases a test file starts from, made once per run (test/support/globalSetup.ts): migrated, and
- * migrated with the demo catalog. Making one takes PGlite 2–4 s (initdb, the migrations, the seed); loading
- * its dump takes ~0.5 s.
+ * migrated with the demo catalog. On PGlite, making one (initdb, the migrations, the seed) takes 2.5–5 s;
+ * loading its dump, ~0.5 s.
  */
 export type Template = "migrated" | "seeded"
 
@@ -56,26 +56,28 @@ const pgliteTemplates = (dir: string) =>
     })
   )
 
-/** Both Postgres templates, as databases named after `prefix`. */
+/** A client of the DATABASE_URL server itself, for creating and dropping databases; closed with the scope. */
+export const adminClient = (serverUrl: Redacted.Redacted<string>) =>
+  Effect.map(Layer.build(postgres(serverUrl, { maxConnections: 1 })), Context.get(SqlClient.SqlClient))
+
+const dropDatabase = (admin: SqlClient.SqlClient, name: string) =>
+  admin`DROP DATABASE IF EXISTS ${admin(name)} WITH (FORCE)`
+
+/** Both Postgres templates, as databases named after `prefix`: migrated, then a copy of it seeded. */
 const postgresTemplates = (serverUrl: Redacted.Redacted<string>, prefix: string) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const admin = Context.get(yield* Layer.build(postgres(serverUrl, { maxConnections: 1 })), SqlClient.SqlClient)
-      const make = (template: Template) =>
-        Effect.gen(function* () {
-          const name = `${prefix}_${template}`
-          yield* admin`DROP DATABASE IF EXISTS ${admin(name)} WITH (FORCE)`
-          yield* admin`CREATE DATABASE ${admin(name)}`
-          yield* Effect.scoped(
-            Effect.gen(function* () {
-              const client = postgres(Redacted.make(databaseUrl(serverUrl, name)), { maxConnections: 1 })
-              yield* migrate(client)
-              if (template === "seeded") yield* seed(client)
-            })
-          )
-          return name
-        })
-      return { migrated: yield* make("migrated"), seeded: yield* make("seeded") }
+      const admin = yield* adminClient(serverUrl)
+      const migrated = `${prefix}_migrated`
+      const seeded = `${prefix}_seeded`
+      const clientOf = (name: string) => postgres(Redacted.make(databaseUrl(serverUrl, name)), { maxConnections: 1 })
+      yield* dropDatabase(admin, seeded)
+      yield* dropDatabase(admin, migrated)
+      yield* admin`CREATE DATABASE ${admin(migrated)}`
+      yield* Effect.scoped(migrate(clientOf(migrated)))
+      yield* admin`CREATE DATABASE ${admin(seeded)} TEMPLATE ${admin(migrated)}`
+      yield* seed(clientOf(seeded))
+      return { migrated, seeded }
     })
   )
 
@@ -86,13 +88,9 @@ export const makeDatabaseTemplates = Effect.gen(function* () {
     const prefix = `ribbon_test_template_${process.pid}`
     const templates = yield* postgresTemplates(serverUrl.value, prefix)
     const drop = Effect.scoped(
-      Effect.gen(function* () {
-        const admin = Context.get(
-          yield* Layer.build(postgres(serverUrl.value, { maxConnections: 1 })),
-          SqlClient.SqlClient
-        )
-        for (const name of Object.values(templates)) yield* admin`DROP DATABASE IF EXISTS ${admin(name)} WITH (FORCE)`
-      })
+      Effect.flatMap(adminClient(serverUrl.value), (admin) =>
+        Effect.forEach(Object.values(templates), (name) => dropDatabase(admin, name))
+      )
     ).pipe(Effect.orDie)
     return { templates: { postgres: templates } satisfies DatabaseTemplates, drop }
   }
