@@ -156,6 +156,18 @@ export const summaryColumns = (sql: SqlClient.SqlClient) => sql`
                                      'shipsTo', l.ships_to) ORDER BY v.position)
    FROM variants v LEFT JOIN variant_locations l ON l.variant_id = v.id WHERE v.product_id = p.id) AS variants`
 
+/**
+ * The rows a statement selects (`id` and what `order` sorts them by) with their products' `summaryColumns`,
+ * joined after the statement's own `LIMIT`: the products and their summaries in one round trip.
+ */
+export const withSummaryColumns = (
+  sql: SqlClient.SqlClient,
+  selected: Statement.Fragment,
+  order: Statement.Fragment
+) => sql`
+  SELECT s.*, ${summaryColumns(sql)} FROM (${selected}) s JOIN products p ON p.id = s.id
+  ORDER BY ${order}`
+
 /** Priced AND in stock (or untracked) AND ships to the country (docs/pricing.md). */
 const purchasable = (variant: SummaryVariantRow, country: string) =>
   variant.priceUsd !== null &&
@@ -271,18 +283,13 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       })
     })
 
-    /**
-     * The summaries of the products a statement selects (`id`, and what `order` sorts by), read with it in one
-     * round trip, in that order.
-     */
+    /** The rows a statement selects, in `order`, each with its product's summary priced for the country. */
     const summariesOf = <A extends { readonly id: string }>(
       selected: Statement.Fragment,
       order: Statement.Fragment,
       country: PricingCountry
     ) =>
-      sql<A & SummaryRow>`
-        SELECT s.*, ${summaryColumns(sql)} FROM (${selected}) s JOIN products p ON p.id = s.id
-        ORDER BY ${order}`.pipe(
+      sql<A & SummaryRow>`${withSummaryColumns(sql, selected, order)}`.pipe(
         Effect.orDie,
         Effect.map((rows) => rows.map((row) => ({ row, summary: summary(row, country) })))
       )

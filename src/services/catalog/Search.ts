@@ -5,7 +5,7 @@ import type { AppliedBudget, AppliedFilters, SearchResult, SearchSort } from "..
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { rowsOf } from "../platform/Rows.js"
 import { type BudgetRange, parseBudget } from "./Budget.js"
-import { availableIn, Catalog, decodeCursor, encodeCursor, type SummaryRow, summaryColumns } from "./Catalog.js"
+import { availableIn, Catalog, decodeCursor, encodeCursor, type SummaryRow, withSummaryColumns } from "./Catalog.js"
 import { Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
 
 /**
@@ -433,9 +433,8 @@ interface PageRow extends SummaryRow {
  * The rows of `page` (`id`, `k`, in order) with their products' summaries: read with the page, so that a search
  * takes one round trip fewer. A read that finds too few rows and is followed by another wastes its summaries.
  */
-const withSummaries = (sql: SqlClient.SqlClient, ordering: SearchSort, page: Statement.Fragment) => sql`
-  SELECT s.id, s.k, ${summaryColumns(sql)} FROM (${page}) s JOIN products p ON p.id = s.id
-  ORDER BY ${orderBy(sql, ordering)}`
+const withSummaries = (sql: SqlClient.SqlClient, ordering: SearchSort, page: Statement.Fragment) =>
+  withSummaryColumns(sql, page, orderBy(sql, ordering))
 
 /** One page (plus one row, to know whether there is a next): the products, their sort keys and summaries. */
 const pageQuery = (sql: SqlClient.SqlClient, page: PageQuery) => {
