@@ -173,7 +173,7 @@ const keyList = Command.make("list", { company, env, json }, (options) =>
 
 const keyRevoke = Command.make("revoke", { company, id: Options.text("id") }, (options) =>
   Effect.gen(function* () {
-    yield* (yield* KeyStore).revoke(options.company, undefined, options.id)
+    yield* (yield* KeyStore).revoke(options.company, options.id, "operator")
     yield* Console.log(`Revoked ${options.id}.`)
   }).pipe(
     Effect.catchTags({

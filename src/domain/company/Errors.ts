@@ -23,7 +23,7 @@ export class ApiKeyExpired extends DomainError<ApiKeyExpired>()(
   errorCode(401, "API key expired", "api_key_expired", "UNAUTHORIZED", "401_KEYS_003", "invalid_client")
 ) {}
 
-/** The key lacks the operation's permission (or tries to grant one it does not hold). */
+/** The key lacks the operation's permission, or would create, rotate or revoke a key holding one it does not hold. */
 export class PermissionDenied extends DomainError<PermissionDenied>()(
   "PermissionDenied",
   { permission: Schema.String },
@@ -49,6 +49,16 @@ export class CompanyMismatch extends DomainError<CompanyMismatch>()(
   "CompanyMismatch",
   {},
   errorCode(403, "Company mismatch", "company_mismatch", "FORBIDDEN", "403_KEYS_004", "access_denied")
+) {}
+
+/**
+ * The key to create, rotate or revoke reaches accounts the caller does not: a key manages only keys within
+ * its own reach (its permissions are `PermissionDenied`'s part).
+ */
+export class AccountsAccessDenied extends DomainError<AccountsAccessDenied>()(
+  "AccountsAccessDenied",
+  {},
+  errorCode(403, "Accounts access denied", "accounts_access_denied", "FORBIDDEN", "403_KEYS_005", "access_denied")
 ) {}
 
 /** `Ribbon-Account-Id` names no account the key can reach. */

@@ -11,6 +11,7 @@ import {
   Timestamp
 } from "../../domain/company/Company.js"
 import {
+  AccountsAccessDenied,
   ApiKeyLimitReached,
   ApiKeyNotFound,
   EnvironmentMismatch,
@@ -100,6 +101,7 @@ export class ApiKeysV2Api extends HttpApiGroup.make("apiKeysV2")
   )
   .addError(lineError("v2", InvalidRequest))
   .addError(lineError("v2", PermissionDenied))
+  .addError(lineError("v2", AccountsAccessDenied))
   .addError(lineError("v2", EnvironmentMismatch))
   .prefix("/public-api/v2")
   .middleware(ApiKeyAuthV2)
@@ -184,6 +186,7 @@ export class ApiKeysV3Api extends HttpApiGroup.make("apiKeysV3")
   )
   .addError(lineError("v3", InvalidRequest))
   .addError(lineError("v3", PermissionDenied))
+  .addError(lineError("v3", AccountsAccessDenied))
   .addError(lineError("v3", EnvironmentMismatch))
   .prefix("/public-api/v3")
   .middleware(ApiKeyAuthV3)

@@ -36,10 +36,14 @@ interface CreateBody {
   readonly accountsAccess: AccountsAccess
 }
 
-/** A new key for the caller's company and environment; it may carry only permissions the caller holds. */
+/**
+ * A new key for the caller's company and environment, rotating out `rotate.apiKeyId` if given; both keys
+ * within the caller's reach (`CompanyPolicy.canManageKey`).
+ */
 const createFor = (caller: Caller, body: CreateBody, rotate?: { apiKeyId: string; graceSeconds: number }) =>
   Effect.gen(function* () {
-    yield* Effect.flatMap(CompanyPolicy, (policy) => policy.canGrant(caller.key, body.permissions))
+    const policy = yield* CompanyPolicy
+    yield* policy.canManageKey(caller.key, body, "create")
     const keys = yield* KeyStore
     return yield* keys.create({
       companyId: caller.key.companyId,
@@ -50,7 +54,19 @@ const createFor = (caller: Caller, body: CreateBody, rotate?: { apiKeyId: string
       permissions: body.permissions,
       accountsAccess: body.accountsAccess,
       requestSource: caller.requestSource,
-      rotate
+      rotate:
+        rotate === undefined ? undefined : { ...rotate, guard: (old) => policy.canManageKey(caller.key, old, "rotate") }
+    })
+  })
+
+/** Revokes a key of the caller's environment within the caller's reach (itself included). */
+const revokeFor = (caller: Caller, apiKeyId: string) =>
+  Effect.gen(function* () {
+    const policy = yield* CompanyPolicy
+    const keys = yield* KeyStore
+    yield* keys.revoke(caller.key.companyId, apiKeyId, {
+      environment: caller.key.environment,
+      guard: (key) => policy.canManageKey(caller.key, key, "revoke")
     })
   })
 
@@ -73,8 +89,8 @@ export const ApiKeysV2Live = HttpApiBuilder.group(Api, "apiKeysV2", (handlers) =
         })
       )
       .handle("delete", ({ path }) =>
-        Effect.flatMap(CurrentCaller, (caller) =>
-          keys.revoke(caller.key.companyId, caller.key.environment, path.apiKeyId)
+        Effect.flatMap(CurrentCaller, (caller) => revokeFor(caller, path.apiKeyId)).pipe(
+          Effect.provideService(KeyStore, keys)
         )
       )
   })
@@ -106,8 +122,8 @@ export const ApiKeysV3Live = HttpApiBuilder.group(Api, "apiKeysV3", (handlers) =
         })
       )
       .handle("delete", ({ path }) =>
-        Effect.flatMap(CurrentCaller, (caller) =>
-          keys.revoke(caller.key.companyId, caller.key.environment, path.apiKeyId)
+        Effect.flatMap(CurrentCaller, (caller) => revokeFor(caller, path.apiKeyId)).pipe(
+          Effect.provideService(KeyStore, keys)
         )
       )
   })

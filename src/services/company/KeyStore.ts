@@ -10,11 +10,13 @@ import {
   type RequestSource
 } from "../../domain/company/Company.js"
 import {
+  type AccountsAccessDenied,
   ApiKeyExpired,
   ApiKeyInvalid,
   ApiKeyLimitReached,
   ApiKeyNotFound,
-  EnvironmentMismatch
+  EnvironmentMismatch,
+  type PermissionDenied
 } from "../../domain/company/Errors.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
@@ -44,6 +46,12 @@ const newKeyValue = () => Buffer.from(globalThis.crypto.getRandomValues(new Uint
 
 const dayMillis = 24 * 60 * 60 * 1000
 
+/** The requesting key's say over an existing key it would rotate out or revoke (`CompanyPolicy.canManageKey`). */
+export type KeyGuard = (key: ApiKeyRecord) => Effect.Effect<void, PermissionDenied | AccountsAccessDenied>
+
+/** Who revokes a key: an API key (only its environment's keys, and only those its guard lets through), or the CLI's operator. */
+export type KeyRevoker = { readonly environment: Environment; readonly guard: KeyGuard } | "operator"
+
 export interface CreateKeyInput {
   readonly companyId: string
   readonly environment: Environment
@@ -53,8 +61,11 @@ export interface CreateKeyInput {
   readonly permissions: ReadonlyArray<Permission>
   readonly accountsAccess: AccountsAccess
   readonly requestSource: RequestSource | null
-  /** Rotation: the key this one replaces, which stops working `graceSeconds` from now (or at its own expiry if sooner). */
-  readonly rotate?: { readonly apiKeyId: string; readonly graceSeconds: number } | undefined
+  /**
+   * Rotation: the key this one replaces, which stops working `graceSeconds` from now (or at its own expiry
+   * if sooner), if the requesting key's guard lets it.
+   */
+  readonly rotate?: { readonly apiKeyId: string; readonly graceSeconds: number; readonly guard: KeyGuard } | undefined
   /** Where in the request body accountsAccess sits, for 400 paths. */
   readonly accountsPath?: string
 }
@@ -106,14 +117,19 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
             if (company.length === 0) return yield* InvalidRequest.field("companyId", "No such company.")
             const keys = yield* keysOf(sql`SELECT ${columns} FROM api_keys
               WHERE company_id = ${input.companyId} AND revoked_at IS NULL`)
-            const rotated = input.rotate === undefined ? undefined : input.rotate.apiKeyId.toLowerCase()
-            if (rotated !== undefined) {
+            const { rotate } = input
+            const rotated = rotate === undefined ? undefined : rotate.apiKeyId.toLowerCase()
+            if (rotate !== undefined) {
               const old = keys.find((key) => key.id === rotated && isActive(key, now))
               if (old === undefined)
-                return yield* new ApiKeyNotFound({ message: "No such active key to rotate.", apiKeyId: rotated })
+                return yield* new ApiKeyNotFound({
+                  message: "No such active key to rotate.",
+                  apiKeyId: rotate.apiKeyId
+                })
               if (old.environment !== input.environment) {
                 return yield* new EnvironmentMismatch({ message: "That key belongs to the other environment." })
               }
+              yield* rotate.guard(old)
             }
             // A key being rotated out no longer counts: rotation works at the limit.
             const active = keys.filter((key) => isActive(key, now) && key.id !== rotated).length
@@ -203,16 +219,15 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       return v3Page(rows, query, listColumns)
     })
 
-    /** Deletes a key at once: its next request is a 401. `environment` undefined: any (the CLI). */
-    const revoke = Effect.fn("KeyStore.revoke")(function* (
-      companyId: string,
-      environment: Environment | undefined,
-      apiKeyId: string
-    ) {
+    /** Deletes a key at once: its next request is a 401. */
+    const revoke = Effect.fn("KeyStore.revoke")(function* (companyId: string, apiKeyId: string, by: KeyRevoker) {
       const key = yield* findKey(companyId, apiKeyId).pipe(Effect.orDie)
       if (Option.isNone(key)) return yield* new ApiKeyNotFound({ message: "No such API key.", apiKeyId })
-      if (environment !== undefined && key.value.environment !== environment) {
-        return yield* new EnvironmentMismatch({ message: "That key belongs to the other environment." })
+      if (by !== "operator") {
+        if (key.value.environment !== by.environment) {
+          return yield* new EnvironmentMismatch({ message: "That key belongs to the other environment." })
+        }
+        yield* by.guard(key.value)
       }
       const now = yield* Clock.currentTimeMillis
       yield* sql`UPDATE api_keys SET revoked_at = ${new Date(now)} WHERE id = ${key.value.id}`.pipe(Effect.orDie)

@@ -1,6 +1,12 @@
 import { Effect, Option } from "effect"
 import type { Account, AccountScope, ApiKeyRecord, Environment, Permission } from "../../domain/company/Company.js"
-import { AccountNotFound, CompanyMismatch, EnvironmentMismatch, PermissionDenied } from "../../domain/company/Errors.js"
+import {
+  AccountNotFound,
+  AccountsAccessDenied,
+  CompanyMismatch,
+  EnvironmentMismatch,
+  PermissionDenied
+} from "../../domain/company/Errors.js"
 import { Companies } from "./Companies.js"
 
 /**
@@ -26,15 +32,42 @@ export class CompanyPolicy extends Effect.Service<CompanyPolicy>()("CompanyPolic
           )
     }
 
-    /** A key grants (to a key it creates) only permissions it holds itself. */
-    const canGrant = (key: ApiKeyRecord, permissions: ReadonlyArray<Permission>) => {
-      const missing = permissions.find((permission) => !key.permissions.includes(permission))
-      return missing === undefined
+    /**
+     * A key creates, rotates or revokes only keys that reach no further than itself: their permissions and
+     * their accounts a subset of its own. Otherwise a key limited to some accounts could mint one for all
+     * of them, or a key without permissions revoke the admin's. A key is within its own reach, so it can
+     * always revoke itself.
+     */
+    const canManageKey = (
+      key: ApiKeyRecord,
+      target: Pick<ApiKeyRecord, "permissions" | "accountsAccess">,
+      action: "create" | "rotate" | "revoke"
+    ) => {
+      const missing = target.permissions.find((permission) => !key.permissions.includes(permission))
+      if (missing !== undefined) {
+        return Effect.fail(
+          new PermissionDenied({
+            message: `This API key cannot ${action} a key holding ${missing}, a permission it does not hold.`,
+            permission: missing
+          })
+        )
+      }
+      if (key.accountsAccess.scope === "all-accounts") return Effect.void
+      if (target.accountsAccess.scope === "all-accounts") {
+        return Effect.fail(
+          new AccountsAccessDenied({
+            message: `This API key reaches only selected accounts; it cannot ${action} a key reaching all accounts.`
+          })
+        )
+      }
+      const outside = target.accountsAccess.ids.find(
+        (accountId) => !key.accountsAccess.ids.includes(accountId.toLowerCase())
+      )
+      return outside === undefined
         ? Effect.void
         : Effect.fail(
-            new PermissionDenied({
-              message: `This API key cannot grant ${missing}, which it does not hold.`,
-              permission: missing
+            new AccountsAccessDenied({
+              message: `This API key cannot ${action} a key reaching account ${outside}, which it does not reach.`
             })
           )
     }
@@ -94,6 +127,6 @@ export class CompanyPolicy extends Effect.Service<CompanyPolicy>()("CompanyPolic
       return { companyId: gift.companyId, environment: gift.environment, accountIds } as AccountScope
     }
 
-    return { canPerform, canGrant, canActFor, sameEnvironment, canAccessAccount, scopeOf, scopeOfGift } as const
+    return { canPerform, canManageKey, canActFor, sameEnvironment, canAccessAccount, scopeOf, scopeOfGift } as const
   })
 }) {}

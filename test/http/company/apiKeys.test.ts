@@ -420,6 +420,124 @@ describe("API keys (/public-api/v2, /public-api/v3)", () => {
       })
     )
 
+    it.effect("a key limited to some accounts cannot create or rotate a key reaching further (v2 and v3)", () =>
+      Effect.gen(function* () {
+        const company = yield* createCompany()
+        yield* raiseLimits(company.companyId)
+        const second = "cccccccccccccccccccccccc"
+        yield* insertAccount(company.companyId, "test", second)
+        const scoped = yield* postWith(
+          v3Keys,
+          {
+            name: "scoped",
+            permissions: ["orders:read:unmasked", "products:read"],
+            accountsAccess: { scope: "selected-accounts", ids: [second] }
+          },
+          keyHeaders(company.apiKey)
+        )
+        expect(scoped.status).toBe(201)
+        const headers = keyHeaders(scoped.body.data.apiKey)
+        const before = yield* countKeys
+        const wider: Array<[string, unknown]> = [
+          ["all accounts", { scope: "all-accounts", ids: [] }],
+          ["another account", { scope: "selected-accounts", ids: [company.accountId] }],
+          ["its own and another", { scope: "selected-accounts", ids: [second, company.accountId] }]
+        ]
+        for (const [label, accountsAccess] of wider) {
+          const body = { name: `wide ${label}`, permissions: ["orders:read:unmasked"], accountsAccess }
+          const v3 = yield* postWith(v3Keys, body, headers)
+          expect(v3.status, label).toBe(403)
+          expect(v3.body, label).toEqual(v3Error(403, "403_KEYS_005"))
+          const v2 = yield* postWith(v2Keys, body, headers)
+          expect(v2.status, label).toBe(403)
+          expect(v2.body, label).toEqual(v2Error(403, "FORBIDDEN"))
+        }
+        // Without accountsAccess a key reaches every account: refused alike, with a message that says so.
+        const implicit = yield* postWith(v3Keys, { name: "implicit" }, headers)
+        expect(implicit.body).toEqual(v3Error(403, "403_KEYS_005"))
+        expect(implicit.body.message).toContain("all accounts")
+        // Rotating the admin key (every permission, every account) is refused, and its expiry stays.
+        const rotate = yield* postWith(
+          v3Keys,
+          {
+            name: "rotated admin",
+            accountsAccess: { scope: "selected-accounts", ids: [second] },
+            rotation: { apiKeyId: company.apiKeyId, expiresInHours: 0 }
+          },
+          headers
+        )
+        expect(rotate.status).toBe(403)
+        expect(rotate.body).toEqual(v3Error(403, "403_KEYS_001"))
+        expect(yield* countKeys).toBe(before)
+        expect((yield* getWith(v3Keys, keyHeaders(company.apiKey))).status).toBe(200)
+
+        // Within its reach it still creates, and rotates a key it could have created.
+        const narrow = yield* postWith(
+          v3Keys,
+          {
+            name: "narrow",
+            permissions: ["products:read"],
+            accountsAccess: { scope: "selected-accounts", ids: [second] }
+          },
+          headers
+        )
+        expect(narrow.status).toBe(201)
+        const rotated = yield* postWith(
+          v3Keys,
+          {
+            name: "narrow 2",
+            permissions: ["products:read"],
+            accountsAccess: { scope: "selected-accounts", ids: [second.toUpperCase()] },
+            rotation: { apiKeyId: narrow.body.data.id, expiresInHours: 1 }
+          },
+          headers
+        )
+        expect(rotated.status).toBe(201)
+        expect(rotated.body.data.rotatedApiKey.id).toBe(narrow.body.data.id)
+      })
+    )
+
+    it.effect("a key revokes only keys within its reach, and always itself (v2 and v3)", () =>
+      Effect.gen(function* () {
+        const company = yield* createCompany()
+        yield* raiseLimits(company.companyId)
+        const second = "dddddddddddddddddddddddd"
+        yield* insertAccount(company.companyId, "test", second)
+        const admin = keyHeaders(company.apiKey)
+        const bare = yield* postWith(v3Keys, { name: "bare", permissions: [] }, admin)
+        const scoped = yield* postWith(
+          v3Keys,
+          { name: "scoped", permissions: [], accountsAccess: { scope: "selected-accounts", ids: [second] } },
+          admin
+        )
+        const bareHeaders = keyHeaders(bare.body.data.apiKey)
+        const scopedHeaders = keyHeaders(scoped.body.data.apiKey)
+
+        // A key without permissions cannot revoke the admin key, which holds every permission.
+        const v3 = yield* deleteWith(`${v3Keys}/${company.apiKeyId}`, bareHeaders)
+        expect(v3.status).toBe(403)
+        expect(v3.body).toEqual(v3Error(403, "403_KEYS_001"))
+        const v2 = yield* deleteWith(`${v2Keys}/${company.apiKeyId}`, bareHeaders)
+        expect(v2.status).toBe(403)
+        expect(v2.body).toEqual(v2Error(403, "FORBIDDEN"))
+        // A key limited to one account cannot revoke one that reaches every account.
+        const wider = yield* deleteWith(`${v3Keys}/${bare.body.data.id}`, scopedHeaders)
+        expect(wider.body).toEqual(v3Error(403, "403_KEYS_005"))
+        const widerV2 = yield* deleteWith(`${v2Keys}/${bare.body.data.id}`, scopedHeaders)
+        expect(widerV2.body).toEqual(v2Error(403, "FORBIDDEN"))
+        const sql = yield* SqlClient.SqlClient
+        const revoked = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM api_keys
+          WHERE company_id = ${company.companyId} AND revoked_at IS NOT NULL`.pipe(Effect.orDie)
+        expect(revoked[0]!.n).toBe(0)
+        expect((yield* getWith(v3Keys, admin)).status).toBe(200)
+
+        // The other way round it works, and a key may always revoke itself.
+        expect((yield* deleteWith(`${v2Keys}/${scoped.body.data.id}`, bareHeaders)).status).toBe(204)
+        expect((yield* deleteWith(`${v3Keys}/${bare.body.data.id}`, bareHeaders)).status).toBe(204)
+        expect((yield* getWith(v3Keys, bareHeaders)).status).toBe(401)
+      })
+    )
+
     it.effect("Request-Source is recorded on the key a request creates", () =>
       Effect.gen(function* () {
         const company = yield* createCompany()
