@@ -19,7 +19,7 @@ import {
 } from "../../domain/company/Errors.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
-import { Links, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
+import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 import { ApiKeyAuthV2, ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**
@@ -151,20 +151,23 @@ export class ApiKeysV3Api extends HttpApiGroup.make("apiKeysV3")
   .add(
     HttpApiEndpoint.post("create", "/authentication/api-keys")
       .setPayload(
-        Schema.Struct({
-          ...createFields,
-          rotation: Schema.optional(
-            Schema.Struct({
-              apiKeyId: HexId,
-              expiresInHours: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 168)), {
-                exact: true,
-                default: () => 24
+        // Strict like every v3 body: a misspelt `accountsAccess` would otherwise make an all-accounts key.
+        strictBody(
+          Schema.Struct({
+            ...createFields,
+            rotation: Schema.optional(
+              Schema.Struct({
+                apiKeyId: HexId,
+                expiresInHours: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 168)), {
+                  exact: true,
+                  default: () => 24
+                })
+              }).annotations({
+                description: "Rotate: the named key stops working after expiresInHours (default 24, 0 = now)"
               })
-            }).annotations({
-              description: "Rotate: the named key stops working after expiresInHours (default 24, 0 = now)"
-            })
-          )
-        })
+            )
+          })
+        )
       )
       .setUrlParams(Schema.Struct(CompanyQuery))
       .addSuccess(ApiKeyCreatedV3, { status: 201 })

@@ -538,6 +538,36 @@ describe("API keys (/public-api/v2, /public-api/v3)", () => {
       })
     )
 
+    it.effect("v3 key creation refuses unknown properties (a typo is not an all-accounts key); v2 ignores them", () =>
+      Effect.gen(function* () {
+        const company = yield* createCompany()
+        yield* raiseLimits(company.companyId)
+        const headers = keyHeaders(company.apiKey)
+        const before = yield* countKeys
+        const typo = yield* postWith(
+          v3Keys,
+          { name: "typo", accountAccess: { scope: "selected-accounts", ids: [company.accountId] } },
+          headers
+        )
+        expect(typo.status).toBe(400)
+        expect(typo.body).toEqual({
+          message: expect.any(String),
+          errorCode: "400_PBLC_001",
+          errors: [{ path: "accountAccess", errorCode: "400_PBLC_001", message: expect.stringContaining("unexpected") }]
+        })
+        const nested = yield* postWith(
+          v3Keys,
+          { name: "nested", rotation: { apiKeyId: company.apiKeyId, expiresInHour: 1 } },
+          headers
+        )
+        expect(nested.status).toBe(400)
+        expect(nested.body.errors[0].path).toBe("rotation.expiresInHour")
+        expect(yield* countKeys).toBe(before)
+        const v2 = yield* postWith(v2Keys, { name: "lenient", colour: "blue" }, headers)
+        expect(v2.status).toBe(200)
+      })
+    )
+
     it.effect("Request-Source is recorded on the key a request creates", () =>
       Effect.gen(function* () {
         const company = yield* createCompany()
