@@ -11,6 +11,7 @@ import {
   Timestamp
 } from "../../domain/company/Company.js"
 import {
+  AccountNotFound,
   AccountsAccessDenied,
   ApiKeyLimitReached,
   ApiKeyNotFound,
@@ -88,6 +89,7 @@ export class ApiKeysV2Api extends HttpApiGroup.make("apiKeysV2")
     HttpApiEndpoint.get("list", "/authentication/apiKeys")
       .setUrlParams(Schema.Struct({ ...CompanyQuery, accountIds: Schema.optional(Schema.Array(HexId)) }))
       .addSuccess(ApiKeyListV2)
+      .addError(lineError("v2", AccountNotFound))
       .annotate(Operation, read)
       .annotate(OpenApi.Summary, "List the company's API keys")
   )

@@ -6,6 +6,7 @@ import {
   formatTimestamp,
   type Permission
 } from "../../domain/company/Company.js"
+import { Accounts } from "../../services/company/Accounts.js"
 import { KeyStore } from "../../services/company/KeyStore.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
@@ -73,6 +74,7 @@ const revokeFor = (caller: Caller, apiKeyId: string) =>
 export const ApiKeysV2Live = HttpApiBuilder.group(Api, "apiKeysV2", (handlers) =>
   Effect.gen(function* () {
     const keys = yield* KeyStore
+    const accounts = yield* Accounts
     return handlers
       .handle("create", ({ payload }) =>
         Effect.gen(function* () {
@@ -84,7 +86,15 @@ export const ApiKeysV2Live = HttpApiBuilder.group(Api, "apiKeysV2", (handlers) =
       .handle("list", ({ urlParams }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentCaller
-          const found = yield* keys.list(caller.key.companyId, caller.key.environment, urlParams.accountIds ?? [])
+          // Each account named must be one the caller reaches (404 otherwise), as v2's accountId is elsewhere.
+          const named = yield* Effect.forEach(urlParams.accountIds ?? [], (accountId) =>
+            accounts.find(caller.scope, accountId)
+          )
+          const found = yield* keys.list(
+            caller.key.companyId,
+            caller.key.environment,
+            named.map((account) => account.id)
+          )
           return { results: found.map(listItem) }
         })
       )

@@ -415,8 +415,8 @@ describe("API keys (/public-api/v2, /public-api/v3)", () => {
         // accountIds narrows the v2 list to keys that reach one of them.
         const listed = yield* getWith(`${v2Keys}?accountIds=${second}`, headers)
         expect(listed.body.results.map((k: any) => k.name).sort()).toEqual(["Default key", "scoped"])
-        const none = yield* getWith(`${v2Keys}?accountIds=${company.accountId}&accountIds=${live}`, headers)
-        expect(none.body.results.map((k: any) => k.name)).toEqual(["Default key"])
+        const first = yield* getWith(`${v2Keys}?accountIds=${company.accountId}`, headers)
+        expect(first.body.results.map((k: any) => k.name)).toEqual(["Default key"])
       })
     )
 
@@ -565,6 +565,24 @@ describe("API keys (/public-api/v2, /public-api/v3)", () => {
         expect(yield* countKeys).toBe(before)
         const v2 = yield* postWith(v2Keys, { name: "lenient", colour: "blue" }, headers)
         expect(v2.status).toBe(200)
+      })
+    )
+
+    it.effect("v2 list: accountIds must name accounts the key reaches (404 otherwise)", () =>
+      Effect.gen(function* () {
+        const company = yield* createCompany()
+        const other = yield* createCompany()
+        const live = "eeeeeeeeeeeeeeeeeeeeeeee"
+        yield* insertAccount(company.companyId, "live", live)
+        const headers = keyHeaders(company.apiKey)
+        for (const accountId of [other.accountId, live]) {
+          const listed = yield* getWith(`${v2Keys}?accountIds=${company.accountId}&accountIds=${accountId}`, headers)
+          expect(listed.status, accountId).toBe(404)
+          expect(listed.body, accountId).toEqual(v2Error(404, "NOT_FOUND"))
+          expect(listed.body.message, accountId).toContain(accountId)
+        }
+        const own = yield* getWith(`${v2Keys}?accountIds=${company.accountId}`, headers)
+        expect(own.body.results.map((k: any) => k.name)).toEqual(["Default key"])
       })
     )
 
