@@ -1,6 +1,7 @@
 import { Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
+import { stripVTControlCharacters } from "node:util"
 import { Cause, Clock, ConfigError, Console, Effect, Layer, Logger, Option } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
 import { Seed } from "../services/catalog/Seed.js"
@@ -183,11 +184,31 @@ const reportFailure = (cause: Cause.Cause<unknown>) => {
   return Console.error(Cause.pretty(cause, { renderErrorCause: true }))
 }
 
+/**
+ * @effect/cli writes its help and usage errors as ANSI text. A stream that is not a terminal (a pipe, a
+ * file) gets them plain, and so does every stream when NO_COLOR is set (https://no-color.org).
+ */
+const noColor = (process.env.NO_COLOR ?? "") !== ""
+const plainStdout = noColor || process.stdout.isTTY !== true
+const plainStderr = noColor || process.stderr.isTTY !== true
+const plain = (args: ReadonlyArray<unknown>) =>
+  args.map((arg) => (typeof arg === "string" ? stripVTControlCharacters(arg) : arg))
+/** The console `self` runs with, plain where `plainStdout` / `plainStderr` say so. */
+const withPlainText = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Console.consoleWith((console) =>
+    Effect.withConsole(self, {
+      ...console,
+      log: (...args) => console.log(...(plainStdout ? plain(args) : args)),
+      error: (...args) => console.error(...(plainStderr ? plain(args) : args))
+    })
+  )
+
 /** Without arguments, show the help rather than doing nothing. */
 const argv = process.argv.length <= 2 ? [...process.argv, "--help"] : process.argv
 
 cli(argv).pipe(
   Effect.tapErrorCause(reportFailure),
+  withPlainText,
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

@@ -103,7 +103,7 @@ const keyCreate = Command.make(
     env,
     name: Options.text("name"),
     permissions: Options.text("permissions").pipe(
-      Options.withDescription("Comma-separated permissions; default all."),
+      Options.withDescription(`Comma-separated permissions (default all): ${permissions.join(", ")}.`),
       Options.optional
     ),
     expiresInDays: Options.integer("expires-in-days").pipe(Options.withDefault(defaultExpirationInDays)),

@@ -3,6 +3,7 @@ import * as Path from "node:path"
 import { FetchHttpClient, HttpClient } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { permissions } from "../../src/domain/company/Company.js"
 import { latestMigrationId } from "../../src/layers/Migrations.js"
 import { onPostgresRun, run, serve, socketClient, tempDataDir, text, withNode } from "../support/cli.js"
 
@@ -29,6 +30,28 @@ describe.skipIf(onPostgresRun)("ribbon CLI", { concurrent: true }, () => {
           expect(help.stdout).toMatch(/migrate\s+Apply pending database migrations/)
           expect(version.code).toBe(0)
           expect(version.stdout.trim()).toBe("0.1.0")
+        })
+      ),
+    120_000
+  )
+
+  it.live(
+    "help and usage errors read by a pipe are plain text; `keys create --help` names every permission",
+    () =>
+      withNode(
+        Effect.gen(function* () {
+          // NO_COLOR empty counts as unset (no-color.org): what strips the colours here is the pipe.
+          const [help, usage] = yield* Effect.all(
+            [run(["keys", "create", "--help"], { NO_COLOR: "" }), run(["keys", "create"], { NO_COLOR: "" })],
+            { concurrency: 2 }
+          )
+          expect(help.code).toBe(0)
+          expect(help.stdout).not.toContain("\x1b[")
+          expect(help.stdout).toMatch(/^--permissions text$/m)
+          for (const permission of permissions) expect(help.stdout).toContain(permission)
+          expect(usage.code).toBe(1)
+          expect(usage.stderr).toContain("--company")
+          expect(usage.stdout + usage.stderr).not.toContain("\x1b[")
         })
       ),
     120_000
