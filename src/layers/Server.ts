@@ -43,6 +43,7 @@ import { WellKnownLive } from "../http/identity/WellKnownLive.js"
 import { requestMetrics } from "../http/Metrics.js"
 import { ribbonMiddleware } from "../http/Middleware.js"
 import { McpLive } from "../http/mcp/McpLive.js"
+import { FaviconLive } from "../http/pages/favicon.js"
 import { HealthLive } from "../http/platform/HealthLive.js"
 import { routerConfig } from "../http/Routes.js"
 import { Addresses } from "../services/catalog/Addresses.js"
@@ -284,10 +285,12 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
 export const HandlersLive = makeHandlersLive()
 
 /**
- * The Ribbon API with its handlers, and `/mcp` (src/http/mcp/McpLive.ts) on the same router; needs the
- * services and RateLimits.
+ * The Ribbon API with its handlers, and `/mcp` (src/http/mcp/McpLive.ts) and `/favicon.ico`
+ * (src/http/pages/favicon.ts) on the same router; needs the services and RateLimits.
  */
-export const ApiLive = McpLive.pipe(Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive))))
+export const ApiLive = Layer.merge(McpLive, FaviconLive).pipe(
+  Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive)))
+)
 
 /** The demo catalog, seeded on first start (a no-op afterwards). */
 const DemoCatalogLive = Layer.effectDiscard(Effect.flatMap(Seed, (seed) => seed.ensureDemoCatalog())).pipe(

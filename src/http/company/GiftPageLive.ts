@@ -1,7 +1,7 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
 import { Effect, Either, Option, ParseResult, Schema } from "effect"
 import type { GiftRecord } from "../../domain/company/Gifts.js"
-import type { ShipmentStatus } from "../../domain/company/Orders.js"
+import type { CompanyOrderRecord, ShipmentStatus } from "../../domain/company/Orders.js"
 import { NotFound } from "../../domain/platform/Errors.js"
 import { DEFAULT_COUNTRY } from "../../services/catalog/Catalog.js"
 import { CompanyOrders } from "../../services/company/CompanyOrders.js"
@@ -13,6 +13,7 @@ import { ClaimGiftV2 } from "./GiftsApi.js"
 import { claimOf } from "./GiftsLive.js"
 import {
   type ClaimFormState,
+  type ClaimSummary,
   type CountryOptions,
   type GiftPageContext,
   giftChoicesPage,
@@ -39,6 +40,44 @@ const finalShipments: ReadonlyArray<ShipmentStatus> = ["delivered", "failed", "c
 const regionNames = new Intl.DisplayNames(["en"], { type: "region", fallback: "code" })
 
 const decodeClaim = Schema.decodeUnknownEither(ClaimGiftV2)
+
+/**
+ * The regions of an `Accept-Language` header, most preferred first: `en-GB,fr;q=0.8,de-DE;q=0.5` gives
+ * GB, DE. The browser's languages are the one hint of where a recipient is that needs no script and no
+ * lookup of the address; a tag without a region (`fr`) says nothing about the country.
+ */
+export const regionsOf = (acceptLanguage: string | undefined): ReadonlyArray<string> =>
+  (acceptLanguage ?? "")
+    .split(",")
+    .map((entry, index) => {
+      const [tag = "", ...params] = entry.trim().split(";")
+      const q = Number(
+        params
+          .find((p) => p.trim().startsWith("q="))
+          ?.trim()
+          .slice(2) ?? "1"
+      )
+      const region = tag
+        .split("-")
+        .slice(1)
+        .find((subtag) => /^[A-Za-z]{2}$/.test(subtag))
+      return { region: region?.toUpperCase(), q: Number.isNaN(q) ? 0 : q, index }
+    })
+    .filter((entry): entry is { region: string; q: number; index: number } => entry.region !== undefined && entry.q > 0)
+    .sort((a, b) => b.q - a.q || a.index - b.index)
+    .map((entry) => entry.region)
+
+/** The claimed gift's item and address, as the recipient gave them. */
+const claimSummaryOf = (order: CompanyOrderRecord): ClaimSummary => ({
+  item: order.title,
+  address: [
+    `${order.recipientFirstName} ${order.recipientLastName}`,
+    order.address1,
+    order.address2,
+    [order.city, order.provinceCode, order.postalCode].filter((part) => part !== null && part !== "").join(" "),
+    regionNames.of(order.countryCode) ?? order.countryCode
+  ].filter((line): line is string => line !== null && line !== "")
+})
 
 /** The form's problems, each naming its field as the page labels it. */
 const formIssues = (error: ParseResult.ParseError) =>
@@ -70,16 +109,17 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
     const policy = yield* CompanyPolicy
     /**
      * Where a gift can go, read per request (the catalog's countries, cached by Pricing): the select's
-     * options by name, and the country a request means (asked, else the recipient's, else US).
+     * options by name, and the country a request means: the one asked for, else the recipient's (when the
+     * company gave it), else the browser's (`Accept-Language`), else US; the first of them a gift can go to.
      */
     const destinations = Effect.map(gifts.destinations(), (supported) => ({
       countries: supported
         .map((code) => ({ code, name: regionNames.of(code) ?? code }))
         .sort((a, b) => a.name.localeCompare(b.name)) satisfies CountryOptions,
-      countryOf: (asked: string, view: GiftView) => {
-        const code = (asked || view.recipient.country || DEFAULT_COUNTRY).toUpperCase()
-        return supported.includes(code) ? code : DEFAULT_COUNTRY
-      }
+      countryOf: (asked: string, view: GiftView, request: HttpServerRequest.HttpServerRequest) =>
+        [asked, view.recipient.country ?? "", ...regionsOf(request.headers["accept-language"])]
+          .map((code) => code.toUpperCase())
+          .find((code) => supported.includes(code)) ?? DEFAULT_COUNTRY
     }))
     const contextOf = (view: GiftView, nonce: string): GiftPageContext => ({
       token: view.gift.token,
@@ -89,25 +129,29 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
       nonce
     })
 
-    /** Where a claimed gift's order stands, for the page and its live status. */
-    const deliveryOf = (gift: GiftRecord) =>
-      Effect.map(orders.get(policy.scopeOfGift(gift), gift.orderId ?? "").pipe(Effect.option), (order) => {
-        const shipmentStatus = Option.match(order, {
-          onNone: (): ShipmentStatus => "orderReceived",
-          onSome: (o) => o.shipmentStatus
-        })
-        return {
-          shipmentStatus,
-          label: shipmentLabels[shipmentStatus],
-          final: finalShipments.includes(shipmentStatus)
-        }
-      })
+    /** The claimed gift's order, as the company reads it (none while it is not placed). */
+    const orderOf = (gift: GiftRecord) => orders.get(policy.scopeOfGift(gift), gift.orderId ?? "").pipe(Effect.option)
 
-    /** The claimed gift's page, with its order's status as the company reads it. */
+    /** Where a claimed gift's order stands, for the page and its live status. */
+    const deliveryOf = (order: Option.Option<CompanyOrderRecord>) => {
+      const shipmentStatus = Option.match(order, {
+        onNone: (): ShipmentStatus => "orderReceived",
+        onSome: (o) => o.shipmentStatus
+      })
+      return {
+        shipmentStatus,
+        label: shipmentLabels[shipmentStatus],
+        final: finalShipments.includes(shipmentStatus)
+      }
+    }
+
+    /** The claimed gift's page: what was chosen, where it goes, and where its order stands. */
     const claimedPage = (view: GiftView, gift: GiftRecord) =>
-      Effect.map(deliveryOf(gift), (delivery) =>
-        noncedPage((nonce) => giftClaimedPage(contextOf(view, nonce), delivery.label, delivery.final))
-      )
+      Effect.map(orderOf(gift), (order) => {
+        const delivery = deliveryOf(order)
+        const summary = Option.getOrNull(Option.map(order, claimSummaryOf))
+        return noncedPage((nonce) => giftClaimedPage(contextOf(view, nonce), delivery.label, delivery.final, summary))
+      })
 
     /** The gift behind the token, moved to `step`, or the page that says why there is none to show. */
     const withGift = <R>(
@@ -129,24 +173,26 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
       })
 
     return handlers
-      .handleRaw("landing", ({ path }) =>
+      .handleRaw("landing", ({ path, request }) =>
         withGift(path.token, "opened", (view, { countries, countryOf }) =>
-          Effect.succeed(noncedPage((nonce) => giftLandingPage(contextOf(view, nonce), countries, countryOf("", view))))
+          Effect.succeed(
+            noncedPage((nonce) => giftLandingPage(contextOf(view, nonce), countries, countryOf("", view, request)))
+          )
         )
       )
-      .handleRaw("choices", ({ path, urlParams }) =>
+      .handleRaw("choices", ({ path, urlParams, request }) =>
         withGift(path.token, "unwrapped", (view, { countryOf }) =>
           Effect.gen(function* () {
-            const country = countryOf(urlParams.country, view)
+            const country = countryOf(urlParams.country, view, request)
             const offered = yield* gifts.choices(view.gift, view.campaign, country)
             return noncedPage((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country))
           })
         )
       )
-      .handleRaw("choose", ({ path, urlParams }) =>
+      .handleRaw("choose", ({ path, urlParams, request }) =>
         withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>
           Effect.gen(function* () {
-            const country = countryOf(urlParams.country, view)
+            const country = countryOf(urlParams.country, view, request)
             const offered = yield* gifts.choices(view.gift, view.campaign, country)
             const choice = offered.find((c) => c.productId === urlParams.productId)
             if (choice === undefined) {
@@ -169,13 +215,13 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
           if (Option.isNone(gift) || gift.value.status !== "claimed") {
             return yield* new NotFound({ message: "No claimed gift has this link." })
           }
-          return yield* deliveryOf(gift.value)
+          return deliveryOf(yield* orderOf(gift.value))
         })
       )
-      .handle("claim", ({ path, payload }) =>
+      .handle("claim", ({ path, payload, request }) =>
         withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>
           Effect.gen(function* () {
-            const country = countryOf(payload.country, view)
+            const country = countryOf(payload.country, view, request)
             // The form again with the problem; the choices are read only then (the claim checks its own).
             const again = (error: string) =>
               Effect.map(gifts.choices(view.gift, view.campaign, country), (offered) => {

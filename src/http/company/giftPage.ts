@@ -16,7 +16,9 @@ const css = `
     fieldset label { display: inline; font-weight: 400; }
     fieldset input { width: auto; }
     select { width: 100%; padding: .55rem; font-size: 1rem; }
-    .status { font-size: 1.1rem; font-weight: 600; }`
+    .status { font-size: 1.1rem; font-weight: 600; }
+    .optional { font-weight: 400; color: #5f5a55; }
+    dd { margin: 0 0 .8rem; }`
 
 const page = (title: string, body: string, nonce: string) => layout(title, body, { width: "34rem", css, nonce })
 
@@ -91,8 +93,9 @@ export interface ClaimFormState {
   readonly error?: string
 }
 
+/** A labelled input; an optional one says so in its label, since only required ones are checked. */
 const field = (name: string, label: string, state: ClaimFormState, type = "text", required = true) => `
-    <label for="${name}">${label}</label>
+    <label for="${name}">${label}${required ? "" : ' <span class="optional">(optional)</span>'}</label>
     <input id="${name}" name="${name}" type="${type}" value="${escapeHtml(state.values?.[name] ?? "")}"${required ? " required" : ""}>`
 
 /** Step 3: the product's options (labelled radio buttons when there are several) and the address. */
@@ -138,12 +141,34 @@ export const giftClaimPage = (
     context.nonce
   )
 
+/** What a claimed gift's page repeats of the claim: the item chosen, and the address lines it goes to. */
+export interface ClaimSummary {
+  readonly item: string
+  readonly address: ReadonlyArray<string>
+}
+
+const summaryList = (summary: ClaimSummary | null) =>
+  summary === null
+    ? ""
+    : `
+  <dl>
+    <dt>Your gift</dt>
+    <dd id="claimed-item">${escapeHtml(summary.item)}</dd>
+    <dt>Sent to</dt>
+    <dd id="claimed-address">${summary.address.map(escapeHtml).join("<br>")}</dd>
+  </dl>`
+
 /**
- * After the claim: the gift is claimed, and where its order stands, followed live: a script asks
- * `/g/{token}/status` every 10 seconds until the delivery is final; without JavaScript the page reloads
- * itself every 30 seconds instead.
+ * After the claim: the gift is claimed, what was chosen and where it goes (when the order can be read),
+ * and where its order stands, followed live: a script asks `/g/{token}/status` every 10 seconds until the
+ * delivery is final; without JavaScript the page reloads itself every 30 seconds instead.
  */
-export const giftClaimedPage = (context: GiftPageContext, orderStatus: string, final: boolean) => {
+export const giftClaimedPage = (
+  context: GiftPageContext,
+  orderStatus: string,
+  final: boolean,
+  summary: ClaimSummary | null
+) => {
   const token = escapeHtml(context.token)
   const follow = final
     ? ""
@@ -162,7 +187,7 @@ export const giftClaimedPage = (context: GiftPageContext, orderStatus: string, f
   return layout(
     "Your gift is claimed",
     `<h1>Your gift is claimed</h1>
-  <p>Thank you! ${escapeHtml(context.sender)}'s gift is on its way.</p>
+  <p>Thank you! ${escapeHtml(context.sender)}'s gift is on its way.</p>${summaryList(summary)}
   <p>Order status: <span class="status" id="order-status" aria-live="polite">${escapeHtml(orderStatus)}</span></p>
   <p><a href="/g/${token}">Refresh</a></p>${follow}`,
     {

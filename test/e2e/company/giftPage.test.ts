@@ -34,8 +34,11 @@ const giftableProduct = Effect.gen(function* () {
   return { product: product!, variants }
 })
 
-/** A company with a campaign for the product and a gift of it for Grace: the gift's link and id. */
-const giftFor = (productId: string, key: string) =>
+/**
+ * A company with a campaign for the product and a gift of it for Grace (first made a recipient living in
+ * `recipientCountry` when given): the gift's link and id.
+ */
+const giftFor = (productId: string, key: string, recipientCountry?: string) =>
   Effect.gen(function* () {
     const baseUrl = yield* BaseUrl
     const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)))
@@ -57,6 +60,14 @@ const giftFor = (productId: string, key: string) =>
         headers
       )
       expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
+      if (recipientCountry !== undefined) {
+        const recipient = yield* postWith(
+          "/public-api/v2/recipients",
+          { firstName: "Grace", lastName: "Hopper", email: "grace@example.com", country: recipientCountry },
+          headers
+        )
+        expect(recipient.status, JSON.stringify(recipient.body)).toBe(201)
+      }
       const sent = yield* postWith(
         "/public-api/v2/gifts",
         {
@@ -134,6 +145,80 @@ describe.skipIf(noChromium)("gift page in chromium", () => {
         expect(gift.body.status).toBe("claimed")
         expect(gift.body.orders[0].lineItems[0].variantId).toBe(variants[1]!.id)
       }).pipe(Effect.provide(FetchHttpClient.layer))
+    )
+
+    it.effect(
+      "the country starts at the recipient's, else the browser's; optional fields say so; the claimed page names the item and the address; /favicon.ico is an icon",
+      () =>
+        Effect.gen(function* () {
+          const baseUrl = yield* BaseUrl
+          const { product, variants } = yield* giftableProduct
+          const unknown = yield* giftFor(product.id, "where")
+          const inFrance = yield* giftFor(product.id, "france", "FR")
+          const seen = yield* Effect.promise(async () => {
+            const browser = await launchChromium()
+            try {
+              // A browser in German for Germany: Accept-Language de-DE.
+              const context = await browser.newContext({ javaScriptEnabled: false, locale: "de-DE" })
+              const page = await context.newPage()
+              await page.goto(unknown.link)
+              const browsers = await page.getByLabel("Country").inputValue()
+              await page.goto(inFrance.link)
+              const recipients = await page.getByLabel("Country").inputValue()
+
+              await page.goto(`${unknown.link}/choose?productId=${product.id}&country=GB`)
+              const labels = await page
+                .locator("form label[for]")
+                .evaluateAll((found) =>
+                  found.map((label) => [label.getAttribute("for"), label.textContent?.replace(/\s+/g, " ").trim()])
+                )
+              await page.getByLabel(variants[0]!.title, { exact: true }).check()
+              await fillAddress(page)
+              await page.getByLabel("Address line 2").fill("Flat 1")
+              await page.getByRole("button", { name: "Claim gift" }).click()
+              const item = await page.locator("#claimed-item").textContent()
+              const address = await page.locator("#claimed-address").innerHTML()
+
+              const icon = await page.request.get(`${baseUrl}/favicon.ico`)
+              return {
+                browsers,
+                recipients,
+                labels: Object.fromEntries(labels),
+                item,
+                address,
+                icon: { status: icon.status(), headers: icon.headers(), body: await icon.text() }
+              }
+            } finally {
+              await browser.close()
+            }
+          })
+          expect(seen.browsers).toBe("DE")
+          expect(seen.recipients).toBe("FR")
+          expect(seen.labels).toMatchObject({
+            firstName: "First name",
+            lastName: "Last name",
+            email: "Email",
+            phone: "Phone",
+            address1: "Address line 1",
+            address2: "Address line 2 (optional)",
+            city: "City",
+            state: "State or province (optional)",
+            zipcode: "Postal code (optional)",
+            country: "Country"
+          })
+          expect(seen.item).toBe(`${product.title} — ${variants[0]!.title}`)
+          expect(seen.address.split("<br>")).toEqual([
+            "Grace Hopper",
+            "10 Downing Street",
+            "Flat 1",
+            "London SW1A 2AA",
+            "United Kingdom"
+          ])
+          expect(seen.icon.status).toBe(200)
+          expect(seen.icon.headers["content-type"]).toBe("image/svg+xml")
+          expect(seen.icon.headers["cache-control"]).toBe("public, max-age=86400")
+          expect(seen.icon.body).toContain("<svg")
+        }).pipe(Effect.provide(FetchHttpClient.layer))
     )
 
     it.effect("the same gift claimed from two browsers at once places one order; both show it claimed", () =>
