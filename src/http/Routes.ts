@@ -6,9 +6,11 @@ import { endpointsOf } from "./Reflection.js"
 /**
  * The router's settings, shared by the server's router and the route table below so that both match
  * alike. A path id longer than find-my-way's default 100 characters would make the route disappear (a
- * 404) instead of reaching its schema, which refuses it with a 400 naming the field.
+ * 404) instead of reaching its schema, which refuses it with a 400 naming the field. find-my-way folds
+ * doubled slashes before it splits off the query, so by default `?redirect_uri=http://127.0.0.1/cb`
+ * arrived as `http:/127.0.0.1/cb`: a URL is taken as written instead.
  */
-export const routerConfig = { maxParamLength: 8192 } as const
+export const routerConfig = { maxParamLength: 8192, ignoreDuplicateSlashes: false } as const
 
 /** An operation as the request screening sees it: the media types its body is taken in, if it takes one. */
 export interface RouteOperation {

@@ -327,6 +327,26 @@ describe("OAuth authorization server", () => {
         })
       )
 
+      it.effect(
+        "a link written by hand, its redirect_uri not percent-encoded (docs/oauth.md), reaches the sign-in page",
+        () =>
+          Effect.gen(function* () {
+            const f = yield* fixture
+            const params = f.validParams(f.publicClient.client_id, verifierOf())
+            // `//` inside a query value is the query's, not a path's doubled slash to fold.
+            const url =
+              `${f.baseUrl}/oauth/authorize?` +
+              Object.entries(params)
+                .map(([k, v]) => `${k}=${k === "redirect_uri" ? v : encodeURIComponent(v)}`)
+                .join("&")
+            expect(url).toContain(`redirect_uri=${redirectUri}&`)
+            const response = yield* Effect.promise(() => new Browser().request(url))
+            const page = yield* Effect.promise(() => response.text())
+            expect(response.status, page.match(/role="alert">[^<]*/)?.[0]).toBe(200)
+            expect(page).toMatch(/<button[^>]*value="sign_in">Sign in<\/button>/)
+          })
+      )
+
       it.effect("a form without the CSRF cookie's token is refused and redirects nowhere", () =>
         Effect.gen(function* () {
           const f = yield* fixture
