@@ -1,7 +1,7 @@
+import { stripVTControlCharacters } from "node:util"
 import { Command, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
-import { stripVTControlCharacters } from "node:util"
 import { Cause, Clock, ConfigError, Console, Effect, Layer, Logger, Option } from "effect"
 import packageJson from "../../package.json" with { type: "json" }
 import { Seed } from "../services/catalog/Seed.js"
