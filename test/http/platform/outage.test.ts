@@ -9,11 +9,31 @@ import { postgres } from "../../../src/layers/Database.js"
 import { MigrationsLive } from "../../../src/layers/Migrations.js"
 import { get, raw, serveRibbon } from "../../support/http.js"
 
-/** A TCP relay in front of the database that can be cut (connections dropped, new ones refused) and restored. */
+/**
+ * A TCP relay in front of the database that can be cut (connections dropped, new ones refused), made to
+ * refuse as Postgres does (connections dropped, new ones answered with a FATAL error carrying `sqlstate`),
+ * and restored.
+ */
 class Relay extends Context.Tag("test/Relay")<
   Relay,
-  { readonly port: number; readonly cut: Effect.Effect<void>; readonly restore: Effect.Effect<void> }
+  {
+    readonly port: number
+    readonly cut: Effect.Effect<void>
+    readonly refuse: (sqlstate: string, message: string) => Effect.Effect<void>
+    readonly restore: Effect.Effect<void>
+  }
 >() {}
+
+/** A PostgreSQL ErrorResponse message (severity FATAL), as the server sends one instead of accepting a connection. */
+const fatalError = (sqlstate: string, message: string) => {
+  const fields = Buffer.from(
+    `${[`SFATAL`, `VFATAL`, `C${sqlstate}`, `M${message}`].map((field) => `${field}\0`).join("")}\0`
+  )
+  const header = Buffer.alloc(5)
+  header.write("E", 0)
+  header.writeInt32BE(fields.length + 4, 1)
+  return Buffer.concat([header, fields])
+}
 
 const RelayLive = Layer.scoped(
   Relay,
@@ -30,9 +50,17 @@ const RelayLive = Layer.scoped(
     const upstreamPort = Number(upstream.getServerConn().split(":").at(-1))
     const sockets = new Set<Net.Socket>()
     let relay: Net.Server | undefined
+    let refusal: Buffer | undefined
     const listen = (port: number) =>
       Effect.async<number>((resume) => {
         relay = Net.createServer((client) => {
+          if (refusal !== undefined) {
+            // Answers the client's startup message with the error, and hangs up.
+            const answer = refusal
+            client.once("data", () => client.end(answer))
+            client.on("error", () => client.destroy())
+            return
+          }
           const server = Net.connect(upstreamPort, "127.0.0.1")
           for (const socket of [client, server]) {
             sockets.add(socket)
@@ -50,9 +78,23 @@ const RelayLive = Layer.scoped(
       relay!.close(() => resume(Effect.void))
       for (const socket of sockets) socket.destroy()
     })
+    const dropConnections = Effect.sync(() => {
+      for (const socket of sockets) socket.destroy()
+    })
+    const refuse = (sqlstate: string, message: string) =>
+      Effect.zipRight(
+        Effect.sync(() => {
+          refusal = fatalError(sqlstate, message)
+        }),
+        dropConnections
+      )
     const port = yield* listen(0)
     yield* Effect.addFinalizer(() => cut)
-    return { port, cut, restore: Effect.asVoid(listen(port)) }
+    const restore = Effect.suspend(() => {
+      refusal = undefined
+      return relay!.listening ? Effect.void : Effect.asVoid(listen(port))
+    })
+    return { port, cut, refuse, restore }
   })
 )
 
@@ -113,6 +155,51 @@ describe("a database outage", () => {
           (yield* get("/public-api/v3/authentication/api-keys", { "x-api-key": "0123456789abcdef01234567" })).status
         ).toBe(401)
       })
+    )
+
+    it.effect(
+      "answers 503 while Postgres refuses connections (not accepting, starting up, too many), and recovers",
+      () =>
+        Effect.gen(function* () {
+          const relay = yield* Relay
+          const from = logged.length
+          const refusals = [
+            ["55000", 'database "ribbon" is not currently accepting connections'],
+            ["57P03", "the database system is starting up"],
+            ["57P03", "the database system is shutting down"],
+            ["53300", "sorry, too many clients already"],
+            ["08004", "the server rejected the connection"]
+          ] as const
+          for (const [index, [sqlstate, message]] of refusals.entries()) {
+            // Credentials of their own: a miss found while the database answers is kept (the clock stands still).
+            const apiKey = { "x-api-key": `0123456789abcdef0123456${index}` }
+            const bearer = { authorization: `Bearer not-a-token-${index}` }
+            yield* relay.refuse(sqlstate, message)
+            const v3 = yield* get("/public-api/v3/authentication/api-keys", apiKey)
+            expect({ sqlstate, status: v3.status, body: v3.body }).toEqual({
+              sqlstate,
+              status: 503,
+              body: { status: 503, errorCode: "503_PBLC_001", message: expect.any(String) }
+            })
+            expect(v3.headers["retry-after"]).toBe("5")
+            const v1 = yield* get("/v1/me", bearer)
+            expect({ sqlstate, status: v1.status, body: v1.body }).toMatchObject({
+              sqlstate,
+              status: 503,
+              body: { status: 503, code: "service_unavailable" }
+            })
+            expect(v1.headers["retry-after"]).toBe("5")
+            const v2 = yield* get("/public-api/v2/authentication/apiKeys", apiKey)
+            expect(v2.body).toEqual({ status: 503, errorCode: "SERVICE_UNAVAILABLE", message: expect.any(String) })
+
+            yield* relay.restore
+            expect((yield* get("/v1/me", bearer)).status).toBe(401)
+            expect((yield* get("/public-api/v3/authentication/api-keys", apiKey)).status).toBe(401)
+          }
+          const since = logged.slice(from)
+          expect(since.filter((message) => message === "Request failed")).toEqual([])
+          expect(since).toContain("Database unavailable (55000): answering 503 for a minute without logging each")
+        })
     )
   })
 })
