@@ -5,6 +5,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect } from "effect"
 import { NotFound } from "../domain/platform/Errors.js"
 import { render } from "../http/ErrorLines.js"
+import { answeringHalfClosed } from "./HttpListener.js"
 
 /**
  * The mutual-TLS listener (docs/company-api.md): HTTPS on MTLS_PORT with TLS_CERT/TLS_KEY, accepting only
@@ -23,13 +24,15 @@ export interface MtlsOptions {
 
 /** The HTTPS server that verifies client certificates, not listening yet (reads the PEM files). */
 export const mtlsNodeServer = (options: MtlsOptions) =>
-  createServer({
-    ca: Fs.readFileSync(options.ca),
-    cert: Fs.readFileSync(options.cert),
-    key: Fs.readFileSync(options.key),
-    requestCert: true,
-    rejectUnauthorized: true
-  })
+  answeringHalfClosed(
+    createServer({
+      ca: Fs.readFileSync(options.ca),
+      cert: Fs.readFileSync(options.cert),
+      key: Fs.readFileSync(options.key),
+      requestCert: true,
+      rejectUnauthorized: true
+    })
+  )
 
 /** The mutual-TLS listener: `server` (from `mtlsNodeServer`) listening on MTLS_PORT. */
 export const mtlsHttpServer = (server: Server, options: MtlsOptions) =>

@@ -1,4 +1,3 @@
-import { createServer } from "node:http"
 import {
   Etag,
   FileSystem,
@@ -83,6 +82,7 @@ import { Fulfillment, FulfillmentSettings } from "../services/simulators/Fulfill
 import { Payments } from "../services/simulators/Payments.js"
 import { AppConfig } from "./Config.js"
 import { DatabaseLive, SignalsLive } from "./Database.js"
+import { httpListener } from "./HttpListener.js"
 import { latestMigrationId, MigrationsLive } from "./Migrations.js"
 import { mtlsHttpServer, mtlsNodeServer, publicApiOnly } from "./Mtls.js"
 import { RateLimiterLive } from "./Redis.js"
@@ -388,7 +388,7 @@ export const makeServerLive = (listen: { readonly host?: string } = {}) =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const config = yield* AppConfig
-      const server = createServer()
+      const server = httpListener()
       // Without an exporter, spans and metrics would only be made to be dropped: no request telemetry, and
       // the tracer off for everything below (requests, services, SQL, background fibers).
       const telemetry = Option.isSome(config.otlpEndpoint)

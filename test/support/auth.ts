@@ -1,4 +1,3 @@
-import { createServer } from "node:http"
 import * as Net from "node:net"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -8,6 +7,7 @@ import { type Scope, supportedScopes } from "../../src/domain/identity/OAuth.js"
 import { makeId } from "../../src/domain/platform/Ids.js"
 import { AuthFailureLimits } from "../../src/http/AuthFailures.js"
 import { AuthRateLimits } from "../../src/http/identity/AuthRateLimits.js"
+import { httpListener } from "../../src/layers/HttpListener.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
 import { OAuth } from "../../src/services/identity/OAuth.js"
@@ -171,7 +171,7 @@ const unlimited: AuthRateLimits["Type"] = {
 /** The Ribbon API served on `port` of `host` (127.0.0.1; "::" takes [::1] too), its services still to provide. */
 const serveOnPort = (port: number, host = "127.0.0.1") =>
   serveApi(ApiLive, { maxBodyBytes: testMaxBodyBytes, telemetry: false }).pipe(
-    Layer.provide(NodeHttpServer.layer(createServer, { port, host }))
+    Layer.provide(NodeHttpServer.layer(httpListener, { port, host }))
   )
 
 /**

@@ -1,8 +1,9 @@
 import type { HttpApi } from "@effect/platform"
-import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { HttpApiClient, HttpClient, HttpClientRequest, type HttpClientResponse, HttpServer } from "@effect/platform"
+import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { Api } from "../../src/http/Api.js"
+import { httpListener } from "../../src/layers/HttpListener.js"
 import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
@@ -20,9 +21,19 @@ export const TestSettingsLive = Layer.mergeAll(
   OutboundPolicy.layer({ allowLoopback: true })
 )
 
+/**
+ * A listener as the server's own (`httpListener`) on a free port, and an HttpClient aimed at it: what
+ * `NodeHttpServer.layerTest` provides, on a plain Node server.
+ */
+const TestListener = HttpServer.layerTestClient.pipe(
+  Layer.provide(NodeHttpClient.layerWithoutAgent),
+  Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: false })),
+  Layer.provideMerge(NodeHttpServer.layer(httpListener, { port: 0 }))
+)
+
 /** Serves an HttpApi through the real server layer on a free loopback port; provides an HttpClient aimed at it. */
 export const serveForTest = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>) =>
-  serveApi(apiLive, { maxBodyBytes: testMaxBodyBytes }).pipe(Layer.provideMerge(NodeHttpServer.layerTest))
+  serveApi(apiLive, { maxBodyBytes: testMaxBodyBytes }).pipe(Layer.provideMerge(TestListener))
 
 /** The base URL tests serve under: image URLs in responses start with it. */
 export const testPublicUrl = "http://ribbon.test"
