@@ -1,5 +1,5 @@
 import { HttpApi, HttpApiBuilder, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Clock, Context, Effect, FiberRef, HashMap, Option, Tracer } from "effect"
+import { Cause, Clock, Context, Effect, Fiber, FiberRef, HashMap, Option, Tracer } from "effect"
 import { globalValue } from "effect/GlobalValue"
 import {
   type AnyDomainError,
@@ -164,10 +164,25 @@ const tagRequest = (requestId: string, traced: boolean): Effect.Effect<void> => 
     : tagged
 }
 
+/** Methods that change nothing: their requests may end with their client. */
+const readMethods = new Set(["GET", "HEAD", "OPTIONS"])
+
+/**
+ * Runs a write to its end even if its client goes away. The platform interrupts a request's fiber when its
+ * connection closes before the response is sent, which would abandon a write halfway (its transaction
+ * rolled back, or a statement cancelled) that the client may well replay by its idempotency key. So a write
+ * runs in a fiber of its own that the request only waits for: the wait can be interrupted, the write not.
+ * Timeouts inside it still work, as they would not in an uninterruptible region. Reads stay interruptible,
+ * so an event stream ends with its client.
+ */
+const toItsEnd = <A, E, R>(write: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.forkDaemon(write), Fiber.join)
+
 /**
  * The HttpApi-level middleware every request goes through: a request id (echoed when the client sent a
  * valid one), the body size limit, and every failure rendered in its API line's format. Defects become a
- * 500 carrying the request id, with the cause logged and never sent.
+ * 500 carrying the request id, with the cause logged and never sent. A write runs to its end even if its
+ * client goes away (`toItsEnd`).
  *
  * The limit while reading a body is `HttpIncomingMessage.MaxBodySize`, which `serveApi` provides once for
  * the whole server; here a declared `content-length` over it is refused before anything is read.
@@ -196,7 +211,7 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
                 : Effect.zipRight(screenRequest(request, routes), app)
             const span = Context.getOrElse(context, Tracer.ParentSpan, () => undefined)
             const traced = span?._tag === "Span" && fiber.getFiberRef(FiberRef.currentTracerEnabled)
-            return tagRequest(requestId, traced).pipe(
+            const served = tagRequest(requestId, traced).pipe(
               Effect.zipRight(guarded),
               Effect.catchAllCause((cause) => {
                 // HttpApi turns an unreadable body (bad JSON, over the limit) into a defect, so look at defects too.
@@ -205,9 +220,15 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
                   ? withoutStack(() => classify(failure.value, request, routes, options.maxBodyBytes))
                   : undefined
                 if (error !== undefined) return Effect.succeed(respond(path, error))
+                // Interrupted by something it waited on, not by its client (that stops this fiber before here,
+                // and never a write's): the server's services stopping, say. The request may be sent again.
                 if (Cause.isInterruptedOnly(cause)) {
                   const unavailable = withoutStack(
-                    () => new ServiceUnavailable({ message: "The server is shutting down." })
+                    () =>
+                      new ServiceUnavailable({
+                        message: "The request was interrupted before it completed; retry it.",
+                        retryAfterSeconds: 1
+                      })
                   )
                   return Effect.succeed(respond(path, unavailable))
                 }
@@ -229,6 +250,7 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
               }),
               Effect.map((response) => withResponseHeaders(response, requestId, path))
             )
+            return readMethods.has(request.method) ? served : toItsEnd(served)
           }
         )
     })

@@ -13,6 +13,7 @@ import { CollectionNotFound, ProductNotFound } from "../../domain/catalog/Errors
 import { Personalization } from "../../domain/catalog/Personalization.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { decodeCursor, type V3Cursor, type V3Query } from "../../domain/platform/V3Query.js"
+import { lookupIn } from "../platform/Caches.js"
 import { rowsOf } from "../platform/Rows.js"
 import { compileV3Query, likeEscape, type V3Columns, type V3Page, v3Page } from "../platform/V3QuerySql.js"
 import { absoluteUrl, availableIn, Catalog, collectionMatches, DEFAULT_COUNTRY, PublicUrl } from "./Catalog.js"
@@ -256,7 +257,7 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
     const productSource = (tagId: string | undefined) =>
       tagId === undefined
         ? Effect.succeed(sql`products`)
-        : Effect.map(tagSizes.get(tagId.toLowerCase()), (size) =>
+        : Effect.map(lookupIn(tagSizes, tagId.toLowerCase()), (size) =>
             size <= smallTag
               ? sql`(SELECT * FROM products WHERE tag_ids @> ARRAY[${tagId.toLowerCase()}]::text[] OFFSET 0)`
               : sql`products`

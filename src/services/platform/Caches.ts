@@ -2,7 +2,8 @@ import { type Cache, Duration, Effect, Exit, Option } from "effect"
 
 /**
  * What the caches of credentials share (`KeyStore`'s API keys, `OAuth`'s access tokens): a lookup by hash
- * that finds a record or none, the record kept for a short while, a miss never kept.
+ * that finds a record or none, the record kept for a short while, a miss never kept. `lookupIn` reads
+ * every cache whose lookups are shared by concurrent requests.
  */
 
 /** A `timeToLive` that keeps a record found for `millis` (Cache keeps an entry up to and including its last millisecond) and no miss. */
@@ -24,6 +25,10 @@ export const forgetWhere = <K, V, E>(cache: Cache.Cache<K, Option.Option<V>, E>,
 /**
  * The record under `key`, from the cache or its lookup. A lookup that failed (the database unreachable) is
  * dropped at once, so the next request asks again rather than sharing the failure for its millisecond.
+ *
+ * The lookup runs in the fiber of the first request to ask, and every request asking meanwhile waits for
+ * it: so it cannot be interrupted. Were the first request's client to go away, its interruption would
+ * otherwise end the lookup for every request waiting, each failing with an interruption of its own.
  */
 export const lookupIn = <K, V, E>(cache: Cache.Cache<K, V, E>, key: K) =>
-  Effect.onError(cache.get(key), () => cache.invalidate(key))
+  Effect.onError(Effect.uninterruptible(cache.get(key)), () => cache.invalidate(key))
