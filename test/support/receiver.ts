@@ -63,6 +63,8 @@ export interface Reply {
   readonly body?: string
   /** Never answer (for time limits). */
   readonly hang?: boolean
+  /** Answer only once this settles (a receiver that answers slowly). */
+  readonly after?: Promise<unknown>
 }
 
 export interface HttpsReceiver {
@@ -98,8 +100,12 @@ export const httpsReceiver = (reply: (request: Received, index: number) => Reply
           const answer = reply(request, received.length)
           received.push(request)
           if (answer.hang === true) return
-          res.writeHead(answer.status, answer.headers ?? {})
-          res.end(answer.body ?? "")
+          const send = () => {
+            res.writeHead(answer.status, answer.headers ?? {})
+            res.end(answer.body ?? "")
+          }
+          if (answer.after === undefined) return send()
+          answer.after.then(send, send)
         })
       })
       server.on("connection", () => {

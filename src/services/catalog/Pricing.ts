@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Ref, Schema } from "effect"
 import { CountryAvailability, PriceBreakdown } from "../../domain/catalog/Catalog.js"
 import { FieldIssue, InvalidRequest, NotFound } from "../../domain/platform/Errors.js"
 import { Money } from "../../domain/platform/Money.js"
 
 import { rowsOf } from "../platform/Rows.js"
+import { outsideTransactions } from "../platform/Signals.js"
 
 /**
  * Landed pricing (docs/pricing.md): what one unit of a variant costs delivered to a country, all in the
@@ -271,8 +272,11 @@ const categoryIdCountryCodeRateBpsRows = rowsOf(
   Schema.Struct({ categoryId: Schema.String, countryCode: Schema.String, rateBps: Schema.Number })
 )
 
+/** How long the reference data is served before it is read again. */
+const referenceTtl = Duration.minutes(1)
+
 export class Pricing extends Effect.Service<Pricing>()("Pricing", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
     const loadReference = Effect.gen(function* () {
@@ -316,13 +320,36 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
 
     /**
      * The reference data (a few hundred rows), read once a minute rather than five queries per request.
-     * The seed calls `invalidateReference` after writing it; a seed run by another process is seen within
-     * the minute (docs/pricing.md).
+     * The seed calls `invalidateReference` after writing it; a seed run by another process is seen from
+     * the first request after the minute (docs/pricing.md).
+     *
+     * No caller ever waits for another fiber's read: a caller inside a transaction holds a pooled
+     * connection, and the other read may be waiting for one, which on embedded PGlite's one-connection pool
+     * is a deadlock that stalls every statement of the instance (docs/operations.md). So a caller with no
+     * copy reads it itself, on its own connection (its transaction's when it has one), and an expired copy
+     * is still served while one background read, outside any transaction, replaces it.
      */
-    const [cachedReference, invalidateReference] = yield* Effect.cachedInvalidateWithTTL(loadReference, "1 minute")
+    const cached = yield* Ref.make(Option.none<{ readonly reference: PricingReference; readonly expiresAt: number }>())
+    const store = (reference: PricingReference) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Ref.set(cached, Option.some({ reference, expiresAt: now + Duration.toMillis(referenceTtl) }))
+      )
+    const refreshing = yield* Effect.makeSemaphore(1)
+    const scope = yield* Effect.scope
+    const refresh = loadReference.pipe(
+      Effect.flatMap(store),
+      refreshing.withPermitsIfAvailable(1),
+      Effect.catchAllCause((cause) => Effect.logWarning("could not read the pricing reference data again", cause)),
+      outsideTransactions,
+      Effect.forkIn(scope)
+    )
     const reference = Effect.fn("Pricing.reference")(function* () {
-      return yield* cachedReference
+      const copy = yield* Ref.get(cached)
+      if (Option.isNone(copy)) return yield* Effect.tap(loadReference, store)
+      if (copy.value.expiresAt <= (yield* Clock.currentTimeMillis)) yield* refresh
+      return copy.value.reference
     })
+    const invalidateReference = Ref.set(cached, Option.none())
 
     const variantRows = (ids: Option.Option<ReadonlyArray<string>>) =>
       sql<PricingVariant>`

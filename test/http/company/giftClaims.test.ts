@@ -1,10 +1,15 @@
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Duration, Effect, Layer } from "effect"
+import { Pricing } from "../../../src/services/catalog/Pricing.js"
+import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
+import { FulfillmentSettings } from "../../../src/services/simulators/Fulfillment.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
 import { createCompany, getWith, keyHeaders, postWith, raiseLimits } from "../../support/company.js"
+import { eventually } from "../../support/eventually.js"
 import { get, raw, testPublicUrl } from "../../support/http.js"
+import { certificate, httpsReceiver } from "../../support/receiver.js"
 
 /**
  * Claiming v2 gifts over real HTTP (DESIGN.md §4.12): the gift page's steps as a browser without
@@ -102,8 +107,23 @@ const orderRecipient = {
   address: { addressLine1: "10 Downing Street", city: "London", zipcode: "SW1A 2AA" }
 }
 
+/**
+ * The server's outbound requests trust the test receiver and wait for it as long as it takes, so that a
+ * delivery it holds stays in flight for the whole test. `Pricing` is the server's own instance (layers are
+ * shared by reference within a build), so the test can drop its cached reference data.
+ */
+const ClaimsServer = Layer.provideMerge(
+  Pricing.Default,
+  makeCheckoutTestServer(
+    Layer.mergeAll(
+      FulfillmentSettings.Default,
+      OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [certificate.cert], timeout: Duration.hours(1) })
+    )
+  )
+)
+
 describe("claiming gifts", () => {
-  it.layer(makeCheckoutTestServer(), { timeout: 180_000 })((it) => {
+  it.layer(ClaimsServer, { timeout: 180_000 })((it) => {
     it.effect("the gift page: opened, unwrapped, the form, then claimed with the v3 order and the price charged", () =>
       Effect.gen(function* () {
         const company = yield* setup
@@ -326,6 +346,48 @@ describe("claiming gifts", () => {
           )
           expect(refused).toMatchObject({ status: 422, body: v2Error(422, "UNPROCESSABLE_ENTITY") })
           expect(yield* count).toEqual(beforeRefused)
+        })
+    )
+    it.scoped(
+      "a claim that reads the pricing reference data first, and /ready, answer while the receiver holds a delivery",
+      () =>
+        Effect.gen(function* () {
+          const answer = yield* Deferred.make<void>()
+          const receiver = yield* httpsReceiver(() => ({
+            status: 204,
+            after: Effect.runPromise(Deferred.await(answer))
+          }))
+          const company = yield* setup
+          const hook = yield* postWith(
+            "/public-api/v3/webhooks",
+            { url: receiver.url("/hooks"), eventTypes: ["gift-status-changed"] },
+            company.headers
+          )
+          expect(hook.status, JSON.stringify(hook.body)).toBe(201)
+          // The gift's "unopened" event goes out, and the receiver holds it.
+          const gift = yield* sendGift(company, "held")
+          yield* eventually(
+            Effect.sync(() => receiver.received.length),
+            (n) => n === 1,
+            "the delivery to arrive"
+          )
+
+          // The claim is the first to need the pricing reference data (as after a quiet minute), inside its
+          // transaction: it reads them on its own connection, and nothing waits on the delivery.
+          yield* Effect.flatMap(Pricing, (pricing) => pricing.invalidateReference)
+          const [claimed, ready] = yield* Effect.all(
+            [
+              postWith(`${gifts}/${gift.id}/claim`, { variantId: company.variantId, orderRecipient }, company.headers),
+              get("/ready")
+            ],
+            { concurrency: "unbounded" }
+          )
+          expect(claimed.status, JSON.stringify(claimed.body)).toBe(200)
+          expect(ready.status).toBe(200)
+          expect(yield* Deferred.isDone(answer)).toBe(false)
+          expect(receiver.received).toHaveLength(1)
+          expect(yield* statusOf(company, gift.id)).toBe("claimed")
+          yield* Deferred.succeed(answer, undefined)
         })
     )
   })
