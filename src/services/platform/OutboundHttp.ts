@@ -4,6 +4,7 @@ import type { IncomingHttpHeaders } from "node:http"
 import { request } from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import { rootCertificates } from "node:tls"
+import { SqlClient } from "@effect/sql"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option } from "effect"
 import ipaddr from "ipaddr.js"
 
@@ -19,7 +20,10 @@ import ipaddr from "ipaddr.js"
  *   the TLS server name (SNI), the certificate check and the `Host` header keep the original host name,
  *   so a second DNS answer cannot move the request elsewhere (no DNS rebinding);
  * - redirects are never followed: a 3xx is returned like any other status;
- * - the whole exchange has a time limit (10 s), and at most 1 KB of the response body is read.
+ * - the whole exchange (DNS included) has a time limit (10 s), and at most 1 KB of the response body is read;
+ * - it never runs inside a database transaction (a defect): the transaction's connection would be held for
+ *   the whole exchange, and on embedded PGlite, whose pool has one connection, every other statement of the
+ *   instance would wait for the receiver (docs/operations.md).
  *
  * The time limit and the measured duration are network round trips, so they use a real clock (as
  * Signals does), not the ambient `Clock` a test may drive.
@@ -235,6 +239,14 @@ const excerpt = (bytes: Buffer, max: number) => {
   return text
 }
 
+/** Dies inside a `sql.withTransaction`: no network round trip may hold a database connection. */
+const outsideTransaction = (what: string) =>
+  Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+    Option.isSome(transaction)
+      ? Effect.dieMessage(`OutboundHttp.${what} inside a database transaction: run it before or after the transaction`)
+      : Effect.void
+  )
+
 export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp", {
   effect: Effect.gen(function* () {
     const policy = yield* OutboundPolicy
@@ -336,13 +348,14 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
      */
     const post = Effect.fn("OutboundHttp.post", { kind: "client" })(function* (url: string, req: OutboundRequest) {
       yield* Effect.annotateCurrentSpan({ "http.request.method": "POST", "url.full": url })
+      yield* outsideTransaction("post")
       const checked = checkOutboundUrl(url)
       if (Either.isLeft(checked)) return yield* checked.left
       const parsed = checked.right
       yield* Effect.annotateCurrentSpan({ "server.address": parsed.hostname })
-      const addresses = yield* resolve(parsed, url)
       const started = yield* realClock.currentTimeMillis
-      const response = yield* send(parsed, url, addresses, req).pipe(
+      const response = yield* resolve(parsed, url).pipe(
+        Effect.flatMap((addresses) => send(parsed, url, addresses, req)),
         Effect.timeoutFail({
           duration: policy.timeout,
           onTimeout: () => new OutboundFailed({ url, message: `no response within ${Duration.format(policy.timeout)}` })
@@ -360,6 +373,7 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
      * endpoints); `post` checks again on every request, since DNS answers change.
      */
     const check = Effect.fn("OutboundHttp.check")(function* (url: string) {
+      yield* outsideTransaction("check")
       const checked = checkOutboundUrl(url)
       if (Either.isLeft(checked)) return yield* checked.left
       yield* resolve(checked.right, url).pipe(

@@ -1,5 +1,6 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Layer, Option } from "effect"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Cause, Duration, Effect, Either, Exit, Layer, Option } from "effect"
 import {
   addressRefusal,
   checkOutboundUrl,
@@ -8,6 +9,7 @@ import {
   type OutboundPolicyShape,
   parseIp
 } from "../../../src/services/platform/OutboundHttp.js"
+import { TestDatabase } from "../../support/database.js"
 import { certificate, httpsReceiver as receiver } from "../../support/receiver.js"
 
 /**
@@ -237,4 +239,26 @@ describe("OutboundHttp", () => {
       expect(error.message).toContain("could not resolve does-not-exist.invalid")
     })
   )
+})
+
+describe("OutboundHttp inside a database transaction", () => {
+  layer(TestDatabase, { timeout: "60 seconds" })((it) => {
+    it.scoped("is a defect, and nothing is resolved or sent: the transaction would hold its connection", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const server = yield* receiver(() => ({ status: 204 }))
+        const checks = Effect.flatMap(OutboundHttp, (http) => http.check(server.url("/hook"))).pipe(
+          Effect.provide(OutboundHttp.Default.pipe(Layer.provide(OutboundPolicy.layer(testPolicy))))
+        )
+        for (const outbound of [post(server.url("/hook")), checks]) {
+          const exit = yield* Effect.exit(sql.withTransaction(outbound))
+          expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+          expect(Exit.isFailure(exit) ? Cause.pretty(exit.cause) : "").toContain("inside a database transaction")
+        }
+        expect(server.received).toHaveLength(0)
+        // Outside the transaction, the same request goes out.
+        expect((yield* post(server.url("/hook"))).status).toBe(204)
+      })
+    )
+  })
 })
