@@ -1,6 +1,6 @@
 import { createHmac, createPrivateKey, sign } from "node:crypto"
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Data, Duration, Effect, Either, type Layer, Metric, Option, Schedule, Schema } from "effect"
+import { Clock, Data, Duration, Effect, Either, Exit, type Layer, Metric, Option, Schedule, Schema } from "effect"
 import { Id, makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import {
@@ -32,6 +32,11 @@ import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.j
  * - A delivery to a company webhook endpoint (`endpoint`, DESIGN.md §4.12) goes through the same outbox,
  *   schedule and log, but is signed `v1` (HMAC-SHA256 with the endpoint's `whsec_` secret, which its row
  *   carries), and a 410 disables that endpoint's deliveries rather than the URL's.
+ * - Each attempt is recorded before it is sent (`webhook_attempts`, its outcome still empty) and its outcome
+ *   once it has one, even when the job is stopped meanwhile. A run of the job that finds an attempt without
+ *   an outcome sends nothing: that attempt is still in flight (its job lost its lease while the request ran,
+ *   and another worker claimed it), so it retries once that attempt's outcome is known. Only an attempt
+ *   left without an outcome for `attemptOutcomeLimit` (its worker stopped) is taken as lost and sent again.
  * - Delivery is at least once: a receiver de-duplicates by `webhook-id` (the event id).
  * - Logs are proportionate to what the operator can do: a receiver's failure is its owner's to fix, and
  *   every attempt is in `webhook_attempts`. A failed attempt that will be retried is one warning (the job
@@ -46,6 +51,13 @@ export type WebhookStatus = typeof WebhookStatus.Type
 /** Rows of the inline statements below, decoded (decoders built once). */
 const idRows = rowsOf(Schema.Struct({ id: Id }))
 const attemptRows = rowsOf(Schema.Struct({ attempt: Schema.Number }))
+const begunRows = rowsOf(
+  Schema.Struct({
+    attempt: Schema.NullOr(Schema.Int),
+    status: Schema.NullOr(WebhookStatus),
+    openSince: Schema.NullOr(Schema.DateFromSelf)
+  })
+)
 const secretRows = rowsOf(Schema.Struct({ signingSecret: Schema.NullOr(Schema.String) }))
 const endpointIdRows = rowsOf(Schema.Struct({ endpointId: Schema.String }))
 
@@ -100,6 +112,12 @@ export const webhookRetry: Schedule.Schedule<unknown> = Schedule.fromDelays(
 ).pipe(Schedule.jittered)
 
 export const webhookMaxAttempts = webhookRetryDelays.length + 1
+
+/**
+ * An attempt with no outcome recorded for this long is taken as lost with its worker (a crash), and the
+ * delivery is sent again. Above the job's own time limit, so a run still going has recorded its outcome.
+ */
+export const attemptOutcomeLimit = Duration.minutes(2)
 
 /** A `Retry-After` longer than this is cut to it. */
 export const maxRetryAfter = Duration.hours(24)
@@ -339,7 +357,144 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
             }
           }
         })
-        return { outcome, startedAt: new Date(now), durationMs }
+        return { outcome, durationMs }
+      })
+
+    /**
+     * Starts attempt n of a pending delivery: the delivery's `attempts` counted and the attempt logged with
+     * no outcome yet, in one statement, unless an attempt of it is still in flight (no outcome, begun less
+     * than `attemptOutcomeLimit` ago; an older one is closed as lost). The attempt's number; `JobRetryAfter`
+     * when another attempt is in flight, or when the delivery changed since it was read.
+     */
+    const begin = (delivery: WebhookDelivery) =>
+      Effect.gen(function* () {
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const staleBefore = new Date(now.getTime() - Duration.toMillis(attemptOutcomeLimit))
+        const [row] = yield* begunRows(sql`
+          WITH open AS (
+            SELECT started_at FROM webhook_attempts
+            WHERE delivery_id = ${delivery.id} AND status_code IS NULL AND error IS NULL
+          ),
+          begun AS (
+            UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = NULL, updated_at = ${now}
+            WHERE id = ${delivery.id} AND status = 'pending' AND attempts = ${delivery.attempts}
+              AND NOT EXISTS (SELECT 1 FROM open WHERE started_at > ${staleBefore})
+            RETURNING attempts
+          ),
+          lost AS (
+            UPDATE webhook_attempts SET error = 'no outcome recorded: its worker stopped during the attempt'
+            WHERE delivery_id = ${delivery.id} AND status_code IS NULL AND error IS NULL
+              AND EXISTS (SELECT 1 FROM begun)
+            RETURNING attempt
+          ),
+          logged AS (
+            INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms)
+            SELECT ${delivery.id}, attempts, ${now}, 0 FROM begun
+            RETURNING attempt
+          )
+          SELECT (SELECT attempt FROM logged) AS attempt,
+            (SELECT status FROM webhook_deliveries WHERE id = ${delivery.id}) AS status,
+            (SELECT max(started_at) FROM open) AS open_since`).pipe(Effect.orDie)
+        if (row?.attempt != null) return Option.some(row.attempt)
+        // Settled meanwhile (by the attempt in flight, a 410, a deletion): nothing to send.
+        if (row?.status !== "pending") return Option.none<number>()
+        const since = row.openSince
+        const wait =
+          since === null ? Duration.zero : Duration.millis(Math.max(0, since.getTime() - staleBefore.getTime()))
+        return yield* new JobRetryAfter({
+          delay: wait,
+          message:
+            since === null
+              ? `webhook delivery ${delivery.id} changed while it was read; looked at again`
+              : `webhook delivery ${delivery.id}: attempt ${delivery.attempts + 1} is still in flight; not sent again`
+        })
+      })
+
+    /** Records attempt `number`'s outcome on the attempt and its delivery, in one statement. */
+    const record = (
+      delivery: WebhookDelivery,
+      job: Pick<JobInfo, "attempt" | "maxAttempts">,
+      number: number,
+      { outcome, durationMs }: { readonly outcome: Outcome; readonly durationMs: number }
+    ) =>
+      Effect.gen(function* () {
+        const deliveryId = delivery.id
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const response =
+          outcome._tag === "Refused"
+            ? Option.none()
+            : outcome._tag === "Failed"
+              ? outcome.response
+              : Option.some(outcome.response)
+        const statusCode = Option.getOrNull(Option.map(response, (r) => r.status))
+        const error =
+          outcome._tag === "Delivered"
+            ? null
+            : outcome._tag === "Gone"
+              ? `HTTP 410 Gone: this ${receiverOf(delivery)} is disabled`
+              : outcome._tag === "Refused"
+                ? `refused: ${outcome.reason}`
+                : outcome.error
+        // Retried unless this was the last attempt the job's schedule allows.
+        const last =
+          outcome._tag === "Failed" &&
+          (job.attempt >= job.maxAttempts || Option.isNone(yield* retryDelay(DeliverWebhook.retry, job.attempt)))
+        const nextAttemptAt =
+          outcome._tag === "Failed" && !last
+            ? new Date(
+                now.getTime() +
+                  Duration.toMillis(
+                    Option.match(outcome.retryAfter, {
+                      onNone: () => webhookRetryDelays[job.attempt - 1] ?? Duration.zero,
+                      onSome: (after) => Duration.max(after, webhookRetryDelays[job.attempt - 1] ?? Duration.zero)
+                    })
+                  )
+              )
+            : null
+        const status: WebhookStatus =
+          outcome._tag === "Delivered"
+            ? "delivered"
+            : outcome._tag === "Gone"
+              ? "disabled"
+              : outcome._tag === "Refused" || last
+                ? "failed"
+                : "pending"
+
+        // One statement, so atomic without a transaction: embedded PGlite serves concurrent connections on
+        // one session, where a transaction held by one handler would mix up the others' statements.
+        // A delivery disabled meanwhile (410 to another one) stays disabled, unless this attempt got through.
+        const applies = status === "delivered" ? sql`true` : sql`webhook_deliveries.status = 'pending'`
+        const [recorded] = yield* attemptRows(sql`
+        WITH counted AS (
+          UPDATE webhook_deliveries SET
+            last_status_code = ${statusCode},
+            last_error = ${error === null ? null : clip(error)},
+            updated_at = ${now},
+            status = CASE WHEN ${applies} THEN ${status} ELSE webhook_deliveries.status END,
+            next_attempt_at = CASE WHEN ${applies} THEN ${nextAttemptAt}::timestamptz END,
+            delivered_at = CASE WHEN ${applies} THEN ${status === "delivered" ? now : null}::timestamptz
+              ELSE webhook_deliveries.delivered_at END
+          WHERE id = ${deliveryId}
+          RETURNING attempts
+        ),
+        logged AS (
+          UPDATE webhook_attempts SET duration_ms = ${durationMs},
+            status_code = ${statusCode}::integer, error = ${error === null ? null : clip(error)},
+            response_body = ${Option.getOrNull(Option.map(response, (r) => r.body))}
+          WHERE delivery_id = ${deliveryId} AND attempt = ${number} AND EXISTS (SELECT 1 FROM counted)
+          RETURNING attempt
+        ),
+        others AS (
+          UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL, updated_at = ${now},
+            last_error = ${`not sent: this ${receiverOf(delivery)} answered 410 Gone to delivery ${deliveryId}`}
+          WHERE ${outcome._tag === "Gone"} AND ${sameReceiver(delivery)} AND status = 'pending' AND id <> ${deliveryId}
+          RETURNING id
+        )
+        SELECT attempt FROM logged`).pipe(Effect.orDie)
+        if (recorded === undefined) {
+          return yield* Effect.dieMessage(`webhook attempt ${number} of ${deliveryId} vanished`)
+        }
+        return { outcome, status, statusCode, number, last }
       })
 
     /**
@@ -359,81 +514,28 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       }
       const signer = yield* signerOf(delivery)
       if (Option.isNone(signer)) return yield* Effect.logInfo("webhook endpoint deleted; nothing to send")
-      const { outcome, startedAt, durationMs } = yield* attempt(delivery, signer.value)
-      const now = new Date(yield* Clock.currentTimeMillis)
-      const response =
-        outcome._tag === "Refused"
-          ? Option.none()
-          : outcome._tag === "Failed"
-            ? outcome.response
-            : Option.some(outcome.response)
-      const statusCode = Option.getOrNull(Option.map(response, (r) => r.status))
-      const error =
-        outcome._tag === "Delivered"
-          ? null
-          : outcome._tag === "Gone"
-            ? `HTTP 410 Gone: this ${receiverOf(delivery)} is disabled`
-            : outcome._tag === "Refused"
-              ? `refused: ${outcome.reason}`
-              : outcome.error
-      // Retried unless this was the last attempt the job's schedule allows.
-      const last =
-        outcome._tag === "Failed" &&
-        (job.attempt >= job.maxAttempts || Option.isNone(yield* retryDelay(DeliverWebhook.retry, job.attempt)))
-      const nextAttemptAt =
-        outcome._tag === "Failed" && !last
-          ? new Date(
-              now.getTime() +
-                Duration.toMillis(
-                  Option.match(outcome.retryAfter, {
-                    onNone: () => webhookRetryDelays[job.attempt - 1] ?? Duration.zero,
-                    onSome: (after) => Duration.max(after, webhookRetryDelays[job.attempt - 1] ?? Duration.zero)
-                  })
-                )
-            )
-          : null
-      const status: WebhookStatus =
-        outcome._tag === "Delivered"
-          ? "delivered"
-          : outcome._tag === "Gone"
-            ? "disabled"
-            : outcome._tag === "Refused" || last
-              ? "failed"
-              : "pending"
-
-      // One statement, so atomic without a transaction: embedded PGlite serves concurrent connections on
-      // one session, where a transaction held by one handler would mix up the others' statements.
-      // A delivery disabled meanwhile (410 to another one) stays disabled, unless this attempt got through.
-      const applies = status === "delivered" ? sql`true` : sql`webhook_deliveries.status = 'pending'`
-      const [recorded] = yield* attemptRows(sql`
-        WITH counted AS (
-          UPDATE webhook_deliveries SET
-            attempts = attempts + 1,
-            last_status_code = ${statusCode},
-            last_error = ${error === null ? null : clip(error)},
-            updated_at = ${now},
-            status = CASE WHEN ${applies} THEN ${status} ELSE webhook_deliveries.status END,
-            next_attempt_at = CASE WHEN ${applies} THEN ${nextAttemptAt}::timestamptz END,
-            delivered_at = CASE WHEN ${applies} THEN ${status === "delivered" ? now : null}::timestamptz
-              ELSE webhook_deliveries.delivered_at END
-          WHERE id = ${deliveryId}
-          RETURNING attempts
-        ),
-        logged AS (
-          INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-          SELECT ${deliveryId}, attempts, ${startedAt}, ${durationMs}, ${statusCode}::integer,
-            ${error === null ? null : clip(error)}, ${Option.getOrNull(Option.map(response, (r) => r.body))}
-          FROM counted
-          RETURNING attempt
-        ),
-        others AS (
-          UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL, updated_at = ${now},
-            last_error = ${`not sent: this ${receiverOf(delivery)} answered 410 Gone to delivery ${deliveryId}`}
-          WHERE ${outcome._tag === "Gone"} AND ${sameReceiver(delivery)} AND status = 'pending' AND id <> ${deliveryId}
-          RETURNING id
-        )
-        SELECT attempt FROM logged`).pipe(Effect.orDie)
-      const number = recorded.attempt
+      // Begun, sent and recorded as one piece: a run stopped meanwhile (its lease lost, the time limit, a
+      // shutdown) stops the request alone, and the attempt is recorded either way.
+      const sent = yield* Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const begun = yield* begin(delivery)
+          if (Option.isNone(begun)) return Option.none()
+          const number = begun.value
+          const exit = yield* Effect.exit(restore(attempt(delivery, signer.value)))
+          const stopped: Outcome = {
+            _tag: "Failed",
+            response: Option.none(),
+            error: "stopped before a response came (the job was stopped)",
+            retryAfter: Option.none()
+          }
+          const result = Exit.isSuccess(exit) ? exit.value : { outcome: stopped, durationMs: 0 }
+          const recorded = yield* record(delivery, job, number, result)
+          if (Exit.isFailure(exit)) return yield* Effect.failCause(exit.cause)
+          return Option.some(recorded)
+        })
+      )
+      if (Option.isNone(sent)) return yield* Effect.logInfo("webhook delivery settled meanwhile; nothing to send")
+      const { outcome, status, statusCode, number, last } = sent.value
 
       yield* Effect.annotateCurrentSpan({ "webhook.status": status, "http.response.status_code": statusCode ?? 0 })
       yield* Metric.increment(Metric.tagged(webhookAttempts, "outcome", outcome._tag.toLowerCase()))

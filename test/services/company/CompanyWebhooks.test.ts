@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Either, Layer, Logger, LogLevel } from "effect"
+import { Deferred, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import { Webhook } from "standardwebhooks"
 import { deliverWebhookHandler, Webhooks } from "../../../src/services/checkout/Webhooks.js"
 import { CompanyWebhooks } from "../../../src/services/company/CompanyWebhooks.js"
@@ -288,6 +288,61 @@ describe("CompanyWebhooks", () => {
         const secrets = yield* sql<{ secrets: number }>`SELECT count(signing_secret)::int AS secrets
           FROM webhook_deliveries WHERE endpoint_id = ${failing.id}`
         expect(secrets[0]!.secrets).toBe(0)
+      })
+    )
+    it.scoped("a delivery whose job lost its lease while the receiver held it is not sent again", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const answer = yield* Deferred.make<void>()
+        const receiver = yield* httpsReceiver(() => ({ status: 204, after: Effect.runPromise(Deferred.await(answer)) }))
+        const company = yield* newCompany
+        const endpoint = yield* createEndpoint(company.apiKey, receiver.url("/slow"), ["order-status-changed"])
+        const [deliveryId] = yield* emitCommitted({
+          companyId: company.companyId,
+          environment: "test",
+          accountId: company.accountId,
+          eventType: "order-status-changed",
+          subject: { orderId: "0123456789abcdef01234567" },
+          eventData: { status: "completed" }
+        })
+        yield* startWorker
+        yield* eventually(
+          Effect.sync(() => receiver.received.length),
+          (n) => n === 1,
+          "the first attempt to arrive"
+        )
+
+        // While the receiver holds it, the job's lease runs out (its worker could not renew it) and another
+        // worker claims the job again.
+        yield* sql`UPDATE jobs SET lease_expires_at = now() - interval '1 second'
+          WHERE kind = 'webhook.deliver' AND key = ${deliveryId!}`
+        yield* startWorker
+        const job = sql<{ status: string; attempts: number }>`SELECT status, attempts FROM jobs
+          WHERE kind = 'webhook.deliver' AND key = ${deliveryId!}`
+        yield* eventually(
+          Effect.map(job, (rows) => ({ ...rows[0]!, sent: receiver.received.length })),
+          (state) => state.sent > 1 || (state.attempts === 2 && state.status !== "running"),
+          "the second run"
+        )
+        expect(receiver.received).toHaveLength(1)
+
+        // The first attempt's response comes: it is recorded, and the job's next run finds it delivered.
+        yield* Deferred.succeed(answer, undefined)
+        yield* eventually(
+          deliveriesOf(company.apiKey, endpoint.id),
+          (rows) => rows[0]?.status === "delivered",
+          "the first attempt's outcome"
+        )
+        yield* sql`UPDATE jobs SET run_at = now() WHERE kind = 'webhook.deliver' AND key = ${deliveryId!}`
+        yield* Effect.flatMap(Signals, (signals) => signals.notify("jobs", "webhook.deliver"))
+        yield* eventually(
+          Effect.map(job, (rows) => rows[0]!.status),
+          (status) => status === "succeeded",
+          "the job"
+        )
+        expect(receiver.received).toHaveLength(1)
+        const attempts = yield* Effect.flatMap(Webhooks, (engine) => engine.attempts(deliveryId!))
+        expect(attempts).toMatchObject([{ attempt: 1, statusCode: 204, error: null }])
       })
     )
   })
