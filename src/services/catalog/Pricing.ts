@@ -329,27 +329,38 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
      * copy reads it itself, on its own connection (its transaction's when it has one), and an expired copy
      * is still served while one background read, outside any transaction, replaces it.
      */
-    const cached = yield* Ref.make(Option.none<{ readonly reference: PricingReference; readonly expiresAt: number }>())
-    const store = (reference: PricingReference) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        Ref.set(cached, Option.some({ reference, expiresAt: now + Duration.toMillis(referenceTtl) }))
+    // `generation` counts invalidations: a read that began before one is not kept.
+    const cached = yield* Ref.make({
+      generation: 0,
+      copy: Option.none<{ readonly reference: PricingReference; readonly expiresAt: number }>()
+    })
+    const read = Effect.gen(function* () {
+      const { generation } = yield* Ref.get(cached)
+      const reference = yield* loadReference
+      const expiresAt = (yield* Clock.currentTimeMillis) + Duration.toMillis(referenceTtl)
+      yield* Ref.update(cached, (now) =>
+        now.generation === generation ? { generation, copy: Option.some({ reference, expiresAt }) } : now
       )
+      return reference
+    })
     const refreshing = yield* Effect.makeSemaphore(1)
     const scope = yield* Effect.scope
-    const refresh = loadReference.pipe(
-      Effect.flatMap(store),
+    const refresh = read.pipe(
       refreshing.withPermitsIfAvailable(1),
       Effect.catchAllCause((cause) => Effect.logWarning("could not read the pricing reference data again", cause)),
       outsideTransactions,
       Effect.forkIn(scope)
     )
     const reference = Effect.fn("Pricing.reference")(function* () {
-      const copy = yield* Ref.get(cached)
-      if (Option.isNone(copy)) return yield* Effect.tap(loadReference, store)
+      const { copy } = yield* Ref.get(cached)
+      if (Option.isNone(copy)) return yield* read
       if (copy.value.expiresAt <= (yield* Clock.currentTimeMillis)) yield* refresh
       return copy.value.reference
     })
-    const invalidateReference = Ref.set(cached, Option.none())
+    const invalidateReference = Ref.update(cached, ({ generation }) => ({
+      generation: generation + 1,
+      copy: Option.none()
+    }))
 
     const variantRows = (ids: Option.Option<ReadonlyArray<string>>) =>
       sql<PricingVariant>`

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { Effect, Layer, Logger, LogLevel, Option, TestClock } from "effect"
 import fc from "fast-check"
 import {
   convertUsd,
@@ -15,6 +15,7 @@ import {
 } from "../../../src/services/catalog/Pricing.js"
 import { Seed } from "../../../src/services/catalog/Seed.js"
 import { TestDatabase } from "../../support/database.js"
+import { eventually } from "../../support/eventually.js"
 
 const TestLayer = Layer.mergeAll(Pricing.Default, Seed.Default).pipe(
   Layer.provideMerge(TestDatabase),
@@ -183,6 +184,26 @@ describe("usdRangeFor", () => {
 })
 
 layer(TestLayer, { timeout: 120_000 })("Pricing on the seeded catalog", (it) => {
+  it.effect(
+    "an expired copy of the reference data is served inside a transaction while a background read replaces it",
+    () =>
+      Effect.gen(function* () {
+        const pricing = yield* Pricing
+        const sql = yield* SqlClient.SqlClient
+        yield* pricing.invalidateReference
+        const first = yield* pricing.reference()
+        yield* TestClock.adjust("2 minutes")
+        // The transaction holds the pool's one connection: the copy is served, not read again behind it.
+        expect(yield* sql.withTransaction(pricing.reference())).toBe(first)
+        const clock = yield* Effect.clock
+        yield* eventually(
+          Effect.withClock(pricing.reference(), clock),
+          (reference) => reference !== first,
+          "the background read"
+        )
+      })
+  )
+
   const seeded = Effect.flatMap(Seed, (seed) => seed.ensureDemoCatalog())
 
   const variantOf = (title: string, position = 0) =>
