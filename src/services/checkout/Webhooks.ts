@@ -363,8 +363,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
     /**
      * Starts attempt n of a pending delivery: the delivery's `attempts` counted and the attempt logged with
      * no outcome yet, in one statement, unless an attempt of it is still in flight (no outcome, begun less
-     * than `attemptOutcomeLimit` ago; an older one is closed as lost). The attempt's number; `JobRetryAfter`
-     * when another attempt is in flight, or when the delivery changed since it was read.
+     * than `attemptOutcomeLimit` ago; an older one is closed as lost). The attempt's number, or none when the
+     * delivery is no longer pending; `JobRetryAfter` when another attempt is in flight, or when the delivery
+     * changed since it was read.
      */
     const begin = (delivery: WebhookDelivery) =>
       Effect.gen(function* () {
@@ -498,8 +499,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       })
 
     /**
-     * Runs attempt `job.attempt` of a delivery: sends it unless it is no longer pending, logs the attempt,
-     * and updates the delivery. Fails (for the job to retry) when it is to be retried.
+     * Runs the job's attempt `job.attempt` at a delivery: unless it is no longer pending or another attempt
+     * is in flight (`begin`), logs a new attempt, sends it, and records its outcome on the attempt and the
+     * delivery. Fails (for the job to retry) when it is to be retried.
      */
     const deliver = Effect.fn("Webhooks.deliver")(function* (
       deliveryId: Id,
