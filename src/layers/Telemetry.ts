@@ -123,12 +123,13 @@ const severityNumber = (level: LogLevel.LogLevel): number => {
 
 /**
  * A log message part or annotation as an attribute value. A URL in a log line may be anybody's (an agent's
- * callback URL quoted in a refusal), so every value of its query is redacted, as in a client span.
+ * callback URL quoted in a refusal), so every value of its query is redacted, as in a client span, and so
+ * are secret path segments.
  */
 const logValue = (value: unknown): string | number | boolean =>
   typeof value === "number" || typeof value === "boolean"
     ? value
-    : redactQueries(
+    : redactSecrets(
         typeof value === "string"
           ? value
           : typeof value === "bigint"
@@ -140,7 +141,7 @@ const logValue = (value: unknown): string | number | boolean =>
 /**
  * Every Effect log line (LOG_LEVEL and above, as on stdout) also as an OpenTelemetry log record: the
  * message as its body, the annotations (`requestId`) as attributes, a failure's cause as the `exception.*`
- * attributes (query values redacted), and, under a span, the record's own trace and span ids, which
+ * attributes (URL secrets redacted), and, under a span, the record's own trace and span ids, which
  * tracing backends use to go from a log record to its trace. (`@effect/opentelemetry`'s logger puts the
  * ids among the attributes only, and Effect's level ordinals where OpenTelemetry expects its severity
  * numbers.)
@@ -154,9 +155,9 @@ const otlpLogger = Effect.map(OtelLogger.OtelLoggerProvider, (provider) => {
       const error = Cause.prettyErrors(options.cause)[0]
       if (error !== undefined) {
         attributes["exception.type"] = error.name
-        attributes["exception.message"] = redactQueries(error.message, true)
+        attributes["exception.message"] = redactSecrets(error.message, true)
       }
-      attributes["exception.stacktrace"] = redactQueries(Cause.pretty(options.cause, { renderErrorCause: true }), true)
+      attributes["exception.stacktrace"] = redactSecrets(Cause.pretty(options.cause, { renderErrorCause: true }), true)
     }
     const message = Array.isArray(options.message) ? options.message : [options.message]
     const span = traceContextOf(options.context)
@@ -262,15 +263,27 @@ const decodedName = (name: string) => {
 }
 
 /**
- * `text` with the values of the query parameters of any URL in it replaced by `REDACTED`: the sensitive
- * ones (`sensitiveParameter`), or with `all` every one.
+ * A path segment that is a credential by itself, wherever a path appears in a text: the gift page's token
+ * (`/g/{token}/…`, the whole of the link a recipient gets). A path starts at the beginning of the text,
+ * after a URL's host (`//host`), or after a space, quote, bracket or `=`; so `/v1/g/x` is left alone, and
+ * so is a route template's `:token`.
+ * (The payment page's `/pay/{checkoutId}` names the checkout only: its key is the `t` of its query.)
  */
-const redactQueries = (text: string, all = false): string =>
-  text.includes("=")
-    ? text.replace(queryPair, (pair, separator: string, name: string, value: string) =>
+const secretPathSegment = /(?<=(?:^|[\s"'(<=]|\/\/[^/\s"'<>]*)\/g\/)[^/?#\s"'<>:{][^/?#\s"'<>]*/g
+
+/**
+ * `text` with the secrets of any URL or path in it replaced by `REDACTED`: secret path segments
+ * (`secretPathSegment`), and the values of the query parameters that are sensitive (`sensitiveParameter`),
+ * or with `all` of every one.
+ */
+const redactSecrets = (text: string, all = false): string => {
+  const paths = text.includes("/g/") ? text.replace(secretPathSegment, "REDACTED") : text
+  return paths.includes("=")
+    ? paths.replace(queryPair, (pair, separator: string, name: string, value: string) =>
         value !== "" && (all || sensitiveParameter.test(decodedName(name))) ? `${separator}${name}=REDACTED` : pair
       )
-    : text
+    : paths
+}
 
 const redactAttributes = (attributes: Attributes, all: boolean): Attributes => {
   const redacted: Attributes = {}
@@ -278,19 +291,19 @@ const redactAttributes = (attributes: Attributes, all: boolean): Attributes => {
     redacted[key] =
       typeof value !== "string"
         ? value
-        : // The one URL attribute without its `?`.
+        : // The one URL attribute without its `?` (`url.path` starts with its `/`, as a path does).
           key === "url.query"
-          ? redactQueries(`?${value}`, all).slice(1)
-          : redactQueries(value, all)
+          ? redactSecrets(`?${value}`, all).slice(1)
+          : redactSecrets(value, all)
   }
   return redacted
 }
 
 /**
- * The span as it may leave the process: query values redacted from every text it carries (attributes,
- * event attributes such as an exception's message, the status message). That covers the URL attributes
- * the platform records verbatim (`url.full`, `url.query`, the Referer, a `Location` with an authorization
- * code) and any URL quoted in an error. A client span's URL is one somebody else chose (an agent's
+ * The span as it may leave the process: URL secrets (`redactSecrets`) redacted from every text it carries
+ * (attributes, event attributes such as an exception's message, the status message). That covers the URL
+ * attributes the platform records verbatim (`url.full`, `url.path`, `url.query`, the Referer, a `Location`
+ * with an authorization code or a gift link) and any URL quoted in an error. A client span's URL is one somebody else chose (an agent's
  * callback URL), whose parameters' names say nothing, so every value of its queries goes; so do those of
  * any URL in an event's name, which is a log line's message (`logValue`).
  */
@@ -306,13 +319,13 @@ const redactSpan = (span: ReadableSpan): ReadableSpan => {
     status:
       span.status.message === undefined
         ? span.status
-        : { ...span.status, message: redactQueries(span.status.message, all) },
+        : { ...span.status, message: redactSecrets(span.status.message, all) },
     attributes: redactAttributes(span.attributes, all),
     links: span.links,
     events: span.events.map((event) => ({
       ...event,
       // Effect records each log line written under a span as an event named by its message.
-      name: redactQueries(event.name, true),
+      name: redactSecrets(event.name, true),
       ...(event.attributes === undefined ? {} : { attributes: redactAttributes(event.attributes, all) })
     })),
     duration: span.duration,
@@ -339,7 +352,7 @@ const redactingExporter = (exporter: SpanExporter): SpanExporter => ({
  * - the server span carries `http.request.id` (the `X-Request-Id` response header), so a request is
  *   found from its header;
  * - the server span is renamed `{method} {route}` (`GET /v1/orders/:id`) once the router has matched.
- * Its secrets (`/pay/{id}?t=…`, a redirect's authorization code) are redacted on export (`redactSpan`).
+ * Its secrets (`/pay/{id}?t=…`, `/g/{token}`, a redirect's authorization code) are redacted on export (`redactSpan`).
  */
 export const traceRequests = HttpMiddleware.make(<E, R>(app: HttpApp.Default<E, R>) =>
   Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>(

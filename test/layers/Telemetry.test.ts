@@ -88,6 +88,12 @@ const paymentToken = "pay-token-4f9a1c"
 /** The `state` a client sends to the authorize endpoint: it comes back in the redirect, never in a trace. */
 const oauthState = "state-7c41e9d2"
 
+/** A gift link's token, a credential in the path (`/g/{token}`): never in a trace either. */
+const giftToken = "gift-token-6e2b7d"
+
+/** An export file link's signature. */
+const exportSignature = "export-signature-0d81c3"
+
 /** A secret an agent put in its callback URL's query. */
 const callbackSecret = "cb-secret-93a0f5"
 
@@ -149,7 +155,9 @@ class Observed extends Context.Tag("test/Observed")<
     readonly metrics: ReadonlyArray<ReceivedMetricPoint>
     readonly logs: ReadonlyArray<ReceivedLogRecord>
     readonly problems: ReadonlyArray<string>
-    readonly responses: Readonly<Record<"health" | "ready" | "items" | "secret" | "missing", RawResponse>>
+    readonly responses: Readonly<
+      Record<"health" | "ready" | "items" | "secret" | "gift" | "exportFile" | "missing", RawResponse>
+    >
     /** Where the authorize pages sent the browser back to (the client's redirect URI, with the code). */
     readonly redirect: URL
     /** What the fixture's callbacks came to, and the requests the receiver got. */
@@ -213,6 +221,8 @@ const ObservedLive = Layer.scoped(
           secret: get(`/fixture/items/cards?t=${paymentToken}&page=2`, {
             referer: `http://shop.test/pay/1?t=${paymentToken}`
           }),
+          gift: get(`/g/${giftToken}/status`, { referer: `http://shop.test/g/${giftToken}` }),
+          exportFile: get(`/export-files/0123456789abcdef01234567/GB?expires=1&signature=${exportSignature}`),
           missing: get("/no/such/route")
         }),
         redirect: yield* authorizeRedirect(`http://127.0.0.1:${address.port}`),
@@ -366,6 +376,23 @@ describe("telemetry over OTLP/HTTP", () => {
         expect(server?.attributes["http.request.header.referer"]).toBe("http://shop.test/pay/1?t=REDACTED")
         const leaks = spans.filter(
           (span) => span.name !== "http.client GET" && JSON.stringify(span.attributes).includes(paymentToken)
+        )
+        expect(leaks).toEqual([])
+      })
+    )
+
+    it.effect("a gift link's token is redacted from the path in every URL attribute, and a file link's signature", () =>
+      Effect.gen(function* () {
+        const { spans, logs, responses } = yield* Observed
+        expect(responses.gift.status).toBeLessThan(500)
+        const [gift] = serverSpanFor(spans, "/g/REDACTED/status")
+        expect(gift?.attributes["url.full"]).toMatch(/^http:\/\/[^/]+\/g\/REDACTED\/status$/)
+        expect(gift?.attributes["http.request.header.referer"]).toBe("http://shop.test/g/REDACTED")
+        expect(gift?.attributes["http.route"]).toBe("/g/:token/status")
+        const [file] = serverSpanFor(spans, "/export-files/0123456789abcdef01234567/GB")
+        expect(file?.attributes["url.query"]).toBe("expires=1&signature=REDACTED")
+        const leaks = [...spans.filter((span) => span.name !== "http.client GET"), ...logs].filter((item) =>
+          [giftToken, exportSignature].some((secret) => JSON.stringify(item).includes(secret))
         )
         expect(leaks).toEqual([])
       })
