@@ -3,6 +3,7 @@ import { OpenApi } from "@effect/platform"
 import { Context, JSONSchema, Option, Schema } from "effect"
 import type { Scope, ToolClass } from "../domain/identity/OAuth.js"
 import { Api } from "./Api.js"
+import { argumentDescriptions } from "./ArgumentDescriptions.js"
 import { Bearer, OperationClass, RequiredScope } from "./identity/Agent.js"
 import { endpointsOf } from "./Reflection.js"
 
@@ -56,18 +57,78 @@ export const objectSchemaOf = (schema: Schema.Schema.Any): { readonly root: Json
   return { root: ref !== undefined && defs[ref] !== undefined ? (defs[ref] as Json) : root, defs }
 }
 
+/**
+ * Effect's own title and description of a refinement (`maxLength(64)`, "a string at most 64 character(s)
+ * long"; `int`, "an integer"): they repeat the constraints beside them, and read as noise to a model.
+ */
+const generatedTitle = /^[a-z][A-Za-z]*(\(.*\))?$/
+const generatedDescription =
+  /^an? (string|number|integer|array|non-empty|positive|negative|non-negative|non-positive|finite|valid)\b/
+
+/** `schema` without Effect's generated titles and descriptions, at every level. */
+export const withoutGeneratedNotes = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(withoutGeneratedNotes)
+  if (schema === null || typeof schema !== "object") return schema
+  const out: Json = {}
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "title" && typeof value === "string" && generatedTitle.test(value)) continue
+    if (key === "description" && typeof value === "string" && generatedDescription.test(value)) continue
+    // `properties` and `$defs` map names to schemas: their keys are names, not keywords.
+    out[key] =
+      (key === "properties" || key === "$defs") && value !== null && typeof value === "object"
+        ? Object.fromEntries(Object.entries(value).map(([name, inner]) => [name, withoutGeneratedNotes(inner)]))
+        : withoutGeneratedNotes(value)
+  }
+  return out
+}
+
+/** The description of a property, or of the one branch of `anyOf` that has one (a nullable field's). */
+const descriptionIn = (property: Json): string | undefined =>
+  typeof property.description === "string"
+    ? property.description
+    : ((property.anyOf as Array<Json> | undefined)
+        ?.map((branch) => branch.description)
+        .find((description): description is string => typeof description === "string") ?? undefined)
+
+/**
+ * Gives every property of `object` (and of the objects inside, through arrays and nullable branches) a
+ * description: its own, `authored` (what the decoded side says, for the top level), or the plain one of
+ * `argumentDescriptions`.
+ */
+export const describeProperties = (operation: string, object: Json, prefix = "", authored: Json = {}): void => {
+  for (const [name, value] of Object.entries((object.properties ?? {}) as Json)) {
+    const property = value as Json
+    const path = prefix === "" ? name : `${prefix}.${name}`
+    const own = descriptionIn(property) ?? ((authored[name] as Json | undefined)?.description as string | undefined)
+    const description =
+      own ?? argumentDescriptions[`${operation}.${path}`] ?? argumentDescriptions[path] ?? argumentDescriptions[name]
+    if (description !== undefined) property.description = description
+    for (const inner of [property, property.items, ...((property.anyOf as Array<unknown> | undefined) ?? [])]) {
+      const candidate = inner as Json | undefined
+      if (candidate?.type === "object") describeProperties(operation, candidate, path, {})
+      const items = candidate?.items as Json | undefined
+      if (candidate !== property && items?.type === "object") describeProperties(operation, items, path, {})
+    }
+  }
+}
+
 /** One input object of an operation's path, query and body fields, and where each goes. */
 const inputOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) => {
   const properties: Json = {}
   const required: Array<string> = []
   let $defs: Json = {}
   const places = new Map<string, ArgumentPlace>()
+  // Descriptions annotated on a transformation (a comma-separated list, a query integer) are on its decoded
+  // side only, which the encoded schema leaves out.
+  const authored: Json = {}
   const merge = (schema: Option.Option<Schema.Schema.Any>, place: ArgumentPlace) => {
     if (Option.isNone(schema)) return
     const { root, defs } = objectSchemaOf(Schema.encodedBoundSchema(schema.value))
-    $defs = { ...$defs, ...defs }
+    $defs = { ...$defs, ...(withoutGeneratedNotes(defs) as Json) }
+    const decoded = withoutGeneratedNotes(objectSchemaOf(schema.value).root.properties ?? {}) as Json
     for (const [name, property] of Object.entries((root.properties ?? {}) as Json)) {
-      properties[name] = property
+      properties[name] = withoutGeneratedNotes(property)
+      authored[name] = decoded[name]
       places.set(name, place)
     }
     required.push(...((root.required ?? []) as Array<string>))
@@ -76,6 +137,7 @@ const inputOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) => {
   merge(endpoint.urlParamsSchema, "query")
   merge(endpoint.payloadSchema, "body")
   const inputSchema: Json = { type: "object", properties, required, additionalProperties: false }
+  describeProperties(endpoint.name, inputSchema, "", authored)
   if (Object.keys($defs).length > 0) inputSchema.$defs = $defs
   return { inputSchema, places }
 }

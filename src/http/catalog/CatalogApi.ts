@@ -16,7 +16,12 @@ import { queryInt } from "../QueryParams.js"
  * The bearer middleware (`catalog:read`) goes on as one `.middleware(...)` after `.prefix("/v1")`.
  */
 
-const Country = Schema.String.pipe(Schema.pattern(/^[A-Za-z]{2}$/)).annotations({
+const CountryCode = Schema.String.pipe(Schema.pattern(/^[A-Za-z]{2}$/)).annotations({
+  description: "ISO 3166-1 alpha-2 country code, either case"
+})
+
+/** An optional `?country=`, which falls back to the signed-in user's country. */
+const Country = CountryCode.annotations({
   description: "ISO 3166-1 alpha-2 country code, either case (default: the signed-in user's country)"
 })
 
@@ -131,7 +136,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .setUrlParams(
         Schema.Struct({
           countries: Schema.optional(
-            commaSeparated(Country).annotations({ description: "Comma-separated country codes; default all" })
+            commaSeparated(CountryCode).annotations({ description: "Comma-separated country codes; default all" })
           )
         })
       )
@@ -186,7 +191,8 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .setUrlParams(
         Schema.Struct({
           q: Schema.String.pipe(Schema.minLength(4), Schema.maxLength(128)),
-          country: Country
+          // Required: an address is completed within one country, which the caller names.
+          country: CountryCode.annotations({ description: "ISO 3166-1 alpha-2 code of the address's country" })
         })
       )
       .addSuccess(AddressSuggestions)

@@ -25,7 +25,15 @@ import { Events } from "../../services/checkout/Events.js"
 import { OAuth } from "../../services/identity/OAuth.js"
 import { render } from "../ErrorLines.js"
 import { currentRequestId, formatPath } from "../Middleware.js"
-import { type McpTool, mcpToolByName, renderText, toolsFor, WaitArguments, waitToolName } from "./McpTools.js"
+import {
+  type McpTool,
+  mcpToolByName,
+  renderText,
+  resultOverMcp,
+  toolsFor,
+  WaitArguments,
+  waitToolName
+} from "./McpTools.js"
 
 /**
  * `/mcp`: the agent API as a Model Context Protocol server over Streamable HTTP (docs/mcp.md), served by the
@@ -96,10 +104,11 @@ const toolResult = (tool: McpTool, answer: Answer, note?: string): CallToolResul
   if (answer.body === undefined || answer.body === null || typeof answer.body !== "object") {
     return { content: [{ type: "text", text: answer.status === 204 ? "Done." : String(answer.body ?? "Done.") }] }
   }
-  const text = renderText(tool.name, answer.body)
+  const body = resultOverMcp(tool.name, answer.body as Record<string, unknown>)
+  const text = renderText(tool.name, body)
   return {
     content: [{ type: "text", text: note === undefined ? text : `${text}\n${note}` }],
-    ...(tool.outputSchema === undefined ? {} : { structuredContent: answer.body as Record<string, unknown> })
+    ...(tool.outputSchema === undefined ? {} : { structuredContent: body })
   }
 }
 

@@ -3,7 +3,14 @@ import { Schema, SchemaAST } from "effect"
 import { CheckoutStatus, PathId } from "../../domain/checkout/Checkout.js"
 import type { Scope, ToolClass } from "../../domain/identity/OAuth.js"
 import { Api } from "../Api.js"
-import { type AgentOperation, type ArgumentPlace, agentOperations, objectSchemaOf } from "../Operations.js"
+import {
+  type AgentOperation,
+  type ArgumentPlace,
+  agentOperations,
+  describeProperties,
+  objectSchemaOf,
+  withoutGeneratedNotes
+} from "../Operations.js"
 import { endpointsOf } from "../Reflection.js"
 
 /**
@@ -94,7 +101,7 @@ const outputOf = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps): Json 
   if (SchemaAST.isVoidKeyword(encoded.ast)) return undefined
   const { root, defs } = objectSchemaOf(encoded)
   if (root.type !== "object") return undefined
-  return Object.keys(defs).length > 0 ? { ...root, $defs: defs } : root
+  return withoutGeneratedNotes(Object.keys(defs).length > 0 ? { ...root, $defs: defs } : root) as Json
 }
 
 const annotationsOf = (title: string, toolClass: ToolClass, method: string) => ({
@@ -145,6 +152,8 @@ const collect = (): ReadonlyArray<McpTool> => {
   // The waiting tool reads what the checkout status reads, with its scope and class.
   const status = tools.find((tool) => tool.name === "getCheckout")!
   const waitInput = objectSchemaOf(WaitArguments)
+  const waitRoot = withoutGeneratedNotes(waitInput.root) as Json
+  describeProperties(waitToolName, waitRoot)
   const title = titleOf(waitToolName)
   tools.push({
     name: waitToolName,
@@ -159,9 +168,9 @@ const collect = (): ReadonlyArray<McpTool> => {
     toolClass: status.toolClass,
     operation: undefined,
     inputSchema: {
-      ...waitInput.root,
+      ...waitRoot,
       additionalProperties: false,
-      ...(Object.keys(waitInput.defs).length > 0 ? { $defs: waitInput.defs } : {})
+      ...(Object.keys(waitInput.defs).length > 0 ? { $defs: withoutGeneratedNotes(waitInput.defs) } : {})
     },
     outputSchema: status.outputSchema,
     places: new Map(),
@@ -223,6 +232,33 @@ const checkoutText = (checkout: any) =>
   ]
     .filter((line) => line !== "")
     .join("\n")
+
+/**
+ * A checkout's `nextStep` as told over MCP: the HTTP API's says to poll `statusUrl` or stream `eventsUrl`,
+ * which an MCP client cannot do; here it names the tools that do the same.
+ */
+const nextStepOverMcp = (status: unknown, nextStep: unknown): unknown => {
+  switch (status) {
+    case "pending_payment":
+      return `Give paymentUrl to the user to pay on Ribbon's hosted page; then call ${waitToolName} with this checkout's id.`
+    case "paid":
+    case "placing":
+      return `Payment received; the orders are being placed. Call ${waitToolName} with this checkout's id to wait for the outcome.`
+    case "confirmed":
+      return "Every item is ordered. Tell the user; track each order with getOrder (its id is in orderIds)."
+    default:
+      return nextStep
+  }
+}
+
+/** The tools whose result is a checkout. */
+const checkoutTools: ReadonlySet<string> = new Set(["createCheckout", "getCheckout", "cancelCheckout", waitToolName])
+
+/** A tool's result body as MCP clients get it: a checkout's `nextStep` names tools (`nextStepOverMcp`). */
+export const resultOverMcp = (toolName: string, body: Record<string, unknown>): Record<string, unknown> =>
+  checkoutTools.has(toolName) && typeof body.nextStep === "string"
+    ? { ...body, nextStep: nextStepOverMcp(body.status, body.nextStep) }
+    : body
 
 const quoteText = (quote: any) =>
   `Quote ${quote.id}: ${quote.productTitle} (${quote.variantTitle}) to ${quote.countryCode}, ${quote.totalDisplay} all in, locked until ${quote.expiresAt}.`

@@ -175,6 +175,9 @@ describe("MCP server at /mcp", () => {
         const checkout = created.structuredContent
         expect(checkout.status).toBe("pending_payment")
         expect(textOf(created)).toContain(checkout.paymentUrl)
+        // The next step names the tool that waits, not the URLs an MCP client cannot poll or stream.
+        expect(checkout.nextStep).toContain("waitForCheckout")
+        expect(textOf(created)).not.toMatch(/statusUrl|eventsUrl/)
 
         // The agent waits while the person pays on the hosted page; the wait reports each step as progress.
         const progress: Array<string> = []
@@ -215,6 +218,8 @@ describe("MCP server at /mcp", () => {
         expect(settled.isError).toBeFalsy()
         expect(settled.structuredContent.status).toBe("confirmed")
         expect(settled.structuredContent.orderIds).toHaveLength(1)
+        expect(settled.structuredContent.nextStep).toContain("getOrder")
+        expect(settled.structuredContent.nextStep).not.toContain("/v1/")
         expect(progress).toEqual(expect.arrayContaining(["Checkout: paid", "Checkout: placing", "Checkout: confirmed"]))
 
         // Called again with what it last saw, it answers at once; the order is there to read.
@@ -232,6 +237,51 @@ describe("MCP server at /mcp", () => {
         const orders = await call(client, "listOrders", {})
         expect(JSON.stringify(orders.structuredContent)).toContain(settled.structuredContent.orderIds[0])
         await client.close()
+      })
+    )
+
+    it.effect("every tool argument has a plain description, and no schema carries Effect's refinement titles", () =>
+      Effect.gen(function* () {
+        const baseUrl = yield* BaseUrl
+        const user = yield* issueTestToken({}, baseUrl)
+        yield* Effect.promise(async () => {
+          const client = await connectWithToken(baseUrl, user.accessToken)
+          const { tools } = await client.listTools()
+          expect(tools.map((tool) => tool.name).sort()).toEqual(mcpTools.map((tool) => tool.name).sort())
+          const problems: Array<string> = []
+          /** Walks a schema: no generated title or description; with `described`, a description on every property. */
+          const check = (where: string, schema: any, described: boolean) => {
+            if (schema === null || typeof schema !== "object") return
+            if (typeof schema.title === "string" && /^[a-z]+(\(.*\))?$/.test(schema.title)) {
+              problems.push(`${where}: title ${schema.title}`)
+            }
+            if (
+              typeof schema.description === "string" &&
+              /^an? (string|number|integer|array)\b/.test(schema.description)
+            ) {
+              problems.push(`${where}: description "${schema.description}"`)
+            }
+            for (const [name, property] of Object.entries<any>(schema.properties ?? {})) {
+              if (described && (typeof property.description !== "string" || property.description === "")) {
+                problems.push(`${where}.${name}: no description`)
+              }
+              check(`${where}.${name}`, property, described)
+            }
+            for (const inner of [schema.items, ...(schema.anyOf ?? []), ...Object.values(schema.$defs ?? {})]) {
+              check(where, inner, described)
+            }
+          }
+          for (const tool of tools) {
+            check(tool.name, tool.inputSchema, true)
+            check(`${tool.name} (output)`, tool.outputSchema, false)
+          }
+          expect(problems).toEqual([])
+          // A required argument is not described as having a default.
+          const autocomplete = tools.find((tool) => tool.name === "autocompleteAddress")!.inputSchema as any
+          expect(autocomplete.required).toContain("country")
+          expect(autocomplete.properties.country.description).not.toMatch(/default/i)
+          await client.close()
+        })
       })
     )
 
