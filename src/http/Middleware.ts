@@ -13,6 +13,7 @@ import {
   ServiceUnavailable
 } from "../domain/platform/Errors.js"
 import { databaseOutageOf, outageRetryAfterSeconds } from "../services/platform/Readiness.js"
+import { corsHeadersFor, OriginPolicy, preflightFor } from "./BrowserOrigins.js"
 import { lineOf, render } from "./ErrorLines.js"
 import { screenRequest } from "./RequestScreen.js"
 import { type RouteTable, routeTableOf } from "./Routes.js"
@@ -126,12 +127,22 @@ const logOutage = (kind: string, cause: Cause.Cause<unknown>) =>
  * The headers every response gets: its request id, `nosniff`, and `no-store` unless the route chose its own
  * caching (every API response is specific to its caller, and some carry payment links or keys). `/docs`
  * also gets a Content-Security-Policy (the reference page runs its own inline script and styles) and may
- * not be framed.
+ * not be framed. A CORS path gets its CORS headers (`corsHeadersFor`), its `Vary: Origin` beside any other.
  */
-const withResponseHeaders = (response: HttpServerResponse.HttpServerResponse, requestId: string, path: string) => {
+const withResponseHeaders = (
+  response: HttpServerResponse.HttpServerResponse,
+  requestId: string,
+  path: string,
+  cors: Record<string, string> | undefined
+) => {
   const headers: Record<string, string> = { "x-request-id": requestId, "x-content-type-options": "nosniff" }
   if (response.headers["cache-control"] === undefined) headers["cache-control"] = "no-store"
   if (path === "/docs" || path.startsWith("/docs?")) Object.assign(headers, docsHeaders)
+  if (cors !== undefined) {
+    Object.assign(headers, cors)
+    const vary = response.headers.vary
+    if (vary !== undefined) headers.vary = `${vary}, ${cors.vary}`
+  }
   return HttpServerResponse.setHeaders(response, headers)
 }
 
@@ -180,17 +191,21 @@ const toItsEnd = <A, E, R>(write: Effect.Effect<A, E, R>): Effect.Effect<A, E, R
 
 /**
  * The HttpApi-level middleware every request goes through: a request id (echoed when the client sent a
- * valid one), the body size limit, and every failure rendered in its API line's format. Defects become a
- * 500 carrying the request id, with the cause logged and never sent. A write runs to its end even if its
- * client goes away (`toItsEnd`).
+ * valid one), the body size limit, CORS where it is served (preflights answered here, the headers added to
+ * every response, errors too), and every failure rendered in its API line's format. Defects become a 500
+ * carrying the request id, with the cause logged and never sent. A write runs to its end even if its client
+ * goes away (`toItsEnd`).
  *
  * The limit while reading a body is `HttpIncomingMessage.MaxBodySize`, which `serveApi` provides once for
- * the whole server; here a declared `content-length` over it is refused before anything is read.
+ * the whole server; here a declared `content-length` over it is refused before anything is read. CORS
+ * follows the `OriginPolicy`, which the Ribbon API always has (`/mcp` needs it); an API served without one
+ * (a test's fixture) sends no CORS headers.
  */
 export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
   HttpApiBuilder.middleware(
-    Effect.map(HttpApi.Api, ({ api }) => {
+    Effect.map(Effect.all([HttpApi.Api, Effect.serviceOption(OriginPolicy)]), ([{ api }, origins]) => {
       const routes = routeTableOf(api)
+      const policy = Option.getOrUndefined(origins)
       return (app: HttpApp.Default) =>
         Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>(
           (fiber) => {
@@ -200,6 +215,8 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
             const requestId = sent !== undefined && clientRequestId.test(sent) ? sent : crypto.randomUUID()
             const path = request.url
             const declared = Number(request.headers["content-length"] ?? 0)
+            const cors = policy === undefined ? undefined : corsHeadersFor(policy, request)
+            const preflight = policy === undefined ? undefined : preflightFor(policy, request)
             // The app's error channel is typed `never`, but failures of every kind reach this point at run time.
             const guarded: Effect.Effect<
               HttpServerResponse.HttpServerResponse,
@@ -208,7 +225,7 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
             > =
               declared > options.maxBodyBytes
                 ? Effect.fail(withoutStack(() => tooLarge(options.maxBodyBytes)))
-                : Effect.zipRight(screenRequest(request, routes), app)
+                : (preflight ?? Effect.zipRight(screenRequest(request, routes), app))
             const span = Context.getOrElse(context, Tracer.ParentSpan, () => undefined)
             const traced = span?._tag === "Span" && fiber.getFiberRef(FiberRef.currentTracerEnabled)
             const served = tagRequest(requestId, traced).pipe(
@@ -248,7 +265,7 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
                 )
                 return Effect.logError("Request failed", cause).pipe(Effect.as(respond(path, internal)))
               }),
-              Effect.map((response) => withResponseHeaders(response, requestId, path))
+              Effect.map((response) => withResponseHeaders(response, requestId, path, cors))
             )
             return readMethods.has(request.method) ? served : toItsEnd(served)
           }

@@ -1,4 +1,5 @@
 import { Config, type ConfigError, Effect, LogLevel, Option } from "effect"
+import { originOf } from "../http/BrowserOrigins.js"
 
 const positiveInteger = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -37,6 +38,24 @@ const tracesSampler: Config.Config<TracesSampler> = Config.all({
   )
 })
 
+/**
+ * ALLOWED_ORIGINS: comma-separated origins of other sites whose pages may call `/mcp` and the OAuth
+ * endpoints from a browser (`http://localhost:6274` for the MCP Inspector); none by default.
+ */
+const allowedOrigins: Config.Config<ReadonlyArray<string>> = Config.array(
+  Config.string().pipe(
+    Config.map((origin) => origin.trim()),
+    Config.validate({
+      message: "must be origins such as https://inspector.example.com (scheme, host and port; no path)",
+      validation: (origin) => origin === "" || originOf(origin) !== undefined
+    })
+  ),
+  "ALLOWED_ORIGINS"
+).pipe(
+  Config.map((origins) => origins.filter((origin) => origin !== "")),
+  Config.withDefault([])
+)
+
 /** The whole runtime configuration, read once from `Config.*` (the environment by default). */
 export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
   effect: Effect.gen(function* () {
@@ -68,6 +87,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
         "test",
         "production"
       )("NODE_ENV").pipe(Config.withDefault("development" as const)),
+      /** Other sites whose pages may call `/mcp` and the OAuth endpoints (docs/mcp.md, "Browser clients"). */
+      allowedOrigins: yield* allowedOrigins,
       /** Largest request body accepted, in bytes. */
       maxBodyBytes: yield* positiveInteger("MAX_BODY_BYTES", 1024 * 1024),
       /** The mutual-TLS listener, when MTLS_PORT, MTLS_CA, TLS_CERT and TLS_KEY are all set (PEM file paths). */

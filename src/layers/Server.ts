@@ -16,6 +16,7 @@ import {
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, Schedule, Scope } from "effect"
 import { Api } from "../http/Api.js"
+import { OriginPolicy } from "../http/BrowserOrigins.js"
 import { CatalogLive } from "../http/catalog/CatalogLive.js"
 import { CatalogV2Live } from "../http/catalog/CatalogV2Live.js"
 import { CatalogV3Live } from "../http/catalog/CatalogV3Live.js"
@@ -286,7 +287,8 @@ export const HandlersLive = makeHandlersLive()
 
 /**
  * The Ribbon API with its handlers, and `/mcp` (src/http/mcp/McpLive.ts) and `/favicon.ico`
- * (src/http/pages/favicon.ts) on the same router; needs the services and RateLimits.
+ * (src/http/pages/favicon.ts) on the same router; needs the services, RateLimits and the OriginPolicy (which
+ * the middleware's CORS headers use too).
  */
 export const ApiLive = Layer.merge(McpLive, FaviconLive).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(HandlersLive)))
@@ -411,6 +413,13 @@ export const makeServerLive = (listen: { readonly host?: string } = {}) =>
       return drainOnShutdown([server, ...Option.toArray(mtlsServer)]).pipe(
         Layer.provideMerge(Layer.merge(plain, mtls)),
         Layer.provide(apiApp(ApiLive, { maxBodyBytes })),
+        Layer.provide(
+          OriginPolicy.layer({
+            publicUrl: config.publicUrl,
+            allowedOrigins: config.allowedOrigins,
+            localPort: config.environment === "development" ? config.port : undefined
+          })
+        ),
         Layer.provide(AppLive),
         Layer.provide(telemetry ? Layer.empty : Layer.setTracerEnabled(false))
       )

@@ -23,6 +23,7 @@ describe("AppConfig", () => {
       expect(config.environment).toBe("development")
       expect(config.maxBodyBytes).toBe(1024 * 1024)
       expect([config.databasePoolSize, config.workerConcurrency, config.paymentsInFlight]).toEqual([10, 8, 8])
+      expect(config.allowedOrigins).toEqual([])
     })
   )
 
@@ -39,7 +40,8 @@ describe("AppConfig", () => {
         NODE_ENV: "production",
         DATABASE_POOL_SIZE: "16",
         WORKER_CONCURRENCY: "12",
-        PAYMENTS_IN_FLIGHT: "3"
+        PAYMENTS_IN_FLIGHT: "3",
+        ALLOWED_ORIGINS: "http://localhost:6274, https://inspector.example.com/"
       })
       expect(config.port).toBe(8080)
       expect(config.publicUrl).toBe("https://ribbon.example")
@@ -50,6 +52,7 @@ describe("AppConfig", () => {
       expect(config.logLevel).toEqual(LogLevel.Debug)
       expect(config.environment).toBe("production")
       expect([config.databasePoolSize, config.workerConcurrency, config.paymentsInFlight]).toEqual([16, 12, 3])
+      expect(config.allowedOrigins).toEqual(["http://localhost:6274", "https://inspector.example.com/"])
     })
   )
 
@@ -63,7 +66,9 @@ describe("AppConfig", () => {
         ["MAX_BODY_BYTES", "-5"],
         ["DATABASE_POOL_SIZE", "0"],
         ["WORKER_CONCURRENCY", "many"],
-        ["PAYMENTS_IN_FLIGHT", "1.5"]
+        ["PAYMENTS_IN_FLIGHT", "1.5"],
+        ["ALLOWED_ORIGINS", "https://inspector.example.com/app"],
+        ["ALLOWED_ORIGINS", "*"]
       ] as const) {
         const exit = yield* Effect.exit(load({ [name]: value }))
         expect(Exit.isFailure(exit)).toBe(true)

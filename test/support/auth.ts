@@ -14,7 +14,13 @@ import { OAuth } from "../../src/services/identity/OAuth.js"
 import { Users } from "../../src/services/identity/Users.js"
 import { Signals } from "../../src/services/platform/Signals.js"
 import { TestDatabase } from "./database.js"
-import { RateLimitsMemoryLive, TestSettingsLive, testMaxBodyBytes, testPublicUrl } from "./http.js"
+import {
+  originPolicyAtPublicUrl,
+  RateLimitsMemoryLive,
+  TestSettingsLive,
+  testMaxBodyBytes,
+  testPublicUrl
+} from "./http.js"
 
 /**
  * Signing in for tests. `signedIn()` wraps a test server layer so that every request of its HttpClient (the
@@ -197,17 +203,23 @@ export const makeRealPortServer = (limits: AuthRateLimits["Type"] = unlimited) =
 /**
  * The Ribbon API on a real loopback port, on the given database. `options.host` "::" serves [::1] as well
  * (two sources for the per-source limits); `options.failureLimits` sets the backoff after failed
- * authentications (the production one otherwise).
+ * authentications (the production one otherwise); `options.allowedOrigins` are other sites whose pages
+ * may call it (ALLOWED_ORIGINS).
  */
 export const realPortServerOn = <ROut extends SqlClient.SqlClient, E>(
   database: Layer.Layer<ROut, E>,
   limits: AuthRateLimits["Type"] = unlimited,
-  options: { readonly host?: string; readonly failureLimits?: AuthFailureLimits["Type"] } = {}
+  options: {
+    readonly host?: string
+    readonly failureLimits?: AuthFailureLimits["Type"]
+    readonly allowedOrigins?: ReadonlyArray<string>
+  } = {}
 ) =>
   onRealPort(
     (api, baseUrl, { clock, travel }) =>
       api.pipe(
         Layer.provideMerge(Layer.merge(ServicesLive, RateLimitsMemoryLive)),
+        Layer.provide(originPolicyAtPublicUrl(options.allowedOrigins)),
         Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess, TestSettingsLive]),
         Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
         Layer.provideMerge(database),

@@ -8,7 +8,15 @@ import { Signals } from "../../src/services/platform/Signals.js"
 import type { FulfillmentSettings } from "../../src/services/simulators/Fulfillment.js"
 import { BaseUrl, onRealPort, shiftedClock, TimeTravel } from "./auth.js"
 import { SeededTestDatabase } from "./database.js"
-import { RateLimitsMemoryLive, raw, ribbonClient, serveForTest, TestSettingsLive, testPublicUrl } from "./http.js"
+import {
+  originPolicyAtPublicUrl,
+  RateLimitsMemoryLive,
+  raw,
+  ribbonClient,
+  serveForTest,
+  TestSettingsLive,
+  testPublicUrl
+} from "./http.js"
 
 /**
  * The seeded Ribbon API with its background worker (placement, order progress, expiry, callbacks) on a
@@ -23,6 +31,7 @@ export const makeCheckoutTestServer = (
     const { clock, travel } = shiftedClock()
     return serveForTest(ApiLive).pipe(
       Layer.provideMerge(Layer.provideMerge(WorkerLive, Layer.merge(ServicesLive, RateLimitsMemoryLive))),
+      Layer.provide(originPolicyAtPublicUrl()),
       Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess]),
       Layer.provideMerge(settings),
       Layer.provideMerge(SeededTestDatabase),
@@ -43,6 +52,7 @@ export const makeCheckoutRealPortServer = (
   onRealPort((api, baseUrl, { clock, travel }) =>
     api.pipe(
       Layer.provideMerge(Layer.provideMerge(WorkerLive, Layer.merge(ServicesLive, RateLimitsMemoryLive))),
+      Layer.provide(originPolicyAtPublicUrl()),
       Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess]),
       Layer.provideMerge(settings),
       Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),

@@ -4,6 +4,7 @@ import { NodeHttpClient, NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { Api } from "../../src/http/Api.js"
 import { httpListener } from "../../src/layers/HttpListener.js"
+import { OriginPolicy } from "../../src/http/BrowserOrigins.js"
 import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
@@ -38,13 +39,23 @@ export const serveForTest = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>) =>
 /** The base URL tests serve under: image URLs in responses start with it. */
 export const testPublicUrl = "http://ribbon.test"
 
+/**
+ * The origin policy of a server at its public URL, as production's without ALLOWED_ORIGINS or loopback
+ * names; `allowedOrigins` adds other sites.
+ */
+export const originPolicyAtPublicUrl = (allowedOrigins: ReadonlyArray<string> = []) =>
+  Layer.effect(
+    OriginPolicy,
+    Effect.map(PublicUrl, (publicUrl) => OriginPolicy.make({ publicUrl, allowedOrigins }))
+  )
+
 /** The rate limiter and the company API's rate limits on the memory store. */
 export const RateLimitsMemoryLive = RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))
 
 /** The Ribbon API served on a test port, on the given database. */
 export const serveRibbon = <E, R>(database: Layer.Layer<R, E>, publicUrl = testPublicUrl) =>
   serveForTest(ApiLive).pipe(
-    Layer.provide([ServicesLive, RateLimitsMemoryLive]),
+    Layer.provide([ServicesLive, RateLimitsMemoryLive, originPolicyAtPublicUrl()]),
     Layer.provide([Layer.succeed(PublicUrl, publicUrl), Signals.layerInProcess, TestSettingsLive]),
     Layer.provideMerge(database)
   )

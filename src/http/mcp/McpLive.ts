@@ -23,6 +23,7 @@ import type { BearerContext } from "../../domain/identity/OAuth.js"
 import { FieldIssue, InvalidRequest, MethodNotAllowed } from "../../domain/platform/Errors.js"
 import { Events } from "../../services/checkout/Events.js"
 import { OAuth } from "../../services/identity/OAuth.js"
+import { checkMcpCaller, OriginPolicy } from "../BrowserOrigins.js"
 import { render } from "../ErrorLines.js"
 import { currentRequestId, formatPath } from "../Middleware.js"
 import {
@@ -37,7 +38,8 @@ import {
 
 /**
  * `/mcp`: the agent API as a Model Context Protocol server over Streamable HTTP (docs/mcp.md), served by the
- * same router as the HttpApi, behind the same bearer tokens.
+ * same router as the HttpApi, behind the same bearer tokens, answering only its own host and the pages of
+ * allowed origins (src/http/BrowserOrigins.ts).
  *
  * Stateless: every POST gets a server and a transport of its own (the SDK's stateless mode), so any instance
  * answers any request and nothing is kept between them; GET (a standalone event stream) and DELETE (ending
@@ -154,6 +156,7 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function* () {
     const oauth = yield* OAuth
     const events = yield* Events
+    const origins = yield* OriginPolicy
     // The server's own HttpApp, built once on first use: by then every route and middleware is registered.
     const apiContext = yield* Effect.context<HttpApi.Api | HttpApiBuilder.Middleware | HttpApiBuilder.Router>()
     const ownApp = yield* Effect.cached(Effect.provide(HttpApiBuilder.httpApp, apiContext))
@@ -307,6 +310,7 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
 
     const handle = Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
+      yield* checkMcpCaller(origins, request)
       const token = /^bearer +([^\s]+) *$/i.exec(request.headers.authorization ?? "")?.[1] ?? ""
       const bearer = yield* oauth.authenticateBearer(token)
       if (request.method !== "POST") {

@@ -9,7 +9,7 @@ import { Signals } from "../../../src/services/platform/Signals.js"
 import { freePort } from "../../support/auth.js"
 import { createCompany, getWith, keyHeaders, v3Keys } from "../../support/company.js"
 import { TestDatabase } from "../../support/database.js"
-import { get, serveForTest, TestSettingsLive, testPublicUrl } from "../../support/http.js"
+import { get, originPolicyAtPublicUrl, serveForTest, TestSettingsLive, testPublicUrl } from "../../support/http.js"
 import { setLimits } from "../company/rateLimitScenarios.js"
 
 /**
@@ -40,7 +40,7 @@ const RateLimitsOnClosedPort = Layer.unwrapEffect(
 )
 
 const RibbonWithRedisDown = serveForTest(ApiLive).pipe(
-  Layer.provide([ServicesLive, RateLimitsOnClosedPort]),
+  Layer.provide([ServicesLive, RateLimitsOnClosedPort, originPolicyAtPublicUrl()]),
   Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess, TestSettingsLive]),
   Layer.provideMerge(TestDatabase),
   Layer.provideMerge(Layer.effect(RedisPort, freePort)),
