@@ -103,11 +103,11 @@ export const describeProperties = (operation: string, object: Json, prefix = "",
     const description =
       own ?? argumentDescriptions[`${operation}.${path}`] ?? argumentDescriptions[path] ?? argumentDescriptions[name]
     if (description !== undefined) property.description = description
-    for (const inner of [property, property.items, ...((property.anyOf as Array<unknown> | undefined) ?? [])]) {
-      const candidate = inner as Json | undefined
-      if (candidate?.type === "object") describeProperties(operation, candidate, path, {})
-      const items = candidate?.items as Json | undefined
-      if (candidate !== property && items?.type === "object") describeProperties(operation, items, path, {})
+    // The objects inside: the property itself, its items, a nullable branch or that branch's items.
+    const branches = (property.anyOf ?? []) as Array<Json>
+    const shapes = [property, property.items, ...branches, ...branches.map((branch) => branch.items)] as Array<Json>
+    for (const shape of shapes) {
+      if (shape?.type === "object") describeProperties(operation, shape, path)
     }
   }
 }
