@@ -1,7 +1,9 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import type { CatalogExport, ExportKind } from "../../domain/catalog/Exports.js"
+import { PermissionDenied } from "../../domain/company/Errors.js"
 import { CatalogExports } from "../../services/catalog/CatalogExports.js"
+import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { CurrentCaller } from "../company/ApiKeyAuth.js"
 import { requireAccount } from "./CatalogV3Live.js"
@@ -10,10 +12,31 @@ import { exportV3, seesPrices } from "./v3.js"
 export const ExportsV3Live = HttpApiBuilder.group(Api, "exportsV3", (handlers) =>
   Effect.gen(function* () {
     const exports = yield* CatalogExports
+    const policy = yield* CompanyPolicy
     const present = (exported: CatalogExport) =>
       Effect.map(exports.downloadUrls(exported), (urls) => ({ data: exportV3(exported, urls) }))
+    /**
+     * The files are written once, with the starting key's view, and their links need no key: so a reader
+     * must hold every permission the lines were written with (403 otherwise), or its links would show it
+     * what its own key may not see.
+     */
     const read = (kind: ExportKind, exportId: string) =>
-      Effect.flatMap(CurrentCaller, (caller) => Effect.flatMap(exports.find(caller.scope, kind, exportId), present))
+      Effect.gen(function* () {
+        const caller = yield* CurrentCaller
+        const exported = yield* exports.find(caller.scope, kind, exportId)
+        if (exported.request.prices) {
+          const allowed: Effect.Effect<void, PermissionDenied> = policy.canPerform(caller.key, "products:read:prices")
+          yield* Effect.mapError(
+            allowed,
+            (denied) =>
+              new PermissionDenied({
+                message: `Export ${exported.id} was written with prices; reading it needs the ${denied.permission} permission, which this API key lacks.`,
+                permission: denied.permission
+              })
+          )
+        }
+        return yield* present(exported)
+      })
     return handlers
       .handle("startProducts", ({ payload }) =>
         Effect.gen(function* () {

@@ -135,6 +135,34 @@ describe("catalog exports, with the worker", () => {
       })
     )
 
+    it.effect("refuses an export written with prices to a key of the company without products:read:prices", () =>
+      Effect.gen(function* () {
+        const company = yield* newCompany
+        const created = yield* postWith(v2Keys, { name: "no prices", permissions: ["products:read"] }, company.headers)
+        const noPrices = keyHeaders(created.body.apiKey)
+        const started = yield* postWith(
+          productExports,
+          { filter: { catalog: "swag" }, fields: ["priceRange"] },
+          company.headers
+        )
+        expect(started.status, JSON.stringify(started.body)).toBe(202)
+        const url = `${productExports}/${started.body.data.id}`
+        const done = (yield* finished(url, company.headers)).body.data
+        expect(done.status).toBe("completed")
+        const lines = linesOf(yield* download(done.downloadUrls.US))
+        expect(lines.length).toBeGreaterThan(0)
+        expect(lines.every((line) => "priceRange" in line)).toBe(true)
+
+        // The other key reads neither the export nor, so, its links.
+        const refused = yield* getWith(url, noPrices)
+        expect(refused).toMatchObject({
+          status: 403,
+          body: { status: 403, errorCode: "403_KEYS_001", message: expect.stringContaining("products:read:prices") }
+        })
+        expect(refused.text).not.toContain("/export-files/")
+      })
+    )
+
     it.effect("leaves prices out of the lines for a key without products:read:prices", () =>
       Effect.gen(function* () {
         const company = yield* newCompany
