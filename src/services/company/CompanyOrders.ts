@@ -201,10 +201,12 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
       )
     }
 
+    /** The order the key made, when it is on an account the scope reaches. */
     const byKey = (scope: AccountScope, idempotencyKey: string) =>
       Effect.map(
         orderRows(sql`SELECT * FROM company_orders WHERE company_id = ${scope.companyId}
-          AND environment = ${scope.environment} AND idempotency_key = ${idempotencyKey}`).pipe(Effect.orDie),
+          AND environment = ${scope.environment} AND idempotency_key = ${idempotencyKey}
+          AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie),
         (rows) => Option.fromNullable(rows[0])
       )
 
@@ -260,13 +262,16 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         (rows) => Option.fromNullable(rows[0])
       )
 
-    /** The checks before anything is written, in DESIGN's order; what the order will be. */
-    const prepare = (caller: OrderCaller, request: OrderRequest) =>
+    /**
+     * The checks after the account and billing method (`chargedTo`), before anything is written, in DESIGN's
+     * order; what the order will be.
+     */
+    const prepare = (
+      request: OrderRequest,
+      { account, method }: Effect.Effect.Success<ReturnType<typeof chargedTo>>,
+      recipientPhone: string
+    ) =>
       Effect.gen(function* () {
-        const recipientPhone = yield* addresses
-          .validatePhone(request.recipient.phone)
-          .pipe(Effect.mapError((e) => InvalidRequest.field("recipient.phone", e.message)))
-        const { account, method } = yield* chargedTo(caller, request)
         const { countryCode } = request.shippingAddress
         const found = yield* variantFor(request.variantId)
         if (Option.isNone(found)) {
@@ -357,7 +362,14 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
 
     /** Places an order, or replays the one its idempotency key made (`replayed`). */
     const place = Effect.fn("CompanyOrders.place")(function* (caller: OrderCaller, request: OrderRequest) {
-      const fingerprint = fingerprintOf(request)
+      const recipientPhone = yield* addresses
+        .validatePhone(request.recipient.phone)
+        .pipe(Effect.mapError((e) => InvalidRequest.field("recipient.phone", e.message)))
+      // The account is resolved before the key is looked up, so that the fingerprint holds the account the
+      // order is for rather than how the request named it (`Ribbon-Account-Id`, `accountId`, or neither).
+      const charged = yield* chargedTo(caller, request)
+      const { accountId: _named, ...asked } = request
+      const fingerprint = fingerprintOf({ ...asked, accountId: charged.account.id })
       const made = yield* withIdempotency(
         {
           scope: `company:${caller.scope.companyId}:${caller.scope.environment}`,
@@ -371,7 +383,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         },
         (claimKey) =>
           Effect.gen(function* () {
-            const order = yield* prepare(caller, request)
+            const order = yield* prepare(request, charged, recipientPhone)
             const id = yield* makeId
             const now = yield* nowDate
             const insert = Effect.gen(function* () {

@@ -17,7 +17,9 @@ import { rowsOf } from "./Rows.js"
  * - with another fingerprint: 422 `IdempotencyKeyReused`;
  * - nothing yet and a request with the key is still running: 409 `IdempotencyInFlight` (`Retry-After: 1`).
  *   `make` takes the key's lock inside its own transaction (`claimKey`), held until that transaction ends;
- * - nothing yet: the failure stands (`KeyTaken` with nothing found is a defect).
+ * - nothing the caller can see, though the key is taken (`KeyTaken`): it was used for something out of the
+ *   caller's reach (`find` looks only within it), so for this caller a different request: 422 too;
+ * - nothing yet: the failure stands.
  *
  * A replay therefore runs `make`'s checks and a transaction that rolls back before it is answered: it writes
  * nothing, and a request with a new key saves the lookup.
@@ -44,7 +46,7 @@ export interface IdempotentRequest<A, R> {
   readonly fingerprint: string
   /** What is made, in words for the error messages ("checkout", "order"). */
   readonly noun: string
-  /** What the key made so far, if anything. */
+  /** What the key made so far, if anything, among what the caller may see. */
   readonly find: Effect.Effect<Option.Option<Made<A>>, never, R>
 }
 
@@ -66,14 +68,13 @@ export const withIdempotency = <A, E, R, R2>(
 > =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const reused = new IdempotencyKeyReused({
+      message: `This idempotencyKey was used with a different request; use a new key for a new ${request.noun}.`
+    })
     const replay = (made: Made<A>) =>
       made.fingerprint === request.fingerprint
         ? Effect.succeed({ result: made.result, replayed: true })
-        : Effect.fail(
-            new IdempotencyKeyReused({
-              message: `This idempotencyKey was used with a different request; use a new key for a new ${request.noun}.`
-            })
-          )
+        : Effect.fail(reused)
     // Held until the transaction that takes it ends: a second request with the key meanwhile is told to retry.
     const lockKey = `${request.scope}:${request.key}`
     const claimKey = lockRows(sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 1)) AS locked`).pipe(
@@ -95,7 +96,7 @@ export const withIdempotency = <A, E, R, R2>(
         Effect.gen(function* () {
           const earlier = request.key === null ? Option.none<Made<A>>() : yield* request.find
           if (Option.isSome(earlier)) return yield* replay(earlier.value)
-          if (isKeyTaken(failure)) return yield* Effect.dieMessage("idempotency key vanished")
+          if (isKeyTaken(failure)) return yield* reused
           return yield* Effect.fail(failure)
         })
       )

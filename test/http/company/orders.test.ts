@@ -189,6 +189,61 @@ describe("orders (/public-api/v3)", () => {
       })
     )
 
+    it.effect("a key's replay stays in its accounts, and matches the account however the request named it", () =>
+      Effect.gen(function* () {
+        const company = yield* setup()
+        const second = yield* postWith(
+          "/public-api/v3/accounts",
+          { name: "Second", billingMethod: { name: "Budget", type: "prepaid", spendingLimit: { amount: 1_000_000 } } },
+          keyHeaders(company.apiKey)
+        )
+        expect(second.status, JSON.stringify(second.body)).toBe(201)
+        const [first, other] = [company.accountId, second.body.data.id as string]
+        const onlyOther = yield* keyWith(company.apiKey, ["orders:create"], {
+          scope: "selected-accounts",
+          ids: [other]
+        })
+        const body = orderBody(company.variantId, "shared-key")
+        const placed = yield* postWith(orders, body, keyHeaders(company.apiKey, { "ribbon-account-id": first }))
+        expect(placed.status, JSON.stringify(placed.body)).toBe(201)
+        const before = yield* orderCounts
+        const otherFunds = yield* remainingOf(company.apiKey, other)
+
+        // The same body with the key, from a key that reaches only the other account: not the first order.
+        for (const headers of [keyHeaders(onlyOther, { "ribbon-account-id": other }), keyHeaders(onlyOther)]) {
+          const refused = yield* postWith(orders, body, headers)
+          expect(refused.status, refused.text).toBe(422)
+          expect(refused.body).toEqual(v3Error(422, "422_ORDS_003"))
+          expect(refused.headers["idempotent-replayed"]).toBeUndefined()
+          expect(refused.text).not.toContain(placed.body.data.id)
+        }
+        // Nor from the company's own key naming the other account.
+        const named = yield* postWith(orders, body, keyHeaders(company.apiKey, { "ribbon-account-id": other }))
+        expect(named).toMatchObject({ status: 422, body: v3Error(422, "422_ORDS_003") })
+        expect(yield* orderCounts).toEqual(before)
+        expect(yield* remainingOf(company.apiKey, other)).toBe(otherFunds)
+
+        // An order for the other account, then its replays: the header, the body's accountId and the only
+        // account the limited key reaches all mean that account; the first account does not.
+        const forOther = orderBody(company.variantId, "other-key")
+        const made = yield* postWith(orders, forOther, keyHeaders(company.apiKey, { "ribbon-account-id": other }))
+        expect(made.status, JSON.stringify(made.body)).toBe(201)
+        const afterMade = yield* orderCounts
+        for (const [request, headers] of [
+          [{ ...forOther, accountId: other }, keyHeaders(company.apiKey)],
+          [forOther, keyHeaders(onlyOther)]
+        ] as const) {
+          const replayed = yield* postWith(orders, request, headers)
+          expect(replayed.status, replayed.text).toBe(201)
+          expect(replayed.headers["idempotent-replayed"]).toBe("true")
+          expect(replayed.body.data.id).toBe(made.body.data.id)
+        }
+        const elsewhere = yield* postWith(orders, { ...forOther, accountId: first }, keyHeaders(company.apiKey))
+        expect(elsewhere).toMatchObject({ status: 422, body: v3Error(422, "422_ORDS_003") })
+        expect(yield* orderCounts).toEqual(afterMade)
+      })
+    )
+
     it.effect("20 concurrent requests with one new key place one order", () =>
       Effect.gen(function* () {
         const company = yield* setup()
