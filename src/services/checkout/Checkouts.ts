@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, DateTime, Duration, Effect, Either, Option, Schema } from "effect"
+import { Clock, Context, DateTime, Duration, Effect, Option, Schema } from "effect"
 import {
   CHECKOUT_TTL_MINUTES,
   Checkout,
@@ -36,7 +36,7 @@ import { Addresses } from "../catalog/Addresses.js"
 import { Pricing } from "../catalog/Pricing.js"
 import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotency.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
-import { checkOutboundUrl } from "../platform/OutboundHttp.js"
+import { OutboundHttp } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
 import type { OrderRow } from "../simulators/Fulfillment.js"
 import { type CheckoutChange, CheckoutsRepo } from "./CheckoutsRepo.js"
@@ -116,7 +116,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     Notifications.Default,
     Pricing.Default,
     QuotesRepo.Default,
-    Webhooks.Default
+    Webhooks.Default,
+    OutboundHttp.Default
   ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -128,6 +129,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const jobs = yield* Jobs
     const notifications = yield* Notifications
     const webhooks = yield* Webhooks
+    const outbound = yield* OutboundHttp
     const presenter = yield* CheckoutPresenter
 
     const itemRows = Effect.fn("Checkouts.itemRows")((checkoutId: string) => repo.items(checkoutId))
@@ -218,7 +220,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const phone = (path: string, value: string) =>
       addresses.validatePhone(value).pipe(Effect.mapError((e) => InvalidRequest.field(path, e.message)))
 
-    /** The request's own rules, before anything is read: phones, SMS consent, the callback URL, no quote twice. */
+    /** The request's own rules, before anything is read: phones, SMS consent, no quote twice, the callback URL. */
     const validateRequest = Effect.fn("Checkouts.validateRequest")(function* (request: CheckoutRequest) {
       const recipientPhone = yield* phone("recipient.phone", request.recipient.phone)
       const smsNumber = request.notify?.sms ?? null
@@ -229,17 +231,15 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           consentText: SMS_CONSENT_TEXT
         })
       }
-      if (request.callbackUrl != null) {
-        const refused = checkOutboundUrl(request.callbackUrl)
-        if (Either.isLeft(refused))
-          return yield* InvalidRequest.field("callbackUrl", `Not a URL callbacks can go to: ${refused.left.reason}`)
-      }
       const seen = new Set<string>()
       for (const [index, { quoteId }] of request.items.entries()) {
         if (seen.has(quoteId))
           return yield* InvalidRequest.field(`items[${index}].quoteId`, "The same quote appears twice; use quantity")
         seen.add(quoteId)
       }
+      // Last, as it waits on DNS: the rules every delivery applies, where the host resolves included, so a
+      // URL no callback could reach is a 400 now rather than a failed delivery later.
+      if (request.callbackUrl != null) yield* outbound.screen("callbackUrl", request.callbackUrl)
       return { recipientPhone, sms }
     })
 

@@ -11,7 +11,6 @@ import {
   WebhookEndpointRecord,
   type WebhookEndpointStatus
 } from "../../domain/company/Webhooks.js"
-import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { type Id, makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Webhooks } from "../checkout/Webhooks.js"
@@ -70,18 +69,6 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
     })
 
     /**
-     * The URL, refused (400 on `url`) unless the outbound rules would let a delivery go there now: https, no
-     * credentials, a host that resolves to public addresses only (docs/webhooks.md "Which URLs are allowed").
-     */
-    const screen = (url: string) =>
-      outbound.check(url).pipe(
-        Effect.catchTags({
-          OutboundRefused: (refused) => Effect.fail(InvalidRequest.field("url", refused.reason)),
-          OutboundFailed: (failed) => Effect.fail(InvalidRequest.field("url", failed.message))
-        })
-      )
-
-    /**
      * A new endpoint for the scope's company and environment, with its secret (returned only here). At
      * most `maxWebhookEndpoints`, counted under the company row's lock so parallel creations cannot overshoot.
      */
@@ -90,7 +77,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       input: { readonly url: string; readonly eventTypes: ReadonlyArray<CompanyEventType> }
     ) {
       // Outside the transaction: DNS may take a while, and nothing should wait on it holding a lock.
-      yield* screen(input.url)
+      yield* outbound.screen("url", input.url)
       const id = yield* makeId
       const secret = newSecret()
       const now = yield* nowDate

@@ -7,6 +7,7 @@ import { rootCertificates } from "node:tls"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Data, Duration, Effect, Either, Layer, Option } from "effect"
 import ipaddr from "ipaddr.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
 
 /**
  * Outbound HTTP requests to URLs that somebody else chose (agent callback URLs), guarded against
@@ -369,8 +370,8 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
 
     /**
      * Whether `url` may be requested under the policy, sending nothing: the URL rules, then every address
-     * its host resolves to (within the time limit). Screens a URL when it is registered (company webhook
-     * endpoints); `post` checks again on every request, since DNS answers change.
+     * its host resolves to (within the time limit). `screen` runs it on the URLs requests give; `post`
+     * checks again on every request, since DNS answers change.
      */
     const check = Effect.fn("OutboundHttp.check")(function* (url: string) {
       yield* outsideTransaction("check")
@@ -386,6 +387,20 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
       )
     })
 
-    return { post, check } as const
+    /**
+     * `check` for a URL a request gives (a company endpoint's `url`, an agent's `callbackUrl`): a URL the
+     * policy refuses, or whose host does not resolve now, is a 400 on `field`, so a mistake shows at once
+     * rather than in a delivery log.
+     */
+    const screen = Effect.fn("OutboundHttp.screen")(function* (field: string, url: string) {
+      yield* check(url).pipe(
+        Effect.catchTags({
+          OutboundRefused: (refused) => Effect.fail(InvalidRequest.field(field, refused.reason)),
+          OutboundFailed: (failed) => Effect.fail(InvalidRequest.field(field, failed.message))
+        })
+      )
+    })
+
+    return { post, check, screen } as const
   })
 }) {}

@@ -177,6 +177,10 @@ describe("checkout rules", () => {
             { ...base, callbackUrl: "https://agent:secret@example.com/x" },
             "callbackUrl"
           ],
+          ["private callbackUrl", { ...base, callbackUrl: "https://10.0.0.7/hook" }, "callbackUrl"],
+          ["link-local callbackUrl", { ...base, callbackUrl: "https://169.254.169.254/latest" }, "callbackUrl"],
+          ["IPv4-mapped callbackUrl", { ...base, callbackUrl: "https://[::ffff:192.168.1.1]/hook" }, "callbackUrl"],
+          ["unique-local callbackUrl", { ...base, callbackUrl: "https://[fd00::1]/hook" }, "callbackUrl"],
           ["121-char idempotencyKey", { ...base, idempotencyKey: chars(121) }, "idempotencyKey"],
           ["bad notify.email", { ...base, notify: { email: "nobody" } }, "notify.email"],
           ["bad notify.sms", { ...base, notify: { sms: "not-a-phone" }, smsConsent: true }, "notify.sms"]
