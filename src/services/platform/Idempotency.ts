@@ -68,13 +68,14 @@ export const withIdempotency = <A, E, R, R2>(
 > =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const reused = new IdempotencyKeyReused({
-      message: `This idempotencyKey was used with a different request; use a new key for a new ${request.noun}.`
-    })
+    const reused = () =>
+      new IdempotencyKeyReused({
+        message: `This idempotencyKey was used with a different request; use a new key for a new ${request.noun}.`
+      })
     const replay = (made: Made<A>) =>
       made.fingerprint === request.fingerprint
         ? Effect.succeed({ result: made.result, replayed: true })
-        : Effect.fail(reused)
+        : Effect.fail(reused())
     // Held until the transaction that takes it ends: a second request with the key meanwhile is told to retry.
     const lockKey = `${request.scope}:${request.key}`
     const claimKey = lockRows(sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 1)) AS locked`).pipe(
@@ -96,7 +97,7 @@ export const withIdempotency = <A, E, R, R2>(
         Effect.gen(function* () {
           const earlier = request.key === null ? Option.none<Made<A>>() : yield* request.find
           if (Option.isSome(earlier)) return yield* replay(earlier.value)
-          if (isKeyTaken(failure)) return yield* reused
+          if (isKeyTaken(failure)) return yield* reused()
           return yield* Effect.fail(failure)
         })
       )
