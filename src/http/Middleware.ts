@@ -12,6 +12,7 @@ import {
   PayloadTooLarge,
   ServiceUnavailable
 } from "../domain/platform/Errors.js"
+import { formatPath } from "../domain/platform/IssueMessages.js"
 import { databaseOutageOf, outageRetryAfterSeconds } from "../services/platform/Readiness.js"
 import { corsHeadersFor, OriginPolicy, preflightFor } from "./BrowserOrigins.js"
 import { lineOf, render } from "./ErrorLines.js"
@@ -22,13 +23,6 @@ import { type RouteTable, routeTableOf } from "./Routes.js"
 export const currentRequestId = globalValue("ribbon/currentRequestId", () => FiberRef.unsafeMake(""))
 
 const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/
-
-/** `items.0.quantity` → `items[0].quantity`. */
-export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>(
-    (out, key) => (typeof key === "number" ? `${out}[${key}]` : out === "" ? String(key) : `${out}.${String(key)}`),
-    ""
-  )
 
 interface DecodeIssue {
   readonly path: ReadonlyArray<PropertyKey>

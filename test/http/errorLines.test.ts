@@ -27,7 +27,13 @@ const Order = Schema.Struct({
       quantity: Schema.Int.pipe(Schema.between(1, 10))
     })
   ).pipe(Schema.minItems(1)),
-  channel: Schema.Literal("email", "sms")
+  channel: Schema.Literal("email", "sms"),
+  // Described for the document, as Ribbon's fields are: the description must not leak into the message.
+  amount: Schema.optional(
+    Schema.NonNegativeInt.annotations({ description: "In minor units of the billing currency (USD)" })
+  ),
+  note: Schema.optional(Schema.String.pipe(Schema.maxLength(64)).annotations({ description: "A note" })),
+  tags: Schema.optional(Schema.Array(Schema.String).pipe(Schema.maxItems(2)))
 })
 
 /** The same four endpoints under every line's prefix. */
@@ -161,6 +167,38 @@ describe("error lines", () => {
           expect(v1.body.code).toBe("invalid_request")
           expect(v1.body.errors[0].path).toBe(path)
         }
+      })
+    )
+
+    it.effect("a decoding failure names the field and the rule in plain words", () =>
+      Effect.gen(function* () {
+        const cases: Array<[Record<string, unknown>, string, string]> = [
+          [{ ...validOrder, amount: -1 }, "amount", "must be at least 0"],
+          [{ ...validOrder, amount: 1.5 }, "amount", "must be an integer"],
+          [{ ...validOrder, amount: "12" }, "amount", "must be a number"],
+          [{ ...validOrder, note: "x".repeat(65) }, "note", "must be at most 64 characters"],
+          [{ ...validOrder, channel: "pigeon" }, "channel", "must be one of email, sms"],
+          [{ ...validOrder, channel: undefined }, "channel", "is missing"],
+          [{ ...validOrder, tags: ["a", "b", "c"] }, "tags", "must have at most 2 items"],
+          [{ ...validOrder, items: [{ quoteId: "q1", quantity: 0 }] }, "items[0].quantity", "must be between 1 and 10"],
+          [{ ...validOrder, items: [] }, "items", "must have at least 1 item"],
+          [{ ...validOrder, items: "none" }, "items", "must be an array"]
+        ]
+        for (const [body, path, rule] of cases) {
+          const v3 = yield* postText("/public-api/v3/orders", JSON.stringify(body))
+          expect(v3.status, path).toBe(400)
+          expect(v3.body, path).toEqual({
+            message: `${path}: ${rule}`,
+            errorCode: "400_PBLC_001",
+            errors: [{ path, errorCode: "400_PBLC_001", message: rule }]
+          })
+          const v2 = yield* postText("/public-api/v2/orders", JSON.stringify(body))
+          expect(v2.body, path).toEqual({ path, errorCode: "INVALID_REQUEST", message: `${path}: ${rule}` })
+          const v1 = yield* postText("/v1/orders", JSON.stringify(body))
+          expect(v1.body.detail, path).toBe(`${path}: ${rule}`)
+        }
+        const whole = yield* postText("/public-api/v3/orders", "[]")
+        expect(whole.body.message).toBe("request: must be an object")
       })
     )
 

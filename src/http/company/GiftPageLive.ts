@@ -1,8 +1,9 @@
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
-import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Effect, Either, Option, type ParseResult, Schema } from "effect"
 import type { GiftRecord } from "../../domain/company/Gifts.js"
 import type { CompanyOrderRecord, ShipmentStatus } from "../../domain/company/Orders.js"
 import { NotFound } from "../../domain/platform/Errors.js"
+import { plainIssues } from "../../domain/platform/IssueMessages.js"
 import { DEFAULT_COUNTRY } from "../../services/catalog/Catalog.js"
 import { CompanyOrders } from "../../services/company/CompanyOrders.js"
 import { Gifts, type GiftView } from "../../services/company/Gifts.js"
@@ -81,7 +82,7 @@ const claimSummaryOf = (order: CompanyOrderRecord): ClaimSummary => ({
 
 /** The form's problems, each naming its field as the page labels it. */
 const formIssues = (error: ParseResult.ParseError) =>
-  ParseResult.ArrayFormatter.formatErrorSync(error)
+  plainIssues(error.issue)
     .map((issue) => `${fieldLabels[String(issue.path.at(-1))] ?? "The form"}: ${issue.message}`)
     .join("; ")
 

@@ -1,5 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { identity, Option, ParseResult, Schema } from "effect"
+import { identity, Option, type ParseResult, Schema } from "effect"
 import {
   Address1,
   Address2,
@@ -9,6 +9,7 @@ import {
   PostalCode,
   ProvinceCode
 } from "../../domain/catalog/Address.js"
+import { plainIssues } from "../../domain/platform/IssueMessages.js"
 import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
@@ -21,7 +22,7 @@ import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 /** A union's issue as the issue of its first member, the field's own schema (not one issue per member). */
 const firstMemberIssue = (issue: ParseResult.ParseIssue) => {
   const first = issue._tag === "Composite" && Array.isArray(issue.issues) ? issue.issues[0] : issue
-  return { message: ParseResult.ArrayFormatter.formatIssueSync(first)[0]?.message ?? "is invalid", override: true }
+  return { message: plainIssues(first)[0]?.message ?? "is not valid", override: true }
 }
 
 /**

@@ -16,16 +16,17 @@ import {
   McpError,
   type ServerNotification
 } from "@modelcontextprotocol/sdk/types.js"
-import { Duration, Effect, Either, FiberRef, Layer, Option, ParseResult, Runtime, Schema, Stream } from "effect"
+import { Duration, Effect, Either, FiberRef, Layer, Option, Runtime, Schema, Stream } from "effect"
 import { CheckoutStatus } from "../../domain/checkout/Checkout.js"
 import { InsufficientScope } from "../../domain/identity/Errors.js"
 import type { BearerContext } from "../../domain/identity/OAuth.js"
 import { FieldIssue, InvalidRequest, MethodNotAllowed } from "../../domain/platform/Errors.js"
+import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { Events } from "../../services/checkout/Events.js"
 import { OAuth } from "../../services/identity/OAuth.js"
 import { checkMcpCaller, OriginPolicy } from "../BrowserOrigins.js"
 import { render } from "../ErrorLines.js"
-import { currentRequestId, formatPath } from "../Middleware.js"
+import { currentRequestId } from "../Middleware.js"
 import {
   type McpTool,
   mcpToolByName,
@@ -202,7 +203,7 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
       Effect.gen(function* () {
         const decoded = Schema.decodeUnknownEither(WaitArguments, { onExcessProperty: "error" })(args)
         if (Either.isLeft(decoded)) {
-          const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+          const issues = plainIssues(decoded.left.issue)
           const errors = issues.map((issue) => new FieldIssue({ path: formatPath(issue.path), message: issue.message }))
           const first = errors[0]!
           return domainError(new InvalidRequest({ message: `${first.path || "request"}: ${first.message}`, errors }))

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
 import { SqlClient, type Statement } from "@effect/sql"
-import { Cache, Effect, Either, Option, ParseResult, Schema } from "effect"
+import { Cache, Effect, Either, Option, type ParseResult, Schema } from "effect"
 import {
   InvalidClient,
   InvalidClientMetadata,
@@ -29,6 +29,7 @@ import {
 import type { User } from "../../domain/identity/Users.js"
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
+import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { PublicUrl } from "../catalog/Catalog.js"
 import { forgetWhere, foundFor, lookupIn } from "../platform/Caches.js"
 import { rowsOf } from "../platform/Rows.js"
@@ -250,9 +251,8 @@ export class OAuth extends Effect.Service<OAuth>()("OAuth", {
       ).pipe(Effect.orDie)
 
     const registrationFailure = (error: ParseResult.ParseError) => {
-      const issues = ParseResult.ArrayFormatter.formatErrorSync(error)
-      const first = issues[0]
-      const path = first?.path.join(".") ?? ""
+      const first = plainIssues(error.issue)[0]
+      const path = first === undefined ? "" : formatPath(first.path)
       const description = first === undefined ? "Invalid client metadata" : `${path || "body"}: ${first.message}`
       return path.startsWith("redirect_uris")
         ? new InvalidRedirectUri({ message: description })

@@ -38,6 +38,8 @@ const companyWithKey = (permissions: ReadonlyArray<string>) =>
     return { ...company, scopedKey: created.body.apiKey as string }
   })
 
+const twoLetters = "must match the pattern ^[A-Za-z]{2}$"
+
 const query = (params: Record<string, string>) => `${autocomplete}?${new URLSearchParams(params).toString()}`
 
 describe("order address tools (/public-api/v3/orders/addresses)", () => {
@@ -133,40 +135,23 @@ describe("order address tools (/public-api/v3/orders/addresses)", () => {
         expect(old.body).toEqual(invalid("country", 'is unexpected, expected: "address"'))
 
         const long = (n: number, c = "x") => c.repeat(n)
-        const atMost = (n: number, value: string) =>
-          `Expected a string at most ${n} character(s) long, actual "${value}"`
+        const atMost = (n: number, _value: string) => `must be at most ${n} characters`
         const cases: ReadonlyArray<[unknown, string, string]> = [
           [{}, "address", "is missing"],
-          [
-            { address: "350 5th Ave, New York" },
-            "address",
-            'Expected Struct (Encoded side), actual "350 5th Ave, New York"'
-          ],
+          [{ address: "350 5th Ave, New York" }, "address", "must be an object"],
           [{ address: { ...empireState, address1: undefined } }, "address.address1", "is missing"],
-          [{ address: { ...empireState, address1: null } }, "address.address1", "Expected string, actual null"],
-          [
-            { address: { ...empireState, address1: "" } },
-            "address.address1",
-            'Expected a string at least 1 character(s) long, actual ""'
-          ],
+          [{ address: { ...empireState, address1: null } }, "address.address1", "must be a string"],
+          [{ address: { ...empireState, address1: "" } }, "address.address1", "must not be empty"],
           [{ address: { ...empireState, address1: long(201) } }, "address.address1", atMost(200, long(201))],
           [{ address: { ...empireState, address2: long(201) } }, "address.address2", atMost(200, long(201))],
           [{ address: { ...empireState, city: undefined } }, "address.city", "is missing"],
           [{ address: { ...empireState, city: long(101) } }, "address.city", atMost(100, long(101))],
           [{ address: { ...empireState, provinceCode: long(11) } }, "address.provinceCode", atMost(10, long(11))],
           [{ address: { ...empireState, postalCode: long(21, "1") } }, "address.postalCode", atMost(20, long(21, "1"))],
-          [{ address: { ...empireState, postalCode: 10118 } }, "address.postalCode", "Expected string, actual 10118"],
+          [{ address: { ...empireState, postalCode: 10118 } }, "address.postalCode", "must be a string"],
           [{ address: { ...empireState, countryCode: undefined } }, "address.countryCode", "is missing"],
-          [
-            { address: { ...empireState, countryCode: "USA" } },
-            "address.countryCode",
-            'Expected a string matching the pattern ^[A-Za-z]{2}$, actual "USA"'
-          ],
-          [
-            { address: { ...empireState, countryCode: "U1" } },
-            "address.countryCode",
-            'Expected a string matching the pattern ^[A-Za-z]{2}$, actual "U1"'
-          ],
+          [{ address: { ...empireState, countryCode: "USA" } }, "address.countryCode", twoLetters],
+          [{ address: { ...empireState, countryCode: "U1" } }, "address.countryCode", twoLetters],
           // Strict inside the address too: 3.0's name for the country is not an alias.
           [
             { address: { ...empireState, country: "US" } },
@@ -287,23 +272,15 @@ describe("order address tools (/public-api/v3/orders/addresses)", () => {
             invalid("filter[country]", "Country ZZ is not a known ISO 3166-1 alpha-2 country code")
           )
 
-          const pattern = (value: string) => `Expected a string matching the pattern ^[A-Za-z]{2}$, actual "${value}"`
+          const pattern = (_value: string) => twoLetters
           const london = { "filter[country]": "GB", "filter[address]": "London" }
           const cases: ReadonlyArray<[Record<string, string>, string, string]> = [
             [{ ...london, "filter[country]": "GBR" }, "filter[country]", pattern("GBR")],
             [{ ...london, "filter[country]": "G1" }, "filter[country]", pattern("G1")],
             [{ ...london, "filter[country]": "" }, "filter[country]", pattern("")],
             [{ "filter[country]": "GB" }, "filter[address]", "is missing"],
-            [
-              { ...london, "filter[address]": "Lon" },
-              "filter[address]",
-              'Expected a string at least 4 character(s) long, actual "Lon"'
-            ],
-            [
-              { ...london, "filter[address]": "x".repeat(129) },
-              "filter[address]",
-              `Expected a string at most 128 character(s) long, actual "${"x".repeat(129)}"`
-            ],
+            [{ ...london, "filter[address]": "Lon" }, "filter[address]", "must be at least 4 characters"],
+            [{ ...london, "filter[address]": "x".repeat(129) }, "filter[address]", "must be at most 128 characters"],
             // The v3 parser refuses what the operation does not take: 3.0's `country`, other filters, bad pages.
             [{ ...london, country: "GB" }, "country", 'Unknown query parameter "country".'],
             [
