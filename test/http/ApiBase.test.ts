@@ -1,6 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiError, HttpApiGroup, OpenApi } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
-import { Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { makeApi } from "../../src/http/ApiBase.js"
 
 /**
@@ -25,5 +25,13 @@ describe("makeApi", () => {
     const document = OpenApi.fromApi(api.add(group))
     expect(JSON.stringify(document)).not.toContain("HttpApiDecodeError")
     expect(Object.keys(document.paths["/things"]?.get?.responses ?? {})).toEqual(["200"])
+  })
+
+  it("HttpApi's decoding failures go through the replaced fromParseError, in plain words", () => {
+    const Body = Schema.Struct({ amount: Schema.NonNegativeInt.annotations({ description: "In minor units" }) })
+    const decoded = Schema.decodeUnknownEither(Body)({ amount: -1 })
+    if (Either.isRight(decoded)) throw new Error("expected a failure")
+    const failure = Effect.runSync(Effect.flip(HttpApiError.HttpApiDecodeError.refailParseError(decoded.left)))
+    expect(failure.issues).toEqual([{ _tag: "Type", path: ["amount"], message: "must be at least 0" }])
   })
 })
