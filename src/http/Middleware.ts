@@ -219,7 +219,12 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
             > =
               declared > options.maxBodyBytes
                 ? Effect.fail(withoutStack(() => tooLarge(options.maxBodyBytes)))
-                : (preflight ?? Effect.zipRight(screenRequest(request, routes), app))
+                : (preflight ??
+                  Effect.flatMap(screenRequest(request, routes), (screened) =>
+                    screened === request
+                      ? app
+                      : Effect.provideService(app, HttpServerRequest.HttpServerRequest, screened)
+                  ))
             const span = Context.getOrElse(context, Tracer.ParentSpan, () => undefined)
             const traced = span?._tag === "Span" && fiber.getFiberRef(FiberRef.currentTracerEnabled)
             const served = tagRequest(requestId, traced).pipe(

@@ -14,7 +14,10 @@ export const finishDocument = (spec: Record<string, any>): Record<string, any> =
   spec.components.parameters = { ...spec.components.parameters, ...companyParameters }
   for (const [path, operations] of Object.entries<Record<string, any>>(spec.paths ?? {})) {
     const line = lineOf(path)
-    for (const operation of Object.values(operations)) finishOperation(operation, line)
+    for (const operation of Object.values(operations)) {
+      finishOperation(operation, line)
+      markOptionalBody(operation, spec.components.schemas ?? {})
+    }
   }
   forgetGeneratedIds(spec)
   return pruneUnreferencedSchemas(spec)
@@ -135,6 +138,17 @@ const finishOperation = (operation: Record<string, any>, line: Line) => {
       response.headers["RateLimit-Policy"] = headerRef("RateLimit-Policy")
     }
   }
+}
+
+/**
+ * A JSON body with no required field may be left out: the request screening takes an empty body as `{}`
+ * (`screenRequest`), so the document says `required: false` (the generator marks every body required).
+ */
+const markOptionalBody = (operation: Record<string, any>, schemas: Record<string, any>) => {
+  const schema = operation.requestBody?.content?.["application/json"]?.schema
+  if (schema === undefined) return
+  const resolved = typeof schema.$ref === "string" ? schemas[schema.$ref.replace("#/components/schemas/", "")] : schema
+  if (resolved?.type === "object" && (resolved.required ?? []).length === 0) operation.requestBody.required = false
 }
 
 /** An error declared by a group and again by a middleware appears twice among a status's alternatives. */

@@ -58,23 +58,26 @@ const mediaTypeOf = (contentType: string | undefined): string | undefined =>
  *   percent-encoding does not decode (the router would answer a 404 that names no field);
  * - a body in a media type its operation does not take gets a 415 (no content type counts as JSON, as the
  *   decoder takes it);
- * - a JSON body nested deeper than `maxJsonDepth` gets a 400.
- * The body is read here once; the decoder reads the same buffered text.
+ * - a JSON body nested deeper than `maxJsonDepth` gets a 400;
+ * - an empty JSON body, where the operation's body has no required field, is taken as `{}` (the platform
+ *   reads an empty body as `null`, which no object schema takes): `curl -X POST …/cancel` needs no `-d '{}'`.
+ * The body is read here once; the decoder reads the same buffered text. Succeeds with the request to serve.
  */
 export const screenRequest = (
   request: HttpServerRequest.HttpServerRequest,
   routes: RouteTable
-): Effect.Effect<void, unknown> => {
+): Effect.Effect<HttpServerRequest.HttpServerRequest, unknown> => {
   if (request.url.includes("%00")) return Effect.fail(nulRefused("URL"))
   if (!decodablePath(request.url)) return Effect.fail(undecodablePath)
-  if (!HttpMethod.hasBody(request.method)) return Effect.void
-  const accepted = routes.find(request.method, request.url)?.bodyMediaTypes
-  if (accepted === undefined) return Effect.void
+  if (!HttpMethod.hasBody(request.method)) return Effect.succeed(request)
+  const operation = routes.find(request.method, request.url)
+  const accepted = operation?.bodyMediaTypes
+  if (accepted === undefined) return Effect.succeed(request)
   const sent = mediaTypeOf(request.headers["content-type"])
   const mediaType = sent ?? "application/json"
   if (!accepted.includes(mediaType)) {
     // A bodiless request without a content type is left to the decoder, which names the missing fields.
-    if (sent === undefined && (request.headers["content-length"] ?? "0") === "0") return Effect.void
+    if (sent === undefined && (request.headers["content-length"] ?? "0") === "0") return Effect.succeed(request)
     return Effect.fail(
       new UnsupportedMediaType({
         message: `This operation takes its body as ${accepted.join(" or ")}, not ${mediaType}.`,
@@ -83,8 +86,21 @@ export const screenRequest = (
     )
   }
   return Effect.flatMap(request.text, (text) => {
-    const hazard = mediaType === "application/json" ? jsonHazard(text) : /%00|\0/.test(text) ? "nul" : undefined
-    if (hazard === undefined) return Effect.void
+    const json = mediaType === "application/json"
+    if (json && operation?.bodyOptional === true && text.trim() === "")
+      return Effect.succeed(withEmptyObjectBody(request))
+    const hazard = json ? jsonHazard(text) : /%00|\0/.test(text) ? "nul" : undefined
+    if (hazard === undefined) return Effect.succeed(request)
     return Effect.fail(hazard === "nul" ? nulRefused("body") : tooDeep)
   })
 }
+
+/**
+ * The request with `{}` as its JSON body. The platform's request has no way to replace a body, so this is
+ * the same request with its body readers shadowed; everything else (headers, URL, address) is its own.
+ */
+const withEmptyObjectBody = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest =>
+  Object.create(request, {
+    text: { value: Effect.succeed("{}") },
+    json: { value: Effect.succeed({}) }
+  })

@@ -1,5 +1,5 @@
 import { type HttpApi, HttpApiSchema } from "@effect/platform"
-import type { SchemaAST } from "effect"
+import { Either, Schema, type SchemaAST } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { endpointsOf } from "./Reflection.js"
 
@@ -12,9 +12,13 @@ import { endpointsOf } from "./Reflection.js"
  */
 export const routerConfig = { maxParamLength: 8192, ignoreDuplicateSlashes: false } as const
 
-/** An operation as the request screening sees it: the media types its body is taken in, if it takes one. */
+/**
+ * An operation as the request screening sees it: the media types its body is taken in, if it takes one,
+ * and whether that body may be left out (it has no required field).
+ */
 export interface RouteOperation {
   readonly bodyMediaTypes: ReadonlyArray<string> | undefined
+  readonly bodyOptional: boolean
 }
 
 /**
@@ -43,9 +47,11 @@ export const routeTableOf = (api: HttpApi.HttpApi.Any): RouteTable => {
   if (known !== undefined) return known
   const router = FindMyWay.make<RouteOperation>(routerConfig)
   for (const { endpoint } of endpointsOf(api as HttpApi.HttpApi<string, never>)) {
-    const bodyMediaTypes =
-      endpoint.payloadSchema._tag === "Some" ? mediaTypesOf(endpoint.payloadSchema.value.ast) : undefined
-    router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, { bodyMediaTypes })
+    const payload = endpoint.payloadSchema
+    const bodyMediaTypes = payload._tag === "Some" ? mediaTypesOf(payload.value.ast) : undefined
+    const bodyOptional =
+      payload._tag === "Some" && Either.isRight(Schema.decodeUnknownEither(payload.value as Schema.Schema<unknown>)({}))
+    router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, { bodyMediaTypes, bodyOptional })
   }
   const table: RouteTable = {
     find: (method, url) => router.find(method, url)?.handler,

@@ -53,6 +53,10 @@ export const postWith = (url: string, body: unknown, headers: Record<string, str
     )
   )
 
+/** A POST with no body and no content type, as `curl -X POST` sends it. */
+export const postWithoutBody = (url: string, headers: Record<string, string>) =>
+  raw(HttpClientRequest.post(url).pipe(HttpClientRequest.setHeaders(headers)))
+
 export const patchWith = (url: string, body: unknown, headers: Record<string, string>) =>
   raw(
     HttpClientRequest.patch(url).pipe(

@@ -11,6 +11,7 @@ import {
   keyHeaders,
   orderCounts,
   postWith,
+  postWithoutBody,
   raiseLimits,
   timestampPattern,
   v2Keys
@@ -441,6 +442,31 @@ describe("orders (/public-api/v3)", () => {
         const late = yield* postWith(`${orders}/${shippedId}/cancel`, {}, keyHeaders(company.apiKey))
         expect(late.status).toBe(422)
         expect(late.body).toEqual(v3Error(422, "422_ORDS_002"))
+      })
+    )
+
+    it.effect("cancel takes no body at all, or an empty one (Content-Length: 0): its reason is optional", () =>
+      Effect.gen(function* () {
+        const company = yield* setup()
+        const headers = keyHeaders(company.apiKey)
+        const first = yield* postWith(orders, orderBody(company.variantId, "no-body"), headers)
+        const bare = yield* postWithoutBody(`${orders}/${first.body.data.id}/cancel`, headers)
+        expect(bare.status, JSON.stringify(bare.body)).toBe(200)
+        expect(bare.body.data).toMatchObject({
+          status: "cancelled",
+          cancellationDetails: { reason: "Cancelled by the company" }
+        })
+        const second = yield* postWith(orders, orderBody(company.variantId, "empty-body"), headers)
+        const empty = yield* postWith(`${orders}/${second.body.data.id}/cancel`, "", headers)
+        expect(empty.status, JSON.stringify(empty.body)).toBe(200)
+        expect(empty.body.data.status).toBe("cancelled")
+        // A body that is there is still checked.
+        const third = yield* postWith(orders, orderBody(company.variantId, "bad-body"), headers)
+        const refused = yield* postWith(`${orders}/${third.body.data.id}/cancel`, { reason: "" }, headers)
+        expect(refused.status).toBe(400)
+        expect(refused.body.errors).toEqual([
+          { path: "reason", errorCode: "400_PBLC_001", message: "must not be empty" }
+        ])
       })
     )
 

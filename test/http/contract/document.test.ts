@@ -101,6 +101,15 @@ describe("the OpenAPI document", () => {
       })
     )
 
+    it.effect("marks a body with no required field as optional, as the server takes it (absent = {})", () =>
+      Effect.gen(function* () {
+        const { body } = yield* get("/openapi.json")
+        expect(body.paths["/public-api/v3/orders/{orderId}/cancel"].post.requestBody.required).toBe(false)
+        expect(body.paths["/public-api/v3/orders"].post.requestBody.required).toBe(true)
+        expect(body.paths["/v1/checkouts"].post.requestBody.required).toBe(true)
+      })
+    )
+
     it.effect("declares every /v1 error as problem+json, and the errors every operation may meet", () =>
       Effect.gen(function* () {
         const { body, text } = yield* get("/openapi.json")
