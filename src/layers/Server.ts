@@ -185,18 +185,31 @@ const serveApp = (options: ServeOptions) =>
 export const serveApi = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: ServeOptions) =>
   serveApp(options).pipe(Layer.provide(apiApp(apiLive, options)))
 
-/** The API as `/openapi.json` and `/docs` describe it: with the public URL, when there is one, as its server. */
+/** The root URL of the mutual-TLS listener, where there is one: `/openapi.json` names it beside the public URL. */
+export class MtlsRootUrl extends Context.Tag("ribbon/MtlsRootUrl")<MtlsRootUrl, string>() {}
+
+/**
+ * The API as `/openapi.json` and `/docs` describe it: with the public URL and the mutual-TLS root, those that
+ * are in context, as its servers. A fixture API served by a test may have neither.
+ */
 const servedAtPublicUrl = Layer.effect(
   HttpApi.Api,
   Effect.gen(function* () {
     const served = yield* HttpApi.Api
-    const publicUrl = yield* Effect.serviceOption(PublicUrl)
-    return Option.match(publicUrl, {
-      onNone: () => served,
-      onSome: (url) => ({ ...served, api: served.api.annotate(OpenApi.Servers, [{ url, description: "This server" }]) })
-    })
+    const servers = [
+      ...Option.toArray(yield* Effect.serviceOption(PublicUrl)).map((url) => ({ url, description: "This server" })),
+      ...Option.toArray(yield* Effect.serviceOption(MtlsRootUrl)).map((url) => ({
+        url,
+        description: "Mutual TLS: `/public-api` only, with a client certificate (`enforceMtls` keys)"
+      }))
+    ]
+    return servers.length === 0 ? served : { ...served, api: served.api.annotate(OpenApi.Servers, servers) }
   })
 )
+
+/** The mutual-TLS listener's root: the public URL's host, over HTTPS, on MTLS_PORT. */
+export const mtlsRootUrl = (publicUrl: string, mtlsPort: number): string =>
+  `https://${new URL(publicUrl).hostname}:${mtlsPort}`
 
 /**
  * Every service the routes and the worker call; they need the database, Signals, the public URL and the
@@ -412,7 +425,18 @@ export const makeServerLive = (listen: { readonly host?: string } = {}) =>
       // Built over the listeners, so that on shutdown the drain runs while they still answer requests.
       return drainOnShutdown([server, ...Option.toArray(mtlsServer)]).pipe(
         Layer.provideMerge(Layer.merge(plain, mtls)),
-        Layer.provide(apiApp(ApiLive, { maxBodyBytes })),
+        Layer.provide(
+          apiApp(ApiLive, { maxBodyBytes }).pipe(
+            // What `/openapi.json` names as its servers (AppLive keeps its settings to itself).
+            Layer.provide(Layer.succeed(PublicUrl, config.publicUrl)),
+            Layer.provide(
+              Option.match(config.mtls, {
+                onNone: () => Layer.empty,
+                onSome: ({ port }) => Layer.succeed(MtlsRootUrl, mtlsRootUrl(config.publicUrl, port))
+              })
+            )
+          )
+        ),
         Layer.provide(
           OriginPolicy.layer({
             publicUrl: config.publicUrl,

@@ -155,6 +155,13 @@ describe("mutual TLS", () => {
         const rogue = yield* Effect.flip(httpsGet(dir, ports.mtls, v3Keys, keyHeaders(mtlsKey), "rogue"))
         expect(rogue.message).toMatch(/certificate|handshake|socket hang up|ECONNRESET|alert|unknown ca/i)
 
+        // The served document names both listeners as its servers.
+        const document = yield* plainRequest(ports.plain, "/openapi.json")
+        expect(document.body.servers).toEqual([
+          { url: `http://localhost:${ports.plain}`, description: "This server" },
+          { url: `https://localhost:${ports.mtls}`, description: expect.stringContaining("Mutual TLS") }
+        ])
+
         // Only /public-api is served there; the plain listener serves everything.
         expect((yield* httpsGet(dir, ports.mtls, "/health", {}, "client")).status).toBe(404)
         expect((yield* plainRequest(ports.plain, "/health")).status).toBe(200)
