@@ -120,8 +120,9 @@ const logOutage = (kind: string, cause: Cause.Cause<unknown>) =>
 /**
  * The headers every response gets: its request id, `nosniff`, and `no-store` unless the route chose its own
  * caching (every API response is specific to its caller, and some carry payment links or keys). `/docs`
- * also gets a Content-Security-Policy (the reference page runs its own inline script and styles) and may
- * not be framed. A CORS path gets its CORS headers (`corsHeadersFor`), its `Vary: Origin` beside any other.
+ * also gets a Content-Security-Policy (the reference page runs its own inline script and styles, and that
+ * script compiles WebAssembly: without `'wasm-unsafe-eval'` the page stays blank) and may not be framed. A
+ * CORS path gets its CORS headers (`corsHeadersFor`), its `Vary: Origin` beside any other.
  */
 const withResponseHeaders = (
   response: HttpServerResponse.HttpServerResponse,
@@ -142,7 +143,7 @@ const withResponseHeaders = (
 
 const docsHeaders = {
   "content-security-policy":
-    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    "default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   "x-frame-options": "DENY"
 }
 

@@ -127,7 +127,8 @@ const apiApp = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: AppOptio
     Layer.provide([
       Layer.merge(
         HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-        HttpApiScalar.layer({ path: "/docs" })
+        // Scalar's bundle is served inline; its default fonts would come from its CDN, which the page's policy refuses.
+        HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })
       ).pipe(Layer.provide(servedAtPublicUrl)),
       ribbonMiddleware(options)
     ]),
