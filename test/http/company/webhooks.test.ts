@@ -134,7 +134,11 @@ describe("company webhooks (/public-api/v3/webhooks)", () => {
           [{ url: "https://[::ffff:192.168.1.1]/hooks", eventTypes }, "url", /private/],
           [{ url: hookUrl, eventTypes: [] }, "eventTypes"],
           [{ url: hookUrl, eventTypes: "order-created" }, "eventTypes"],
-          [{ url: hookUrl, eventTypes: ["order-created", "order-shipped"] }, "eventTypes[1]", /order-shipped/],
+          [
+            { url: hookUrl, eventTypes: ["order-created", "order-shipped"] },
+            "eventTypes[1]",
+            /^must be one of order-created, /
+          ],
           [
             { url: hookUrl, eventTypes: ["order-created", "order-created"] },
             "eventTypes",
