@@ -157,13 +157,13 @@ describe("claiming gifts", () => {
           "Email",
           "Phone",
           "Address line 1",
-          "Address line 2",
           "City",
-          "State or province",
-          "Postal code",
           "Country"
         ]) {
           expect(form.text).toContain(`>${label}</label>`)
+        }
+        for (const label of ["Address line 2", "State or province", "Postal code"]) {
+          expect(form.text).toContain(`>${label} <span class="optional">(optional)</span></label>`)
         }
         expect(form.text).toContain(">Claim gift</button>")
 
