@@ -24,6 +24,7 @@ import {
   InsufficientFunds,
   NotShippableToCountry,
   OrderKeyReused,
+  RecipientAlreadyExists,
   ShippingAddressInvalid,
   VariantUnavailable
 } from "../../domain/company/Errors.js"
@@ -318,6 +319,7 @@ export class GiftClaimsV2Api extends HttpApiGroup.make("giftClaimsV2")
       .addSuccess(OrderCreatedV2)
       .addError(lineError("v2", CampaignNotFound))
       .addError(lineError("v2", CampaignNotActive))
+      .addError(lineError("v2", RecipientAlreadyExists))
       .annotate(
         OpenApi.Summary,
         "Send a gift and claim it in one call; recipient.key makes it idempotent (a replay finds the same order)"

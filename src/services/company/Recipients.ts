@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
 import { RecipientAlreadyExists, RecipientNotFound } from "../../domain/company/Errors.js"
@@ -13,10 +13,11 @@ import { Accounts } from "./Accounts.js"
 /**
  * Recipients, version 2 (DESIGN.md §4.9, §4.12; docs/company-api.md "Recipients"). A recipient belongs to the
  * company, in the key's environment, and lists the accounts that may reach it: a request reaches it when one
- * of them is in its scope. `externalId` and the e-mail (case-insensitively) are unique in the company and
- * environment, held by the database's partial unique indexes, so two creates racing with the same value
- * cannot both pass: the loser gets 409 naming the field. Deleting one erases its personal data and keeps
- * the row as a tombstone for the gifts and orders that name it; reads then answer 404.
+ * of them is in its scope. `externalId` and the e-mail (case-insensitively) are unique per account: no
+ * account lists two recipients with one value (`recipient_identities`, migration 0026, holds it), so two
+ * creates racing with the same value cannot both pass: the loser gets 409 naming the field. Deleting one
+ * erases its personal data and keeps the row as a tombstone for the gifts and orders that name it; reads
+ * then answer 404.
  */
 
 /** Who writes: the request's scope, the account its header named, and its `Request-Source`. */
@@ -78,16 +79,29 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
         return [reachable.value.id]
       })
 
-    /** The other recipient holding the `externalId` or the e-mail (the external id first), as a 409. */
+    /** A write in a transaction (a savepoint inside another); `undefined` when a recipient identity is taken. */
+    const unlessTaken = <A, E, R>(write: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(write).pipe(
+        Effect.catchIf(
+          (error): error is SqlError.SqlError => error instanceof SqlError.SqlError,
+          (error) => (isUniqueViolation(error) ? Effect.succeed(undefined) : Effect.die(error))
+        )
+      )
+
+    /**
+     * The other recipient holding the `externalId` or the e-mail in one of `accountIds` (the external id first),
+     * as a 409. It is named only when the scope reaches it.
+     */
     const conflictWith = (
       scope: AccountScope,
       values: { readonly externalId: string | null; readonly email: string | null },
+      accountIds: ReadonlyArray<string>,
       exceptId: string | null
     ) =>
       Effect.gen(function* () {
         const [found] = yield* conflictRows(sql`SELECT id,
             CASE WHEN COALESCE(external_id = ${values.externalId}, false) THEN 'externalId' ELSE 'email' END AS field
-          FROM recipients WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
+          FROM recipients WHERE ${reachedBy(scope)} AND account_ids && ${accountIds}::text[]
             AND id <> ${exceptId ?? ""}
             AND (external_id = ${values.externalId} OR lower(email) = lower(${values.email}))
           ORDER BY COALESCE(external_id = ${values.externalId}, false) DESC LIMIT 1`).pipe(Effect.orDie)
@@ -103,20 +117,25 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
         })
       })
 
-    /** A new recipient (409 when its `externalId` or e-mail is taken in the company and environment). */
+    /** A new recipient (409 when one of its accounts lists another with its `externalId` or e-mail). */
     const create = Effect.fn("Recipients.create")(function* (caller: RecipientCaller, input: NewRecipient) {
       const mobilePhone = yield* e164("mobilePhone", input.mobilePhone)
       const accountIds = yield* accountsFor(caller, input.accountIds)
       const id = yield* makeId
       const now = yield* nowDate
       const { scope } = caller
-      const [inserted] = yield* recipientRows(sql`INSERT INTO recipients (id, company_id, environment, account_ids,
-          first_name, last_name, email, mobile_phone, country, external_id, source, created_at, updated_at)
-        VALUES (${id}, ${scope.companyId}, ${scope.environment}, ${accountIds}::text[], ${input.firstName},
-          ${input.lastName}, ${input.email}, ${mobilePhone ?? null}, ${input.country}, ${input.externalId},
-          ${caller.source}, ${now}, ${now})
-        ON CONFLICT DO NOTHING RETURNING *`).pipe(Effect.orDie)
-      if (inserted === undefined) return yield* conflictWith(scope, input, null)
+      const inserted = yield* unlessTaken(
+        Effect.map(
+          recipientRows(sql`INSERT INTO recipients (id, company_id, environment, account_ids,
+              first_name, last_name, email, mobile_phone, country, external_id, source, created_at, updated_at)
+            VALUES (${id}, ${scope.companyId}, ${scope.environment}, ${accountIds}::text[], ${input.firstName},
+              ${input.lastName}, ${input.email}, ${mobilePhone ?? null}, ${input.country}, ${input.externalId},
+              ${caller.source}, ${now}, ${now})
+            RETURNING *`),
+          (rows) => rows[0]!
+        )
+      )
+      if (inserted === undefined) return yield* conflictWith(scope, input, accountIds, null)
       return inserted
     })
 
@@ -162,6 +181,12 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
       const mobilePhone = yield* e164("mobilePhone", change.mobilePhone)
       const named = change.accountIds === undefined ? undefined : yield* reachableAccounts(scope, change.accountIds)
       const now = yield* nowDate
+      // What the refused write would have held, to name the conflict.
+      let attempted = {
+        externalId: null as string | null,
+        email: null as string | null,
+        accountIds: [] as Array<string>
+      }
       const write = Effect.gen(function* () {
         const [current] = yield* recipientRows(sql`SELECT * FROM recipients WHERE id = ${recipientId.toLowerCase()}
           AND ${reachedBy(scope)} AND deleted_at IS NULL FOR UPDATE`)
@@ -181,6 +206,7 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
           country: keep(change.country, current.country),
           externalId: keep(change.externalId, current.externalId)
         }
+        attempted = { externalId: next.externalId, email: next.email, accountIds: [...accountIds] }
         const [updated] = yield* recipientRows(sql`UPDATE recipients SET account_ids = ${accountIds}::text[],
             first_name = ${next.firstName}, last_name = ${next.lastName}, email = ${next.email},
             mobile_phone = ${next.mobilePhone}, country = ${next.country}, external_id = ${next.externalId},
@@ -188,23 +214,10 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
           WHERE id = ${current.id} RETURNING *`)
         return updated!
       })
-      const result = yield* sql
-        .withTransaction(write)
-        .pipe(
-          Effect.catchTag("SqlError", (error) =>
-            isUniqueViolation(error) ? Effect.succeed(undefined) : Effect.die(error)
-          )
-        )
+      const result = yield* unlessTaken(write)
       if (result !== undefined) return result
-      // A unique index refused the change: say which value is taken.
-      return yield* conflictWith(
-        scope,
-        {
-          externalId: change.externalId ?? null,
-          email: change.email ?? null
-        },
-        recipientId.toLowerCase()
-      )
+      // An account of the recipient lists another with one of its values: say which.
+      return yield* conflictWith(scope, attempted, attempted.accountIds, recipientId.toLowerCase())
     })
 
     /**
@@ -220,44 +233,58 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
       if (erased.length === 0) return yield* notFound(recipientId)
     })
 
+    /** `recipient` with `accountIds` added to its accounts (409 when one of them lists another with its values). */
+    const widen = (scope: AccountScope, recipient: RecipientRecord, accountIds: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const missing = accountIds.filter((id) => !recipient.accountIds.includes(id))
+        if (missing.length === 0) return { recipient, created: false } as const
+        const now = yield* nowDate
+        const widened = yield* unlessTaken(
+          Effect.map(
+            recipientRows(sql`UPDATE recipients
+              SET account_ids = ARRAY(SELECT DISTINCT unnest(account_ids || ${missing}::text[])), updated_at = ${now}
+              WHERE id = ${recipient.id} RETURNING *`),
+            (rows) => rows[0] ?? recipient
+          )
+        )
+        if (widened === undefined) return yield* conflictWith(scope, recipient, missing, recipient.id)
+        return { recipient: widened, created: false } as const
+      })
+
     /**
-     * The recipient a gift is for: the company's recipient with the `externalId` (when given), else with the
-     * e-mail, else a new one. A recipient found that does not list the request's account yet gets it added,
-     * so the account reaches it from then on. Safe under races: a create that loses to another finds the winner.
+     * The recipient a gift is for, among those the caller's scope reaches: the one with the `externalId` (when
+     * given), else with the e-mail (one already listing the gift's accounts first), else a new one. A recipient
+     * found that does not list the gift's account yet gets it added. A recipient the scope does not reach is
+     * never matched, read or widened: the caller gets a recipient of its own accounts instead, which the
+     * per-account uniqueness allows. Safe under races: a create that loses to another finds the winner.
      */
     const findOrCreate = Effect.fn("Recipients.findOrCreate")(function* (caller: RecipientCaller, input: NewRecipient) {
       const { scope } = caller
-      const lookup = Effect.gen(function* () {
-        const matches = (column: "external_id" | "email", value: string | null) =>
-          value === null
-            ? Effect.succeed(undefined)
-            : Effect.map(
-                recipientRows(sql`SELECT * FROM recipients WHERE company_id = ${scope.companyId}
-                  AND environment = ${scope.environment} AND deleted_at IS NULL AND ${
-                    column === "email" ? sql`lower(email) = lower(${value})` : sql`external_id = ${value}`
-                  }`).pipe(Effect.orDie),
-                (rows) => rows[0]
-              )
-        return (yield* matches("external_id", input.externalId)) ?? (yield* matches("email", input.email))
-      })
+      const accountIds = yield* accountsFor(caller, input.accountIds)
+      const matching = (column: "external_id" | "email", value: string | null) =>
+        value === null
+          ? Effect.succeed(undefined)
+          : Effect.map(
+              recipientRows(
+                sql`SELECT * FROM recipients WHERE ${reachedBy(scope)} AND deleted_at IS NULL AND ${
+                  column === "email" ? sql`lower(email) = lower(${value})` : sql`external_id = ${value}`
+                } ORDER BY account_ids && ${accountIds}::text[] DESC, created_at, id LIMIT 1`
+              ).pipe(Effect.orDie),
+              (rows) => rows[0]
+            )
+      const lookup = Effect.flatMap(matching("external_id", input.externalId), (found) =>
+        found === undefined ? matching("email", input.email) : Effect.succeed(found)
+      )
       const found = yield* lookup
       if (found === undefined) {
-        const created = yield* create(caller, input).pipe(
-          Effect.map(Option.some),
-          Effect.catchTag("RecipientAlreadyExists", () => Effect.succeed(Option.none()))
-        )
-        if (Option.isSome(created)) return { recipient: created.value, created: true } as const
+        const created = yield* Effect.either(create(caller, { ...input, accountIds }))
+        if (created._tag === "Right") return { recipient: created.right, created: true } as const
+        // Another request made it meanwhile: that one is the recipient.
+        const winner = yield* lookup
+        if (winner === undefined) return yield* created.left
+        return yield* widen(scope, winner, accountIds)
       }
-      const existing = found ?? (yield* lookup)
-      if (existing === undefined) return yield* Effect.dieMessage("A recipient conflicted and then vanished.")
-      const accountIds = yield* accountsFor(caller, input.accountIds)
-      const missing = accountIds.filter((id) => !existing.accountIds.includes(id))
-      if (missing.length === 0) return { recipient: existing, created: false } as const
-      const now = yield* nowDate
-      const [widened] = yield* recipientRows(sql`UPDATE recipients
-        SET account_ids = ARRAY(SELECT DISTINCT unnest(account_ids || ${missing}::text[])), updated_at = ${now}
-        WHERE id = ${existing.id} RETURNING *`).pipe(Effect.orDie)
-      return { recipient: widened ?? existing, created: false } as const
+      return yield* widen(scope, found, accountIds)
     })
 
     return { create, get, page, update, remove, findOrCreate } as const

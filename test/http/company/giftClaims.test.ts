@@ -6,7 +6,7 @@ import { Pricing } from "../../../src/services/catalog/Pricing.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/Fulfillment.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
-import { createCompany, getWith, keyHeaders, postWith, raiseLimits } from "../../support/company.js"
+import { createCompany, getWith, keyHeaders, postWith, raiseLimits, v2Keys } from "../../support/company.js"
 import { eventually } from "../../support/eventually.js"
 import { get, raw, testPublicUrl } from "../../support/http.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
@@ -293,6 +293,74 @@ describe("claiming gifts", () => {
           shipmentStatus: "processing",
           fulfillmentStatus: "unfulfilled"
         })
+      })
+    )
+
+    it.effect("POST /v2/orders from a key limited to one account makes its own recipient, never another's", () =>
+      Effect.gen(function* () {
+        const company = yield* setup
+        const sql = yield* sqlClient
+        const ada = yield* postWith(
+          "/public-api/v2/recipients",
+          { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", externalId: "emp-1" },
+          company.headers
+        )
+        expect(ada.status, JSON.stringify(ada.body)).toBe(201)
+        const adaBefore = yield* sql`SELECT * FROM recipients WHERE id = ${ada.body.id}`
+        const sales = yield* postWith(
+          "/public-api/v3/accounts",
+          {
+            name: "Sales",
+            billingMethod: { name: "Sales budget", type: "prepaid", spendingLimit: { amount: 5000_00 } }
+          },
+          company.headers
+        )
+        const salesId = sales.body.data.id as string
+        const campaign = yield* postWith(
+          "/public-api/v2/campaigns",
+          {
+            name: "Sales welcome",
+            customization: {
+              giftProperties: {
+                selectedGiftType: "product",
+                productId: company.productId,
+                budget: { min: 1, max: 1000 }
+              }
+            }
+          },
+          keyHeaders(company.apiKey, { "ribbon-account-id": salesId })
+        )
+        expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
+        const limited = yield* postWith(
+          v2Keys,
+          {
+            name: "sales orders",
+            permissions: ["orders:create", "gifts:read:masked"],
+            accountsAccess: { scope: "selected-accounts", ids: [salesId] }
+          },
+          company.headers
+        )
+        const salesKey = keyHeaders(limited.body.apiKey)
+        // Pricing's reference data read outside a transaction first: read cold inside the claim's transaction,
+        // its cache waits for a second connection, which PGlite's pool of one never frees.
+        expect((yield* getWith(`/public-api/v2/variants/${company.variantId}`, company.headers)).status).toBe(200)
+        const ordered = yield* postWith(
+          "/public-api/v2/orders",
+          {
+            campaignId: campaign.body.id,
+            variantId: company.variantId,
+            recipient: { firstname: "Eve", lastname: "Mallory", externalId: "emp-1", key: "eve-order" },
+            orderRecipient
+          },
+          salesKey
+        )
+        expect(ordered.status, JSON.stringify(ordered.body)).toBe(200)
+        const gift = yield* getWith(`${gifts}/${ordered.body.giftId}`, salesKey)
+        expect(gift.body.recipientId).not.toBe(ada.body.id)
+        const [own] = yield* sql<{ firstName: string; accountIds: Array<string> }>`SELECT first_name, account_ids
+          FROM recipients WHERE id = ${gift.body.recipientId}`
+        expect(own).toEqual({ firstName: "Eve", accountIds: [salesId] })
+        expect(yield* sql`SELECT * FROM recipients WHERE id = ${ada.body.id}`).toEqual(adaBefore)
       })
     )
 

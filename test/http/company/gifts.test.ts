@@ -180,6 +180,96 @@ describe("gifts (/public-api/v2)", () => {
       })
     )
 
+    it.effect("a key limited to one account never reaches another account's recipient through a gift", () =>
+      Effect.gen(function* () {
+        const company = yield* setup()
+        const sql = yield* sqlClient
+        // Ada is a recipient of the default account only.
+        const adaRecipient = yield* postWith(
+          "/public-api/v2/recipients",
+          { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", mobilePhone: "+44 20 7946 0958" },
+          company.headers
+        )
+        expect(adaRecipient.status, JSON.stringify(adaRecipient.body)).toBe(201)
+        const adaId = adaRecipient.body.id as string
+        const adaBefore = yield* sql`SELECT * FROM recipients WHERE id = ${adaId}`
+        // Sales, its campaign, and a key that reaches Sales alone.
+        const sales = yield* postWith(
+          "/public-api/v3/accounts",
+          {
+            name: "Sales",
+            billingMethod: { name: "Sales budget", type: "prepaid", spendingLimit: { amount: 5000_00 } }
+          },
+          company.headers
+        )
+        const salesId = sales.body.data.id as string
+        const salesHeaders = keyHeaders(company.apiKey, { "ribbon-account-id": salesId })
+        const [product] = yield* sql<{
+          productId: string
+        }>`SELECT product_id FROM campaigns WHERE id = ${company.campaignId}`
+        const campaign = yield* postWith(
+          campaigns,
+          {
+            name: "Sales thanks",
+            customization: {
+              giftProperties: {
+                selectedGiftType: "product",
+                productId: product!.productId,
+                budget: { min: 10, max: 50 }
+              }
+            }
+          },
+          salesHeaders
+        )
+        expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
+        const limited = yield* postWith(
+          v2Keys,
+          {
+            name: "sales only",
+            permissions: ["gifts:create", "gifts:read:unmasked", "recipients:read:unmasked"],
+            accountsAccess: { scope: "selected-accounts", ids: [salesId] }
+          },
+          company.headers
+        )
+        const salesKey = keyHeaders(limited.body.apiKey)
+
+        // Ada's e-mail, another name and phone, texted: the gift is for a recipient of Sales' own.
+        const eve = { firstname: "Eve", lastname: "Mallory", email: "ADA@example.com", phone: "+1 415 555 0100" }
+        const sent = yield* postWith(
+          gifts,
+          { campaignId: campaign.body.id, recipients: [{ ...eve, key: "eve-1" }], sendingMethod: "sms" },
+          salesKey
+        )
+        expect(sent.body.results[0], JSON.stringify(sent.body)).toMatchObject({ success: true })
+        const gift = yield* getWith(`${gifts}/${sent.body.results[0].id}`, salesKey)
+        expect(gift.body.recipientId).not.toBe(adaId)
+        const own = yield* getWith(`/public-api/v2/recipients/${gift.body.recipientId}`, salesKey)
+        expect(own.body).toMatchObject({
+          firstName: "Eve",
+          lastName: "Mallory",
+          email: "ADA@example.com",
+          mobilePhone: "+14155550100",
+          accounts: [salesId]
+        })
+        // Ada stays out of the key's reach, untouched, and her phone gets nothing.
+        expect((yield* getWith(`/public-api/v2/recipients/${adaId}`, salesKey)).status).toBe(404)
+        expect(yield* sql`SELECT * FROM recipients WHERE id = ${adaId}`).toEqual(adaBefore)
+        const texts = yield* sql<{ recipient: string }>`SELECT recipient FROM notifications
+          WHERE gift_id = ${gift.body.id}`
+        expect(texts).toEqual([{ recipient: "+14155550100" }])
+
+        // A key reaching both accounts finds the recipient of the campaign's account.
+        const again = yield* postWith(
+          gifts,
+          { campaignId: campaign.body.id, recipients: [{ ...ada, key: "ada-sales" }] },
+          company.headers
+        )
+        const second = yield* getWith(`${gifts}/${again.body.results[0].id}`, company.headers)
+        expect(second.body.recipientId).toBe(gift.body.recipientId)
+        expect(yield* sql`SELECT * FROM recipients WHERE id = ${adaId}`).toEqual(adaBefore)
+      })
+    )
+
     it.effect("cancel and expire release the budget once; a closed gift takes no change", () =>
       Effect.gen(function* () {
         const company = yield* setup()

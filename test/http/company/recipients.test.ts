@@ -118,7 +118,7 @@ describe("recipients (/public-api/v2)", () => {
       })
     )
 
-    it.effect("the same externalId, or the same e-mail in any case, is a 409 within a company and environment", () =>
+    it.effect("the same externalId, or the same e-mail in any case, is a 409 within an account", () =>
       Effect.gen(function* () {
         const company = yield* setup()
         const first = yield* postWith(recipients, ada, keyHeaders(company.apiKey))
@@ -162,6 +162,51 @@ describe("recipients (/public-api/v2)", () => {
         const same = yield* patchWith(graceUrl, { email: "GRACE@example.com" }, keyHeaders(company.apiKey))
         expect(same.status).toBe(200)
         expect(same.body.email).toBe("GRACE@example.com")
+      })
+    )
+
+    it.effect("externalId and e-mail are unique per account: another account may hold them, not share them", () =>
+      Effect.gen(function* () {
+        const company = yield* setup()
+        const sales = yield* postWith("/public-api/v3/accounts", { name: "Sales" }, keyHeaders(company.apiKey))
+        const salesId = sales.body.data.id as string
+        const first = yield* postWith(recipients, ada, keyHeaders(company.apiKey))
+        expect(first.status).toBe(201)
+        // Sales holds its own Ada: a key limited to Sales learns nothing of the default account's.
+        const salesOnly = yield* keyWith(company.apiKey, ["recipients:create", "recipients:read:unmasked"], {
+          scope: "selected-accounts",
+          ids: [salesId]
+        })
+        const own = yield* postWith(recipients, { ...ada, firstName: "Eve" }, keyHeaders(salesOnly))
+        expect(own.status, JSON.stringify(own.body)).toBe(201)
+        expect(own.body).toMatchObject({ firstName: "Eve", accounts: [salesId] })
+        expect((yield* postWith(recipients, ada, keyHeaders(salesOnly))).status).toBe(409)
+        // A recipient listing both accounts would share them: 409, and nothing changes.
+        const before = yield* recipientCount
+        const both = yield* postWith(
+          recipients,
+          { firstName: "B", lastName: "C", email: "ada.lovelace@EXAMPLE.com", accounts: [company.accountId, salesId] },
+          keyHeaders(company.apiKey)
+        )
+        expect(both).toMatchObject({ status: 409, body: v2Error(409, "CONFLICT") })
+        expect(both.body.message).toContain("e-mail")
+        expect(yield* recipientCount).toBe(before)
+        const widened = yield* patchWith(
+          `${recipients}/${first.body.id}`,
+          { accounts: [company.accountId, salesId] },
+          keyHeaders(company.apiKey)
+        )
+        expect(widened).toMatchObject({ status: 409, body: v2Error(409, "CONFLICT") })
+        expect(widened.body.message).toContain("externalId")
+        expect((yield* getWith(`${recipients}/${first.body.id}`, keyHeaders(company.apiKey))).body).toEqual(first.body)
+        // Once Sales' Ada is gone, the first can list Sales too.
+        expect((yield* deleteWith(`${recipients}/${own.body.id}`, keyHeaders(company.apiKey))).status).toBe(204)
+        const joined = yield* patchWith(
+          `${recipients}/${first.body.id}`,
+          { accounts: [company.accountId, salesId] },
+          keyHeaders(company.apiKey)
+        )
+        expect(joined.status).toBe(200)
       })
     )
 
