@@ -70,6 +70,17 @@ export type CampaignRecord = typeof CampaignRecord.Type
 
 const dayMillis = 24 * 60 * 60 * 1000
 
+/**
+ * Why `at` cannot be an expiry date set at `now`, or `undefined` when it can: a campaign's date and a gift's
+ * share the bound, in the future and at most 365 days ahead, so no gift holds its budget longer.
+ */
+export const expiryDateProblem = (at: Date, now: Date): string | undefined =>
+  at.getTime() <= now.getTime()
+    ? "The expiration date must be in the future."
+    : at.getTime() > now.getTime() + maxExpirationDays * dayMillis
+      ? `The expiration date must be within ${maxExpirationDays} days.`
+      : undefined
+
 /** When a gift of the campaign sent at `sentAt` expires: `expirationDays` after sending, or the campaign's date. */
 export const giftExpirationOf = (campaign: CampaignRecord, sentAt: Date): Date =>
   campaign.expirationDate ?? new Date(sentAt.getTime() + (campaign.expirationDays ?? maxExpirationDays) * dayMillis)

@@ -111,7 +111,9 @@ export class OrderCreatedV2 extends Schema.Class<OrderCreatedV2>("OrderCreatedV2
 /** `PATCH /v2/gifts/{id}`: absent fields stay; `metadata: null` clears it. */
 export const UpdateGiftV2 = Schema.Struct({
   expirationDate: Schema.optional(
-    Schema.Date.annotations({ description: "A new expiry, in the future (an ISO 8601 date-time)" })
+    Schema.Date.annotations({
+      description: "A new expiry, in the future and at most 365 days ahead (an ISO 8601 date-time)"
+    })
   ),
   metadata: Schema.optional(Schema.NullOr(Metadata))
 })

@@ -6,8 +6,8 @@ import {
   CampaignRecord,
   type CampaignStatus,
   canMoveCampaign,
+  expiryDateProblem,
   type GiftType,
-  maxExpirationDays,
   type SendingChannel
 } from "../../domain/company/Campaigns.js"
 import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
@@ -113,8 +113,6 @@ export const toMinor = (major: number) => Math.round(major * 100)
 /** Major units of the billing currency from stored minor units. */
 export const toMajor = (minor: number) => minor / 100
 
-const dayMillis = 24 * 60 * 60 * 1000
-
 /** What a campaign's gift is, with the ids and bounds its columns hold. */
 interface GiftColumns {
   readonly giftType: GiftType
@@ -140,15 +138,8 @@ const expirationColumns = (expiration: ExpirationInput, now: Date) =>
     if (Number.isNaN(at.getTime())) {
       return yield* InvalidRequest.field(`${path}.date`, "Expected an ISO 8601 date or date-time.")
     }
-    if (at.getTime() <= now.getTime()) {
-      return yield* InvalidRequest.field(`${path}.date`, "The expiration date must be in the future.")
-    }
-    if (at.getTime() > now.getTime() + maxExpirationDays * dayMillis) {
-      return yield* InvalidRequest.field(
-        `${path}.date`,
-        `The expiration date must be within ${maxExpirationDays} days.`
-      )
-    }
+    const problem = expiryDateProblem(at, now)
+    if (problem !== undefined) return yield* InvalidRequest.field(`${path}.date`, problem)
     return { expirationDays: null, expirationDate: at }
   })
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
-import { type CampaignRecord, giftExpirationOf, sendsGifts } from "../../domain/company/Campaigns.js"
+import { type CampaignRecord, expiryDateProblem, giftExpirationOf, sendsGifts } from "../../domain/company/Campaigns.js"
 import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
 import { CampaignNotActive, GiftChoiceRefused, GiftClosed, GiftNotFound } from "../../domain/company/Errors.js"
 import {
@@ -14,7 +14,7 @@ import {
   type SendingMethod
 } from "../../domain/company/Gifts.js"
 import type { RecipientRecord } from "../../domain/company/Recipients.js"
-import { codeOf } from "../../domain/platform/Errors.js"
+import { codeOf, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { PublicUrl } from "../catalog/Catalog.js"
 import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
@@ -344,8 +344,12 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         return locked!
       })
 
-    /** Changes an open gift's expiry (a new expiry job) or metadata. */
+    /** Changes an open gift's expiry (a new expiry job; in the future, at most 365 days ahead) or metadata. */
     const update = Effect.fn("Gifts.update")(function* (scope: AccountScope, giftId: string, change: GiftChange) {
+      if (change.expirationDate !== undefined) {
+        const problem = expiryDateProblem(change.expirationDate, yield* nowDate)
+        if (problem !== undefined) return yield* InvalidRequest.field("expirationDate", problem)
+      }
       const write = Effect.gen(function* () {
         const gift = yield* lockOpen(scope, giftId)
         const now = yield* nowDate

@@ -304,6 +304,38 @@ describe("gifts (/public-api/v2)", () => {
       })
     )
 
+    it.effect("a new expirationDate is in the future and at most 365 days ahead; otherwise 400, nothing moved", () =>
+      Effect.gen(function* () {
+        const company = yield* setup()
+        const sent = yield* postWith(gifts, { campaignId: company.campaignId, recipients: [ada] }, company.headers)
+        const url = `${gifts}/${sent.body.results[0].id}`
+        const before = yield* getWith(url, company.headers)
+        const sql = yield* sqlClient
+        const expiryJobs = Effect.map(
+          sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE kind = 'gift.expire'`,
+          (rows) => rows[0]!.n
+        )
+        const jobsBefore = yield* expiryJobs
+        const day = 24 * 3_600_000
+        for (const expirationDate of [
+          "2036-01-01T00:00:00.000Z",
+          new Date(Date.now() + 366 * day).toISOString(),
+          new Date(Date.now() - day).toISOString()
+        ]) {
+          const refused = yield* patchWith(url, { expirationDate, metadata: { a: "b" } }, company.headers)
+          expect(refused.status, expirationDate).toBe(400)
+          expect(refused.body).toMatchObject({ errorCode: "INVALID_REQUEST", path: "expirationDate" })
+        }
+        expect((yield* getWith(url, company.headers)).body).toEqual(before.body)
+        expect(yield* expiryJobs).toBe(jobsBefore)
+        // 364 days ahead is within the bound.
+        const within = new Date(Date.now() + 364 * day).toISOString()
+        const moved = yield* patchWith(url, { expirationDate: within }, company.headers)
+        expect(moved.status, JSON.stringify(moved.body)).toBe(200)
+        expect(moved.body.expirationDate).toBe(within)
+      })
+    )
+
     it.effect("the expiry job expires an open gift at its time, released; a later expiry moves it", () =>
       Effect.gen(function* () {
         const company = yield* setup({ min: 10, max: 50 }, { daysFromSend: 2 })
