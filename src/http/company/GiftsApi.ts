@@ -11,7 +11,7 @@ import {
 } from "../../domain/catalog/Address.js"
 import { VariantNotFound } from "../../domain/catalog/Errors.js"
 import { Recipient } from "../../domain/checkout/Checkout.js"
-import { HexId, RequestSource, Timestamp } from "../../domain/company/Company.js"
+import { HexId, type Permission, RequestSource, Timestamp } from "../../domain/company/Company.js"
 import {
   AccountNotFound,
   BillingMethodArchived,
@@ -201,6 +201,16 @@ const GiftPath = Schema.Struct({ giftId: HexId })
 
 export const giftExpansions = ["recipient", "orders", "campaign"] as const
 
+/**
+ * What each expansion needs: the expanded resource's own read permission (any one of them), as reading it at
+ * its own route would. Without it the read is 403; the resource is then shown in its own masking mode.
+ */
+export const expansionPermissions: Record<(typeof giftExpansions)[number], ReadonlyArray<Permission>> = {
+  recipient: ["recipients:read:masked", "recipients:read:unmasked"],
+  orders: ["orders:read:masked", "orders:read:unmasked"],
+  campaign: ["campaigns:read"]
+}
+
 /** The fields a gift read may be narrowed to with `fields`. */
 export const giftFields = Object.keys(GiftV2.fields).filter(
   (name) => name !== "id" && !(giftExpansions as ReadonlyArray<string>).includes(name)
@@ -218,7 +228,11 @@ const Expand = {
   fields: Schema.optional(Fields),
   "expand[]": Schema.optional(
     Schema.Union(Schema.Literal(...giftExpansions), Schema.Array(Schema.Literal(...giftExpansions)))
-  ).annotations({ description: "recipient (masked unless gifts:read:unmasked), orders, campaign; repeatable" })
+  ).annotations({
+    description:
+      "recipient (needs recipients:read:masked or :unmasked, masked unless :unmasked), orders (likewise with " +
+      "orders:read:…), campaign (needs campaigns:read); repeatable. A missing permission is a 403"
+  })
 }
 
 const read = { permission: ["gifts:read:masked", "gifts:read:unmasked"], rateClass: "administration:read" } as const

@@ -1,18 +1,20 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { formatTimestamp } from "../../domain/company/Company.js"
+import { PermissionDenied } from "../../domain/company/Errors.js"
 import type { GiftRecord, GiftStatus } from "../../domain/company/Gifts.js"
 import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/company/Orders.js"
 import { Campaigns, toMajor } from "../../services/company/Campaigns.js"
 import { CompanyOrders } from "../../services/company/CompanyOrders.js"
 import { type GiftClaim, Gifts } from "../../services/company/Gifts.js"
 import { readMode } from "../../services/company/Masking.js"
+import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Recipients } from "../../services/company/Recipients.js"
 import { Api } from "../Api.js"
 import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
 import { defaultLimit } from "./CampaignsApi.js"
 import { campaignV2, listScope } from "./CampaignsLive.js"
-import { type ClaimGiftV2, giftExpansions } from "./GiftsApi.js"
+import { type ClaimGiftV2, expansionPermissions, giftExpansions } from "./GiftsApi.js"
 import { recipientV2 } from "./RecipientsLive.js"
 import { orderV3 } from "./v3.js"
 
@@ -92,14 +94,40 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
     const orders = yield* CompanyOrders
     const recipients = yield* Recipients
     const campaigns = yield* Campaigns
+    const policy = yield* CompanyPolicy
+
+    /** Each expansion asked for needs the expanded resource's read permission (403 otherwise). */
+    const canExpand = (caller: Caller, expand: ReadonlyArray<GiftExpansion>) =>
+      Effect.forEach(
+        expand,
+        (expansion) => {
+          const allowed: Effect.Effect<void, PermissionDenied> = policy.canPerform(
+            caller.key,
+            expansionPermissions[expansion]
+          )
+          return allowed.pipe(
+            Effect.mapError(
+              (denied) =>
+                new PermissionDenied({
+                  message: `expand[]=${expansion} needs the ${denied.permission} permission, which this API key lacks.`,
+                  permission: denied.permission
+                })
+            )
+          )
+        },
+        { discard: true }
+      )
+
+    /** How the caller reads a resource's personal data: its own permission's mode (checked by `canExpand`). */
+    const modeOf = (caller: Caller, domain: "orders" | "recipients") =>
+      readMode(caller.key.permissions, domain) === "unmasked" ? "unmasked" : "masked"
 
     /**
-     * A gift as the caller reads it, with what `expand` asks for: the recipient masked unless the key holds
-     * `gifts:read:unmasked`, the order likewise, the campaign.
+     * A gift as the caller reads it, with what `expand` asks for (allowed by `canExpand`): the recipient and
+     * the order each masked unless the key reads that resource unmasked, the campaign.
      */
     const present = (caller: Caller, expand: ReadonlyArray<GiftExpansion>) => (gift: GiftRecord) =>
       Effect.gen(function* () {
-        const mode = readMode(caller.key.permissions, "gifts") === "unmasked" ? "unmasked" : "masked"
         const order = gift.orderId === null ? null : yield* orders.get(caller.scope, gift.orderId).pipe(Effect.orDie)
         return {
           ...giftV2(gift, gifts.linkOf(gift), order),
@@ -107,14 +135,16 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
             ? {
                 recipient: recipientV2(
                   yield* recipients.get(caller.scope, gift.recipientId, { includeDeleted: true }).pipe(Effect.orDie),
-                  mode
+                  modeOf(caller, "recipients")
                 )
               }
             : {}),
           ...(expand.includes("campaign")
             ? { campaign: campaignV2(yield* campaigns.get(caller.scope, gift.campaignId).pipe(Effect.orDie)) }
             : {}),
-          ...(expand.includes("orders") ? { orders: order === null ? [] : [orderV3(order, mode)] } : {})
+          ...(expand.includes("orders")
+            ? { orders: order === null ? [] : [orderV3(order, modeOf(caller, "orders"))] }
+            : {})
         }
       })
     /** The gift as read back after a change: no expansions. */
@@ -151,6 +181,8 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
         Effect.gen(function* () {
           const caller = yield* CurrentCaller
           const scope = yield* listScope(caller, urlParams.accountId)
+          const expand = expansionsOf(urlParams["expand[]"])
+          yield* canExpand(caller, expand)
           const skip = urlParams.skip ?? 0
           const limit = urlParams.limit ?? defaultLimit
           const rows = yield* gifts.page(scope, {
@@ -162,7 +194,6 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
             createdBefore: urlParams.createdBefore === undefined ? undefined : new Date(urlParams.createdBefore),
             createdAfter: urlParams.createdAfter === undefined ? undefined : new Date(urlParams.createdAfter)
           })
-          const expand = expansionsOf(urlParams["expand[]"])
           const expanded = yield* Effect.forEach(rows, (gift) =>
             Effect.map(present(caller, expand)(gift), onlyFields(urlParams.fields))
           )
@@ -170,11 +201,13 @@ export const GiftsV2Live = HttpApiBuilder.group(Api, "giftsV2", (handlers) =>
         })
       )
       .handle("get", ({ path, urlParams }) =>
-        Effect.flatMap(CurrentCaller, (caller) =>
-          Effect.flatMap(gifts.get(caller.scope, path.giftId), (gift) =>
-            Effect.map(present(caller, expansionsOf(urlParams["expand[]"]))(gift), onlyFields(urlParams.fields))
-          )
-        )
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const expand = expansionsOf(urlParams["expand[]"])
+          yield* canExpand(caller, expand)
+          const gift = yield* gifts.get(caller.scope, path.giftId)
+          return onlyFields(urlParams.fields)(yield* present(caller, expand)(gift))
+        })
       )
       .handle("update", ({ path, payload }) =>
         Effect.flatMap(CurrentCaller, (caller) =>

@@ -6,7 +6,7 @@ import { Pricing } from "../../../src/services/catalog/Pricing.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/Fulfillment.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
-import { createCompany, getWith, keyHeaders, postWith, raiseLimits, v2Keys } from "../../support/company.js"
+import { createCompany, deleteWith, getWith, keyHeaders, postWith, raiseLimits, v2Keys } from "../../support/company.js"
 import { eventually } from "../../support/eventually.js"
 import { get, raw, testPublicUrl } from "../../support/http.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
@@ -75,6 +75,15 @@ const sendGift = (company: Effect.Effect.Success<typeof setup>, key: string) =>
       company.headers
     ),
     (response) => response.body.results[0] as { id: string; link: string }
+  )
+
+/**
+ * Pricing's reference data read outside a transaction, for a test that claims first: read cold inside the
+ * claim's transaction, its cache waits for a second connection, which PGlite's pool of one never frees.
+ */
+const warmPricing = (company: Effect.Effect.Success<typeof setup>) =>
+  Effect.map(getWith(`/public-api/v2/variants/${company.variantId}`, company.headers), (response) =>
+    expect(response.status).toBe(200)
   )
 
 const statusOf = (company: Effect.Effect.Success<typeof setup>, giftId: string) =>
@@ -296,6 +305,57 @@ describe("claiming gifts", () => {
       })
     )
 
+    it.effect("expand[] needs the expanded resource's read permission and shows it in that resource's mode", () =>
+      Effect.gen(function* () {
+        const company = yield* setup
+        yield* warmPricing(company)
+        const gift = yield* sendGift(company, "expand")
+        const claimed = yield* postWith(
+          `${gifts}/${gift.id}/claim`,
+          { variantId: company.variantId, orderRecipient },
+          company.headers
+        )
+        expect(claimed.status, JSON.stringify(claimed.body)).toBe(200)
+        const keyWith = (permissions: ReadonlyArray<string>) =>
+          Effect.map(
+            postWith(v2Keys, { name: `k-${permissions.join(" ")}`, permissions }, company.headers),
+            (response) => keyHeaders(response.body.apiKey)
+          )
+        const url = `${gifts}/${gift.id}`
+        // Gifts unmasked, nothing else: neither the order nor the recipient, as GET /v3/orders would refuse.
+        const giftsOnly = yield* keyWith(["gifts:read:unmasked"])
+        expect((yield* getWith("/public-api/v3/orders", giftsOnly)).status).toBe(403)
+        for (const query of ["expand[]=orders", "expand[]=recipient", "expand[]=orders&expand[]=recipient"]) {
+          for (const read of [url, gifts]) {
+            const refused = yield* getWith(`${read}?${query}`, giftsOnly)
+            expect(refused.status, `${read}?${query}`).toBe(403)
+            expect(refused.body).toEqual(v2Error(403, "FORBIDDEN"))
+            expect(JSON.stringify(refused.body)).not.toContain("Lovelace")
+          }
+        }
+        expect((yield* getWith(`${url}?expand[]=campaign`, giftsOnly)).status).toBe(403)
+        expect((yield* getWith(url, giftsOnly)).status).toBe(200)
+        // With the masked reads of orders and recipients, each is masked, whatever the gifts permission says.
+        const masked = yield* keyWith(["gifts:read:unmasked", "orders:read:masked", "recipients:read:masked"])
+        const maskedRead = yield* getWith(`${url}?expand[]=orders&expand[]=recipient`, masked)
+        expect(maskedRead.status, JSON.stringify(maskedRead.body)).toBe(200)
+        expect(maskedRead.body.recipient).toMatchObject({ firstName: "A**", lastName: "L*******" })
+        expect(maskedRead.body.recipient.email).not.toContain("expand@")
+        expect(maskedRead.body.orders[0].id).toBe(claimed.body.orderId)
+        expect(JSON.stringify(maskedRead.body.orders)).not.toContain("Lovelace")
+        expect(JSON.stringify(maskedRead.body.orders)).not.toContain("ada@example.com")
+        // Unmasked reads of both, with only masked gifts: both unmasked. (Three keys at most: one goes.)
+        const keys = yield* getWith(v2Keys, company.headers)
+        const giftsOnlyId = keys.body.results.find((key: { name: string }) => key.name === "k-gifts:read:unmasked").id
+        expect((yield* deleteWith(`${v2Keys}/${giftsOnlyId}`, company.headers)).status).toBeLessThan(300)
+        const unmasked = yield* keyWith(["gifts:read:masked", "orders:read:unmasked", "recipients:read:unmasked"])
+        const full = yield* getWith(`${url}?expand[]=orders&expand[]=recipient`, unmasked)
+        expect(full.status, JSON.stringify(full.body)).toBe(200)
+        expect(full.body.recipient).toMatchObject({ firstName: "Ada", email: "expand@example.com" })
+        expect(full.body.orders[0].recipient).toMatchObject({ lastName: "Lovelace", email: "ada@example.com" })
+      })
+    )
+
     it.effect("POST /v2/orders from a key limited to one account makes its own recipient, never another's", () =>
       Effect.gen(function* () {
         const company = yield* setup
@@ -341,9 +401,7 @@ describe("claiming gifts", () => {
           company.headers
         )
         const salesKey = keyHeaders(limited.body.apiKey)
-        // Pricing's reference data read outside a transaction first: read cold inside the claim's transaction,
-        // its cache waits for a second connection, which PGlite's pool of one never frees.
-        expect((yield* getWith(`/public-api/v2/variants/${company.variantId}`, company.headers)).status).toBe(200)
+        yield* warmPricing(company)
         const ordered = yield* postWith(
           "/public-api/v2/orders",
           {

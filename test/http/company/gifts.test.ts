@@ -442,7 +442,7 @@ describe("gifts (/public-api/v2)", () => {
       })
     )
 
-    it.effect("expand[] adds the recipient (masked by the key's permission), the campaign and the orders", () =>
+    it.effect("expand[] adds the recipient (masked by the recipients permission), the campaign and the orders", () =>
       Effect.gen(function* () {
         const company = yield* setup()
         const sent = yield* postWith(gifts, { campaignId: company.campaignId, recipients: [ada] }, company.headers)
@@ -458,8 +458,12 @@ describe("gifts (/public-api/v2)", () => {
         const plain = yield* getWith(`${gifts}/${id}`, company.headers)
         expect(plain.body).not.toHaveProperty("recipient")
         expect(plain.body).not.toHaveProperty("campaign")
-        // A key that reads gifts masked sees the recipient masked, in a list too.
-        const masked = yield* postWith(v2Keys, { name: "masked", permissions: ["gifts:read:masked"] }, company.headers)
+        // A key that reads recipients masked sees the recipient masked, in a list too.
+        const masked = yield* postWith(
+          v2Keys,
+          { name: "masked", permissions: ["gifts:read:unmasked", "recipients:read:masked"] },
+          company.headers
+        )
         const listed = yield* getWith(`${gifts}?expand[]=recipient`, keyHeaders(masked.body.apiKey))
         expect(listed.status).toBe(200)
         expect(listed.body.results[0].recipient.firstName).toBe("A**")
