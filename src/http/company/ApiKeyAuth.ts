@@ -131,6 +131,8 @@ export const permissionsDoc = <Id extends string, Groups extends HttpApiGroup.Ht
     'rate-limit class it draws from (besides the global bucket). "any key" means any valid key of the company:',
     "key management needs no permission of its own, but a key creates, rotates and revokes only keys whose permissions",
     "and accounts (`accountsAccess`) are within its own.",
+    "A gift read's `expand[]` also needs each expanded resource's own read permission (`recipients:read:masked` or",
+    "`:unmasked`, `orders:read:masked` or `:unmasked`, `campaigns:read`), and masks it by that permission.",
     "",
     "| Method | Path | Permission | Rate-limit class |",
     "|---|---|---|---|",

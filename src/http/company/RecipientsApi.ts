@@ -19,7 +19,7 @@ const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
 export const RecipientEmail = Schema.String.pipe(
   Schema.maxLength(254),
   Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "Expected an e-mail address" })
-).annotations({ description: "Unique in the company and environment, case-insensitively" })
+).annotations({ description: "Unique among the recipients of each account, case-insensitively" })
 
 const MobilePhone = PhoneInput.annotations({
   description: "E.164 (`+14155552671`); other international forms are normalised to it"
@@ -29,7 +29,7 @@ export const ExternalId = Schema.String.pipe(
   Schema.minLength(1),
   Schema.maxLength(120),
   Schema.pattern(/^[^\p{Cc}]+$/u, { message: () => "Expected printable characters" })
-).annotations({ description: "The company's own identifier, unique in the company and environment" })
+).annotations({ description: "The company's own identifier, unique among the recipients of each account" })
 
 const AccountIds = Schema.Array(HexId).pipe(Schema.minItems(1), Schema.maxItems(100))
 
