@@ -77,15 +77,6 @@ const sendGift = (company: Effect.Effect.Success<typeof setup>, key: string) =>
     (response) => response.body.results[0] as { id: string; link: string }
   )
 
-/**
- * Pricing's reference data read outside a transaction, for a test that claims first: read cold inside the
- * claim's transaction, its cache waits for a second connection, which PGlite's pool of one never frees.
- */
-const warmPricing = (company: Effect.Effect.Success<typeof setup>) =>
-  Effect.map(getWith(`/public-api/v2/variants/${company.variantId}`, company.headers), (response) =>
-    expect(response.status).toBe(200)
-  )
-
 const statusOf = (company: Effect.Effect.Success<typeof setup>, giftId: string) =>
   Effect.map(getWith(`${gifts}/${giftId}`, company.headers), (response) => response.body.status as string)
 
@@ -308,7 +299,6 @@ describe("claiming gifts", () => {
     it.effect("expand[] needs the expanded resource's read permission and shows it in that resource's mode", () =>
       Effect.gen(function* () {
         const company = yield* setup
-        yield* warmPricing(company)
         const gift = yield* sendGift(company, "expand")
         const claimed = yield* postWith(
           `${gifts}/${gift.id}/claim`,
@@ -401,7 +391,6 @@ describe("claiming gifts", () => {
           company.headers
         )
         const salesKey = keyHeaders(limited.body.apiKey)
-        yield* warmPricing(company)
         const ordered = yield* postWith(
           "/public-api/v2/orders",
           {
