@@ -2499,6 +2499,13 @@ export interface components {
             errorCode: "FORBIDDEN";
             message: string;
         };
+        V2AccountsAccessDenied: {
+            /** @enum {number} */
+            status: 403;
+            /** @enum {string} */
+            errorCode: "FORBIDDEN";
+            message: string;
+        };
         V2EnvironmentMismatch: {
             /** @enum {number} */
             status: 403;
@@ -2646,6 +2653,13 @@ export interface components {
             status: 403;
             /** @enum {string} */
             errorCode: "403_KEYS_001";
+            message: string;
+        };
+        V3AccountsAccessDenied: {
+            /** @enum {number} */
+            status: 403;
+            /** @enum {string} */
+            errorCode: "403_KEYS_005";
             message: string;
         };
         V3EnvironmentMismatch: {
@@ -4591,7 +4605,7 @@ export interface operations {
             query: {
                 /** @description a string at most 128 character(s) long */
                 q: string;
-                /** @description ISO 3166-1 alpha-2 country code, either case (default: the signed-in user's country) */
+                /** @description ISO 3166-1 alpha-2 code of the address's country */
                 country: string;
             };
             header?: never;
@@ -5868,7 +5882,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["UserPatch"];
             };
@@ -8007,7 +8021,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2AccountsAccessDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
                 };
             };
             /** @description V2AccountNotFound */
@@ -8144,7 +8158,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2AccountsAccessDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
                 };
             };
             /** @description V2AccountNotFound */
@@ -8296,7 +8310,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
+                    "application/json": components["schemas"]["V2PermissionDenied"] | components["schemas"]["V2AccountsAccessDenied"] | components["schemas"]["V2EnvironmentMismatch"] | components["schemas"]["V2MtlsRequired"] | components["schemas"]["V2CompanyMismatch"];
                 };
             };
             /** @description V2AccountNotFound */
@@ -8419,7 +8433,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3AccountsAccessDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
                 };
             };
             /** @description V3AccountNotFound */
@@ -8566,7 +8580,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3AccountsAccessDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
                 };
             };
             /** @description V3AccountNotFound */
@@ -8718,7 +8732,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3AccountsAccessDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
                 };
             };
             /** @description V3AccountNotFound */
@@ -9910,7 +9924,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
@@ -11946,7 +11960,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
@@ -12147,9 +12161,9 @@ export interface operations {
                 skip?: number;
                 /** @description Rows per page, 1 to 100 (default 20) */
                 limit?: number;
-                /** @description The company's own identifier, unique in the company and environment */
+                /** @description The company's own identifier, unique among the recipients of each account */
                 externalId?: string;
-                /** @description Unique in the company and environment, case-insensitively */
+                /** @description Unique among the recipients of each account, case-insensitively */
                 email?: string;
             };
             header?: {
@@ -12288,7 +12302,7 @@ export interface operations {
                     lastName: string;
                     /**
                      * maxLength(254)
-                     * @description Unique in the company and environment, case-insensitively
+                     * @description Unique among the recipients of each account, case-insensitively
                      */
                     email?: string;
                     /**
@@ -12299,7 +12313,7 @@ export interface operations {
                     country?: components["schemas"]["AddressCountryCode"];
                     /**
                      * maxLength(120)
-                     * @description The company's own identifier, unique in the company and environment
+                     * @description The company's own identifier, unique among the recipients of each account
                      */
                     externalId?: string;
                     /**
@@ -12688,7 +12702,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
@@ -12866,7 +12880,7 @@ export interface operations {
                 createdBefore?: string;
                 createdAfter?: string;
                 fields?: string;
-                /** @description recipient (masked unless gifts:read:unmasked), orders, campaign; repeatable */
+                /** @description recipient (needs recipients:read:masked or :unmasked, masked unless :unmasked), orders (likewise with orders:read:…), campaign (needs campaigns:read); repeatable. A missing permission is a 403 */
                 "expand[]"?: ("recipient" | "orders" | "campaign") | ("recipient" | "orders" | "campaign")[];
             };
             header?: {
@@ -13012,7 +13026,7 @@ export interface operations {
                         lastname: string;
                         /**
                          * maxLength(254)
-                         * @description Unique in the company and environment, case-insensitively
+                         * @description Unique among the recipients of each account, case-insensitively
                          */
                         email?: string;
                         /**
@@ -13022,7 +13036,7 @@ export interface operations {
                         phone?: string;
                         /**
                          * maxLength(120)
-                         * @description The company's own identifier, unique in the company and environment
+                         * @description The company's own identifier, unique among the recipients of each account
                          */
                         externalId?: string;
                         /**
@@ -13178,7 +13192,7 @@ export interface operations {
         parameters: {
             query?: {
                 fields?: string;
-                /** @description recipient (masked unless gifts:read:unmasked), orders, campaign; repeatable */
+                /** @description recipient (needs recipients:read:masked or :unmasked, masked unless :unmasked), orders (likewise with orders:read:…), campaign (needs campaigns:read); repeatable. A missing permission is a 403 */
                 "expand[]"?: ("recipient" | "orders" | "campaign") | ("recipient" | "orders" | "campaign")[];
             };
             header?: {
@@ -13308,7 +13322,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     expirationDate?: components["schemas"]["DateFromString"];
@@ -13959,7 +13973,7 @@ export interface operations {
                         lastname: string;
                         /**
                          * maxLength(254)
-                         * @description Unique in the company and environment, case-insensitively
+                         * @description Unique among the recipients of each account, case-insensitively
                          */
                         email?: string;
                         /**
@@ -13969,7 +13983,7 @@ export interface operations {
                         phone?: string;
                         /**
                          * maxLength(120)
-                         * @description The company's own identifier, unique in the company and environment
+                         * @description The company's own identifier, unique among the recipients of each account
                          */
                         externalId?: string;
                         /**
@@ -14099,7 +14113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["V2IdempotencyInFlight"];
+                    "application/json": components["schemas"]["V2IdempotencyInFlight"] | components["schemas"]["V2RecipientAlreadyExists"];
                 };
             };
             /** @description V2PayloadTooLarge */
@@ -15195,7 +15209,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @description As the filters of GET /v3/products; prices in each location's currency */
