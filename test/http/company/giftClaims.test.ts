@@ -151,15 +151,7 @@ describe("claiming gifts", () => {
 
         const form = yield* get(`${path}/choose?productId=${company.productId}&country=GB`)
         expect(form.status).toBe(200)
-        for (const label of [
-          "First name",
-          "Last name",
-          "Email",
-          "Phone",
-          "Address line 1",
-          "City",
-          "Country"
-        ]) {
+        for (const label of ["First name", "Last name", "Email", "Phone", "Address line 1", "City", "Country"]) {
           expect(form.text).toContain(`>${label}</label>`)
         }
         for (const label of ["Address line 2", "State or province", "Postal code"]) {
