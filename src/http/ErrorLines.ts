@@ -11,8 +11,8 @@ import {
 } from "../domain/platform/Errors.js"
 
 /**
- * The four API lines and how each renders a domain error (DESIGN.md §4.7). One function renders a body;
- * the same function is the encoder of the schemas endpoints declare, so `/openapi.json` shows exactly
+ * The four API lines and how each renders a domain error (docs/decisions/0031-errors-per-api-line.md). One function
+ * renders a body; the same function is the encoder of the schemas endpoints declare, so `/openapi.json` shows exactly
  * the bodies clients receive.
  */
 export type Line = "v1" | "oauth" | "v2" | "v3"

@@ -336,7 +336,7 @@ const OAuthPurgeLive = Layer.scopedDiscard(
 
 /**
  * The background worker: placement, order progress, checkout expiry, catalog exports and callbacks, claimed
- * from the `jobs` table by every instance (DESIGN.md §6), and the stock-availability notifier.
+ * from the `jobs` table by every instance (docs/decisions/0052-scale-out.md), and the stock-availability notifier.
  */
 export const WorkerLive = Layer.unwrapEffect(
   Effect.gen(function* () {

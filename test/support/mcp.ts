@@ -1,12 +1,12 @@
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens
-} from "@modelcontextprotocol/sdk/shared/auth.js"
 import { authorizeInBrowser, Browser } from "./auth.js"
+
+/** The SDK's OAuth types, as its client provider interface names them. */
+type OAuthClientMetadata = OAuthClientProvider["clientMetadata"]
+type OAuthClientInformationMixed = NonNullable<Awaited<ReturnType<OAuthClientProvider["clientInformation"]>>>
+type OAuthTokens = Parameters<OAuthClientProvider["saveTokens"]>[0]
 
 /**
  * An MCP client as a desktop app runs one: the official SDK `Client` over `StreamableHTTPClientTransport`,

@@ -3,9 +3,10 @@ import type { CatalogName } from "./Catalog.js"
 import type { Personalization } from "./Personalization.js"
 
 /**
- * The catalog as the company API reads it (DESIGN.md §4.11, docs/catalog.md "Catalog (v3)"): the same
+ * The catalog as the company API reads it (docs/decisions/0042-v3-catalog.md, docs/catalog.md "Catalog (v3)"): the same
  * products, variants, collections and tags as the agent API, as records the CatalogV3 service returns and
- * each API line presents. Amounts are `{amount, currency}` in the currency's minor units (§4.9).
+ * each API line presents. Amounts are `{amount, currency}` in the currency's minor units
+ * (docs/decisions/0036-company-resources.md).
  */
 
 /** Money on the company API: `amount` in the currency's minor units. */

@@ -24,7 +24,7 @@ export class CollectionNotFound extends DomainError<CollectionNotFound>()(
   errorCode(404, "Collection not found", "collection_not_found", "NOT_FOUND", "404_COLL_001")
 ) {}
 
-// Catalog exports (DESIGN.md §4.11).
+// Catalog exports (docs/decisions/0043-catalog-exports.md).
 
 /** No export with that id of that kind in the key's company and environment. */
 export class ExportNotFound extends DomainError<ExportNotFound>()(

@@ -2,8 +2,8 @@ import { Schema } from "effect"
 import { Environment } from "../company/Company.js"
 
 /**
- * Catalog exports (DESIGN.md §4.11, docs/catalog.md "Exports"): an NDJSON file per requested location of
- * the products a `GET /v3/products` query (or a set of collections) lists, written in the background and
+ * Catalog exports (docs/decisions/0043-catalog-exports.md, docs/catalog.md "Exports"): an NDJSON file per requested
+ * location of the products a `GET /v3/products` query (or a set of collections) lists, written in the background and
  * downloaded at signed URLs for 48 hours.
  */
 

@@ -11,8 +11,8 @@ import {
 
 /**
  * Quotes, checkouts, checkout items, orders and their events (spec "Quote", "Checkout", "Checkout item",
- * "States and transitions"; DESIGN.md §4.5–4.6; docs/checkout.md). Amounts are integers in the minor
- * units of `currency`.
+ * "States and transitions"; docs/decisions/0025-quotes-and-checkouts.md, docs/decisions/0029-events-and-sse.md;
+ * docs/checkout.md). Amounts are integers in the minor units of `currency`.
  */
 
 /** Path ids are taken as they come: an id that names nothing is a 404, not a 400. */

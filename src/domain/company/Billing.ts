@@ -3,8 +3,8 @@ import { CurrencyCode } from "../platform/Money.js"
 import { Environment } from "./Company.js"
 
 /**
- * Billing methods (DESIGN.md §4.10): how an account pays for its orders and gifts. Money moves only through
- * the ledger (`billing_entries`); a method's `remaining` is derived from it.
+ * Billing methods (docs/decisions/0041-v3-accounts-and-billing.md): how an account pays for its orders and gifts. Money
+ * moves only through the ledger (`billing_entries`); a method's `remaining` is derived from it.
  */
 
 export const BillingType = Schema.Literal("prepaid", "invoice")

@@ -2,8 +2,8 @@ import { Schema } from "effect"
 import { Environment, RequestSource } from "./Company.js"
 
 /**
- * Campaigns, version 2 (DESIGN.md §4.12, docs/company-api.md "Campaigns"): what a company's gifts are made
- * from. A campaign belongs to one account and is charged to a billing method of it (the account's default
+ * Campaigns, version 2 (docs/decisions/0045-v2-campaigns.md, docs/company-api.md "Campaigns"): what a company's gifts
+ * are made from. A campaign belongs to one account and is charged to a billing method of it (the account's default
  * when it was made); its gift properties say what a recipient may choose (one product, or any product of a
  * collection), up to what budget, and until when; its notification policy how the gift reaches them.
  */
@@ -29,7 +29,7 @@ export const campaignTransitions: Readonly<Record<CampaignStatus, ReadonlyArray<
 export const canMoveCampaign = (from: CampaignStatus, to: CampaignStatus) =>
   from === to || campaignTransitions[from].includes(to)
 
-/** The budget bounds of the v2 line, in major units of the billing currency (DESIGN.md §4.12). */
+/** The budget bounds of the v2 line, in major units of the billing currency (docs/decisions/0045-v2-campaigns.md). */
 export const minBudget = 1
 export const maxBudget = 20_000
 

@@ -1,8 +1,9 @@
 import { Schema } from "effect"
 
 /**
- * The company API platform (spec company-gifting-api.md "API key", "Authentication"; DESIGN.md §4.8):
- * companies, their accounts, the `test`/`live` environment, API keys and their permissions.
+ * The company API platform (spec company-gifting-api.md "API key", "Authentication";
+ * docs/decisions/0032-companies-and-keys.md): companies, their accounts, the `test`/`live` environment, API keys and
+ * their permissions.
  */
 
 /** A company id (24-hex ids satisfy it). */
@@ -76,7 +77,7 @@ export type AccountsAccess = typeof AccountsAccess.Type
 
 export const allAccounts: AccountsAccess = { scope: "all-accounts", ids: [] }
 
-/** `Request-Source` values (DESIGN.md §4.8); recorded on what a request creates. */
+/** `Request-Source` values (docs/decisions/0033-scoping-and-masking.md); recorded on what a request creates. */
 export const RequestSource = Schema.Literal("api_native", "api_zapier", "api_salesforce", "api_ftp", "api_make")
 export type RequestSource = typeof RequestSource.Type
 
@@ -101,7 +102,7 @@ export const ApiKeyRecord = Schema.Struct({
 })
 export type ApiKeyRecord = typeof ApiKeyRecord.Type
 
-/** The rate-limit scopes of the spec's table (DESIGN.md §4.8). */
+/** The rate-limit scopes of the spec's table (docs/decisions/0034-company-rate-limits.md). */
 export const RateScope = Schema.Literal(
   "global",
   "marketplace:read",

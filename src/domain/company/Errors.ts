@@ -81,7 +81,7 @@ export class ApiKeyLimitReached extends DomainError<ApiKeyLimitReached>()(
   errorCode(422, "API key limit reached", "api_key_limit_reached", "UNPROCESSABLE_ENTITY", "422_KEYS_001")
 ) {}
 
-// Accounts and billing (DESIGN.md §4.10).
+// Accounts and billing (docs/decisions/0041-v3-accounts-and-billing.md).
 
 /** An account of that name already exists in the company and environment. */
 export class AccountNameTaken extends DomainError<AccountNameTaken>()(
@@ -111,7 +111,7 @@ export class BillingMethodArchived extends DomainError<BillingMethodArchived>()(
   errorCode(422, "Billing method archived", "billing_method_archived", "UNPROCESSABLE_ENTITY", "422_BILL_002")
 ) {}
 
-// v3 orders (DESIGN.md §4.10).
+// v3 orders (docs/decisions/0039-v3-orders.md).
 
 export class CompanyOrderNotFound extends DomainError<CompanyOrderNotFound>()(
   "CompanyOrderNotFound",
@@ -186,7 +186,7 @@ export class SimulationRefused extends DomainError<SimulationRefused>()(
   errorCode(422, "Simulation refused", "simulation_refused", "UNPROCESSABLE_ENTITY", "422_ORDS_007")
 ) {}
 
-// Company webhooks (DESIGN.md §4.12).
+// Company webhooks (docs/decisions/0050-company-webhooks.md).
 
 /** No endpoint of that id in the key's company and environment. */
 export class WebhookEndpointNotFound extends DomainError<WebhookEndpointNotFound>()(
@@ -208,7 +208,7 @@ export class WebhookEndpointLimitReached extends DomainError<WebhookEndpointLimi
   )
 ) {}
 
-// v2 campaigns and recipients (DESIGN.md §4.12).
+// v2 campaigns and recipients (docs/decisions/0045-v2-campaigns.md, docs/decisions/0046-v2-recipients.md).
 
 /** No campaign of that id on an account the request reaches. */
 export class CampaignNotFound extends DomainError<CampaignNotFound>()(
@@ -251,7 +251,7 @@ export class RecipientAlreadyExists extends DomainError<RecipientAlreadyExists>(
   errorCode(409, "Recipient already exists", "recipient_already_exists", "CONFLICT", "409_RCPT_001")
 ) {}
 
-// Gifts (DESIGN.md §4.12).
+// Gifts (docs/decisions/0047-v2-gifts.md).
 
 /** No gift of that id reachable with the request's accounts. */
 export class GiftNotFound extends DomainError<GiftNotFound>()(

@@ -2,8 +2,8 @@ import { Schema } from "effect"
 import { Environment, RequestSource } from "./Company.js"
 
 /**
- * Gifts, version 2 (DESIGN.md §4.12, docs/company-api.md "Gifts"): one recipient's gift from one campaign,
- * sent as a link the recipient opens to choose within the budget and claim. While it is open, the budget's
+ * Gifts, version 2 (docs/decisions/0047-v2-gifts.md, docs/company-api.md "Gifts"): one recipient's gift from one
+ * campaign, sent as a link the recipient opens to choose within the budget and claim. While it is open, the budget's
  * maximum is held on the campaign's billing method; claiming, expiring or cancelling it lets that go.
  */
 

@@ -2,8 +2,8 @@ import { Schema } from "effect"
 import { Environment, RequestSource } from "./Company.js"
 
 /**
- * Company orders, version 3 (DESIGN.md §4.10): one variant for one recipient, placed in one idempotent call,
- * debited from a billing method, booked with the Fulfillment simulator and followed to delivery.
+ * Company orders, version 3 (docs/decisions/0039-v3-orders.md): one variant for one recipient, placed in one idempotent
+ * call, debited from a billing method, booked with the Fulfillment simulator and followed to delivery.
  */
 
 export const CompanyOrderStatus = Schema.Literal("active", "completed", "cancelled", "refunded")
@@ -104,7 +104,7 @@ export const CompanyOrderRecord = Schema.Struct({
 export type CompanyOrderRecord = typeof CompanyOrderRecord.Type
 
 /**
- * The order as its first response showed it (a replay answers with that, DESIGN.md §4.9): what the
+ * The order as its first response showed it (a replay answers with that, docs/decisions/0035-idempotency.md): what the
  * shipment and cancellation have changed since is set back to how the order was placed.
  */
 export const asPlaced = (order: CompanyOrderRecord): CompanyOrderRecord => ({

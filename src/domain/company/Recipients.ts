@@ -2,8 +2,8 @@ import { Schema } from "effect"
 import { Environment, RequestSource } from "./Company.js"
 
 /**
- * Recipients, version 2 (DESIGN.md §4.12, docs/company-api.md "Recipients"): the people a company sends
- * gifts to. A recipient belongs to the company (in one environment) and lists the accounts that may reach
+ * Recipients, version 2 (docs/decisions/0046-v2-recipients.md, docs/company-api.md "Recipients"): the people a company
+ * sends gifts to. A recipient belongs to the company (in one environment) and lists the accounts that may reach
  * it. Its `externalId` (the company's own identifier) and its e-mail (case-insensitively) are each unique
  * in the company and environment.
  *

@@ -2,8 +2,8 @@ import { Schema } from "effect"
 import { Environment } from "./Company.js"
 
 /**
- * Company webhooks (DESIGN.md §4.12, docs/company-api.md "Webhooks"): endpoints a company registers for
- * the event types it wants, and the events its orders and gifts emit to them, signed with the endpoint's
+ * Company webhooks (docs/decisions/0050-company-webhooks.md, docs/company-api.md "Webhooks"): endpoints a company
+ * registers for the event types it wants, and the events its orders and gifts emit to them, signed with the endpoint's
  * `whsec_` secret (Standard Webhooks `v1`).
  */
 

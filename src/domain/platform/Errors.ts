@@ -149,8 +149,8 @@ export class ServiceUnavailable extends DomainError<ServiceUnavailable>()(
   )
 ) {}
 
-// Idempotent requests (DESIGN.md §4.8), on every line that takes an idempotency key. The codes are the ones
-// first shipped with checkouts.
+// Idempotent requests (docs/decisions/0035-idempotency.md), on every line that takes an idempotency key. The codes are
+// the ones first shipped with checkouts.
 
 /** The idempotency key was used with a different request body. */
 export class IdempotencyKeyReused extends DomainError<IdempotencyKeyReused>()(

@@ -9,10 +9,10 @@ import { lineError } from "../ErrorLines.js"
 import { queryInt } from "../QueryParams.js"
 
 /**
- * The catalog, version 2 (spec "GET /v2/products, /v2/variants/{id}"; DESIGN.md §4.9, §4.11 "v2 reads";
- * docs/catalog.md "v2 reads"): the products a gift of a budget can be, landed in a country, paged with
- * `skip`/`limit`, and one variant with its landed price. The same catalog as `/v1` and `/v3`: a product id is
- * the same on every line. Unknown query parameters are ignored, as v2 always has.
+ * The catalog, version 2 (spec "GET /v2/products, /v2/variants/{id}"; docs/decisions/0036-company-resources.md,
+ * docs/decisions/0044-v2-catalog-reads.md; docs/catalog.md "v2 reads"): the products a gift of a budget can be, landed
+ * in a country, paged with `skip`/`limit`, and one variant with its landed price. The same catalog as `/v1` and `/v3`:
+ * a product id is the same on every line. Unknown query parameters are ignored, as v2 always has.
  */
 
 /** A v2 budget: a plain number in the major units of the country's currency (`49.99`, `5000`), 1 to 20000. */

@@ -10,10 +10,10 @@ import { lineError } from "../ErrorLines.js"
 import { Links, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 
 /**
- * The catalog, version 3 (spec "Operations named for version 3"; DESIGN.md §4.9, §4.11; docs/catalog.md
- * "Catalog (v3)"): products paged by keyset cursors, a collection's products, a product's variants with
- * landed prices, collections (in an account: `Ribbon-Account-Id` required), product tags and
- * recommendations. The same catalog as `/v1`: a product id is the same on every line.
+ * The catalog, version 3 (spec "Operations named for version 3"; docs/decisions/0036-company-resources.md,
+ * docs/decisions/0042-v3-catalog.md; docs/catalog.md "Catalog (v3)"): products paged by keyset cursors, a collection's
+ * products, a product's variants with landed prices, collections (in an account: `Ribbon-Account-Id` required), product
+ * tags and recommendations. The same catalog as `/v1`: a product id is the same on every line.
  */
 
 const Media = Schema.Struct({ type: Schema.Literal("image"), src: Schema.String })

@@ -16,9 +16,10 @@ import { strictBody } from "../V3Query.js"
 import { productsV3Query } from "./CatalogV3Api.js"
 
 /**
- * Catalog exports, version 3 (spec "Operations named for version 3" and "Limits" 1; DESIGN.md §4.11;
- * docs/catalog.md "Exports"): an export runs in the background and answers 202 at once; it is read back
- * until `completed`, then each location's NDJSON file is downloaded at its signed URL, which needs no key.
+ * Catalog exports, version 3 (spec "Operations named for version 3" and "Limits" 1;
+ * docs/decisions/0043-catalog-exports.md; docs/catalog.md "Exports"): an export runs in the background and answers 202
+ * at once; it is read back until `completed`, then each location's NDJSON file is downloaded at its signed URL, which
+ * needs no key.
  */
 
 const filters = productsV3Query.filterSchemas

@@ -1,7 +1,7 @@
 import type { LandedProduct, LandedVariant } from "../../domain/catalog/Landed.js"
 
 /**
- * The company API's version 2 presentation of the catalog (DESIGN.md §4.11 "v2 reads", docs/catalog.md):
+ * The company API's version 2 presentation of the catalog (docs/decisions/0044-v2-catalog-reads.md, docs/catalog.md):
  * `optionAttributes`, `mediaItems`, `types[]`, and `pricing` keyed by country, as `cost`, `totalFee` (shipping
  * and the service fee), `totalTax` (duties) and `totalFinalCost` (the landed total). A key without
  * `products:read:prices` gets no `pricing` at all.

@@ -9,7 +9,7 @@ import { cursorLinks, parseV3Query, type V3Query, type V3QuerySpec } from "../V3
 import type { ProductListV3, ProductV3 } from "./CatalogV3Api.js"
 
 /**
- * The company API's version 3 presentation of the catalog (DESIGN.md §4.11): products without their
+ * The company API's version 3 presentation of the catalog (docs/decisions/0042-v3-catalog.md): products without their
  * variants, `include` and `fields` adding what was asked for, money as `{amount, currency}`, and prices
  * left out for a key without `products:read:prices`. Exports present their lines with `productV3` too.
  */

@@ -33,9 +33,9 @@ import { mayReplay } from "../OpenApiDocument.js"
 import { queryInt } from "../QueryParams.js"
 
 /**
- * Quotes, checkouts and orders of the agent API (spec "Quotes", "Checkout"; DESIGN.md §4.5–4.6;
- * docs/checkout.md). Each operation declares its scope and tool class; the bearer middleware enforces them
- * and the connector manifest publishes them.
+ * Quotes, checkouts and orders of the agent API (spec "Quotes", "Checkout";
+ * docs/decisions/0025-quotes-and-checkouts.md, docs/decisions/0029-events-and-sse.md; docs/checkout.md). Each operation
+ * declares its scope and tool class; the bearer middleware enforces them and the connector manifest publishes them.
  */
 
 export class QuotesApi extends HttpApiGroup.make("quotes")

@@ -34,7 +34,8 @@ const CheckoutsGroupLive = HttpApiBuilder.group(Api, "checkouts", (handlers) =>
       .handle("createCheckout", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
           Effect.map(checkouts.create(user, payload), (made) =>
-            // A replay (same idempotencyKey and body) is the stored checkout, marked as such (DESIGN.md §4.8).
+            // A replay (same idempotencyKey and body) is the stored checkout, marked as such
+            // (docs/decisions/0035-idempotency.md).
             made.replayed
               ? HttpServerResponse.unsafeJson(Schema.encodeSync(Checkout)(present(made)), {
                   status: 201,

@@ -4,8 +4,8 @@ import { LastEventId, PathId } from "../../domain/checkout/Checkout.js"
 import { showsErrorPages } from "../OpenApiDocument.js"
 
 /**
- * The hosted payment page (DESIGN.md §4.5; docs/checkout.md): the person opens the checkout's
- * `paymentUrl` (`/pay/{checkoutId}?t={token}`) in a browser and pays by card. The token is the only key;
+ * The hosted payment page (docs/decisions/0026-hosted-payment-page.md; docs/checkout.md): the person opens the
+ * checkout's `paymentUrl` (`/pay/{checkoutId}?t={token}`) in a browser and pays by card. The token is the only key;
  * a wrong one gets the same page as an unknown checkout. The agent never sees card data.
  */
 

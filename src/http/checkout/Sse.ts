@@ -5,7 +5,7 @@ import { type CheckoutStatus, terminalStatuses } from "../../domain/checkout/Che
 import { type EventRow, Events } from "../../services/checkout/Events.js"
 
 /**
- * A checkout's events as `text/event-stream` (DESIGN.md §4.6): each event with its `id` (for
+ * A checkout's events as `text/event-stream` (docs/decisions/0029-events-and-sse.md): each event with its `id` (for
  * `Last-Event-ID`), its type as the SSE `event` name and the JSON envelope `{id, type, createdAt, data}` as
  * `data`; a keep-alive comment every 15 seconds; the response ends when the event stream does (after a
  * final status). A client that reconnects after the final event gets 204, which tells `EventSource` to stop.

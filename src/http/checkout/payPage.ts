@@ -3,8 +3,8 @@ import type { CardField, CardFieldError } from "../../services/simulators/Paymen
 import { escapeHtml, layout as htmlLayout, nonceAttr } from "../pages/html.js"
 
 /**
- * The hosted payment page (DESIGN.md §4.5): `/pay/{checkoutId}?t={token}`. Pure functions from a view to a
- * full HTML document. Every value from a checkout is HTML-escaped; the card number and CVC are never
+ * The hosted payment page (docs/decisions/0026-hosted-payment-page.md): `/pay/{checkoutId}?t={token}`. Pure functions
+ * from a view to a full HTML document. Every value from a checkout is HTML-escaped; the card number and CVC are never
  * written back into the page. The page reads like the authorize pages (src/http/identity/authorizePage.ts).
  *
  * The URL carries the payment token, so every page sets `<meta name="referrer" content="no-referrer">`:

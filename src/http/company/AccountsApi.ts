@@ -8,8 +8,8 @@ import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**
- * Accounts and billing methods, version 3 (spec "Versioning" 3.1; DESIGN.md §4.10; docs/company-api.md
- * "Accounts and billing"). Accounts show only `id` and `name` since 3.1; billing methods are how an
+ * Accounts and billing methods, version 3 (spec "Versioning" 3.1; docs/decisions/0041-v3-accounts-and-billing.md;
+ * docs/company-api.md "Accounts and billing"). Accounts show only `id` and `name` since 3.1; billing methods are how an
  * account pays for its orders and gifts, with what remains of their spending limit.
  */
 
@@ -27,7 +27,7 @@ export class AccountListV3 extends Schema.Class<AccountListV3>("AccountListV3")(
   links: Links
 }) {}
 
-/** `{amount, currency}`: `amount` in the currency's minor units (DESIGN.md §4.9). */
+/** `{amount, currency}`: `amount` in the currency's minor units (docs/decisions/0036-company-resources.md). */
 const Amount = Schema.Struct({ amount: Schema.Int, currency: Schema.String })
 
 export class BillingMethodV3 extends Schema.Class<BillingMethodV3>("BillingMethodV3")({

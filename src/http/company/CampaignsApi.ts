@@ -23,8 +23,8 @@ import { queryInt } from "../QueryParams.js"
 import { ApiKeyAuthV2, Operation } from "./ApiKeyAuth.js"
 
 /**
- * Campaigns, version 2 (DESIGN.md §4.12; docs/company-api.md "Campaigns"): what gifts are made from. A
- * campaign's customization says what a recipient may choose (one product, or a product of a collection), the
+ * Campaigns, version 2 (docs/decisions/0045-v2-campaigns.md; docs/company-api.md "Campaigns"): what gifts are made
+ * from. A campaign's customization says what a recipient may choose (one product, or a product of a collection), the
  * budget (major units of the billing currency, 1–20000, judged against the landed total), when the gift
  * expires, how it is sent and the sender's note shown on the gift page. Unknown body properties are ignored,
  * as v2 always has.

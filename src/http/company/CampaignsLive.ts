@@ -10,7 +10,10 @@ import { Api } from "../Api.js"
 import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
 import { defaultLimit } from "./CampaignsApi.js"
 
-/** A campaign as v2 shows it (DESIGN.md §4.12): budgets in major units, the gift's one id, its one expiration. */
+/**
+ * A campaign as v2 shows it (docs/decisions/0045-v2-campaigns.md): budgets in major units, the gift's one id, its one
+ * expiration.
+ */
 export const campaignV2 = (campaign: CampaignRecord) => ({
   id: campaign.id,
   name: campaign.name,
@@ -42,7 +45,7 @@ export const campaignV2 = (campaign: CampaignRecord) => ({
 
 /**
  * The scope of a v2 list: the caller's, narrowed to the `accountId` query parameter when there is one (404
- * when the caller does not reach it), as DESIGN.md §4.9 has v2 narrow.
+ * when the caller does not reach it), as docs/decisions/0033-scoping-and-masking.md has v2 narrow.
  */
 export const listScope = (caller: Caller, accountId: string | undefined) =>
   Effect.gen(function* () {

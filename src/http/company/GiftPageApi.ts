@@ -5,8 +5,9 @@ import { lineError } from "../ErrorLines.js"
 import { showsErrorPages } from "../OpenApiDocument.js"
 
 /**
- * The gift page (DESIGN.md §4.12; docs/company-api.md "Claims, the gift page and `POST /v2/orders`"): the link a recipient opens, in a
- * browser. The token in the path is the only key; an unknown one gets the page saying so, never a 400.
+ * The gift page (docs/decisions/0048-gift-page-and-claims.md; docs/company-api.md "Claims, the gift page and
+ * `POST /v2/orders`"): the link a recipient opens, in a browser. The token in the path is the only key; an unknown one
+ * gets the page saying so, never a 400.
  */
 
 const Html = HttpApiSchema.Text({ contentType: "text/html" })

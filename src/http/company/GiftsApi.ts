@@ -37,8 +37,8 @@ import { OrderV3 } from "./OrdersApi.js"
 import { ExternalId, RecipientEmail, RecipientV2 } from "./RecipientsApi.js"
 
 /**
- * Gifts, version 2 (DESIGN.md §4.12; docs/company-api.md "Gifts"): sent to up to 100 recipients in one call
- * with an outcome per recipient, read, changed (expiry, metadata), cancelled, expired and claimed; and
+ * Gifts, version 2 (docs/decisions/0047-v2-gifts.md; docs/company-api.md "Gifts"): sent to up to 100 recipients in one
+ * call with an outcome per recipient, read, changed (expiry, metadata), cancelled, expired and claimed; and
  * `POST /v2/orders`, a gift sent and claimed in one idempotent call. Unknown body properties are ignored,
  * as v2 always has.
  */

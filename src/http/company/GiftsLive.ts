@@ -18,7 +18,9 @@ import { type ClaimGiftV2, expansionPermissions, giftExpansions } from "./GiftsA
 import { recipientV2 } from "./RecipientsLive.js"
 import { orderV3 } from "./v3.js"
 
-/** A gift as v2 shows it (DESIGN.md §4.12): its budget in major units, its link, its order's shipment. */
+/**
+ * A gift as v2 shows it (docs/decisions/0047-v2-gifts.md): its budget in major units, its link, its order's shipment.
+ */
 export const giftV2 = (gift: GiftRecord, link: string, order: CompanyOrderRecord | null) => ({
   id: gift.id,
   campaignId: gift.campaignId,

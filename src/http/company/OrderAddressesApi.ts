@@ -14,9 +14,9 @@ import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**
- * Address tools for order placement, version 3 (spec "Versioning" 3.1; DESIGN.md §4.10; docs/company-api.md
- * "Address tools"), over the Addresses service: validation of a create-order address, and autocomplete
- * whose suggestions come in that same shape.
+ * Address tools for order placement, version 3 (spec "Versioning" 3.1; docs/decisions/0040-v3-order-addresses.md;
+ * docs/company-api.md "Address tools"), over the Addresses service: validation of a create-order address, and
+ * autocomplete whose suggestions come in that same shape.
  */
 
 /** A union's issue as the issue of its first member, the field's own schema (not one issue per member). */

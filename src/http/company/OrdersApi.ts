@@ -26,9 +26,10 @@ import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**
- * Orders, version 3 (spec "Operations named for version 3"; DESIGN.md §4.9–4.10; docs/company-api.md
- * "Orders"): placed in one idempotent call, read with the recipient masked unless the key may read it
- * unmasked, cancelled until the carrier has the parcel, and moved by hand in the sandbox.
+ * Orders, version 3 (spec "Operations named for version 3"; docs/decisions/0036-company-resources.md,
+ * docs/decisions/0039-v3-orders.md; docs/company-api.md "Orders"): placed in one idempotent call, read with the
+ * recipient masked unless the key may read it unmasked, cancelled until the carrier has the parcel, and moved by hand
+ * in the sandbox.
  */
 
 const Amount = Schema.Struct({ amount: Schema.Int, currency: Schema.String })
@@ -97,7 +98,7 @@ export class OrderListV3 extends Schema.Class<OrderListV3>("OrderListV3")({
 const MetadataKey = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(40))
 const MetadataValue = Schema.String.pipe(Schema.maxLength(500))
 
-/** `POST /v3/orders`: one variant for one recipient (DESIGN.md §4.10). */
+/** `POST /v3/orders`: one variant for one recipient (docs/decisions/0039-v3-orders.md). */
 export const CreateOrderV3 = strictBody(
   Schema.Struct({
     variantId: HexId,

@@ -9,9 +9,10 @@ import { ApiKeyAuthV2, Operation } from "./ApiKeyAuth.js"
 import { listParams } from "./CampaignsApi.js"
 
 /**
- * Recipients, version 2 (DESIGN.md §4.9, §4.12; docs/company-api.md "Recipients"): the people a company sends
- * gifts to. Reads with only `recipients:read:masked` show names, e-mail and phone masked. Deleting one erases
- * its personal data. Unknown body properties are ignored, as v2 always has.
+ * Recipients, version 2 (docs/decisions/0033-scoping-and-masking.md, docs/decisions/0046-v2-recipients.md;
+ * docs/company-api.md "Recipients"): the people a company sends gifts to. Reads with only `recipients:read:masked` show
+ * names, e-mail and phone masked. Deleting one erases its personal data. Unknown body properties are ignored, as v2
+ * always has.
  */
 
 const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))

@@ -17,8 +17,8 @@ const maskedOr = (value: string | null, mask: ((value: string) => string) | unde
   value === null ? null : mask === undefined ? value : mask(value)
 
 /**
- * A recipient as v2 shows it (DESIGN.md §4.12): names, e-mail and phone masked unless `mode` is unmasked. A
- * deleted recipient (never served by these routes, but named by gifts) shows empty names.
+ * A recipient as v2 shows it (docs/decisions/0046-v2-recipients.md): names, e-mail and phone masked unless `mode` is
+ * unmasked. A deleted recipient (never served by these routes, but named by gifts) shows empty names.
  */
 export const recipientV2 = (recipient: RecipientRecord, mode: "masked" | "unmasked") => {
   const masked = mode === "masked"

@@ -10,9 +10,9 @@ import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**
- * Company webhooks, version 3 (DESIGN.md §4.12 and §4.6; docs/company-api.md "Webhooks"): endpoints that
- * receive the company's order and gift events, signed with Standard Webhooks `v1` (HMAC-SHA256) by a
- * `whsec_` secret shown once, and the log of what was delivered to each.
+ * Company webhooks, version 3 (docs/decisions/0050-company-webhooks.md, docs/decisions/0030-callbacks-and-delivery.md;
+ * docs/company-api.md "Webhooks"): endpoints that receive the company's order and gift events, signed with Standard
+ * Webhooks `v1` (HMAC-SHA256) by a `whsec_` secret shown once, and the log of what was delivered to each.
  */
 
 export const maxWebhookUrlLength = 2048

@@ -20,7 +20,10 @@ export const webhookV3 = (endpoint: WebhookEndpoint) => ({
   createdAt: formatTimestamp(endpoint.createdAt)
 })
 
-/** The creation answer, with the secret: `{id, url, eventTypes, secret, createdAt}` (DESIGN.md §4.12). */
+/**
+ * The creation answer, with the secret: `{id, url, eventTypes, secret, createdAt}`
+ * (docs/decisions/0050-company-webhooks.md).
+ */
 export const createdWebhookV3 = (endpoint: WebhookEndpointRecord, secret: string) => ({
   id: endpoint.id,
   url: endpoint.url,

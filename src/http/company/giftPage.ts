@@ -2,10 +2,10 @@ import type { GiftChoice } from "../../services/company/Gifts.js"
 import { escapeHtml, layout } from "../pages/html.js"
 
 /**
- * The gift page (`/g/{token}`, DESIGN.md §4.12; docs/company-api.md "Gifts (v2)"): plain HTML forms that
- * work without JavaScript, one step per page: the gift and the sender's note, the choices, the chosen
+ * The gift page (`/g/{token}`, docs/decisions/0048-gift-page-and-claims.md; docs/company-api.md "Gifts (v2)"): plain
+ * HTML forms that work without JavaScript, one step per page: the gift and the sender's note, the choices, the chosen
  * product's options with the address, then the claim. No price is ever shown to the recipient. Labels and
- * buttons are the ones DESIGN.md §4.12 names.
+ * buttons are the ones docs/decisions/0048-gift-page-and-claims.md names.
  */
 
 const css = `

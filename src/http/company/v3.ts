@@ -8,8 +8,8 @@ import type { V3Page } from "../../services/platform/V3QuerySql.js"
 import { numberedLinks, parseV3Query, type RawParams, type V3QuerySpec } from "../V3Query.js"
 
 /**
- * The company API's version 3 presentation of the company context's records (DESIGN.md §4.9): camelCase
- * fields, `{data}` envelopes and `{data, links}` lists.
+ * The company API's version 3 presentation of the company context's records (docs/decisions/0036-company-resources.md):
+ * camelCase fields, `{data}` envelopes and `{data, links}` lists.
  */
 
 /** The request's query as the v3 parser reads it: a repeated key keeps every value. */

@@ -26,8 +26,8 @@ import { lineError } from "../ErrorLines.js"
 import { showsErrorPages } from "../OpenApiDocument.js"
 
 /**
- * The OAuth 2.1 authorization server (spec "OAuth", DESIGN.md §4.4, docs/oauth.md). Errors use the RFC 6749
- * body `{error, error_description}`. The authorize endpoint is a browser page: it answers HTML, or a
+ * The OAuth 2.1 authorization server (spec "OAuth", docs/decisions/0023-oauth-server.md, docs/oauth.md). Errors use the
+ * RFC 6749 body `{error, error_description}`. The authorize endpoint is a browser page: it answers HTML, or a
  * redirect back to the client.
  */
 

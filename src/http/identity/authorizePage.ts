@@ -2,8 +2,8 @@ import { type AuthorizeParams, type Scope, scopeDescriptions } from "../../domai
 import { escapeHtml, layout } from "../pages/html.js"
 
 /**
- * The HTML of the authorize pages (DESIGN.md §4.4): sign in or create an account, then consent. Plain
- * server-rendered forms: every input has a label, buttons read "Sign in", "Create account", "Allow" and
+ * The HTML of the authorize pages (docs/decisions/0024-authorize-pages.md): sign in or create an account, then consent.
+ * Plain server-rendered forms: every input has a label, buttons read "Sign in", "Create account", "Allow" and
  * "Deny", and every form carries the CSRF token and the authorization request's parameters.
  */
 

@@ -2,7 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Billing methods and their ledger (DESIGN.md §4.9–4.10, docs/company-api.md "Accounts and billing").
+ * Billing methods and their ledger (docs/decisions/0037-billing-ledger.md,
+ * docs/decisions/0041-v3-accounts-and-billing.md, docs/company-api.md "Accounts and billing").
  *
  * - An account's name is unique within its company and environment.
  * - A billing method belongs to one account; at most one per account is its default. `spending_limit` is in

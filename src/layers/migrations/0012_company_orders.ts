@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Company orders, version 3 (DESIGN.md §4.10, docs/company-api.md "Orders").
+ * Company orders, version 3 (docs/decisions/0039-v3-orders.md, docs/company-api.md "Orders").
  *
  * - The supplier's `orders` also hold bookings made for a company: those have no buyer, checkout or item
  *   (`user_id`, `checkout_id`, `item_index` null); the company's side of the order is `company_orders`.

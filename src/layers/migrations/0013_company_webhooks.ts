@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Company webhooks (DESIGN.md §4.12, docs/company-api.md "Webhooks", docs/webhooks.md).
+ * Company webhooks (docs/decisions/0050-company-webhooks.md, docs/company-api.md "Webhooks", docs/webhooks.md).
  *
  * - `company_webhook_endpoints`: a company's endpoints in one environment, each with the event types it
  *   subscribes to (a JSON array) and its `whsec_` signing secret. The secret is stored as it was issued,

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Catalog exports (DESIGN.md §4.11, docs/catalog.md "Exports").
+ * Catalog exports (docs/decisions/0043-catalog-exports.md, docs/catalog.md "Exports").
  *
  * - `catalog_exports`: one row per export, with what was asked (`request`: filters, locations, include,
  *   fields, collection ids, whether prices are shown), its status and progress. The partial unique index is

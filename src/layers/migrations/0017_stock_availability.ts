@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Stock availability changes, for `stock-availability-updates` webhooks (DESIGN.md §4.12, docs/webhooks.md
- * "Stock availability").
+ * Stock availability changes, for `stock-availability-updates` webhooks (docs/decisions/0050-company-webhooks.md,
+ * docs/webhooks.md "Stock availability").
  *
  * A variant is available in a country when its location has stock (or does not track it) and ships there.
  * A variant has one location, so a row change of `variant_locations` says everything: the trigger compares

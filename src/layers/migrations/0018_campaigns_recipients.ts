@@ -2,7 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Campaigns and recipients, version 2 (DESIGN.md §4.12, docs/company-api.md "Campaigns", "Recipients").
+ * Campaigns and recipients, version 2 (docs/decisions/0045-v2-campaigns.md, docs/decisions/0046-v2-recipients.md,
+ * docs/company-api.md "Campaigns", "Recipients").
  *
  * - A campaign belongs to an account (hence a company and environment, both kept on the row for lists) and
  *   a billing method of it. Its gift is one product or any product of one collection (`gift_type` says

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Gifts, version 2 (DESIGN.md §4.12, docs/company-api.md "Gifts").
+ * Gifts, version 2 (docs/decisions/0047-v2-gifts.md, docs/company-api.md "Gifts").
  *
  * - A gift is one recipient's gift from one campaign: made `unopened`, then `opened` (the link visited),
  *   `unwrapped` (the choices viewed), `claimed` (an order placed); `expired` and `cancelled` end an

@@ -1,5 +1,6 @@
 /**
- * The `budget` prose of `GET /v1/search` (DESIGN.md §4.3), parsed into a price range in integer minor units.
+ * The `budget` prose of `GET /v1/search` (docs/decisions/0022-search.md), parsed into a price range in integer minor
+ * units.
  *
  * Pure: no I/O, no services, no configuration. `Intl` supplies the currency data (ISO codes, minor-unit
  * counts, symbols, English names), so the parser follows the runtime's ICU data (Node ships full ICU).

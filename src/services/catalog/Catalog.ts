@@ -44,7 +44,7 @@ export const absoluteUrl = (publicUrl: string, path: string | null) =>
   path === null || /^https?:\/\//.test(path) ? path : `${publicUrl}${path.startsWith("/") ? "" : "/"}${path}`
 
 // ---------------------------------------------------------------------------------------------------------
-// Cursors: opaque base64url of the last row's sort key (DESIGN.md §4.3).
+// Cursors: opaque base64url of the last row's sort key (docs/decisions/0022-search.md).
 
 export interface CursorKey {
   /** Which ordering the key belongs to (`relevance`, `price_asc`, …, `collection`). */

@@ -28,7 +28,7 @@ import { CatalogV3 } from "./CatalogV3.js"
 import { Pricing } from "./Pricing.js"
 
 /**
- * Catalog exports (DESIGN.md §4.11, docs/catalog.md "Exports"), in the tables of migration 0016.
+ * Catalog exports (docs/decisions/0043-catalog-exports.md, docs/catalog.md "Exports"), in the tables of migration 0016.
  *
  * - `start` records the export `pending` and enqueues its `catalog-export.run` job in one transaction; the
  *   partial unique index on active exports turns a second start of the company into 409.

@@ -20,8 +20,8 @@ import { absoluteUrl, availableIn, Catalog, collectionMatches, DEFAULT_COUNTRY, 
 import { convertUsd, landedAmounts, landedInput, Pricing, type PricingCountry, usdRangeFor } from "./Pricing.js"
 
 /**
- * The catalog as the company API lists it (DESIGN.md §4.11; docs/catalog.md "Catalog (v3)"): products with
- * keyset cursors, a collection's products, a product's variants with landed prices, collections and tags,
+ * The catalog as the company API lists it (docs/decisions/0042-v3-catalog.md; docs/catalog.md "Catalog (v3)"): products
+ * with keyset cursors, a collection's products, a product's variants with landed prices, collections and tags,
  * filtered, sorted and paged in SQL from a parsed v3 query (src/services/platform/V3QuerySql.ts).
  *
  * - A product is listed when it has a priced variant (`min_price_usd` is set), so every sort key is present.

@@ -9,7 +9,8 @@ import { absoluteUrl, DEFAULT_COUNTRY, PublicUrl } from "./Catalog.js"
 import { convertUsd, type FeeRule, Pricing, type PricingCountry, usdRangeFor } from "./Pricing.js"
 
 /**
- * The catalog judged and priced on landed totals (docs/catalog.md, "v2 reads"; DESIGN.md §4.11, §4.12):
+ * The catalog judged and priced on landed totals (docs/catalog.md, "v2 reads"; docs/decisions/0044-v2-catalog-reads.md,
+ * docs/decisions/0045-v2-campaigns.md):
  *
  * - `products` lists the products with a variant that can be ordered in the country (priced, in stock or
  *   untracked, shipping there) for a landed total (item + shipping + duties + service fee) within the budget,
@@ -162,7 +163,7 @@ export class LandedCatalog extends Effect.Service<LandedCatalog>()("LandedCatalo
 
     /**
      * A page of the products with a variant orderable in the country for a landed total within the budget,
-     * each with the variants that are (DESIGN.md §4.11 "v2 reads"). An unknown collection is a 404; a
+     * each with the variants that are (docs/decisions/0044-v2-catalog-reads.md). An unknown collection is a 404; a
      * `minBudget` above `budget` a 400 naming it.
      */
     const products = Effect.fn("LandedCatalog.products")(function* (query: BudgetQuery) {

@@ -46,10 +46,10 @@ export interface PaymentRequest {
 }
 
 /**
- * Payments on the hosted page (DESIGN.md §4.5; docs/checkout.md "Placement"): the checkout's row stays locked
- * while the card is charged, so two submissions cannot both pay; a paid checkout is then placed at once on
- * this instance (`Placement.payThenPlace`), which also bounds the payments in flight. A declined card is
- * recorded in the same transaction, and after too many declines the card is not tried until a wait has
+ * Payments on the hosted page (docs/decisions/0026-hosted-payment-page.md; docs/checkout.md "Placement"): the
+ * checkout's row stays locked while the card is charged, so two submissions cannot both pay; a paid checkout is then
+ * placed at once on this instance (`Placement.payThenPlace`), which also bounds the payments in flight. A declined card
+ * is recorded in the same transaction, and after too many declines the card is not tried until a wait has
  * passed (src/domain/checkout/PaymentAttempts.ts): the declines are counted under the lock, so concurrent
  * submissions cannot slip past the limit.
  */

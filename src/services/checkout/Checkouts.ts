@@ -46,8 +46,9 @@ import { QuotesRepo } from "./QuotesRepo.js"
 import { Webhooks } from "./Webhooks.js"
 
 /**
- * Checkouts (spec "Checkout"; DESIGN.md §4.5; docs/checkout.md): one checkout for a cart of quotes, paid
- * by the person on the hosted page, then placed one order per item (src/services/checkout/Placement.ts).
+ * Checkouts (spec "Checkout"; docs/decisions/0025-quotes-and-checkouts.md; docs/checkout.md): one checkout for a cart
+ * of quotes, paid by the person on the hosted page, then placed one order per item
+ * (src/services/checkout/Placement.ts).
  *
  * Every change starts by locking the checkout's row (`commit`); every status change is a conditional
  * update (`WHERE status IN expected`) in that transaction, which also appends its event (src/services/checkout/Events.ts) and, when the checkout has a `callbackUrl`, queues the signed
@@ -397,7 +398,10 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       )
     })
 
-    /** Creates a checkout for the user's quotes (spec "Checkout" rules; DESIGN.md §4.5, §4.8 idempotency). */
+    /**
+     * Creates a checkout for the user's quotes (spec "Checkout" rules; docs/decisions/0025-quotes-and-checkouts.md,
+     * docs/decisions/0035-idempotency.md).
+     */
     const create = Effect.fn("Checkouts.create")(function* (buyer: User, request: CheckoutRequest) {
       const { recipientPhone, sms } = yield* validateRequest(request)
       const requestHash = request.idempotencyKey == null ? null : fingerprintOf(request)
@@ -589,7 +593,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
             const failed = yield* moveItem(checkoutId, outcome.index, "fail", { failureReason: outcome.message })
             if (Option.isNone(failed)) continue
             moved(failed.value)
-            // A failed item is refunded straight away (DESIGN.md §4.5).
+            // A failed item is refunded straight away (docs/decisions/0025-quotes-and-checkouts.md).
             const refunded = yield* transition(checkoutId, "refundFailedItem", {
               refundedAmount: current.refundedAmount + failed.value.amount
             })

@@ -5,8 +5,8 @@ import { rowsOf } from "../platform/Rows.js"
 import { resync, Signals } from "../platform/Signals.js"
 
 /**
- * The `events` table (DESIGN.md §4.6): every state change of a checkout or its orders appends a row in the
- * same transaction as the change, under a global sequence. It is the source of the event stream
+ * The `events` table (docs/decisions/0029-events-and-sse.md): every state change of a checkout or its orders appends a
+ * row in the same transaction as the change, under a global sequence. It is the source of the event stream
  * (`eventsUrl`, replayed from `Last-Event-ID`) and of agent callbacks.
  *
  * Each append signals the `events` channel with the checkout id when its transaction commits: on Postgres

@@ -6,8 +6,9 @@ import { formatMoney } from "../catalog/Pricing.js"
 import { Users } from "../identity/Users.js"
 
 /**
- * The notifications outbox (DESIGN.md §4.5; docs/checkout.md): receipts, confirmations and shipping
- * updates, written in the transaction of the change they announce; a mailer would send from here.
+ * The notifications outbox (docs/decisions/0028-next-step-and-notifications.md; docs/checkout.md): receipts,
+ * confirmations and shipping updates, written in the transaction of the change they announce; a mailer would send from
+ * here.
  *
  * Channels: e-mail to the checkout's `notify.email` (default: the buyer's e-mail; null turns it off) and
  * SMS to `notify.sms` (only with consent). The payment receipt follows the buyer's `receiptPreference`

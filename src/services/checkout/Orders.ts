@@ -7,8 +7,8 @@ import { CheckoutPresenter, Checkouts } from "./Checkouts.js"
 import { Notifications } from "./Notifications.js"
 
 /**
- * The agent's orders (DESIGN.md §4.5; docs/checkout.md): one per placed checkout item, booked by the
- * Fulfillment simulator. Their progress (`placed → processing → shipped → delivered`) is the
+ * The agent's orders (docs/decisions/0027-placement-and-orders.md; docs/checkout.md): one per placed checkout item,
+ * booked by the Fulfillment simulator. Their progress (`placed → processing → shipped → delivered`) is the
  * `order.advance` job, one step per `progressEvery`; a cancelled order refunds its item, and a checkout
  * whose placed orders are all cancelled becomes `refunded`. Each change appends its `order.*` event.
  */

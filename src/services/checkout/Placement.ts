@@ -12,8 +12,8 @@ import { CheckoutPresenter, Checkouts, type ItemOutcome, PlaceCheckout } from ".
 import { AdvanceOrder } from "./Orders.js"
 
 /**
- * Placement of a paid checkout (DESIGN.md §4.5; docs/checkout.md), the `checkout.place` job: `paid` →
- * `placing`, one order per pending item through the Fulfillment simulator, then `confirmed`,
+ * Placement of a paid checkout (docs/decisions/0027-placement-and-orders.md; docs/checkout.md), the `checkout.place`
+ * job: `paid` → `placing`, one order per pending item through the Fulfillment simulator, then `confirmed`,
  * `partially_confirmed` or `failed`.
  *
  * Crash safety: each item is placed under the deterministic key `{checkoutId}:{index}`, which the

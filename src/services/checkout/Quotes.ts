@@ -10,9 +10,9 @@ import { formatMoney, landedAmounts, landedInput, Pricing } from "../catalog/Pri
 import { QuotesRepo } from "./QuotesRepo.js"
 
 /**
- * Quotes (spec "Quote"; DESIGN.md §4.5): the all-in price of one unit of a variant in a country, from the
- * Pricing service, locked for 15 minutes. A quote is stored as priced, so a checkout charges exactly what
- * the user was shown even if prices or exchange rates move in between.
+ * Quotes (spec "Quote"; docs/decisions/0025-quotes-and-checkouts.md): the all-in price of one unit of a variant in a
+ * country, from the Pricing service, locked for 15 minutes. A quote is stored as priced, so a checkout charges exactly
+ * what the user was shown even if prices or exchange rates move in between.
  */
 
 export const toQuote = (row: QuoteRecord): Quote =>

@@ -19,8 +19,9 @@ import { SigningKeys } from "../platform/SigningKeys.js"
 import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 
 /**
- * Agent callbacks (DESIGN.md §4.6, docs/webhooks.md): JSON events POSTed to a `callbackUrl`, signed with
- * Standard Webhooks `v1a` (Ed25519) by the key pair of `SigningKeys` (public JWKS at /.well-known/jwks.json).
+ * Agent callbacks (docs/decisions/0030-callbacks-and-delivery.md, docs/webhooks.md): JSON events POSTed to a
+ * `callbackUrl`, signed with Standard Webhooks `v1a` (Ed25519) by the key pair of `SigningKeys` (public JWKS at
+ * /.well-known/jwks.json).
  *
  * - `enqueue` writes a `webhook_deliveries` row (the outbox) and a `webhook.deliver` job on the ambient
  *   SqlClient, so both commit or roll back with the caller's transaction.
@@ -29,8 +30,8 @@ import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.j
  *   7 attempts) and is `failed` once they run out. A `Retry-After` (seconds or HTTP date, at most 24 h)
  *   postpones the next attempt, never brings it forward. 410 Gone disables the delivery, every other
  *   pending delivery to the same URL and every later one. A URL the SSRF guard refuses fails at once.
- * - A delivery to a company webhook endpoint (`endpoint`, DESIGN.md §4.12) goes through the same outbox,
- *   schedule and log, but is signed `v1` (HMAC-SHA256 with the endpoint's `whsec_` secret, which its row
+ * - A delivery to a company webhook endpoint (`endpoint`, docs/decisions/0050-company-webhooks.md) goes through the
+ *   same outbox, schedule and log, but is signed `v1` (HMAC-SHA256 with the endpoint's `whsec_` secret, which its row
  *   carries), and a 410 disables that endpoint's deliveries rather than the URL's.
  * - Each attempt is recorded before it is sent (`webhook_attempts`, its outcome still empty) and its outcome
  *   once it has one, even when the job is stopped meanwhile. A run of the job that finds an attempt without

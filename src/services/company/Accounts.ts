@@ -12,8 +12,8 @@ import { Billing, MethodJson, methodsOf } from "./Billing.js"
 import { accountsIn } from "./Scope.js"
 
 /**
- * A company's accounts (DESIGN.md §4.10, docs/company-api.md "Accounts and billing"): created in the key's
- * environment with a name unique there, and optionally a first billing method, in one transaction.
+ * A company's accounts (docs/decisions/0041-v3-accounts-and-billing.md, docs/company-api.md "Accounts and billing"):
+ * created in the key's environment with a name unique there, and optionally a first billing method, in one transaction.
  */
 
 const accountColumns = "id, company_id, environment, name, is_default"

@@ -16,11 +16,12 @@ import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.j
 import { accountsIn } from "./Scope.js"
 
 /**
- * Billing methods and their ledger (DESIGN.md §4.9–4.10, docs/company-api.md "Accounts and billing"). Money
- * moves only through `billing_entries`, written in the caller's transaction (an order's or a gift's). The
- * statement that writes an entry also moves the method's `spent` (the entries' sum), so `remaining` is its
- * limit less `spent`, one row read; a debit's check runs in that statement, on the locked row, so two debits
- * racing for the last funds are judged one after the other and never both succeed.
+ * Billing methods and their ledger (docs/decisions/0037-billing-ledger.md,
+ * docs/decisions/0041-v3-accounts-and-billing.md, docs/company-api.md "Accounts and billing"). Money moves only through
+ * `billing_entries`, written in the caller's transaction (an order's or a gift's). The statement that writes an entry
+ * also moves the method's `spent` (the entries' sum), so `remaining` is its limit less `spent`, one row read; a debit's
+ * check runs in that statement, on the locked row, so two debits racing for the last funds are judged one after the
+ * other and never both succeed.
  */
 
 /**

@@ -26,8 +26,8 @@ import { Billing } from "./Billing.js"
 import { accountsIn } from "./Scope.js"
 
 /**
- * Campaigns, version 2 (DESIGN.md §4.12, docs/company-api.md "Campaigns"). A campaign is made for the account
- * the request means (`Ribbon-Account-Id`, else the body's `accountId`, else the only or default account the
+ * Campaigns, version 2 (docs/decisions/0045-v2-campaigns.md, docs/company-api.md "Campaigns"). A campaign is made for
+ * the account the request means (`Ribbon-Account-Id`, else the body's `accountId`, else the only or default account the
  * key reaches) and charged to that account's default billing method unless the body names one of its
  * methods. Its product or collection must exist in the catalog. The checks run in order: the body's rules
  * (400), the account and billing method (404), the product or collection (404); nothing is written before

@@ -42,11 +42,11 @@ import { CompanyWebhooks } from "./CompanyWebhooks.js"
 import { accountsIn } from "./Scope.js"
 
 /**
- * Company orders, version 3 (DESIGN.md §4.9–4.10, docs/company-api.md "Orders"): one variant for one
- * recipient, placed in one idempotent call. The checks run in DESIGN's order (the body is the HTTP layer's):
- * account and billing method (404), variant (404), ships to the country (422), address valid for the country
- * (422), funds (422); then the debit, the booking with the Fulfillment simulator and the order row commit in
- * one transaction.
+ * Company orders, version 3 (docs/decisions/0039-v3-orders.md, docs/company-api.md "Orders"): one variant for one
+ * recipient, placed in one idempotent call. The checks run in the order docs/decisions/0039-v3-orders.md gives (the
+ * body is the HTTP layer's): account and billing method (404), variant (404), ships to the country (422), address valid
+ * for the country (422), funds (422); then the debit, the booking with the Fulfillment simulator and the order row
+ * commit in one transaction.
  *
  * The shipment moves `orderReceived → processing → inTransit → outForDelivery → delivered`; each move but
  * `outForDelivery` (the carrier's last-mile scan) is a step of the simulator's booking. `live` orders move
@@ -263,7 +263,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
       )
 
     /**
-     * The checks after the account and billing method (`chargedTo`), before anything is written, in DESIGN's
+     * The checks after the account and billing method (`chargedTo`), before anything is written, in the decided
      * order; what the order will be.
      */
     const prepare = (

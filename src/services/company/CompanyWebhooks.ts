@@ -20,8 +20,8 @@ import { nowDate } from "../platform/Time.js"
 import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 
 /**
- * Company webhooks (DESIGN.md §4.12, docs/company-api.md "Webhooks"): a company's endpoints in one
- * environment, and `emit`, which the company's services call in the transaction of the change an event
+ * Company webhooks (docs/decisions/0050-company-webhooks.md, docs/company-api.md "Webhooks"): a company's endpoints in
+ * one environment, and `emit`, which the company's services call in the transaction of the change an event
  * reports. Each subscribed endpoint gets one delivery in the outbox of the one delivery engine
  * (`Webhooks`, docs/webhooks.md), signed `v1` with the endpoint's `whsec_` secret.
  *

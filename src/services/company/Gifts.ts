@@ -30,7 +30,8 @@ import { Recipients } from "./Recipients.js"
 import { accountsIn } from "./Scope.js"
 
 /**
- * Gifts, version 2 (DESIGN.md §4.12, docs/company-api.md "Gifts"), in the `gifts` table of migration 0019.
+ * Gifts, version 2 (docs/decisions/0047-v2-gifts.md, docs/company-api.md "Gifts"), in the `gifts` table of migration
+ * 0019.
  *
  * - `create` makes one gift per recipient of an active campaign, each in its own transaction: the
  *   recipient found or made, the gift, the budget's maximum debited from the campaign's billing method

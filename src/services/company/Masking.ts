@@ -2,9 +2,10 @@ import { parsePhoneNumberFromString } from "libphonenumber-js"
 import type { Permission } from "../../domain/company/Company.js"
 
 /**
- * Masking of personal data for reads with only a `:read:masked` permission (DESIGN.md §4.8): the shape
- * of a value stays recognisable (`j***@example.com`, `+1******4567`) while what identifies a person is
- * hidden. Resource areas (gifts, orders, recipients) call these when `readMode` says `masked`.
+ * Masking of personal data for reads with only a `:read:masked` permission
+ * (docs/decisions/0033-scoping-and-masking.md): the shape of a value stays recognisable (`j***@example.com`,
+ * `+1******4567`) while what identifies a person is hidden. Resource areas (gifts, orders, recipients) call these when
+ * `readMode` says `masked`.
  */
 
 /** `john.doe@example.com` → `j***@example.com`. */

@@ -10,9 +10,9 @@ import {
 import { Companies } from "./Companies.js"
 
 /**
- * Who may do what on the company API (DESIGN.md §4.8, docs/permissions.md), in one place. Every company
- * request passes these checks in the API-key middleware, and a handler gets the accounts it may touch only
- * as an `AccountScope` made here, so no company query can forget the caller's scope.
+ * Who may do what on the company API (docs/decisions/0033-scoping-and-masking.md, docs/permissions.md), in one place.
+ * Every company request passes these checks in the API-key middleware, and a handler gets the accounts it may touch
+ * only as an `AccountScope` made here, so no company query can forget the caller's scope.
  */
 
 export class CompanyPolicy extends Effect.Service<CompanyPolicy>()("CompanyPolicy", {

@@ -11,13 +11,13 @@ import { nowDate } from "../platform/Time.js"
 import { Accounts } from "./Accounts.js"
 
 /**
- * Recipients, version 2 (DESIGN.md §4.9, §4.12; docs/company-api.md "Recipients"). A recipient belongs to the
- * company, in the key's environment, and lists the accounts that may reach it: a request reaches it when one
- * of them is in its scope. `externalId` and the e-mail (case-insensitively) are unique per account: no
- * account lists two recipients with one value (`recipient_identities`, migration 0026, holds it), so two
- * creates racing with the same value cannot both pass: the loser gets 409 naming the field. Deleting one
- * erases its personal data and keeps the row as a tombstone for the gifts and orders that name it; reads
- * then answer 404.
+ * Recipients, version 2 (docs/decisions/0033-scoping-and-masking.md, docs/decisions/0046-v2-recipients.md;
+ * docs/company-api.md "Recipients"). A recipient belongs to the company, in the key's environment, and lists the
+ * accounts that may reach it: a request reaches it when one of them is in its scope. `externalId` and the e-mail
+ * (case-insensitively) are unique per account: no account lists two recipients with one value (`recipient_identities`,
+ * migration 0026, holds it), so two creates racing with the same value cannot both pass: the loser gets 409 naming the
+ * field. Deleting one erases its personal data and keeps the row as a tombstone for the gifts and orders that name it;
+ * reads then answer 404.
  */
 
 /** Who writes: the request's scope, the account its header named, and its `Request-Source`. */

@@ -7,7 +7,8 @@ import { rowsOf } from "../platform/Rows.js"
 import { CompanyWebhooks } from "./CompanyWebhooks.js"
 
 /**
- * `stock-availability-updates` webhooks (DESIGN.md §4.12, docs/webhooks.md "Stock availability").
+ * `stock-availability-updates` webhooks (docs/decisions/0050-company-webhooks.md, docs/webhooks.md "Stock
+ * availability").
  *
  * The trigger of migration 0017 records every change of a variant's availability in a country in
  * `stock_availability_changes`, whoever changed the stock. `notify` takes those rows, nets them per variant

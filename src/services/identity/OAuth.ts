@@ -37,7 +37,7 @@ import { nowDate } from "../platform/Time.js"
 import { toUser, UserRow, Users } from "./Users.js"
 
 /**
- * The OAuth 2.1 authorization server of the agent API (DESIGN.md §4.4, docs/oauth.md): client
+ * The OAuth 2.1 authorization server of the agent API (docs/decisions/0023-oauth-server.md, docs/oauth.md): client
  * registration, the checks of an authorization request, sessions and remembered consent of the authorize
  * pages, codes, tokens (issue, refresh with rotation, revocation, introspection) and bearer validation.
  * Knows nothing of HTTP: the handlers pass parameters in and render what comes out.

@@ -5,8 +5,8 @@ import { IdempotencyInFlight, IdempotencyKeyReused } from "../../domain/platform
 import { rowsOf } from "./Rows.js"
 
 /**
- * Idempotent creation (DESIGN.md §4.8), for every line that takes an idempotency key: v1 checkouts today,
- * v3 orders and v2 gifts next. The scope is (owner, key); the request is fingerprinted by the caller
+ * Idempotent creation (docs/decisions/0035-idempotency.md), for every line that takes an idempotency key: v1 checkouts
+ * today, v3 orders and v2 gifts next. The scope is (owner, key); the request is fingerprinted by the caller
  * (SHA-256 over the canonical body).
  *
  * `make` runs first, with no lookup: a new key is the common case. When it fails (a check refused it, the

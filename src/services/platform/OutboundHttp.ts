@@ -11,7 +11,7 @@ import { InvalidRequest } from "../../domain/platform/Errors.js"
 
 /**
  * Outbound HTTP requests to URLs that somebody else chose (agent callback URLs), guarded against
- * server-side request forgery (DESIGN.md §4.6, docs/webhooks.md):
+ * server-side request forgery (docs/decisions/0030-callbacks-and-delivery.md, docs/webhooks.md):
  *
  * - the URL must be `https` (no credentials in it);
  * - its host is resolved, and every address it resolves to must be public: no loopback, private

@@ -9,10 +9,10 @@ import {
 } from "../../domain/company/Company.js"
 
 /**
- * Per-company rate limits (DESIGN.md §4.8, docs/company-api.md): every request takes one token from the
- * company's global bucket and one from its class bucket, or none at all: the buckets are decided together in
- * one atomic step of the store (`TokenBuckets`: memory, or one Lua script on Redis shared by every instance),
- * so a refused request spends no token anywhere and concurrent requests never pass more than a burst.
+ * Per-company rate limits (docs/decisions/0034-company-rate-limits.md, docs/company-api.md): every request takes one
+ * token from the company's global bucket and one from its class bucket, or none at all: the buckets are decided
+ * together in one atomic step of the store (`TokenBuckets`: memory, or one Lua script on Redis shared by every
+ * instance), so a refused request spends no token anywhere and concurrent requests never pass more than a burst.
  *
  * When the store fails (Redis down) the request is let through (`letThroughOnStoreError`): refusing every
  * request because the limiter is unavailable would turn a Redis outage into an API outage.

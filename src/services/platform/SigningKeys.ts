@@ -3,8 +3,9 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Effect, Schema } from "effect"
 
 /**
- * The Ed25519 key pair agent callbacks are signed with (Standard Webhooks `v1a`, DESIGN.md §4.6). The
- * pair is generated on first use and persisted, so every instance and every restart serves the same JWKS.
+ * The Ed25519 key pair agent callbacks are signed with (Standard Webhooks `v1a`,
+ * docs/decisions/0030-callbacks-and-delivery.md). The pair is generated on first use and persisted, so every instance
+ * and every restart serves the same JWKS.
  */
 
 export const PublicJwk = Schema.Struct({

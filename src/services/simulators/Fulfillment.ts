@@ -11,8 +11,8 @@ import { isUniqueViolation } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 
 /**
- * The Fulfillment simulator: the supplier Ribbon places orders with (DESIGN.md §4.5, docs/checkout.md).
- * It owns the SQL of the `orders` table.
+ * The Fulfillment simulator: the supplier Ribbon places orders with (docs/decisions/0027-placement-and-orders.md,
+ * docs/checkout.md). It owns the SQL of the `orders` table.
  *
  * - Every method runs on the ambient SqlClient, so a caller can run it inside its own `sql.withTransaction`
  *   (the simulator's own transactions then become savepoints). Times come from `Clock`, randomness from

@@ -2,8 +2,8 @@ import { Data, Effect, Either, Redacted } from "effect"
 import { makeId } from "../../domain/platform/Ids.js"
 
 /**
- * Card payments for the hosted payment page (DESIGN.md §4.5). The processor is simulated in test mode:
- * only the test cards below do anything, and no real card is ever charged.
+ * Card payments for the hosted payment page (docs/decisions/0026-hosted-payment-page.md). The processor is simulated in
+ * test mode: only the test cards below do anything, and no real card is ever charged.
  *
  * - `validateCard` checks what the person typed (pure, so the page can re-render with field errors);
  * - `Payments.charge` takes a validated card and either returns a charge or fails with `PaymentDeclined`.
@@ -171,7 +171,7 @@ export interface ChargeRequest {
   readonly reference: string
 }
 
-/** The test cards (DESIGN.md §4.5), digits only. */
+/** The test cards (docs/decisions/0026-hosted-payment-page.md), digits only. */
 export const testCards = {
   succeeds: "4242424242424242",
   declined: "4000000000000002",

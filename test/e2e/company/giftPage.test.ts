@@ -13,8 +13,9 @@ import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } fro
  * The gift page in a real browser (Debian's chromium) with JavaScript turned off, against the seeded server
  * with its background worker on a real loopback port: the recipient opens the link, picks the country, sees
  * the choices, chooses a product, picks one of its options by its label, fills the address by the labels
- * DESIGN.md §4.12 names and claims; the page then says the gift is claimed and shows the order's status.
- * The claimed page's screenshot goes to test-output/gift-claimed.png. Skipped when /usr/bin/chromium is absent.
+ * docs/decisions/0048-gift-page-and-claims.md names and claims; the page then says the gift is claimed and shows the
+ * order's status. The claimed page's screenshot goes to test-output/gift-claimed.png. Skipped when /usr/bin/chromium is
+ * absent.
  */
 
 const output = new URL("../../../test-output/", import.meta.url)

@@ -5,8 +5,8 @@ import { createCompany, getWith, keyHeaders, postWith, raiseLimits, v2Keys } fro
 import { SeededTestServer, testPublicUrl } from "../../support/http.js"
 
 /**
- * The v2 catalog reads over real HTTP (DESIGN.md §4.11 "v2 reads", docs/catalog.md): budgets in major units
- * judged against the landed total, `skip`/`limit`, the v2 error bodies, and prices only for keys that may
+ * The v2 catalog reads over real HTTP (docs/decisions/0044-v2-catalog-reads.md, docs/catalog.md): budgets in major
+ * units judged against the landed total, `skip`/`limit`, the v2 error bodies, and prices only for keys that may
  * read them.
  */
 

@@ -9,8 +9,8 @@ import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith, v2Ke
 import { type RawResponse, SeededTestServer, testPublicUrl } from "../../support/http.js"
 
 /**
- * The catalog on the company API, version 3 (DESIGN.md §4.11), over real HTTP on the seeded demo catalog:
- * every query rule with its exact 400, keyset cursors that walk the whole catalog once in order under each
+ * The catalog on the company API, version 3 (docs/decisions/0042-v3-catalog.md), over real HTTP on the seeded demo
+ * catalog: every query rule with its exact 400, keyset cursors that walk the whole catalog once in order under each
  * sort, prices in the country's currency, and the permissions that guard the catalog and its prices.
  */
 

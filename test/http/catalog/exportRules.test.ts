@@ -21,8 +21,8 @@ import { SeededTestServer, testPublicUrl } from "../../support/http.js"
 
 /**
  * Catalog exports over real HTTP on a server without the background worker, so exports stay pending until
- * a test runs their job (DESIGN.md §4.11, docs/catalog.md "Exports"): the one-active-export rule, every bad
- * body (which stores nothing), a job that resumes after its last chunk and one that fails.
+ * a test runs their job (docs/decisions/0043-catalog-exports.md, docs/catalog.md "Exports"): the one-active-export
+ * rule, every bad body (which stores nothing), a job that resumes after its last chunk and one that fails.
  */
 
 /** The exports service on the test server's database, to run a job's work by hand. */

@@ -18,8 +18,8 @@ import {
 } from "../../support/exports.js"
 
 /**
- * Catalog exports over real HTTP with the background worker (DESIGN.md §4.11, docs/catalog.md "Exports"):
- * 202, completed, NDJSON files equal to the product list with the same query, a tampered link 403, 410
+ * Catalog exports over real HTTP with the background worker (docs/decisions/0043-catalog-exports.md, docs/catalog.md
+ * "Exports"): 202, completed, NDJSON files equal to the product list with the same query, a tampered link 403, 410
  * after 48 hours and the files deleted by the expiry job. The rules are exportRules.test.ts's.
  */
 

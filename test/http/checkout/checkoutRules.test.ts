@@ -13,11 +13,11 @@ import { CheckoutTestServer, londonAddress, payWith, recipient, settled } from "
 import { get, postText, type RawResponse, raw, ribbonClient } from "../../support/http.js"
 
 /**
- * The rules of quotes, checkouts, payment, placement and orders through HTTP (DESIGN.md §4.5, §4.8; spec
- * "Quote", "Checkout", "Checkout item", "Limits"): bad input is refused with the failing field's path and
- * leaves nothing behind, each business rule answers with its own problem code, idempotent creation holds
- * under 50 parallel requests, every checkout path ends in the status it should, and a placement stopped
- * half-way and run again books exactly one order per item.
+ * The rules of quotes, checkouts, payment, placement and orders through HTTP
+ * (docs/decisions/0025-quotes-and-checkouts.md, docs/decisions/0035-idempotency.md; spec "Quote", "Checkout", "Checkout
+ * item", "Limits"): bad input is refused with the failing field's path and leaves nothing behind, each business rule
+ * answers with its own problem code, idempotent creation holds under 50 parallel requests, every checkout path ends in
+ * the status it should, and a placement stopped half-way and run again books exactly one order per item.
  */
 
 // ---------------------------------------------------------------------------------------------------------
@@ -362,8 +362,8 @@ describe("checkout rules", () => {
         const [{ n }] = yield* sql<{ n: number }>`
           SELECT count(*)::int AS n FROM checkouts WHERE user_id = ${userId} AND idempotency_key = ${key}`
         expect(n).toBe(1)
-        // Each gets the checkout, or (DESIGN.md §4.8) a 409 "still in flight, retry in a second"; never a
-        // refusal of its own quotes.
+        // Each gets the checkout, or (docs/decisions/0035-idempotency.md) a 409 "still in flight, retry in a second";
+        // never a refusal of its own quotes.
         for (const response of responses) {
           if (response.status === 201) {
             expect(response.body.id).toBe(row!.id)

@@ -12,7 +12,10 @@ import {
 } from "../../support/company.js"
 import { RibbonTestServer } from "../../support/http.js"
 
-/** v3 accounts and billing methods over real HTTP (DESIGN.md §4.10, spec "Versioning" 3.1). */
+/**
+ * v3 accounts and billing methods over real HTTP (docs/decisions/0041-v3-accounts-and-billing.md, spec "Versioning"
+ * 3.1).
+ */
 
 const accounts = "/public-api/v3/accounts"
 const billingMethods = "/public-api/v3/billing-methods"

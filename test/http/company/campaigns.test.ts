@@ -15,7 +15,7 @@ import {
 } from "../../support/company.js"
 import { SeededTestServer } from "../../support/http.js"
 
-/** v2 campaigns over real HTTP (DESIGN.md §4.12; docs/company-api.md "Campaigns"). */
+/** v2 campaigns over real HTTP (docs/decisions/0045-v2-campaigns.md; docs/company-api.md "Campaigns"). */
 
 const campaigns = "/public-api/v2/campaigns"
 const hexId = /^[0-9a-f]{24}$/

@@ -12,8 +12,8 @@ import { get, raw, testPublicUrl } from "../../support/http.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
 
 /**
- * Claiming v2 gifts over real HTTP (DESIGN.md §4.12): the gift page's steps as a browser without
- * JavaScript takes them (plain GETs and a form POST), with the gift's status moving at each; the claim API;
+ * Claiming v2 gifts over real HTTP (docs/decisions/0048-gift-page-and-claims.md): the gift page's steps as a browser
+ * without JavaScript takes them (plain GETs and a form POST), with the gift's status moving at each; the claim API;
  * and `POST /v2/orders`, idempotent on the recipient's key. Every claim's order is the v3 order, its budget
  * reservation released and the landed price charged instead.
  */

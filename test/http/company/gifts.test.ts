@@ -18,8 +18,8 @@ import { eventually } from "../../support/eventually.js"
 import { testPublicUrl } from "../../support/http.js"
 
 /**
- * Gifts, version 2, over real HTTP with the background worker (DESIGN.md §4.12): per-recipient outcomes,
- * the key that finds a gift again, the budget held on the ledger and released on cancel and expiry (the
+ * Gifts, version 2, over real HTTP with the background worker (docs/decisions/0047-v2-gifts.md): per-recipient
+ * outcomes, the key that finds a gift again, the budget held on the ledger and released on cancel and expiry (the
  * expiry job driven by moving the server's clock), the list's filters, and every bad body (which stores
  * nothing).
  */

@@ -4,8 +4,8 @@ import { createCompany, getWith, keyHeaders, postWith, raiseLimits, v2Keys } fro
 import { RibbonTestServer } from "../../support/http.js"
 
 /**
- * v3 address tools over real HTTP (DESIGN.md §4.10, spec "Versioning" 3.1). The orders group serves
- * `/orders/:orderId` (and its `/cancel`, `/simulate`) beside these static paths: every 200 here also shows
+ * v3 address tools over real HTTP (docs/decisions/0040-v3-order-addresses.md, spec "Versioning" 3.1). The orders group
+ * serves `/orders/:orderId` (and its `/cancel`, `/simulate`) beside these static paths: every 200 here also shows
  * that the static routes win over the parameter.
  */
 

@@ -14,8 +14,8 @@ import {
 } from "../../support/company.js"
 
 /**
- * v3 orders over real HTTP (DESIGN.md §4.10): which account and billing method an order is charged to, and
- * what a supplier refusal leaves behind (nothing: the booking, the stock and the debit roll back together).
+ * v3 orders over real HTTP (docs/decisions/0039-v3-orders.md): which account and billing method an order is charged to,
+ * and what a supplier refusal leaves behind (nothing: the booking, the stock and the debit roll back together).
  */
 
 const orders = "/public-api/v3/orders"

@@ -19,7 +19,10 @@ import {
 import { eventually, settle } from "../../support/eventually.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
 
-/** v3 orders over real HTTP (DESIGN.md §4.9–4.10): placement, idempotency, the ledger, cancel, sandbox, masking. */
+/**
+ * v3 orders over real HTTP (docs/decisions/0039-v3-orders.md): placement, idempotency, the ledger, cancel, sandbox,
+ * masking.
+ */
 
 const orders = "/public-api/v3/orders"
 const billingMethods = "/public-api/v3/billing-methods"

@@ -15,8 +15,8 @@ import {
 } from "./rateLimitScenarios.js"
 
 /**
- * Per-company rate limits (DESIGN.md §4.8) through the API-key middleware, on the memory store driven by
- * TestClock (rateLimitsRedis.test.ts runs them on Redis).
+ * Per-company rate limits (docs/decisions/0034-company-rate-limits.md) through the API-key middleware, on the memory
+ * store driven by TestClock (rateLimitsRedis.test.ts runs them on Redis).
  */
 
 const productsV2 = "/public-api/v2/fixture/products"

@@ -18,7 +18,7 @@ import {
 } from "../../support/company.js"
 import { RibbonTestServer } from "../../support/http.js"
 
-/** v2 recipients over real HTTP (DESIGN.md §4.9, §4.12; docs/company-api.md "Recipients"). */
+/** v2 recipients over real HTTP (docs/decisions/0046-v2-recipients.md; docs/company-api.md "Recipients"). */
 
 const recipients = "/public-api/v2/recipients"
 const hexId = /^[0-9a-f]{24}$/

@@ -17,9 +17,9 @@ import {
 import { RibbonTestServer } from "../../support/http.js"
 
 /**
- * Company webhook endpoints over real HTTP (DESIGN.md §4.12): creation with a secret shown once, reads that
- * never show it, every bound a 400 that stores nothing, 404 outside the key's company, the limit of 10.
- * Deliveries are test/services/company/CompanyWebhooks.test.ts's.
+ * Company webhook endpoints over real HTTP (docs/decisions/0050-company-webhooks.md): creation with a secret shown
+ * once, reads that never show it, every bound a 400 that stores nothing, 404 outside the key's company, the limit of
+ * 10. Deliveries are test/services/company/CompanyWebhooks.test.ts's.
  */
 
 const webhooks = "/public-api/v3/webhooks"

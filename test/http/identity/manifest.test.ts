@@ -25,7 +25,8 @@ const spec: Record<string, readonly [toolClass: string, scope: string]> = {
   "POST /v1/quotes": ["write", "orders:write"],
   "GET /v1/quotes/{quoteId}": ["read", "orders:read"],
   "POST /v1/checkouts": ["sensitive-write", "orders:write"],
-  // Not in the spec's table: DESIGN.md §4.5 (status, events and orders) and docs/checkout.md.
+  // Not in the spec's table: docs/decisions/0027-placement-and-orders.md (status, events and orders) and
+  // docs/checkout.md.
   "GET /v1/checkouts/{checkoutId}": ["read", "orders:read"],
   "GET /v1/checkouts/{checkoutId}/events": ["read", "orders:read"],
   "POST /v1/checkouts/{checkoutId}/cancel": ["write", "orders:write"],

@@ -14,10 +14,11 @@ import { serveRibbon } from "../../support/http.js"
 import { certificate, httpsReceiver, type Received } from "../../support/receiver.js"
 
 /**
- * Company webhooks delivered by the one delivery engine (DESIGN.md §4.6, §4.12): endpoints made over HTTP,
- * events emitted with `CompanyWebhooks.emit` in a transaction, a Jobs worker running `webhook.deliver`, and
- * a real HTTPS receiver on loopback whose requests are verified with the `standardwebhooks` package. The
- * clock is the real one, since that package refuses timestamps more than 5 minutes off.
+ * Company webhooks delivered by the one delivery engine (docs/decisions/0030-callbacks-and-delivery.md,
+ * docs/decisions/0050-company-webhooks.md): endpoints made over HTTP, events emitted with `CompanyWebhooks.emit` in a
+ * transaction, a Jobs worker running `webhook.deliver`, and a real HTTPS receiver on loopback whose requests are
+ * verified with the `standardwebhooks` package. The clock is the real one, since that package refuses timestamps more
+ * than 5 minutes off.
  */
 
 // On real Postgres the workers are woken through LISTEN/NOTIFY, as in production.

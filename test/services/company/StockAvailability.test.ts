@@ -20,8 +20,8 @@ import { serveRibbon } from "../../support/http.js"
 import { certificate, httpsReceiver, type Received } from "../../support/receiver.js"
 
 /**
- * `stock-availability-updates` (DESIGN.md §4.12, docs/webhooks.md "Stock availability"): the trigger that
- * records availability changes from any write of stock, `notify` netting and broadcasting them to every
+ * `stock-availability-updates` (docs/decisions/0050-company-webhooks.md, docs/webhooks.md "Stock availability"): the
+ * trigger that records availability changes from any write of stock, `notify` netting and broadcasting them to every
  * subscribed endpoint of every company, the notifier that runs it every window, and the sandbox control
  * over real HTTP. Deliveries go to a real HTTPS receiver and are verified with `standardwebhooks`.
  */
