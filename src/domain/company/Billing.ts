@@ -36,6 +36,14 @@ export interface NewBillingMethod {
   readonly spendingLimit: number | null
 }
 
+/** What a ledger entry is for: the order or gift that moved the money, and why. */
+export const LedgerSubject = Schema.Struct({
+  type: Schema.Literal("order", "gift"),
+  id: Schema.String,
+  reason: Schema.String
+})
+export type LedgerSubject = typeof LedgerSubject.Type
+
 /** The currency company billing is kept in: order totals are converted to it when they are debited. */
 export const billingCurrency = "USD" as CurrencyCode
 

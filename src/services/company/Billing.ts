@@ -1,19 +1,17 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
-import {
-  type BillingMethodRecord as BillingMethod,
-  BillingMethodRecord,
-  billingCurrency,
-  type NewBillingMethod
+import { Effect, Option } from "effect"
+import type {
+  BillingMethodRecord as BillingMethod,
+  LedgerSubject,
+  NewBillingMethod
 } from "../../domain/company/Billing.js"
 import type { AccountScope } from "../../domain/company/Company.js"
 import { BillingMethodArchived, BillingMethodNotFound, InsufficientFunds } from "../../domain/company/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
-import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
-import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
-import { accountsIn } from "./Scope.js"
+import { BillingRepo } from "./BillingRepo.js"
+
+export type { LedgerSubject } from "../../domain/company/Billing.js"
 
 /**
  * Billing methods and their ledger (docs/decisions/0037-billing-ledger.md,
@@ -21,21 +19,8 @@ import { accountsIn } from "./Scope.js"
  * `billing_entries`, written in the caller's transaction (an order's or a gift's). The statement that writes an entry
  * also moves the method's `spent` (the entries' sum), so `remaining` is its limit less `spent`, one row read; a debit's
  * check runs in that statement, on the locked row, so two debits racing for the last funds are judged one after the
- * other and never both succeed.
+ * other and never both succeed. The rows are `BillingRepo`'s.
  */
-
-/**
- * Billing methods as their records read, each with its remaining funds (its limit less what its entries
- * spent; null: uncapped): a subquery named `methods`, for a statement of this module or of `Accounts`.
- */
-export const methodsOf = (sql: SqlClient.SqlClient) => sql`(
-  SELECT m.id, m.account_id, a.environment, a.company_id, m.name, m.type, m.status, m.is_default, m.currency,
-    m.spending_limit::int AS spending_limit, m.created_at, (m.spending_limit - m.spent)::int AS remaining
-  FROM billing_methods m JOIN accounts a ON a.id = m.account_id
-) AS methods`
-
-/** A method record as `jsonRecordOf` gives it: the same fields, its time as JSON text. */
-export const MethodJson = Schema.Struct({ ...BillingMethodRecord.fields, createdAt: Schema.Date })
 
 /** The 404 of an account without a default method, when an order or gift names none. */
 export const noDefaultMethod = (accountId: string) =>
@@ -44,79 +29,40 @@ export const noDefaultMethod = (accountId: string) =>
     billingMethodId: ""
   })
 
-/** What a ledger entry is for: the order or gift that moved the money, and why. */
-export interface LedgerSubject {
-  readonly type: "order" | "gift"
-  readonly id: string
-  readonly reason: string
-}
-
 export class Billing extends Effect.Service<Billing>()("Billing", {
+  dependencies: [BillingRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-
-    /** A method with its remaining funds: its limit less what its entries spent (null: uncapped). */
-    const methods = methodsOf(sql)
-
-    const methodRows = rowsOf(BillingMethodRecord)
-    const listColumns: V3Columns<BillingMethod> = {
-      paging: "number",
-      filters: {
-        accountId: (value) => sql`account_id = ${value.toLowerCase()}`,
-        status: (value) => sql`status = ${value}`,
-        type: (value) => sql`type = ${value}`
-      },
-      sort: { createdAt: "created_at", name: "name" },
-      defaultOrder: [{ column: "created_at", descending: false }],
-      id: "id"
-    }
+    const repo = yield* BillingRepo
 
     /** Adds a method to an account, in the caller's transaction; the first one of an account is its default. */
     const create = Effect.fn("Billing.create")(function* (accountId: string, method: NewBillingMethod) {
       const id = yield* makeId
       const now = yield* nowDate
-      yield* sql`INSERT INTO billing_methods (id, account_id, name, type, status, is_default, currency, spending_limit, created_at)
-        VALUES (${id}, ${accountId}, ${method.name}, ${method.type}, 'active',
-          NOT EXISTS (SELECT 1 FROM billing_methods WHERE account_id = ${accountId} AND is_default),
-          ${billingCurrency}, ${method.spendingLimit}, ${now})`.pipe(Effect.orDie)
+      yield* repo.insert(id, accountId, method, now)
       return id
     })
 
     /** A method on an account the scope reaches (404 otherwise). */
     const find = Effect.fn("Billing.find")(function* (scope: AccountScope, billingMethodId: string) {
-      const [found] = yield* methodRows(sql`SELECT * FROM ${methods}
-        WHERE id = ${billingMethodId.toLowerCase()} AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie)
-      if (found === undefined) {
+      const found = yield* repo.find(scope, billingMethodId)
+      if (Option.isNone(found)) {
         return yield* new BillingMethodNotFound({
           message: `No billing method ${billingMethodId} is reachable with this key.`,
           billingMethodId
         })
       }
-      return found
-    })
-
-    const findDefault = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: BillingMethodRecord,
-      execute: (accountId) => sql`SELECT * FROM ${methods} WHERE account_id = ${accountId} AND is_default`
+      return found.value
     })
 
     /** The account's default method (404 when it has none). */
     const defaultOf = Effect.fn("Billing.defaultOf")(function* (accountId: string) {
-      const found = yield* Effect.orDie(findDefault(accountId))
+      const found = yield* repo.defaultOf(accountId)
       if (Option.isNone(found)) return yield* noDefaultMethod(accountId)
       return found.value
     })
 
     /** The methods of the accounts the scope reaches, filtered, sorted and paged in SQL. */
-    const page = Effect.fn("Billing.page")(function* (scope: AccountScope, query: V3Query) {
-      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
-      const rows = yield* methodRows(
-        sql`SELECT * FROM ${methods} WHERE ${accountsIn(sql, scope, "account_id")} AND ${where}
-          ORDER BY ${orderBy} LIMIT ${limit}`
-      ).pipe(Effect.orDie)
-      return v3Page(rows, query, listColumns)
-    })
+    const page = Effect.fn("Billing.page")((scope: AccountScope, query: V3Query) => repo.page(scope, query))
 
     /** Whether the method's remaining funds cover `amount` (422 when they do not); uncapped ones always do. */
     const ensureFunds = (method: BillingMethod, amount: number) =>
@@ -143,7 +89,7 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
     ) {
       if (yield* record(billingMethodId, "debit", amount, subject)) return
       // Nothing was debited: say why, from the method as the refusing statement saw it.
-      const [method] = yield* methodRows(sql`SELECT * FROM ${methods} WHERE id = ${billingMethodId}`).pipe(Effect.orDie)
+      const method = Option.getOrUndefined(yield* repo.byId(billingMethodId))
       if (method === undefined) return yield* Effect.dieMessage(`No billing method ${billingMethodId}`)
       if (method.status === "archived") {
         return yield* new BillingMethodArchived({
@@ -161,25 +107,15 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
     )
 
     /**
-     * Writes one ledger entry and moves the method's `spent` by it, in one statement: the `UPDATE` takes the
-     * method's row lock, and a debit's condition (active, and covered) is judged again on the row as the
-     * last writer left it, so two debits racing for the last funds never both pass. Whether it was written.
+     * Writes one ledger entry and moves the method's `spent` by it, in one statement (the repository's
+     * `record`): a debit's condition (active, and covered) is judged on the locked row, so two debits racing
+     * for the last funds never both pass. Whether it was written (a zero amount writes nothing and passes).
      */
     const record = (billingMethodId: string, kind: "debit" | "credit", amount: number, subject: LedgerSubject) =>
       Effect.gen(function* () {
         if (amount <= 0) return true
         const now = yield* nowDate
-        const covered =
-          kind === "debit"
-            ? sql`AND status = 'active' AND (spending_limit IS NULL OR spending_limit - spent >= ${amount})`
-            : sql``
-        const written = yield* sql`WITH moved AS (
-            UPDATE billing_methods SET spent = spent ${kind === "debit" ? sql.literal("+") : sql.literal("-")} ${amount}
-            WHERE id = ${billingMethodId} ${covered} RETURNING id)
-          INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
-          SELECT id, ${kind}, ${amount}, ${subject.type}, ${subject.id}, ${subject.reason}, ${now} FROM moved
-          RETURNING id`.pipe(Effect.orDie)
-        return written.length > 0
+        return yield* repo.record(billingMethodId, kind, amount, subject, now)
       })
 
     return { create, find, defaultOf, page, ensureFunds, debit, credit } as const
