@@ -1,25 +1,19 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import type { BillingMethodRecord, NewBillingMethod } from "../../domain/company/Billing.js"
-import { type Account, AccountRecord, type AccountScope } from "../../domain/company/Company.js"
+import type { Account, AccountScope } from "../../domain/company/Company.js"
 import { AccountNameTaken, AccountNotFound } from "../../domain/company/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
-import { jsonRecordOf, rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
-import { compileV3Query, likeEscape, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
-import { Billing, MethodJson, methodsOf } from "./Billing.js"
-import { accountsIn } from "./Scope.js"
+import { Billing } from "./Billing.js"
+import { CompaniesRepo } from "./CompaniesRepo.js"
 
 /**
  * A company's accounts (docs/decisions/0041-v3-accounts-and-billing.md, docs/company-api.md "Accounts and billing"):
  * created in the key's environment with a name unique there, and optionally a first billing method, in one transaction.
+ * The rows are `CompaniesRepo`'s.
  */
-
-const accountColumns = "id, company_id, environment, name, is_default"
-
-/** An account with its default billing method (null when it has none). */
-const AccountWithMethod = Schema.Struct({ ...AccountRecord.fields, defaultMethod: Schema.NullOr(MethodJson) })
 
 /** An account and its default billing method, if it has one. */
 export interface AccountWithDefaultMethod {
@@ -35,20 +29,11 @@ const meant = <A extends { readonly isDefault: boolean }>(rows: ReadonlyArray<A>
   Option.fromNullable(rows.length === 1 ? rows[0] : rows.find((account) => account.isDefault))
 
 export class Accounts extends Effect.Service<Accounts>()("Accounts", {
-  dependencies: [Billing.Default],
+  dependencies: [CompaniesRepo.Default, Billing.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const repo = yield* CompaniesRepo
     const billing = yield* Billing
-    const accountRows = rowsOf(AccountRecord)
-    const withMethodRows = rowsOf(AccountWithMethod)
-    const methods = methodsOf(sql)
-    const listColumns: V3Columns<Account> = {
-      paging: "number",
-      filters: { name: (value) => sql`name ILIKE ${`%${likeEscape(value)}%`}` },
-      sort: { createdAt: "created_at", name: "name" },
-      defaultOrder: [{ column: "created_at", descending: false }],
-      id: "id"
-    }
 
     /** A new account in the scope's company and environment, with its first billing method if given (409 on a taken name). */
     const create = Effect.fn("Accounts.create")(function* (
@@ -58,17 +43,20 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
       const id = yield* makeId
       const now = yield* nowDate
       const insert = Effect.gen(function* () {
-        const inserted = yield* accountRows(sql`INSERT INTO accounts (id, company_id, environment, name, created_at)
-          VALUES (${id}, ${scope.companyId}, ${scope.environment}, ${input.name}, ${now})
-          ON CONFLICT (company_id, environment, name) DO NOTHING
-          RETURNING ${sql.literal(accountColumns)}`)
-        const account = inserted[0]
-        if (account === undefined) {
+        const inserted = yield* repo.insertAccount({
+          id,
+          companyId: scope.companyId,
+          environment: scope.environment,
+          name: input.name,
+          at: now
+        })
+        if (Option.isNone(inserted)) {
           return yield* new AccountNameTaken({
             message: `An account named "${input.name}" already exists.`,
             name: input.name
           })
         }
+        const account = inserted.value
         if (input.billingMethod !== undefined) yield* billing.create(account.id, input.billingMethod)
         return account
       })
@@ -77,17 +65,14 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
 
     /** An account the scope reaches (404 otherwise). */
     const find = Effect.fn("Accounts.find")(function* (scope: AccountScope, accountId: string) {
-      const [found] = yield* accountRows(sql`SELECT ${sql.literal(accountColumns)} FROM accounts
-        WHERE id = ${accountId.toLowerCase()} AND ${accountsIn(sql, scope, "id")}`).pipe(Effect.orDie)
-      if (found === undefined) return yield* unreachable(accountId)
-      return found
+      const found = yield* repo.accountIn(scope, accountId.toLowerCase())
+      if (Option.isNone(found)) return yield* unreachable(accountId)
+      return found.value
     })
 
     /** The account a request means when it names none: the only one its scope reaches, else the default one. */
     const defaultIn = Effect.fn("Accounts.defaultIn")(function* (scope: AccountScope) {
-      const rows = yield* accountRows(sql`SELECT ${sql.literal(accountColumns)} FROM accounts
-        WHERE ${accountsIn(sql, scope, "id")} ORDER BY is_default DESC, created_at LIMIT 2`).pipe(Effect.orDie)
-      return meant(rows)
+      return meant(yield* repo.firstAccountsIn(scope))
     })
 
     /**
@@ -99,13 +84,7 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
       scope: AccountScope,
       accountId: string | undefined
     ) {
-      const rows = yield* withMethodRows(sql`SELECT ${sql.literal(accountColumns)},
-          (SELECT ${jsonRecordOf(sql, MethodJson, "methods")} FROM ${methods}
-            WHERE methods.account_id = accounts.id AND methods.is_default) AS default_method
-        FROM accounts
-        WHERE ${accountsIn(sql, scope, "id")}
-          ${accountId === undefined ? sql`` : sql`AND id = ${accountId.toLowerCase()}`}
-        ORDER BY is_default DESC, created_at LIMIT 2`).pipe(Effect.orDie)
+      const rows = yield* repo.firstAccountsWithMethodIn(scope, accountId?.toLowerCase())
       const found = meant(rows)
       if (Option.isNone(found) && accountId !== undefined) return yield* unreachable(accountId)
       return Option.map(
@@ -118,14 +97,7 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
     })
 
     /** The accounts the scope reaches, sorted and paged in SQL. */
-    const page = Effect.fn("Accounts.page")(function* (scope: AccountScope, query: V3Query) {
-      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
-      const rows = yield* accountRows(
-        sql`SELECT ${sql.literal(accountColumns)} FROM accounts WHERE ${accountsIn(sql, scope, "id")} AND ${where}
-          ORDER BY ${orderBy} LIMIT ${limit}`
-      ).pipe(Effect.orDie)
-      return v3Page(rows, query, listColumns)
-    })
+    const page = Effect.fn("Accounts.page")((scope: AccountScope, query: V3Query) => repo.accountPage(scope, query))
 
     return { create, find, defaultIn, withDefaultMethod, page } as const
   })
