@@ -1,13 +1,13 @@
 import { createHash, timingSafeEqual } from "node:crypto"
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Cache, Clock, Effect, Option, Schema } from "effect"
-import {
-  type AccountsAccess,
+import { SqlClient } from "@effect/sql"
+import { Cache, Clock, Effect, Option } from "effect"
+import type {
+  AccountsAccess,
   ApiKeyRecord,
-  type Environment,
-  type Permission,
+  Environment,
+  Permission,
   RateLimitOverrides,
-  type RequestSource
+  RequestSource
 } from "../../domain/company/Company.js"
 import {
   type AccountsAccessDenied,
@@ -22,13 +22,14 @@ import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { forgetWhere, foundFor, lookupIn } from "../platform/Caches.js"
-import { isUniqueViolation, rowsOf } from "../platform/Rows.js"
-import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
+import { isUniqueViolation } from "../platform/Rows.js"
+import { ApiKeysRepo, type KeyForAuthentication } from "./ApiKeysRepo.js"
+import { CompaniesRepo } from "./CompaniesRepo.js"
 
 /**
  * API keys (docs/company-api.md): 24 hex characters (96 random bits), stored only as their SHA-256 and
  * looked up by it. At most `maxActiveKeys` active keys per company, enforced in a transaction that locks
- * the company row, so parallel creations cannot overshoot.
+ * the company row, so parallel creations cannot overshoot. The rows are `ApiKeysRepo`'s.
  */
 
 export const maxActiveKeys = 3
@@ -76,32 +77,14 @@ export interface AuthenticatedKey {
   readonly rateLimits: RateLimitOverrides
 }
 
-/** A key as authentication reads it: with its hash and its company's rate-limit overrides. */
-const CachedKey = Schema.Struct({
-  ...ApiKeyRecord.fields,
-  keyHash: Schema.String,
-  rateLimits: RateLimitOverrides
-})
-type CachedKey = typeof CachedKey.Type
-
 const isActive = (key: ApiKeyRecord, now: number) => key.revokedAt === null && key.expiresAt.getTime() > now
 
-/** Rows of the inline statements below, decoded (decoders built once). */
-const idRows = rowsOf(Schema.Struct({ id: Schema.String }))
-
 export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
+  dependencies: [ApiKeysRepo.Default, CompaniesRepo.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const keysOf = rowsOf(ApiKeyRecord)
-
-    const columns = sql`id, company_id, environment, name, permissions, accounts_access, enforce_mtls,
-      request_source, created_at, expires_at, revoked_at`
-
-    const findKey = (companyId: string, apiKeyId: string) =>
-      keysOf(sql`SELECT ${columns} FROM api_keys
-        WHERE company_id = ${companyId} AND id = ${apiKeyId.toLowerCase()} AND revoked_at IS NULL`).pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]))
-      )
+    const repo = yield* ApiKeysRepo
+    const companies = yield* CompaniesRepo
 
     /** Creates a key (and, for a rotation, schedules the old one's expiry) in one transaction. */
     const create = Effect.fn("KeyStore.create")(function* (input: CreateKeyInput) {
@@ -113,10 +96,10 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
         .withTransaction(
           Effect.gen(function* () {
             // The lock serialises key creation per company: the count below cannot go stale.
-            const company = yield* sql`SELECT id FROM companies WHERE id = ${input.companyId} FOR UPDATE`
-            if (company.length === 0) return yield* InvalidRequest.field("companyId", "No such company.")
-            const keys = yield* keysOf(sql`SELECT ${columns} FROM api_keys
-              WHERE company_id = ${input.companyId} AND revoked_at IS NULL`)
+            if (!(yield* companies.lock(input.companyId))) {
+              return yield* InvalidRequest.field("companyId", "No such company.")
+            }
+            const keys = yield* repo.ofCompany(input.companyId)
             const { rotate } = input
             const rotated = rotate === undefined ? undefined : rotate.apiKeyId.toLowerCase()
             if (rotate !== undefined) {
@@ -145,9 +128,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
             const accountsPath = input.accountsPath ?? "accountsAccess"
             if (input.accountsAccess.scope === "selected-accounts" && input.accountsAccess.ids.length > 0) {
               const ids = input.accountsAccess.ids.map((accountId) => accountId.toLowerCase())
-              const known = yield* idRows(sql`SELECT id FROM accounts
-                WHERE company_id = ${input.companyId} AND environment = ${input.environment} AND id IN ${sql.in(ids)}`)
-              const knownIds = new Set(known.map((row) => row.id))
+              const knownIds = yield* companies.accountIdsOf(input.companyId, input.environment, ids)
               const index = ids.findIndex((accountId) => !knownIds.has(accountId))
               if (index >= 0)
                 return yield* InvalidRequest.field(`${accountsPath}.ids[${index}]`, "No such account in this company.")
@@ -156,18 +137,23 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
               scope: input.accountsAccess.scope,
               ids: input.accountsAccess.ids.map((accountId) => accountId.toLowerCase())
             }
-            const [row] = yield* keysOf(sql`INSERT INTO api_keys
-                (id, company_id, environment, name, key_hash, permissions, accounts_access, enforce_mtls,
-                 request_source, created_at, expires_at)
-              VALUES (${id}, ${input.companyId}, ${input.environment}, ${input.name}, ${sha256(value)},
-                ${JSON.stringify(input.permissions)}::jsonb, ${JSON.stringify(accountsAccess)}::jsonb,
-                ${input.enforceMtls}, ${input.requestSource}, ${new Date(now)}, ${expiresAt})
-              RETURNING ${columns}`)
-            if (rotated === undefined || input.rotate === undefined) return { record: row!, rotated: undefined }
+            const row = yield* repo.insert({
+              id,
+              companyId: input.companyId,
+              environment: input.environment,
+              name: input.name,
+              keyHash: sha256(value),
+              permissions: input.permissions,
+              accountsAccess,
+              enforceMtls: input.enforceMtls,
+              requestSource: input.requestSource,
+              createdAt: new Date(now),
+              expiresAt
+            })
+            if (rotated === undefined || input.rotate === undefined) return { record: row, rotated: undefined }
             const until = new Date(now + input.rotate.graceSeconds * 1000)
-            const [old] = yield* keysOf(sql`UPDATE api_keys SET expires_at = LEAST(expires_at, ${until})
-              WHERE id = ${rotated} RETURNING ${columns}`)
-            return { record: row!, rotated: old }
+            const old = yield* repo.expireBy(rotated, until)
+            return { record: row, rotated: Option.getOrUndefined(old) }
           })
         )
         .pipe(
@@ -188,9 +174,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       environment: Environment,
       accountIds: ReadonlyArray<string> = []
     ) {
-      const keys = yield* keysOf(sql`SELECT ${columns} FROM api_keys
-        WHERE company_id = ${companyId} AND environment = ${environment} AND revoked_at IS NULL
-        ORDER BY created_at DESC, id DESC`).pipe(Effect.orDie)
+      const keys = yield* repo.list(companyId, environment)
       if (accountIds.length === 0) return keys
       const wanted = new Set(accountIds.map((accountId) => accountId.toLowerCase()))
       return keys.filter(
@@ -198,30 +182,14 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       )
     })
 
-    /** How the v3 key list's query reaches the table (filters, sorts and pages in SQL). */
-    const listColumns: V3Columns<ApiKeyRecord> = {
-      paging: "number",
-      filters: {
-        name: (name) => sql`name = ${name}`,
-        enforceMtls: (value) => sql`enforce_mtls = ${value === "true"}`
-      },
-      sort: { createdAt: "created_at", name: "name", expirationDate: "expires_at" },
-      defaultOrder: [{ column: "created_at", descending: true }],
-      id: "id"
-    }
-
     /** One page of the company's keys in an environment, as a v3 list query asks. */
-    const page = Effect.fn("KeyStore.page")(function* (companyId: string, environment: Environment, query: V3Query) {
-      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
-      const rows = yield* keysOf(sql`SELECT ${columns} FROM api_keys
-        WHERE company_id = ${companyId} AND environment = ${environment} AND revoked_at IS NULL AND ${where}
-        ORDER BY ${orderBy} LIMIT ${limit}`).pipe(Effect.orDie)
-      return v3Page(rows, query, listColumns)
-    })
+    const page = Effect.fn("KeyStore.page")((companyId: string, environment: Environment, query: V3Query) =>
+      repo.page(companyId, environment, query)
+    )
 
     /** Deletes a key at once: its next request is a 401. */
     const revoke = Effect.fn("KeyStore.revoke")(function* (companyId: string, apiKeyId: string, by: KeyRevoker) {
-      const key = yield* findKey(companyId, apiKeyId).pipe(Effect.orDie)
+      const key = yield* repo.find(companyId, apiKeyId.toLowerCase())
       if (Option.isNone(key)) return yield* new ApiKeyNotFound({ message: "No such API key.", apiKeyId })
       if (by !== "operator") {
         if (key.value.environment !== by.environment) {
@@ -230,16 +198,8 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
         yield* by.guard(key.value)
       }
       const now = yield* Clock.currentTimeMillis
-      yield* sql`UPDATE api_keys SET revoked_at = ${new Date(now)} WHERE id = ${key.value.id}`.pipe(Effect.orDie)
+      yield* repo.revoke(key.value.id, new Date(now))
       yield* forget((cached) => cached.id === key.value.id)
-    })
-
-    const findByHash = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: CachedKey,
-      execute: (hash) => sql`SELECT k.id, k.company_id, k.environment, k.name, k.permissions, k.accounts_access,
-          k.enforce_mtls, k.request_source, k.created_at, k.expires_at, k.revoked_at, k.key_hash, c.rate_limits
-        FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.key_hash = ${hash}`
     })
 
     /**
@@ -250,10 +210,10 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
      */
     const cache = yield* Cache.makeWith({
       capacity: maxCachedKeys,
-      lookup: (hash: string) => Effect.orDie(findByHash(hash)),
+      lookup: (hash: string) => repo.byHash(hash),
       timeToLive: foundFor(authCacheMillis)
     })
-    const forget = (match: (key: CachedKey) => boolean) => forgetWhere(cache, match)
+    const forget = (match: (key: KeyForAuthentication) => boolean) => forgetWhere(cache, match)
     /** Drops a company's cached keys (its rate limits changed). */
     const forgetCompany = (companyId: string) => forget((key) => key.companyId === companyId)
 
