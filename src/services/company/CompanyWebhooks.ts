@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { type AccountScope, formatTimestamp } from "../../domain/company/Company.js"
 import { WebhookEndpointLimitReached, WebhookEndpointNotFound } from "../../domain/company/Errors.js"
 import {
@@ -8,16 +8,16 @@ import {
   type CompanyEventData,
   type CompanyEventType,
   maxWebhookEndpoints,
-  WebhookEndpointRecord,
+  type WebhookEndpointRecord,
   type WebhookEndpointStatus
 } from "../../domain/company/Webhooks.js"
 import { type Id, makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Webhooks } from "../checkout/Webhooks.js"
 import { OutboundHttp } from "../platform/OutboundHttp.js"
-import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
-import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
+import { CompaniesRepo } from "./CompaniesRepo.js"
+import { CompanyWebhooksRepo } from "./CompanyWebhooksRepo.js"
 
 /**
  * Company webhooks (docs/decisions/0050-company-webhooks.md, docs/company-api.md "Webhooks"): a company's endpoints in
@@ -26,9 +26,8 @@ import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.j
  * (`Webhooks`, docs/webhooks.md), signed `v1` with the endpoint's `whsec_` secret.
  *
  * Endpoints belong to the company and environment of the key: `Ribbon-Account-Id` does not narrow them.
+ * The rows are `CompanyWebhooksRepo`'s.
  */
-
-const endpointColumns = "id, company_id, environment, url, event_types, created_at"
 
 /** A new `whsec_` secret: 32 random bytes, base64 (the Standard Webhooks form). */
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`
@@ -39,25 +38,13 @@ export interface WebhookEndpoint extends WebhookEndpointRecord {
 }
 
 export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyWebhooks", {
-  dependencies: [Webhooks.Default, OutboundHttp.Default],
+  dependencies: [CompanyWebhooksRepo.Default, CompaniesRepo.Default, Webhooks.Default, OutboundHttp.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const repo = yield* CompanyWebhooksRepo
+    const companies = yield* CompaniesRepo
     const webhooks = yield* Webhooks
     const outbound = yield* OutboundHttp
-    const endpointRows = rowsOf(WebhookEndpointRecord)
-    const signingRows = rowsOf(Schema.Struct({ ...WebhookEndpointRecord.fields, secret: Schema.String }))
-    const countRows = rowsOf(Schema.Struct({ count: Schema.Int }))
-    const listColumns: V3Columns<WebhookEndpointRecord> = {
-      paging: "number",
-      filters: {},
-      sort: { createdAt: "created_at" },
-      defaultOrder: [{ column: "created_at", descending: false }],
-      id: "id"
-    }
-
-    /** The rows of the scope's company and environment that are not deleted. */
-    const ofCompany = (scope: AccountScope) =>
-      sql`company_id = ${scope.companyId} AND environment = ${scope.environment} AND deleted_at IS NULL`
 
     const withStatus = Effect.fn("CompanyWebhooks.withStatus")(function* (
       endpoints: ReadonlyArray<WebhookEndpointRecord>
@@ -82,34 +69,34 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       const secret = newSecret()
       const now = yield* nowDate
       const insert = Effect.gen(function* () {
-        yield* sql`SELECT id FROM companies WHERE id = ${scope.companyId} FOR UPDATE`
-        const [{ count }] = yield* countRows(
-          sql`SELECT count(*)::int AS count FROM company_webhook_endpoints WHERE ${ofCompany(scope)}`
-        )
+        yield* companies.lock(scope.companyId)
+        const count = yield* repo.count(scope)
         if (count >= maxWebhookEndpoints) {
           return yield* new WebhookEndpointLimitReached({
             message: `This company already has ${maxWebhookEndpoints} webhook endpoints in the ${scope.environment} environment; delete one first.`,
             limit: maxWebhookEndpoints
           })
         }
-        const [endpoint] = yield* endpointRows(sql`INSERT INTO company_webhook_endpoints
-            (id, company_id, environment, url, event_types, secret, created_at)
-          VALUES (${id}, ${scope.companyId}, ${scope.environment}, ${input.url}, ${JSON.stringify(input.eventTypes)}::jsonb,
-            ${secret}, ${now})
-          RETURNING ${sql.literal(endpointColumns)}`)
-        return { endpoint: endpoint!, secret }
+        const endpoint = yield* repo.insert({
+          id,
+          scope,
+          url: input.url,
+          eventTypes: input.eventTypes,
+          secret,
+          at: now
+        })
+        return { endpoint, secret }
       })
       return yield* sql.withTransaction(insert).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     const findRecord = (scope: AccountScope, webhookId: string) =>
       Effect.gen(function* () {
-        const [found] = yield* endpointRows(sql`SELECT ${sql.literal(endpointColumns)} FROM company_webhook_endpoints
-          WHERE id = ${webhookId.toLowerCase()} AND ${ofCompany(scope)}`).pipe(Effect.orDie)
-        if (found === undefined) {
+        const found = yield* repo.find(scope, webhookId.toLowerCase())
+        if (Option.isNone(found)) {
           return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
         }
-        return found
+        return found.value
       })
 
     /** An endpoint of the scope's company and environment (404 otherwise). */
@@ -120,10 +107,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
 
     /** The endpoints of the scope's company and environment, oldest first, paged in SQL. */
     const page = Effect.fn("CompanyWebhooks.page")(function* (scope: AccountScope, query: V3Query) {
-      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
-      const rows = yield* endpointRows(sql`SELECT ${sql.literal(endpointColumns)} FROM company_webhook_endpoints
-        WHERE ${ofCompany(scope)} AND ${where} ORDER BY ${orderBy} LIMIT ${limit}`).pipe(Effect.orDie)
-      const found = v3Page(rows, query, listColumns)
+      const found = yield* repo.page(scope, query)
       return { ...found, rows: yield* withStatus(found.rows) }
     })
 
@@ -132,9 +116,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       const now = yield* nowDate
       const id = webhookId.toLowerCase()
       const close = Effect.gen(function* () {
-        const deleted = yield* sql`UPDATE company_webhook_endpoints SET deleted_at = ${now}, secret = NULL
-          WHERE id = ${id} AND ${ofCompany(scope)} RETURNING id`
-        if (deleted.length === 0) {
+        if (!(yield* repo.remove(scope, id, now))) {
           return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
         }
         yield* webhooks.closeEndpoint(id)
@@ -183,10 +165,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       data: CompanyEventData
     ) {
       yield* Effect.annotateCurrentSpan({ "webhook.event_type": eventType })
-      const endpoints = yield* signingRows(sql`SELECT ${sql.literal(endpointColumns)}, secret
-        FROM company_webhook_endpoints
-        WHERE deleted_at IS NULL AND event_types @> ${JSON.stringify([eventType])}::jsonb
-        ORDER BY created_at, id`).pipe(Effect.orDie)
+      const endpoints = yield* repo.subscribedTo(eventType)
       if (endpoints.length === 0) return []
       const triggeredAt = formatTimestamp(yield* nowDate)
       return yield* Effect.forEach(endpoints, (endpoint) =>
@@ -207,11 +186,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
           return yield* Effect.dieMessage("CompanyWebhooks: events of one change belong to one company and environment")
         }
         const types = [...new Set(events.map((event) => event.eventType))]
-        const endpoints = yield* signingRows(sql`SELECT ${sql.literal(endpointColumns)}, secret
-          FROM company_webhook_endpoints
-          WHERE company_id = ${first.companyId} AND environment = ${first.environment} AND deleted_at IS NULL
-            AND event_types ?| ${types}::text[]
-          ORDER BY created_at, id`).pipe(Effect.orDie)
+        const endpoints = yield* repo.subscribedIn(first.companyId, first.environment, types)
         if (endpoints.length === 0) return []
         const triggeredAt = formatTimestamp(yield* nowDate)
         const ids: Array<Id> = []
