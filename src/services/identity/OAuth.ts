@@ -34,7 +34,8 @@ import { PublicUrl } from "../catalog/Catalog.js"
 import { forgetWhere, foundFor, lookupIn } from "../platform/Caches.js"
 import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
-import { toUser, UserRow, Users } from "./Users.js"
+import { Users } from "./Users.js"
+import { toUser, UserRow } from "./UsersRepo.js"
 
 /**
  * The OAuth 2.1 authorization server of the agent API (docs/decisions/0023-oauth-server.md, docs/oauth.md): client

@@ -1,13 +1,13 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto"
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema, Struct } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
 import { AddressNotFound, EmailTaken, InvalidCredentials } from "../../domain/identity/Errors.js"
-import { type NewAddress, ReceiptPreference, SavedAddress, User, type UserPatch } from "../../domain/identity/Users.js"
+import { type NewAddress, SavedAddress, type UserPatch } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
-import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
+import { toUser, type UserChange, UsersRepo } from "./UsersRepo.js"
 
 /**
  * People who sign in on the authorize pages, and their profile and saved addresses (spec "Profile";
@@ -83,28 +83,6 @@ const passwordProblem = (password: string, email: string) =>
 /** The demo user seeded outside production (printed by `npm start`). */
 export const demoUser = { email: "demo@ribbon.dev", password: "ribbon-demo-2026", displayName: "Demo User" } as const
 
-/** A user as stored: the profile with its password hash and creation time. */
-export const UserRow = Schema.Struct({
-  ...Struct.omit(User.fields, "createdAt"),
-  passwordHash: Schema.String,
-  createdAt: Schema.DateFromSelf
-})
-export type UserRow = typeof UserRow.Type
-
-/** A saved address as stored: exactly the SavedAddress resource's fields. */
-const AddressRow = Schema.Struct(SavedAddress.fields)
-
-export const toUser = (row: Omit<UserRow, "passwordHash">) =>
-  new User({
-    id: row.id,
-    email: row.email,
-    displayName: row.displayName,
-    phone: row.phone,
-    defaultCountry: row.defaultCountry,
-    receiptPreference: row.receiptPreference,
-    createdAt: new Date(row.createdAt).toISOString()
-  })
-
 export interface NewUser {
   readonly email: string
   readonly password: string
@@ -112,20 +90,12 @@ export interface NewUser {
   readonly defaultCountry?: string | undefined
 }
 
-/** Rows of the inline statements below, decoded (decoders built once). */
-const countRows = rowsOf(Schema.Struct({ count: Schema.Number }))
-const isDefaultRows = rowsOf(Schema.Struct({ isDefault: Schema.Boolean }))
-
 export class Users extends Effect.Service<Users>()("Users", {
-  dependencies: [Addresses.Default],
+  dependencies: [Addresses.Default, UsersRepo.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const userRows = rowsOf(UserRow)
-    const addressRows = rowsOf(AddressRow)
+    const repo = yield* UsersRepo
     const addresses = yield* Addresses
-
-    const findRow = (id: string) =>
-      Effect.map(userRows(sql`SELECT * FROM users WHERE id = ${id}`), (rows) => Option.fromNullable(rows[0]))
 
     /**
      * A new account; the e-mail must be free (case-insensitively) and the password 8 to 200 characters, not a
@@ -143,30 +113,24 @@ export class Users extends Effect.Service<Users>()("Users", {
       if (displayName !== null && displayName.length > 80)
         return yield* InvalidRequest.field("displayName", "At most 80 characters")
       const passwordHash = yield* hashPassword(input.password)
-      const row = {
+      const created = yield* repo.insert({
         id: yield* makeId,
         email,
         passwordHash,
         displayName,
         phone: null,
         defaultCountry: input.defaultCountry ?? "US",
-        receiptPreference: "email" as const,
+        receiptPreference: "email",
         createdAt: yield* nowDate
-      }
-      const inserted = yield* userRows(sql`
-        INSERT INTO users ${sql.insert(row)} ON CONFLICT DO NOTHING RETURNING *`).pipe(Effect.orDie)
-      const created = inserted[0]
-      if (created === undefined)
+      })
+      if (Option.isNone(created))
         return yield* new EmailTaken({ message: "An account with this e-mail already exists." })
-      return toUser(created)
+      return toUser(created.value)
     })
 
     /** The user with that e-mail and password; the same failure whichever is wrong. */
     const authenticate = Effect.fn("Users.authenticate")(function* (email: string, password: string) {
-      const rows = yield* userRows(sql`SELECT * FROM users WHERE lower(email) = lower(${email.trim()})`).pipe(
-        Effect.orDie
-      )
-      const row = rows[0]
+      const row = Option.getOrUndefined(yield* repo.findByEmail(email.trim()))
       const ok = yield* verifyPassword(password, row?.passwordHash ?? (yield* decoyHash))
       if (row === undefined || !ok) {
         return yield* new InvalidCredentials({ message: "The e-mail or password is not right." })
@@ -175,42 +139,25 @@ export class Users extends Effect.Service<Users>()("Users", {
     })
 
     const get = Effect.fn("Users.get")(function* (id: string) {
-      return Option.map(yield* Effect.orDie(findRow(id)), toUser)
-    })
-
-    const findReceiptPreference = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ receiptPreference: ReceiptPreference }),
-      execute: (id) => sql`SELECT receipt_preference FROM users WHERE id = ${id}`
+      return Option.map(yield* repo.findById(id), toUser)
     })
 
     /** How the user wants receipts sent; none for an unknown user. One column, read in a payment's transaction. */
-    const receiptPreference = Effect.fn("Users.receiptPreference")((id: string) =>
-      Effect.map(
-        Effect.orDie(findReceiptPreference(id)),
-        Option.map((row) => row.receiptPreference)
-      )
-    )
+    const receiptPreference = Effect.fn("Users.receiptPreference")((id: string) => repo.receiptPreference(id))
 
     const update = Effect.fn("Users.update")(function* (id: string, patch: UserPatch) {
-      const set: Record<string, unknown> = {}
+      const set: { -readonly [K in keyof UserChange]: UserChange[K] } = {}
       if (patch.displayName !== undefined) set.displayName = patch.displayName?.trim() || null
       if (patch.phone !== undefined) set.phone = patch.phone?.trim() || null
       if (patch.defaultCountry !== undefined) set.defaultCountry = patch.defaultCountry
       if (patch.receiptPreference !== undefined) set.receiptPreference = patch.receiptPreference
-      const rows =
-        Object.keys(set).length === 0
-          ? yield* userRows(sql`SELECT * FROM users WHERE id = ${id}`)
-          : yield* userRows(sql`UPDATE users SET ${sql.update(set)} WHERE id = ${id} RETURNING *`)
-      return toUser(rows[0]!)
-    }, Effect.orDie)
+      const row = Object.keys(set).length === 0 ? yield* repo.findById(id) : yield* repo.update(id, set)
+      return toUser(Option.getOrThrow(row))
+    })
 
     /** The default address first, then the others oldest first. */
     const listAddresses = Effect.fn("Users.addresses")(function* (userId: string) {
-      const rows = yield* addressRows(sql`
-        SELECT * FROM user_addresses WHERE user_id = ${userId} ORDER BY is_default DESC, created_at, id`).pipe(
-        Effect.orDie
-      )
+      const rows = yield* repo.addresses(userId)
       return rows.map((row) => SavedAddress.make(row))
     })
 
@@ -222,12 +169,11 @@ export class Users extends Effect.Service<Users>()("Users", {
         .withTransaction(
           Effect.gen(function* () {
             // Lock the user's row so that two concurrent first addresses cannot both become the default.
-            yield* sql`SELECT id FROM users WHERE id = ${userId} FOR UPDATE`
-            const [{ count }] = yield* countRows(sql`
-            SELECT count(*)::int AS count FROM user_addresses WHERE user_id = ${userId}`)
+            yield* repo.lock(userId)
+            const count = yield* repo.countAddresses(userId)
             const isDefault = count === 0 || input.isDefault === true
-            if (isDefault) yield* sql`UPDATE user_addresses SET is_default = false WHERE user_id = ${userId}`
-            const row = {
+            if (isDefault) yield* repo.clearDefaultAddress(userId)
+            const saved = yield* repo.insertAddress({
               id: yield* makeId,
               userId,
               label: clean(input.label),
@@ -242,9 +188,8 @@ export class Users extends Effect.Service<Users>()("Users", {
               countryCode: normalized.countryCode,
               isDefault,
               createdAt: yield* nowDate
-            }
-            const [saved] = yield* addressRows(sql`INSERT INTO user_addresses ${sql.insert(row)} RETURNING *`)
-            return SavedAddress.make(saved!)
+            })
+            return SavedAddress.make(saved)
           })
         )
         .pipe(Effect.orDie)
@@ -255,14 +200,9 @@ export class Users extends Effect.Service<Users>()("Users", {
       const deleted = yield* sql
         .withTransaction(
           Effect.gen(function* () {
-            const rows = yield* isDefaultRows(sql`
-            DELETE FROM user_addresses WHERE id = ${addressId} AND user_id = ${userId} RETURNING is_default`)
-            if (rows[0]?.isDefault) {
-              yield* sql`
-              UPDATE user_addresses SET is_default = true WHERE id = (
-                SELECT id FROM user_addresses WHERE user_id = ${userId} ORDER BY created_at, id LIMIT 1)`
-            }
-            return rows.length > 0
+            const row = yield* repo.deleteAddress(userId, addressId)
+            if (Option.isSome(row) && row.value.isDefault) yield* repo.defaultOldestAddress(userId)
+            return Option.isSome(row)
           })
         )
         .pipe(Effect.orDie)
