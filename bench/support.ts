@@ -8,7 +8,8 @@ import { Config, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { makeId } from "../src/domain/platform/Ids.js"
 import { postgres } from "../src/layers/Database.js"
 import { PublicUrl } from "../src/services/catalog/Catalog.js"
-import { OAuth } from "../src/services/identity/OAuth.js"
+import { OAuthClients } from "../src/services/identity/OAuthClients.js"
+import { Tokens } from "../src/services/identity/Tokens.js"
 import { Users } from "../src/services/identity/Users.js"
 
 /** What the Postgres benchmarks share: flags, their database, the bundled server, a token, percentiles. */
@@ -101,22 +102,23 @@ export const issueToken = (options: {
   readonly defaultCountry: string
 }) =>
   Effect.gen(function* () {
-    const oauth = yield* OAuth
+    const clients = yield* OAuthClients
+    const tokenService = yield* Tokens
     const user = yield* (yield* Users).create({
       email: `bench-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`,
       password: "correct horse battery",
       defaultCountry: options.defaultCountry
     })
-    const client = yield* oauth.register({
+    const client = yield* clients.register({
       client_name: options.clientName,
       redirect_uris: ["http://127.0.0.1/callback"],
       token_endpoint_auth_method: "none"
     })
     const grant = { familyId: yield* makeId, clientId: client.client_id, userId: user.id, scope: options.scope }
-    return (yield* oauth.issueTokens({ ...grant, refreshScope: options.scope })).access_token
+    return (yield* tokenService.issueTokens({ ...grant, refreshScope: options.scope })).access_token
   }).pipe(
     Effect.provide(
-      Layer.merge(OAuth.Default, Users.Default).pipe(
+      Layer.mergeAll(OAuthClients.Default, Tokens.Default, Users.Default).pipe(
         Layer.provide(Layer.succeed(PublicUrl, options.publicUrl)),
         Layer.provide(postgres(Redacted.make(options.databaseUrl.toString()), { maxConnections: 2 })),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))

@@ -72,7 +72,12 @@ import { KeyStore } from "../services/company/KeyStore.js"
 import { CompanyPolicy } from "../services/company/Policy.js"
 import { Recipients } from "../services/company/Recipients.js"
 import { StockAvailability, StockAvailabilityNotifierLive } from "../services/company/StockAvailability.js"
-import { OAuth } from "../services/identity/OAuth.js"
+import { Authorizations } from "../services/identity/Authorizations.js"
+import { Bearers } from "../services/identity/Bearers.js"
+import { BrowserSessions } from "../services/identity/BrowserSessions.js"
+import { Consents } from "../services/identity/Consents.js"
+import { OAuthClients } from "../services/identity/OAuthClients.js"
+import { Tokens } from "../services/identity/Tokens.js"
 import { Users } from "../services/identity/Users.js"
 import { Jobs, WorkerConcurrency } from "../services/platform/Jobs.js"
 import { OutboundPolicy } from "../services/platform/OutboundHttp.js"
@@ -229,7 +234,12 @@ export const ServicesLive = Layer.mergeAll(
   Addresses.Default,
   // identity
   Users.Default,
-  OAuth.Default,
+  OAuthClients.Default,
+  Authorizations.Default,
+  BrowserSessions.Default,
+  Consents.Default,
+  Tokens.Default,
+  Bearers.Default,
   // company
   Companies.Default,
   CompanyPolicy.Default,
@@ -325,8 +335,8 @@ const DemoUserLive = Layer.effectDiscard(
 
 /** Hourly, the OAuth codes, tokens and sessions that can no longer be used are deleted. */
 const OAuthPurgeLive = Layer.scopedDiscard(
-  Effect.flatMap(OAuth, (oauth) =>
-    oauth.purgeExpired().pipe(
+  Effect.flatMap(Tokens, (tokens) =>
+    tokens.purgeExpired().pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("Purging expired OAuth rows failed", cause)),
       Effect.repeat(Schedule.spaced("1 hour")),
       Effect.forkScoped

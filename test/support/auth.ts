@@ -10,7 +10,8 @@ import { AuthRateLimits } from "../../src/http/identity/AuthRateLimits.js"
 import { httpListener } from "../../src/layers/HttpListener.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
-import { OAuth } from "../../src/services/identity/OAuth.js"
+import { OAuthClients } from "../../src/services/identity/OAuthClients.js"
+import { Tokens } from "../../src/services/identity/Tokens.js"
 import { Users } from "../../src/services/identity/Users.js"
 import { Signals } from "../../src/services/platform/Signals.js"
 import { TestDatabase } from "./database.js"
@@ -25,7 +26,7 @@ import {
 /**
  * Signing in for tests. `signedIn()` wraps a test server layer so that every request of its HttpClient (the
  * derived client and the raw helpers) carries a valid access token of a fresh user, issued through the
- * OAuth service. `RealPortServer` serves on a real loopback port whose address is the public URL, for
+ * identity services. `RealPortServer` serves on a real loopback port whose address is the public URL, for
  * protocol clients that fetch the discovery documents and follow their URLs.
  */
 
@@ -45,21 +46,22 @@ export interface TestUser {
 
 let users = 0
 
-/** A new user with a public client and an access token for it, made through Users and OAuth. */
+/** A new user with a public client and an access token for it, made through Users, OAuthClients and Tokens. */
 export const issueTestToken = (options: TestUserOptions = {}, publicUrl = testPublicUrl) =>
   Effect.gen(function* () {
-    const oauth = yield* OAuth
+    const clients = yield* OAuthClients
+    const tokenService = yield* Tokens
     const userService = yield* Users
     const email = options.email ?? `user${++users}-${Date.now()}@example.com`
     const password = "correct horse battery"
     const user = yield* userService.create({ email, password, defaultCountry: options.defaultCountry })
-    const client = yield* oauth.register({
+    const client = yield* clients.register({
       client_name: "Test agent",
       redirect_uris: ["http://127.0.0.1/callback"],
       token_endpoint_auth_method: "none"
     })
     const scope = (options.scopes ?? supportedScopes.filter((s) => s !== "offline_access")).join(" ")
-    const tokens = yield* oauth.issueTokens({
+    const tokens = yield* tokenService.issueTokens({
       familyId: yield* makeId,
       clientId: client.client_id,
       userId: user.id,
@@ -68,25 +70,26 @@ export const issueTestToken = (options: TestUserOptions = {}, publicUrl = testPu
     })
     return { userId: user.id, email, password, clientId: client.client_id, accessToken: tokens.access_token }
   }).pipe(
-    Effect.provide(Layer.merge(OAuth.Default, Users.Default)),
+    Effect.provide(Layer.mergeAll(OAuthClients.Default, Tokens.Default, Users.Default)),
     Effect.provide(Layer.succeed(PublicUrl, publicUrl)),
     Effect.orDie
   )
 
-/** A client registered through the OAuth service, with a refresh token of a fresh user (on the server's services). */
+/** A client registered through OAuthClients, with a refresh token of a fresh user (on the server's services). */
 export const clientWithRefreshToken = (method: "none" | "client_secret_post") =>
   Effect.gen(function* () {
-    const oauth = yield* OAuth
+    const clients = yield* OAuthClients
+    const tokenService = yield* Tokens
     const user = yield* Effect.flatMap(Users, (service) =>
       service.create({ email: `user${++users}-${Date.now()}@example.com`, password: "a fine password" })
     )
-    const client = yield* oauth.register({
+    const client = yield* clients.register({
       client_name: "Agent",
       redirect_uris: ["http://127.0.0.1/cb"],
       token_endpoint_auth_method: method
     })
     const scope = "profile offline_access"
-    const tokens = yield* oauth.issueTokens({
+    const tokens = yield* tokenService.issueTokens({
       familyId: yield* makeId,
       clientId: client.client_id,
       userId: user.id,

@@ -1,7 +1,7 @@
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { InsufficientScope } from "../../domain/identity/Errors.js"
-import { OAuth } from "../../services/identity/OAuth.js"
+import { Bearers } from "../../services/identity/Bearers.js"
 import { operationByRoute } from "../Operations.js"
 import { Bearer } from "./Agent.js"
 
@@ -12,21 +12,21 @@ import { Bearer } from "./Agent.js"
 export const BearerLive = Layer.effect(
   Bearer,
   Effect.gen(function* () {
-    const oauth = yield* OAuth
+    const bearers = yield* Bearers
     return {
       bearer: () =>
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
           const { route } = yield* HttpRouter.RouteContext
           const token = /^bearer +([^\s]+) *$/i.exec(request.headers.authorization ?? "")?.[1] ?? ""
-          const context = yield* oauth.authenticateBearer(token)
+          const context = yield* bearers.authenticate(token)
           const operation = operationByRoute.get(`${route.method} ${route.path}`)
           if (operation === undefined) return yield* Effect.dieMessage(`No operation for ${route.method} ${route.path}`)
           if (!context.scopes.includes(operation.scope)) {
             return yield* new InsufficientScope({
               message: `This operation needs the ${operation.scope} scope.`,
               scope: operation.scope,
-              resourceMetadata: oauth.resourceMetadataUrl
+              resourceMetadata: bearers.resourceMetadataUrl
             })
           }
           return context

@@ -7,11 +7,14 @@ import type { User } from "../../domain/identity/Users.js"
 import type { RateLimited } from "../../domain/platform/Errors.js"
 import {
   type AuthorizationFailure,
-  type ClientCredentials,
-  lifetimes,
-  OAuth,
+  Authorizations,
   type ValidAuthorization
-} from "../../services/identity/OAuth.js"
+} from "../../services/identity/Authorizations.js"
+import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { Consents } from "../../services/identity/Consents.js"
+import { type ClientCredentials, OAuthClients } from "../../services/identity/OAuthClients.js"
+import { lifetimes } from "../../services/identity/OAuthRules.js"
+import { Tokens } from "../../services/identity/Tokens.js"
 import { Users } from "../../services/identity/Users.js"
 import { Api } from "../Api.js"
 import { clientSource, makeAuthFailures } from "../AuthFailures.js"
@@ -75,11 +78,15 @@ const credentialsOf = (
 
 export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
   Effect.gen(function* () {
-    const oauth = yield* OAuth
+    const authorizations = yield* Authorizations
+    const clients = yield* OAuthClients
+    const sessions = yield* BrowserSessions
+    const consents = yield* Consents
+    const tokens = yield* Tokens
     const users = yield* Users
     const limits = yield* AuthRateLimits
     const failures = yield* makeAuthFailures
-    const secureCookies = oauth.issuer.startsWith("https:")
+    const secureCookies = authorizations.issuer.startsWith("https:")
     const cookieOptions = { httpOnly: true, sameSite: "lax", path: "/oauth", secure: secureCookies } as const
 
     /** A redirect back to the client, always with `iss` (RFC 9207) and the request's `state`. */
@@ -92,7 +99,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
       const url = new URL(redirectUri)
       for (const [name, value] of Object.entries(params)) url.searchParams.append(name, value)
       if (state !== undefined) url.searchParams.append("state", state)
-      url.searchParams.append("iss", oauth.issuer)
+      url.searchParams.append("iss", authorizations.issuer)
       return HttpServerResponse.redirect(url.toString(), { status, headers: noStore })
     }
 
@@ -125,9 +132,9 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
       status: 302 | 303
     ) =>
       Effect.gen(function* () {
-        const remembered = yield* oauth.hasConsent(user.id, authorization.client.id, authorization.scopes)
+        const remembered = yield* consents.has(user.id, authorization.client.id, authorization.scopes)
         if (remembered && !authorization.prompt.has("consent")) {
-          const code = yield* oauth.issueCode(authorization, user.id)
+          const code = yield* tokens.issueCode(authorization, user.id)
           return redirectBack(authorization.redirectUri, { code }, authorization.state, status)
         }
         if (authorization.prompt.has("none")) {
@@ -182,7 +189,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
     ) =>
       failures.guard(
         { kind: "oauth-client", source },
-        Effect.flatMap(credentialsOf(request, body), oauth.authenticateClient),
+        Effect.flatMap(credentialsOf(request, body), clients.authenticate),
         (error) => error._tag === "InvalidClient"
       )
 
@@ -200,14 +207,14 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
     return handlers
       .handle("authorize", ({ urlParams, request }) =>
         Effect.gen(function* () {
-          const checked = yield* oauth.validateAuthorization(urlParams)
+          const checked = yield* authorizations.validate(urlParams)
           if (Either.isLeft(checked)) return failure(checked.left, 302)
           const authorization = checked.right
           const binding = csrfBinding(request)
           const newCookie = binding === undefined ? newCsrfCookie() : undefined
           const csrf = csrfToken(binding ?? newCookie!)
           const session = request.cookies[SESSION_COOKIE]
-          const user = session === undefined ? Option.none() : yield* oauth.sessionUser(session)
+          const user = session === undefined ? Option.none() : yield* sessions.user(session)
           if (Option.isNone(user) || authorization.prompt.has("login")) {
             if (authorization.prompt.has("none")) {
               return refuse(authorization, "login_required", "The user is not signed in.", 302)
@@ -220,7 +227,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
       .handle("authorizeForm", ({ payload, request }) =>
         Effect.gen(function* () {
           const params = paramsOf(payload)
-          const checked = yield* oauth.validateAuthorization(params)
+          const checked = yield* authorizations.validate(params)
           if (Either.isLeft(checked)) return failure(checked.left, 303)
           const authorization = checked.right
           const binding = csrfBinding(request)
@@ -257,7 +264,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
                 if (result.left._tag === "RateLimited") return tooManyAttempts(result.left)
                 return signInAgain(authorization, params, csrf, result.left.message, payload.email, 401)
               }
-              const session = yield* oauth.createSession(result.right.id)
+              const session = yield* sessions.create(result.right.id)
               return signedIn(yield* afterSignIn(authorization, params, result.right, csrfToken(session), 303), session)
             }
             case "sign_up": {
@@ -272,15 +279,15 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
                 const status = result.left._tag === "EmailTaken" ? 409 : 400
                 return signInAgain(authorization, params, csrf, result.left.message, undefined, status)
               }
-              const session = yield* oauth.createSession(result.right.id)
+              const session = yield* sessions.create(result.right.id)
               return signedIn(yield* afterSignIn(authorization, params, result.right, csrfToken(session), 303), session)
             }
             case "allow": {
               const session = request.cookies[SESSION_COOKIE]
-              const user = session === undefined ? Option.none() : yield* oauth.sessionUser(session)
+              const user = session === undefined ? Option.none() : yield* sessions.user(session)
               if (Option.isNone(user)) return signInAgain(authorization, params, csrf, "Please sign in again.")
-              yield* oauth.grantConsent(user.value.id, authorization.client.id, authorization.scopes)
-              const code = yield* oauth.issueCode(authorization, user.value.id)
+              yield* consents.grant(user.value.id, authorization.client.id, authorization.scopes)
+              const code = yield* tokens.issueCode(authorization, user.value.id)
               return redirectBack(authorization.redirectUri, { code }, authorization.state, 303)
             }
           }
@@ -296,7 +303,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
             client.secretHash === null ? `token:client:${client.id}:${source}` : `token:client:${client.id}`,
             limits.tokenPerClient
           )
-          const response = yield* oauth.token(payload, client)
+          const response = yield* tokens.token(payload, client)
           return HttpServerResponse.unsafeJson(response, { headers: noStore })
         })
       )
@@ -306,19 +313,19 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
           const body = yield* request.json.pipe(
             Effect.mapError(() => new InvalidClientMetadata({ message: "The body must be a JSON object." }))
           )
-          const registered = yield* oauth.register(body)
+          const registered = yield* clients.register(body)
           return HttpServerResponse.unsafeJson(registered, { status: 201, headers: noStore })
         })
       )
       .handle("revoke", ({ payload, request }) =>
         Effect.gen(function* () {
-          yield* oauth.revoke(payload, yield* authenticatedClient(request, payload, yield* clientSource))
+          yield* tokens.revoke(payload, yield* authenticatedClient(request, payload, yield* clientSource))
           return HttpServerResponse.empty({ status: 200, headers: noStore })
         })
       )
       .handle("introspect", ({ payload, request }) =>
         Effect.gen(function* () {
-          const response = yield* oauth.introspect(
+          const response = yield* tokens.introspect(
             payload,
             yield* authenticatedClient(request, payload, yield* clientSource)
           )

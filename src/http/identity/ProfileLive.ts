@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { OAuth } from "../../services/identity/OAuth.js"
+import { Bearers } from "../../services/identity/Bearers.js"
 import { Users } from "../../services/identity/Users.js"
 import { Api } from "../Api.js"
 import { CurrentUser } from "./Agent.js"
@@ -8,7 +8,7 @@ import { CurrentUser } from "./Agent.js"
 export const ProfileLive = HttpApiBuilder.group(Api, "profile", (handlers) =>
   Effect.gen(function* () {
     const users = yield* Users
-    const oauth = yield* OAuth
+    const bearers = yield* Bearers
     return handlers
       .handle("me", () =>
         Effect.gen(function* () {
@@ -19,7 +19,7 @@ export const ProfileLive = HttpApiBuilder.group(Api, "profile", (handlers) =>
       .handle("updateMe", ({ payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
           // The user's cached tokens carry the profile: the next request must see the change.
-          users.update(user.id, payload).pipe(Effect.tap(() => oauth.forgetUser(user.id)))
+          users.update(user.id, payload).pipe(Effect.tap(() => bearers.forgetUser(user.id)))
         )
       )
       .handle("addAddress", ({ payload }) =>

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { supportedScopes } from "../../domain/identity/OAuth.js"
-import { OAuth } from "../../services/identity/OAuth.js"
+import { Authorizations } from "../../services/identity/Authorizations.js"
 import { SigningKeys } from "../../services/platform/SigningKeys.js"
 import { Api } from "../Api.js"
 import { makeManifest } from "./Manifest.js"
@@ -9,7 +9,7 @@ import { makeManifest } from "./Manifest.js"
 /** Discovery documents; the issuer is the public base URL, so each document names where it is served. */
 export const WellKnownLive = HttpApiBuilder.group(Api, "wellKnown", (handlers) =>
   Effect.gen(function* () {
-    const { issuer } = yield* OAuth
+    const { issuer } = yield* Authorizations
     const keys = yield* SigningKeys
     const clientAuth = ["none", "client_secret_post", "client_secret_basic"]
     const serverMetadata = {

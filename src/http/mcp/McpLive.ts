@@ -23,7 +23,7 @@ import type { BearerContext } from "../../domain/identity/OAuth.js"
 import { FieldIssue, InvalidRequest, MethodNotAllowed } from "../../domain/platform/Errors.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { Events } from "../../services/checkout/Events.js"
-import { OAuth } from "../../services/identity/OAuth.js"
+import { Bearers } from "../../services/identity/Bearers.js"
 import { checkMcpCaller, OriginPolicy } from "../BrowserOrigins.js"
 import { render } from "../ErrorLines.js"
 import { currentRequestId } from "../Middleware.js"
@@ -155,7 +155,7 @@ const requestOf = (tool: McpTool, args: Record<string, unknown>) => {
  */
 export const McpLive = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function* () {
-    const oauth = yield* OAuth
+    const bearers = yield* Bearers
     const events = yield* Events
     const origins = yield* OriginPolicy
     // The server's own HttpApp, built once on first use: by then every route and middleware is registered.
@@ -278,7 +278,7 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
             new InsufficientScope({
               message: `The ${tool.name} tool needs the ${tool.scope} scope, which this token does not have.`,
               scope: tool.scope,
-              resourceMetadata: oauth.resourceMetadataUrl
+              resourceMetadata: bearers.resourceMetadataUrl
             })
           )
         }
@@ -313,7 +313,7 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
       const request = yield* HttpServerRequest.HttpServerRequest
       yield* checkMcpCaller(origins, request)
       const token = /^bearer +([^\s]+) *$/i.exec(request.headers.authorization ?? "")?.[1] ?? ""
-      const bearer = yield* oauth.authenticateBearer(token)
+      const bearer = yield* bearers.authenticate(token)
       if (request.method !== "POST") {
         return yield* new MethodNotAllowed({
           message:

@@ -1,7 +1,7 @@
 import { type Cache, Duration, Effect, Exit, Option } from "effect"
 
 /**
- * What the caches of credentials share (`KeyStore`'s API keys, `OAuth`'s access tokens): a lookup by hash
+ * What the caches of credentials share (`KeyStore`'s API keys, `Bearers`' access tokens): a lookup by hash
  * that finds a record or none, the record kept for a short while, a miss never kept. `lookupIn` reads
  * every cache whose lookups are shared by concurrent requests.
  */

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { OAuth } from "../../../src/services/identity/OAuth.js"
+import { Tokens } from "../../../src/services/identity/Tokens.js"
 import { Users } from "../../../src/services/identity/Users.js"
 import { authorizeInBrowser, BaseUrl, Browser, formFields, RealPortServer, TimeTravel } from "../../support/auth.js"
 
@@ -1059,7 +1059,7 @@ describe("OAuth authorization server", () => {
       it.effect("unusable codes, tokens and sessions are purged a day after they expire", () =>
         Effect.gen(function* () {
           const f = yield* fixture
-          const oauth = yield* OAuth
+          const tokenService = yield* Tokens
           const travel = yield* TimeTravel
           const sql = yield* SqlClient.SqlClient
           const verifier = verifierOf()
@@ -1078,15 +1078,15 @@ describe("OAuth authorization server", () => {
                      (SELECT count(*)::int FROM oauth_tokens WHERE token_hash = ${hash(tokens.body.refresh_token)}) AS refresh`,
             (rows) => rows[0]
           ).pipe(Effect.orDie)
-          yield* oauth.purgeExpired()
+          yield* tokenService.purgeExpired()
           expect(yield* left).toEqual({ codes: 1, access: 1, refresh: 1 })
           yield* travel.advance("25 hours")
-          const afterADay = yield* oauth.purgeExpired()
+          const afterADay = yield* tokenService.purgeExpired()
           expect(yield* left).toEqual({ codes: 0, access: 0, refresh: 1 })
           // The browser session of the sign-in (12 hours) went too.
           expect(afterADay.sessions).toBeGreaterThan(0)
           yield* travel.advance("30 days")
-          yield* oauth.purgeExpired()
+          yield* tokenService.purgeExpired()
           expect(yield* left).toEqual({ codes: 0, access: 0, refresh: 0 })
         })
       )

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { OAuth } from "../../../src/services/identity/OAuth.js"
+import { OAuthClients } from "../../../src/services/identity/OAuthClients.js"
 import { Users } from "../../../src/services/identity/Users.js"
 import { Browser, baseUrlFrom, clientWithRefreshToken, realPortServerOn, TimeTravel } from "../../support/auth.js"
 import { TestDatabase } from "../../support/database.js"
@@ -88,8 +88,8 @@ describe("OAuth: backoff after failed client authentication and sign-in", () => 
           const email = `owner${Math.random().toString(36).slice(2)}@example.com`
           const password = "the owner's password"
           yield* Effect.flatMap(Users, (users) => users.create({ email, password })).pipe(Effect.orDie)
-          const client = yield* Effect.flatMap(OAuth, (oauth) =>
-            oauth.register({
+          const client = yield* Effect.flatMap(OAuthClients, (clients) =>
+            clients.register({
               client_name: "Agent",
               redirect_uris: ["http://127.0.0.1/cb"],
               token_endpoint_auth_method: "none"

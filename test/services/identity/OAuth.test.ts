@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { redirectUriMatches, redirectUriProblem, s256 } from "../../../src/services/identity/OAuth.js"
+import { redirectUriMatches, redirectUriProblem, s256 } from "../../../src/services/identity/OAuthRules.js"
 import { hashPassword, Users, verifyPassword } from "../../../src/services/identity/Users.js"
 import { SigningKeys } from "../../../src/services/platform/SigningKeys.js"
 import { TestDatabase } from "../../support/database.js"
