@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Option, Schema } from "effect"
+import { Data, Effect, Option } from "effect"
 import { IdempotencyInFlight, IdempotencyKeyReused } from "../../domain/platform/Errors.js"
-import { rowsOf } from "./Rows.js"
+import { IdempotencyRepo } from "./IdempotencyRepo.js"
 
 /**
  * Idempotent creation (docs/decisions/0035-idempotency.md), for every line that takes an idempotency key: v1 checkouts
@@ -55,9 +55,6 @@ export class KeyTaken extends Data.TaggedError("KeyTaken") {}
 
 const isKeyTaken = (failure: unknown): failure is KeyTaken => failure instanceof KeyTaken
 
-/** Rows of the key's lock statement, decoded (the decoder built once). */
-const lockRows = rowsOf(Schema.Struct({ locked: Schema.Boolean }))
-
 export const withIdempotency = <A, E, R, R2>(
   request: IdempotentRequest<A, R>,
   make: (claimKey: Effect.Effect<void, IdempotencyInFlight>) => Effect.Effect<A, E | KeyTaken, R2>
@@ -78,10 +75,9 @@ export const withIdempotency = <A, E, R, R2>(
         : Effect.fail(reused())
     // Held until the transaction that takes it ends: a second request with the key meanwhile is told to retry.
     const lockKey = `${request.scope}:${request.key}`
-    const claimKey = lockRows(sql`SELECT pg_try_advisory_xact_lock(hashtextextended(${lockKey}, 1)) AS locked`).pipe(
-      Effect.orDie,
-      Effect.flatMap(([row]) =>
-        row?.locked === true
+    const claimKey = IdempotencyRepo.tryLock(sql, lockKey).pipe(
+      Effect.flatMap((locked) =>
+        locked
           ? Effect.void
           : Effect.fail(
               new IdempotencyInFlight({

@@ -1,4 +1,3 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
 import {
   Cause,
   Chunk,
@@ -19,8 +18,9 @@ import {
   Stream,
   SubscriptionRef
 } from "effect"
-import { Id, makeId } from "../../domain/platform/Ids.js"
-import { rowsOf } from "./Rows.js"
+import { type Id, makeId } from "../../domain/platform/Ids.js"
+import { type ClaimedJob, Job, JobStatus } from "../../domain/platform/Jobs.js"
+import { JobsRepo, type NewJobRow } from "./JobsRepo.js"
 import { outsideTransactions, Signals } from "./Signals.js"
 import { nowDate } from "./Time.js"
 
@@ -45,27 +45,7 @@ import { nowDate } from "./Time.js"
 /** The signal channel workers listen on; the payload is the job's kind. */
 export const JobsChannel = "jobs"
 
-export const JobStatus = Schema.Literal("pending", "running", "succeeded", "dead")
-export type JobStatus = typeof JobStatus.Type
-
-/** Rows of the inline statements below, decoded (decoders built once). */
-const idRows = rowsOf(Schema.Struct({ id: Id }))
-
-/** A row of `jobs`, as read back (payload still encoded). */
-export class Job extends Schema.Class<Job>("Job")({
-  id: Id,
-  kind: Schema.String,
-  key: Schema.NullOr(Schema.String),
-  payload: Schema.parseJson(),
-  status: JobStatus,
-  attempts: Schema.Int,
-  maxAttempts: Schema.Int,
-  runAt: Schema.DateTimeUtcFromDate,
-  leaseExpiresAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
-  lastError: Schema.NullOr(Schema.String),
-  createdAt: Schema.DateTimeUtcFromDate,
-  updatedAt: Schema.DateTimeUtcFromDate
-}) {}
+export { Job, JobStatus }
 
 /** What a handler knows about the job it runs. */
 export interface JobInfo {
@@ -217,17 +197,7 @@ const describe = (cause: Cause.Cause<unknown>) => {
   return text.length > maxErrorLength ? `${text.slice(0, maxErrorLength - 1)}…` : text
 }
 
-const Claimed = Schema.Struct({
-  id: Id,
-  kind: Schema.String,
-  key: Schema.NullOr(Schema.String),
-  status: JobStatus,
-  payload: Schema.String,
-  attempts: Schema.Int,
-  maxAttempts: Schema.Int,
-  createdAt: Schema.DateTimeUtcFromDate
-})
-type Claimed = typeof Claimed.Type
+type Claimed = ClaimedJob
 
 /** The worker's heartbeat found the job claimed again by someone else. */
 class LeaseLost extends Data.TaggedError("LeaseLost") {}
@@ -237,7 +207,7 @@ class GraceOver extends Data.TaggedError("GraceOver") {}
 
 export class Jobs extends Effect.Service<Jobs>()("Jobs", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* JobsRepo
     const signals = yield* Signals
 
     // Shutdown (`drain`): `stopping` once it starts, when nothing more is claimed; `graceOver` once the jobs
@@ -260,7 +230,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
           options.runAt !== undefined
             ? DateTime.toEpochMillis(options.runAt)
             : now + Duration.toMillis(options.delay ?? Duration.zero)
-        const row = {
+        const row: NewJobRow = {
           id: yield* makeId,
           kind: kind.name,
           key: options.key ?? null,
@@ -275,13 +245,6 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
         return { row, due: runAt <= now }
       })
 
-    /** Inserts new jobs' rows, skipping those whose (kind, key) is taken: the ids of those inserted. */
-    const insertJobs = (rows: ReadonlyArray<Record<string, unknown>>) =>
-      idRows(sql`
-        INSERT INTO jobs ${sql.insert(rows)}
-        ON CONFLICT (kind, key) WHERE key IS NOT NULL DO NOTHING
-        RETURNING id`).pipe(Effect.orDie)
-
     /** Adds a job; joins the caller's transaction. Returns its id (the existing one for a known key). */
     const enqueue = Effect.fn("Jobs.enqueue")(function* <A, I>(
       kind: JobKind<A, I>,
@@ -290,10 +253,9 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
     ) {
       const { row, due } = yield* newJob(kind, payload, options, yield* Clock.currentTimeMillis)
       yield* Effect.annotateCurrentSpan({ "job.id": row.id, "job.kind": kind.name })
-      const inserted = yield* insertJobs([row])
+      const inserted = yield* repo.insert([row])
       if (inserted.length === 0 && options.key !== undefined) {
-        const [existing] = yield* idRows(sql`
-          SELECT id FROM jobs WHERE kind = ${kind.name} AND key = ${options.key}`).pipe(Effect.orDie)
+        const [existing] = yield* repo.idByKey(kind.name, options.key)
         yield* Effect.logDebug("job already enqueued").pipe(
           Effect.annotateLogs({ jobId: existing.id, jobKind: kind.name, jobKey: options.key })
         )
@@ -317,82 +279,24 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       const now = yield* Clock.currentTimeMillis
       const made = yield* Effect.forEach(jobs, ({ payload, options }) => newJob(kind, payload, options ?? {}, now))
       yield* Effect.annotateCurrentSpan({ "job.kind": kind.name, "job.count": jobs.length })
-      yield* insertJobs(made.map(({ row }) => row))
+      yield* repo.insert(made.map(({ row }) => row))
       if (made.some(({ due }) => due)) yield* signals.notify(JobsChannel, kind.name)
     })
 
-    const findJob = SqlSchema.findOne({
-      Request: Id,
-      Result: Job,
-      execute: (id) => sql`
-        SELECT id, kind, key, payload::text AS payload, status, attempts, max_attempts, run_at, lease_expires_at,
-          last_error, created_at, updated_at
-        FROM jobs WHERE id = ${id}`
-    })
-
     const get = Effect.fn("Jobs.get")(function* (id: Id) {
-      return yield* Effect.orDie(findJob(id))
-    })
-
-    const findNextRuns = SqlSchema.findAll({
-      Request: Schema.Struct({ kind: Schema.String, keys: Schema.Array(Schema.String) }),
-      Result: Schema.Struct({ key: Schema.String, runAt: Schema.DateTimeUtcFromDate }),
-      execute: ({ kind, keys }) => sql`
-        SELECT key, run_at FROM jobs WHERE kind = ${kind} AND key IN ${sql.in(keys)} AND status = 'pending'`
+      return yield* repo.findById(id)
     })
 
     /** When each still pending job of `kind` with one of these keys runs next, by key. */
     const nextRunsOf = Effect.fn("Jobs.nextRunsOf")(function* (kind: JobKind<any>, keys: ReadonlyArray<string>) {
       if (keys.length === 0) return new Map<string, DateTime.Utc>()
-      const rows = yield* Effect.orDie(findNextRuns({ kind: kind.name, keys }))
+      const rows = yield* repo.nextRuns(kind.name, keys)
       return new Map(rows.map((row) => [row.key, row.runAt]))
     })
 
-    /**
-     * Claims the next ready job of these kinds, or none. One statement, so a short transaction. A job whose
-     * lease expired during its last attempt is not run again: the same statement marks it dead.
-     */
-    const claim = SqlSchema.findAll({
-      Request: Schema.Struct({
-        kinds: Schema.Array(Schema.String),
-        leases: Schema.Record({ key: Schema.String, value: Schema.Number }),
-        now: Schema.DateFromSelf
-      }),
-      Result: Claimed,
-      execute: ({ kinds, leases, now }) => sql`
-        WITH next AS MATERIALIZED (
-          SELECT id, status = 'running' AS orphaned, status = 'running' AND attempts >= max_attempts AS exhausted
-          FROM jobs
-          WHERE kind IN ${sql.in(kinds)}
-            AND ((status = 'pending' AND run_at <= ${now}) OR (status = 'running' AND lease_expires_at <= ${now}))
-          ORDER BY run_at, id
-          LIMIT 1
-          FOR UPDATE SKIP LOCKED
-        )
-        UPDATE jobs SET
-          status = CASE WHEN next.exhausted THEN 'dead' ELSE 'running' END,
-          attempts = CASE WHEN next.exhausted THEN jobs.attempts ELSE jobs.attempts + 1 END,
-          lease_expires_at = CASE WHEN next.exhausted THEN NULL ELSE ${now}::timestamptz
-            + (${JSON.stringify(leases)}::jsonb ->> jobs.kind)::bigint * interval '1 millisecond' END,
-          last_error = CASE WHEN next.orphaned
-            THEN 'attempt ' || jobs.attempts || ': the lease expired (the worker stopped)'
-            ELSE jobs.last_error END,
-          updated_at = ${now}
-        FROM next
-        WHERE jobs.id = next.id
-        RETURNING jobs.id, jobs.kind, jobs.key, jobs.status, jobs.payload::text AS payload, jobs.attempts,
-          jobs.max_attempts, jobs.created_at`
-    })
-
-    /** Updates a job this worker still owns (same id, still running, same attempt). */
-    const whileOwned = (job: Claimed) => sql`id = ${job.id} AND status = 'running' AND attempts = ${job.attempts}`
-
     const extendLease = (job: Claimed, lease: Duration.Duration) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        idRows(sql`
-          UPDATE jobs SET lease_expires_at = ${new Date(now + Duration.toMillis(lease))}, updated_at = ${new Date(now)}
-          WHERE ${whileOwned(job)} RETURNING id`).pipe(
-          Effect.map((rows) => rows.length > 0),
+        repo.extendLease(job, new Date(now + Duration.toMillis(lease)), new Date(now)).pipe(
           // The heartbeat is interrupted when the handler ends. Interrupting a query sends a
           // pg_cancel_backend, which can land after the connection went back to the pool and cancel
           // whatever runs on it next: let the statement finish instead.
@@ -415,10 +319,8 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         if (Exit.isSuccess(exit)) {
-          const rows = yield* sql`
-            UPDATE jobs SET status = 'succeeded', lease_expires_at = NULL, updated_at = ${new Date(now)}
-            WHERE ${whileOwned(job)} RETURNING id`
-          if (rows.length === 0) return yield* Effect.logWarning("job succeeded, but its lease had been lost")
+          const owned = yield* repo.succeeded(job, new Date(now))
+          if (!owned) return yield* Effect.logWarning("job succeeded, but its lease had been lost")
           return yield* Effect.logDebug("job succeeded")
         }
         const error = describe(exit.cause)
@@ -434,18 +336,13 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
                 Option.match(retryAfter, { onNone: () => delay, onSome: (after) => Duration.max(delay, after) })
               )
         if (Option.isNone(delay)) {
-          const rows = yield* sql`
-            UPDATE jobs SET status = 'dead', lease_expires_at = NULL, last_error = ${error}, updated_at = ${new Date(now)}
-            WHERE ${whileOwned(job)} RETURNING id`
-          if (rows.length === 0) return yield* Effect.logWarning("job failed, but its lease had been lost", exit.cause)
+          const owned = yield* repo.dead(job, error, new Date(now))
+          if (!owned) return yield* Effect.logWarning("job failed, but its lease had been lost", exit.cause)
           return yield* Effect.logError("job dead", exit.cause)
         }
         const runAt = new Date(now + Math.round(Duration.toMillis(delay.value)))
-        const rows = yield* sql`
-          UPDATE jobs SET status = 'pending', lease_expires_at = NULL, run_at = ${runAt}, last_error = ${error},
-            updated_at = ${new Date(now)}
-          WHERE ${whileOwned(job)} RETURNING id`
-        if (rows.length === 0) return yield* Effect.logWarning("job failed, but its lease had been lost", exit.cause)
+        const owned = yield* repo.retryAt(job, runAt, error, new Date(now))
+        if (!owned) return yield* Effect.logWarning("job failed, but its lease had been lost", exit.cause)
         yield* Effect.logWarning(`job failed; retrying at ${runAt.toISOString()}`, exit.cause)
       }).pipe(Effect.orDie)
 
@@ -457,11 +354,8 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
     const handBack = (job: Claimed) =>
       Effect.gen(function* () {
         const now = yield* nowDate
-        const rows = yield* idRows(sql`
-          UPDATE jobs SET status = 'pending', attempts = attempts - 1, run_at = ${now}, lease_expires_at = NULL,
-            updated_at = ${now}
-          WHERE ${whileOwned(job)} RETURNING id`)
-        if (rows.length > 0) yield* signals.notify(JobsChannel, job.kind)
+        const owned = yield* repo.handBack(job, now)
+        if (owned) yield* signals.notify(JobsChannel, job.kind)
       }).pipe(
         // The stopped handler's last statement may have been cancelled with pg_cancel_backend, which can
         // land on this one: try again shortly.
@@ -566,10 +460,9 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
           yield* permits.release(1)
           return false
         }
-        const [job] = yield* claim({ kinds, leases, now: yield* nowDate }).pipe(
-          Effect.orDie,
-          Effect.onError(() => permits.release(1))
-        )
+        const [job] = yield* repo
+          .claimNext(kinds, leases, yield* nowDate)
+          .pipe(Effect.onError(() => permits.release(1)))
         const handler = job === undefined ? undefined : byKind.get(job.kind)
         if (job === undefined || handler === undefined) {
           yield* permits.release(1)
@@ -595,22 +488,11 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       return yield* Effect.forever(Effect.zipRight(Queue.take(wake), drain))
     }, Effect.scoped)
 
-    /** Claims the pending job `id` of `kind`, whatever its `run_at`, as a worker would claim it. */
-    const claimById = SqlSchema.findAll({
-      Request: Schema.Struct({ id: Id, kind: Schema.String, lease: Schema.Number, now: Schema.DateFromSelf }),
-      Result: Claimed,
-      execute: ({ id, kind, lease, now }) => sql`
-        UPDATE jobs SET status = 'running', attempts = attempts + 1,
-          lease_expires_at = ${new Date(now.getTime() + lease)}, updated_at = ${now}
-        WHERE id = ${id} AND kind = ${kind} AND status = 'pending'
-        RETURNING id, kind, key, status, payload::text AS payload, attempts, max_attempts, created_at`
-    })
-
     /** Makes the pending job `id` ready now, and wakes the workers. */
     const readyNow = (id: Id, kind: string) =>
       Effect.gen(function* () {
         const now = yield* nowDate
-        yield* sql`UPDATE jobs SET run_at = ${now}, updated_at = ${now} WHERE id = ${id} AND status = 'pending'`
+        yield* repo.readyNow(id, now)
         yield* signals.notify(JobsChannel, kind)
       }).pipe(Effect.orDie)
 
@@ -626,7 +508,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
         return false
       }
       const lease = Duration.toMillis(handler.kind.lease)
-      const [job] = yield* claimById({ id, kind: handler.kind.name, lease, now: yield* nowDate }).pipe(Effect.orDie)
+      const [job] = yield* repo.claimPending(id, handler.kind.name, lease, yield* nowDate)
       if (job === undefined) return false
       yield* process(handler, job)
       return true
@@ -661,7 +543,8 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
     })
 
     return { enqueue, enqueueAll, get, nextRunsOf, work, run, runNow, drain } as const
-  })
+  }),
+  dependencies: [JobsRepo.Default]
 }) {
   /** A layer running a worker for these handlers as long as it is alive. */
   static layerWorker<const Hs extends ReadonlyArray<JobHandler<any>>>(
