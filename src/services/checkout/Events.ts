@@ -1,8 +1,8 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Chunk, Clock, Context, Deferred, Duration, Effect, Option, Queue, Schedule, Schema, Stream } from "effect"
-import { EventType, terminalStatuses } from "../../domain/checkout/Checkout.js"
-import { rowsOf } from "../platform/Rows.js"
+import { Chunk, Clock, Context, Deferred, Duration, Effect, Option, Queue, Schedule, Stream } from "effect"
+import { type EventType, terminalStatuses } from "../../domain/checkout/Checkout.js"
+import { EventRow, type NewEvent } from "../../domain/checkout/Events.js"
 import { resync, Signals } from "../platform/Signals.js"
+import { EventsRepo } from "./EventsRepo.js"
 
 /**
  * The `events` table (docs/decisions/0029-events-and-sse.md): every state change of a checkout or its orders appends a
@@ -18,23 +18,7 @@ import { resync, Signals } from "../platform/Signals.js"
 
 export const EventsChannel = "events"
 
-/** A stored event; `data` is its jsonb payload as node-postgres parsed it. */
-export const EventRow = Schema.Struct({
-  id: Schema.String,
-  type: EventType,
-  checkoutId: Schema.String,
-  userId: Schema.String,
-  data: Schema.Unknown,
-  createdAt: Schema.DateFromSelf
-})
-export type EventRow = typeof EventRow.Type
-
-export interface NewEvent {
-  readonly type: EventType
-  readonly checkoutId: string
-  readonly userId: string
-  readonly data: unknown
-}
+export { EventRow, type NewEvent }
 
 /** Event types after which a checkout's stream ends: those announcing a final status. */
 export const terminalEventTypes: ReadonlySet<string> = new Set(
@@ -43,11 +27,6 @@ export const terminalEventTypes: ReadonlySet<string> = new Set(
 
 /** Rows read per round trip while replaying. */
 const pageSize = 200
-
-/** Rows of the inline statements below, decoded (decoders built once). */
-const checkoutIdLastIdRows = rowsOf(Schema.Struct({ checkoutId: Schema.String, lastId: Schema.String }))
-const idRows = rowsOf(Schema.Struct({ id: Schema.String }))
-const countRows = rowsOf(Schema.Struct({ count: Schema.Int, latestAt: Schema.NullOr(Schema.DateFromSelf) }))
 
 /**
  * How often the service looks for events its streams were not signalled (signals are hints). A Reference,
@@ -65,7 +44,7 @@ interface Watcher {
 
 export class Events extends Effect.Service<Events>()("Events", {
   scoped: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* EventsRepo
     const signals = yield* Signals
 
     const watchers = new Map<string, Set<Watcher>>()
@@ -76,9 +55,7 @@ export class Events extends Effect.Service<Events>()("Events", {
     // past a stream's cursor and wakes those streams: one statement per instance, however many are open.
     const sweep = Effect.gen(function* () {
       if (watchers.size === 0) return
-      const latest = yield* checkoutIdLastIdRows(sql`
-        SELECT checkout_id, max(id)::text AS last_id FROM events
-        WHERE checkout_id = ANY (${[...watchers.keys()]}::text[]) GROUP BY checkout_id`).pipe(
+      const latest = yield* repo.lastIds([...watchers.keys()]).pipe(
         // Never cancelled mid-statement (see `after`).
         Effect.uninterruptible
       )
@@ -140,17 +117,7 @@ export class Events extends Effect.Service<Events>()("Events", {
      */
     const append = Effect.fn("Events.append")(function* (batch: ReadonlyArray<NewEvent>) {
       const createdAt = new Date(yield* Clock.currentTimeMillis)
-      const rows = yield* idRows(sql`
-        INSERT INTO events ${sql.insert(
-          batch.map((event) => ({
-            type: event.type,
-            checkoutId: event.checkoutId,
-            userId: event.userId,
-            data: JSON.stringify(event.data),
-            createdAt
-          }))
-        )}
-        RETURNING id::text AS id${signalOnCommit(batch)}`).pipe(Effect.orDie)
+      const rows = yield* repo.append(batch, createdAt, signalOnCommit(batch))
       return rows.map((row) => ({ id: row.id, createdAt }))
     })
 
@@ -158,13 +125,10 @@ export class Events extends Effect.Service<Events>()("Events", {
      * The append's signals, where the appending statement can carry them (Postgres): one per checkout of the
      * batch, sent when it commits.
      */
-    const signalOnCommit = Option.match(signals.onCommit, {
-      onNone: () => () => sql.literal(""),
-      onSome: (notify) => (batch: ReadonlyArray<NewEvent>) => {
-        const checkoutIds = [...new Set(batch.map((event) => event.checkoutId))]
-        return sql`, ${sql.join(", ", false)(checkoutIds.map((id) => notify(EventsChannel, id)))}`
-      }
-    })
+    const signalOnCommit = (batch: ReadonlyArray<NewEvent>) =>
+      Option.map(signals.onCommit, (notify) =>
+        [...new Set(batch.map((event) => event.checkoutId))].map((id) => notify(EventsChannel, id))
+      )
 
     /**
      * Wakes the streams of `checkoutId`; call after the transaction that appended has committed. Nothing to
@@ -174,23 +138,12 @@ export class Events extends Effect.Service<Events>()("Events", {
       Option.isSome(signals.onCommit) ? Effect.void : signals.notify(EventsChannel, checkoutId)
     )
 
-    const findAfter = SqlSchema.findAll({
-      Request: Schema.Struct({ checkoutId: Schema.String, afterId: Schema.String, limit: Schema.Int }),
-      Result: EventRow,
-      execute: ({ checkoutId, afterId, limit }) => sql`
-        SELECT id::text AS id, type, checkout_id, user_id, data, created_at FROM events
-        WHERE checkout_id = ${checkoutId} AND events.id > ${afterId}::bigint
-        -- The table's id: a bare "id" would sort by the text alias above ("10" before "4").
-        ORDER BY events.id LIMIT ${limit}`
-    })
-
     /** A checkout's events with an id above `afterId`, oldest first. */
     const after = Effect.fn("Events.after")(function* (checkoutId: string, afterId: string, limit = pageSize) {
-      return yield* findAfter({ checkoutId, afterId, limit }).pipe(
+      return yield* repo.after(checkoutId, afterId, limit).pipe(
         // A stream is interrupted when its client goes; a cancelled query's late pg_cancel_backend could
         // hit the pooled connection's next statement, so the read finishes first.
-        Effect.uninterruptible,
-        Effect.orDie
+        Effect.uninterruptible
       )
     })
 
@@ -234,9 +187,7 @@ export class Events extends Effect.Service<Events>()("Events", {
 
     /** How many events of `type` a checkout has, and when the latest of them was appended. */
     const countOf = Effect.fn("Events.countOf")(function* (checkoutId: string, type: EventType) {
-      const [row] = yield* countRows(sql`
-        SELECT count(*)::int AS count, max(created_at) AS latest_at
-        FROM events WHERE checkout_id = ${checkoutId} AND type = ${type}`).pipe(Effect.orDie)
+      const row = Option.getOrUndefined(yield* repo.countOf(checkoutId, type))
       return { count: row?.count ?? 0, latestAt: Option.fromNullable(row?.latestAt) }
     })
 
@@ -247,5 +198,6 @@ export class Events extends Effect.Service<Events>()("Events", {
     const streamsEnded = Deferred.isDone(ending)
 
     return { append, publish, after, countOf, stream, endStreams, streamsEnded } as const
-  })
+  }),
+  dependencies: [EventsRepo.Default]
 }) {}

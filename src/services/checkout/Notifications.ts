@@ -1,9 +1,10 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Clock, Effect, Option, Schema } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { CheckoutItemStatus, CheckoutStatus, Order } from "../../domain/checkout/Checkout.js"
+import { NotificationRow } from "../../domain/checkout/Notifications.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { formatMoney } from "../catalog/Pricing.js"
 import { Users } from "../identity/Users.js"
+import { NotificationsRepo } from "./NotificationsRepo.js"
 
 /**
  * The notifications outbox (docs/decisions/0028-next-step-and-notifications.md; docs/checkout.md): receipts,
@@ -41,19 +42,7 @@ export interface ItemSummary {
   readonly status: CheckoutItemStatus
 }
 
-/** One message of the outbox. */
-export const NotificationRow = Schema.Struct({
-  id: Schema.String,
-  userId: Schema.String,
-  checkoutId: Schema.String,
-  kind: Schema.String,
-  channel: Schema.Literal("email", "sms"),
-  recipient: Schema.String,
-  subject: Schema.String,
-  body: Schema.String,
-  createdAt: Schema.DateFromSelf
-})
-export type NotificationRow = typeof NotificationRow.Type
+export { NotificationRow }
 
 const money = (checkout: CheckoutSummary, amount: number) =>
   formatMoney(amount, checkout.currency, checkout.locale).display
@@ -64,9 +53,9 @@ const itemLines = (checkout: CheckoutSummary, items: ReadonlyArray<ItemSummary>)
   )
 
 export class Notifications extends Effect.Service<Notifications>()("Notifications", {
-  dependencies: [Users.Default],
+  dependencies: [Users.Default, NotificationsRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* NotificationsRepo
     const users = yield* Users
 
     const write = Effect.fn("Notifications.write")(function* (
@@ -80,11 +69,17 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       for (const channel of channels) {
         const recipient = channel === "email" ? target.notifyEmail : target.notifySms
         if (recipient === null) continue
-        yield* sql`
-          INSERT INTO notifications (id, user_id, checkout_id, kind, channel, recipient, subject, body, created_at)
-          VALUES (${yield* makeId}, ${target.userId}, ${target.id}, ${kind}, ${channel}, ${recipient}, ${subject},
-            ${channel === "sms" ? subject : body}, ${createdAt})
-          ON CONFLICT (checkout_id, kind, channel) DO NOTHING`.pipe(Effect.orDie)
+        yield* repo.insert({
+          id: yield* makeId,
+          userId: target.userId,
+          checkoutId: target.id,
+          kind,
+          channel,
+          recipient,
+          subject,
+          body: channel === "sms" ? subject : body,
+          createdAt
+        })
       }
     })
 
@@ -144,16 +139,9 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       )
     })
 
-    const findForCheckout = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: NotificationRow,
-      execute: (checkoutId) =>
-        sql`SELECT * FROM notifications WHERE checkout_id = ${checkoutId} ORDER BY created_at, kind, channel`
-    })
-
     /** The notifications of a checkout, oldest first (tests and support read the outbox). */
     const forCheckout = Effect.fn("Notifications.forCheckout")(function* (checkoutId: string) {
-      return yield* Effect.orDie(findForCheckout(checkoutId))
+      return yield* repo.forCheckout(checkoutId)
     })
 
     return { receipt, outcome, shipped, forCheckout } as const

@@ -1,6 +1,6 @@
 import { createHmac, createPrivateKey, sign } from "node:crypto"
-import { SqlClient, SqlSchema } from "@effect/sql"
 import { Clock, Data, Duration, Effect, Either, Exit, type Layer, Metric, Option, Schedule, Schema } from "effect"
+import { WebhookAttempt, WebhookDelivery, WebhookStatus } from "../../domain/checkout/Webhooks.js"
 import { Id, makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import {
@@ -14,9 +14,8 @@ import {
   type WorkerOptions
 } from "../platform/Jobs.js"
 import { OutboundHttp, type OutboundResponse } from "../platform/OutboundHttp.js"
-import { rowsOf } from "../platform/Rows.js"
 import { SigningKeys } from "../platform/SigningKeys.js"
-import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
+import { receiverOf, WebhookDeliveriesRepo } from "./WebhookDeliveriesRepo.js"
 
 /**
  * Agent callbacks (docs/decisions/0030-callbacks-and-delivery.md, docs/webhooks.md): JSON events POSTed to a
@@ -46,55 +45,7 @@ import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.j
  *   the job, which has done its work (the delivery records the outcome), so the job succeeds.
  */
 
-export const WebhookStatus = Schema.Literal("pending", "delivered", "failed", "disabled")
-export type WebhookStatus = typeof WebhookStatus.Type
-
-/** Rows of the inline statements below, decoded (decoders built once). */
-const idRows = rowsOf(Schema.Struct({ id: Id }))
-const attemptRows = rowsOf(Schema.Struct({ attempt: Schema.Number }))
-const begunRows = rowsOf(
-  Schema.Struct({
-    attempt: Schema.NullOr(Schema.Int),
-    status: Schema.NullOr(WebhookStatus),
-    openSince: Schema.NullOr(Schema.DateFromSelf)
-  })
-)
-const secretRows = rowsOf(Schema.Struct({ signingSecret: Schema.NullOr(Schema.String) }))
-const endpointIdRows = rowsOf(Schema.Struct({ endpointId: Schema.String }))
-
-/** A row of `webhook_deliveries`, as read back. */
-export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
-  id: Id,
-  url: Schema.String,
-  /** The company webhook endpoint it goes to (signed `v1`); null for an agent callback (signed `v1a`). */
-  endpointId: Schema.NullOr(Schema.String),
-  eventId: Schema.String,
-  eventType: Schema.String,
-  payload: Schema.parseJson(),
-  status: WebhookStatus,
-  attempts: Schema.Int,
-  /** While pending: when the next attempt is due (the queue's jittered time once an attempt failed). */
-  nextAttemptAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
-  lastStatusCode: Schema.NullOr(Schema.Int),
-  lastError: Schema.NullOr(Schema.String),
-  createdAt: Schema.DateTimeUtcFromDate,
-  updatedAt: Schema.DateTimeUtcFromDate,
-  deliveredAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
-}) {}
-
-/** A row of `webhook_attempts`: one attempt to deliver. */
-export class WebhookAttempt extends Schema.Class<WebhookAttempt>("WebhookAttempt")({
-  deliveryId: Id,
-  /** 1 for the first attempt. */
-  attempt: Schema.Int,
-  startedAt: Schema.DateTimeUtcFromDate,
-  durationMs: Schema.Int,
-  /** The response's status, or null when no response came (refused, DNS, connection, TLS, time limit). */
-  statusCode: Schema.NullOr(Schema.Int),
-  error: Schema.NullOr(Schema.String),
-  /** At most 1 KB of the response body. */
-  responseBody: Schema.NullOr(Schema.String)
-}) {}
+export { WebhookAttempt, WebhookDelivery, WebhookStatus }
 
 /** The delays between attempts, before jitter: 7 attempts in all, over about 18 hours. */
 export const webhookRetryDelays: ReadonlyArray<Duration.Duration> = [
@@ -192,19 +143,9 @@ type Outcome =
 
 const realClock = Clock.make()
 
-/** What a 410 Gone switches off: the company endpoint a delivery goes to, or else (agent callbacks) its URL. */
-const receiverOf = (delivery: { readonly endpointId: string | null }) =>
-  delivery.endpointId === null ? "URL" : "endpoint"
-
-/** The columns of a delivery. */
-const deliveryColumns = (sql: SqlClient.SqlClient) => sql`
-  d.id, d.url, d.endpoint_id, d.event_id, d.event_type, d.payload::text AS payload, d.status, d.attempts, d.next_attempt_at,
-  d.last_status_code, d.last_error, d.created_at, d.updated_at, d.delivered_at
-  FROM webhook_deliveries d`
-
 export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* WebhookDeliveriesRepo
     const jobs = yield* Jobs
     const keys = yield* SigningKeys
     const http = yield* OutboundHttp
@@ -212,39 +153,6 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
     // handlers must not race on embedded PGlite (one session shared by every connection).
     const keyLock = yield* Effect.makeSemaphore(1)
     const currentKey = keyLock.withPermits(1)(keys.current())
-
-    /** The deliveries to the same receiver: of the same company endpoint, or agent callbacks to the same URL. */
-    const sameReceiver = (receiver: { readonly url: string; readonly endpointId: string | null }) =>
-      receiver.endpointId === null
-        ? sql`url = ${receiver.url} AND endpoint_id IS NULL`
-        : sql`endpoint_id = ${receiver.endpointId}`
-
-    const findDelivery = SqlSchema.findOne({
-      Request: Id,
-      Result: WebhookDelivery,
-      execute: (id) => sql`SELECT ${deliveryColumns(sql)} WHERE d.id = ${id}`
-    })
-
-    const findByEvent = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: WebhookDelivery,
-      execute: (eventId) =>
-        sql`SELECT ${deliveryColumns(sql)} WHERE d.event_id = ${eventId} ORDER BY d.created_at, d.id`
-    })
-
-    const findByUrl = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: WebhookDelivery,
-      execute: (url) => sql`SELECT ${deliveryColumns(sql)} WHERE d.url = ${url} ORDER BY d.created_at, d.id`
-    })
-
-    const findAttempts = SqlSchema.findAll({
-      Request: Id,
-      Result: WebhookAttempt,
-      execute: (deliveryId) => sql`
-        SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, response_body
-        FROM webhook_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt`
-    })
 
     /**
      * Records an event to send to `url`; joins the caller's transaction. Returns the delivery's id (the
@@ -266,26 +174,18 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       const id = yield* makeId
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* Effect.annotateCurrentSpan({ "webhook.delivery_id": id, "webhook.event_type": input.eventType })
-      const inserted = yield* sql<{ id: Id; status: WebhookStatus }>`
-        INSERT INTO webhook_deliveries (id, url, endpoint_id, signing_secret, event_id, event_type, payload, status,
-          attempts, next_attempt_at, last_error, created_at, updated_at)
-        SELECT ${id}, ${input.url}, ${input.endpoint?.id ?? null}, ${input.endpoint?.secret ?? null}, ${input.eventId},
-          ${input.eventType}, ${json}::jsonb, gate.status, 0,
-          CASE WHEN gate.status = 'pending' THEN ${now}::timestamptz END,
-          CASE WHEN gate.status = 'disabled'
-            THEN ${`not sent: this ${receiverOf(receiver)} answered 410 Gone to an earlier delivery`} END,
-          ${now}, ${now}
-        FROM (SELECT CASE WHEN EXISTS (
-          SELECT 1 FROM webhook_deliveries WHERE ${sameReceiver(receiver)} AND status = 'disabled'
-        ) THEN 'disabled' ELSE 'pending' END AS status) gate
-        ON CONFLICT (url, event_id) DO NOTHING
-        RETURNING id, status`.pipe(Effect.orDie)
+      const inserted = yield* repo.insert({
+        id,
+        url: input.url,
+        endpoint: input.endpoint,
+        eventId: input.eventId,
+        eventType: input.eventType,
+        json,
+        now
+      })
       const row = inserted[0]
       if (row === undefined) {
-        const [existing] = yield* idRows(sql`
-          SELECT id FROM webhook_deliveries WHERE url = ${input.url} AND event_id = ${input.eventId}`).pipe(
-          Effect.orDie
-        )
+        const [existing] = yield* repo.idOf(input.url, input.eventId)
         return existing.id
       }
       if (row.status === "pending") {
@@ -307,12 +207,12 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
         ? Effect.map(currentKey, ({ privatePkcs8 }) =>
             Option.some((id: string, timestamp: string, body: string) => signV1a(privatePkcs8, id, timestamp, body))
           )
-        : Effect.map(secretRows(sql`SELECT signing_secret FROM webhook_deliveries WHERE id = ${delivery.id}`), (rows) =>
+        : Effect.map(repo.signingSecret(delivery.id), (rows) =>
             Option.map(
               Option.fromNullable(rows[0]?.signingSecret),
               (secret) => (id: string, timestamp: string, body: string) => signV1(secret, id, timestamp, body)
             )
-          ).pipe(Effect.orDie)
+          )
 
     /** Sends the delivery's body to its URL once, signed by `sign`; what the job does. */
     const attempt = (delivery: WebhookDelivery, sign: (id: string, timestamp: string, body: string) => string) =>
@@ -372,31 +272,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       Effect.gen(function* () {
         const now = new Date(yield* Clock.currentTimeMillis)
         const staleBefore = new Date(now.getTime() - Duration.toMillis(attemptOutcomeLimit))
-        const [row] = yield* begunRows(sql`
-          WITH open AS (
-            SELECT started_at FROM webhook_attempts
-            WHERE delivery_id = ${delivery.id} AND status_code IS NULL AND error IS NULL
-          ),
-          begun AS (
-            UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = NULL, updated_at = ${now}
-            WHERE id = ${delivery.id} AND status = 'pending' AND attempts = ${delivery.attempts}
-              AND NOT EXISTS (SELECT 1 FROM open WHERE started_at > ${staleBefore})
-            RETURNING attempts
-          ),
-          lost AS (
-            UPDATE webhook_attempts SET error = 'no outcome recorded: its worker stopped during the attempt'
-            WHERE delivery_id = ${delivery.id} AND status_code IS NULL AND error IS NULL
-              AND EXISTS (SELECT 1 FROM begun)
-            RETURNING attempt
-          ),
-          logged AS (
-            INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms)
-            SELECT ${delivery.id}, attempts, ${now}, 0 FROM begun
-            RETURNING attempt
-          )
-          SELECT (SELECT attempt FROM logged) AS attempt,
-            (SELECT status FROM webhook_deliveries WHERE id = ${delivery.id}) AS status,
-            (SELECT max(started_at) FROM open) AS open_since`).pipe(Effect.orDie)
+        const row = yield* repo.begin(delivery, now, staleBefore)
         if (row?.attempt != null) return Option.some(row.attempt)
         // Settled meanwhile (by the attempt in flight, a 410, a deletion): nothing to send.
         if (row?.status !== "pending") return Option.none<number>()
@@ -465,35 +341,21 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
         // One statement, so atomic without a transaction: embedded PGlite serves concurrent connections on
         // one session, where a transaction held by one handler would mix up the others' statements.
         // A delivery disabled meanwhile (410 to another one) stays disabled, unless this attempt got through.
-        const applies = status === "delivered" ? sql`true` : sql`webhook_deliveries.status = 'pending'`
-        const [recorded] = yield* attemptRows(sql`
-        WITH counted AS (
-          UPDATE webhook_deliveries SET
-            last_status_code = ${statusCode},
-            last_error = ${error === null ? null : clip(error)},
-            updated_at = ${now},
-            status = CASE WHEN ${applies} THEN ${status} ELSE webhook_deliveries.status END,
-            next_attempt_at = CASE WHEN ${applies} THEN ${nextAttemptAt}::timestamptz END,
-            delivered_at = CASE WHEN ${applies} THEN ${status === "delivered" ? now : null}::timestamptz
-              ELSE webhook_deliveries.delivered_at END
-          WHERE id = ${deliveryId}
-          RETURNING attempts
-        ),
-        logged AS (
-          UPDATE webhook_attempts SET duration_ms = ${durationMs},
-            status_code = ${statusCode}::integer, error = ${error === null ? null : clip(error)},
-            response_body = ${Option.getOrNull(Option.map(response, (r) => r.body))}
-          WHERE delivery_id = ${deliveryId} AND attempt = ${number} AND EXISTS (SELECT 1 FROM counted)
-          RETURNING attempt
-        ),
-        others AS (
-          UPDATE webhook_deliveries SET status = 'disabled', next_attempt_at = NULL, updated_at = ${now},
-            last_error = ${`not sent: this ${receiverOf(delivery)} answered 410 Gone to delivery ${deliveryId}`}
-          WHERE ${outcome._tag === "Gone"} AND ${sameReceiver(delivery)} AND status = 'pending' AND id <> ${deliveryId}
-          RETURNING id
+        const recorded = yield* repo.record(
+          delivery,
+          {
+            number,
+            status,
+            statusCode,
+            error: error === null ? null : clip(error),
+            responseBody: Option.getOrNull(Option.map(response, (r) => r.body)),
+            durationMs,
+            nextAttemptAt,
+            gone: outcome._tag === "Gone"
+          },
+          now
         )
-        SELECT attempt FROM logged`).pipe(Effect.orDie)
-        if (recorded === undefined) {
+        if (!recorded) {
           return yield* Effect.dieMessage(`webhook attempt ${number} of ${deliveryId} vanished`)
         }
         return { outcome, status, statusCode, number, last }
@@ -509,7 +371,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       job: Pick<JobInfo, "attempt" | "maxAttempts">
     ) {
       yield* Effect.annotateCurrentSpan({ "webhook.delivery_id": deliveryId, "webhook.attempt": job.attempt })
-      const found = yield* Effect.orDie(findDelivery(deliveryId))
+      const found = yield* repo.findById(deliveryId)
       if (Option.isNone(found)) return yield* new JobAbandoned({ message: `no webhook delivery ${deliveryId}` })
       const delivery = found.value
       if (delivery.status !== "pending") {
@@ -578,7 +440,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
 
     /** One delivery, or none. */
     const get = Effect.fn("Webhooks.get")(function* (deliveryId: Id) {
-      const found = yield* Effect.orDie(findDelivery(deliveryId))
+      const found = yield* repo.findById(deliveryId)
       if (Option.isNone(found)) return found
       const [delivery] = yield* withNextAttempts([found.value])
       return Option.some(delivery!)
@@ -586,40 +448,26 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
 
     /** The attempts log of a delivery, oldest first. */
     const attempts = Effect.fn("Webhooks.attempts")(function* (deliveryId: Id) {
-      return yield* Effect.orDie(findAttempts(deliveryId))
+      return yield* repo.attempts(deliveryId)
     })
 
     /** The deliveries of one event (to every URL), or to one URL (of every event), oldest first. */
     const deliveriesFor = Effect.fn("Webhooks.deliveriesFor")(function* (
       by: { readonly eventId: string } | { readonly url: string }
     ) {
-      return yield* withNextAttempts(yield* Effect.orDie("eventId" in by ? findByEvent(by.eventId) : findByUrl(by.url)))
+      return yield* withNextAttempts(yield* "eventId" in by ? repo.byEvent(by.eventId) : repo.byUrl(by.url))
     })
-
-    const deliveryRows = rowsOf(WebhookDelivery)
-    const endpointColumns: V3Columns<WebhookDelivery> = {
-      paging: "number",
-      filters: {},
-      sort: {},
-      defaultOrder: [{ column: "created_at", descending: true }],
-      id: "id"
-    }
 
     /** A company endpoint's deliveries, newest first, paged in SQL. */
     const endpointDeliveries = Effect.fn("Webhooks.endpointDeliveries")(function* (endpointId: string, query: V3Query) {
-      const { where, orderBy, limit } = compileV3Query(sql, query, endpointColumns)
-      const rows = yield* deliveryRows(
-        sql`SELECT ${deliveryColumns(sql)} WHERE d.endpoint_id = ${endpointId} AND ${where} ORDER BY ${orderBy} LIMIT ${limit}`
-      ).pipe(Effect.orDie)
-      const page = v3Page(rows, query, endpointColumns)
+      const page = yield* repo.endpointPage(endpointId, query)
       return { ...page, rows: yield* withNextAttempts(page.rows) }
     })
 
     /** Which of these company endpoints a 410 Gone has disabled. */
     const disabledEndpoints = Effect.fn("Webhooks.disabledEndpoints")(function* (endpointIds: ReadonlyArray<string>) {
       if (endpointIds.length === 0) return new Set<string>()
-      const rows = yield* endpointIdRows(sql`SELECT DISTINCT endpoint_id FROM webhook_deliveries
-        WHERE endpoint_id IN ${sql.in(endpointIds)} AND status = 'disabled'`).pipe(Effect.orDie)
+      const rows = yield* repo.disabledEndpoints(endpointIds)
       return new Set(rows.map((row) => row.endpointId))
     })
 
@@ -629,12 +477,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
      */
     const closeEndpoint = Effect.fn("Webhooks.closeEndpoint")(function* (endpointId: string) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* sql`UPDATE webhook_deliveries SET signing_secret = NULL,
-          status = CASE WHEN status = 'pending' THEN 'disabled' ELSE status END,
-          last_error = CASE WHEN status = 'pending' THEN 'not sent: the endpoint was deleted' ELSE last_error END,
-          next_attempt_at = CASE WHEN status = 'pending' THEN NULL ELSE next_attempt_at END,
-          updated_at = CASE WHEN status = 'pending' THEN ${now} ELSE updated_at END
-        WHERE endpoint_id = ${endpointId}`.pipe(Effect.orDie)
+      yield* repo.closeEndpoint(endpointId, now)
     })
 
     return {
@@ -648,7 +491,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       closeEndpoint
     } as const
   }),
-  dependencies: [SigningKeys.Default, OutboundHttp.Default]
+  dependencies: [SigningKeys.Default, OutboundHttp.Default, WebhookDeliveriesRepo.Default]
 }) {
   /** A worker for webhook deliveries alone (see `deliverWebhookHandler` to run them in a shared worker). */
   static layerWorker(options: WorkerOptions = {}): Layer.Layer<never, never, Jobs | Webhooks> {

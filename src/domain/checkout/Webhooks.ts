@@ -1,0 +1,40 @@
+import { Schema } from "effect"
+import { Id } from "../platform/Ids.js"
+
+/** Where a callback delivery stands. */
+export const WebhookStatus = Schema.Literal("pending", "delivered", "failed", "disabled")
+export type WebhookStatus = typeof WebhookStatus.Type
+
+/** A row of `webhook_deliveries`, as read back. */
+export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
+  id: Id,
+  url: Schema.String,
+  /** The company webhook endpoint it goes to (signed `v1`); null for an agent callback (signed `v1a`). */
+  endpointId: Schema.NullOr(Schema.String),
+  eventId: Schema.String,
+  eventType: Schema.String,
+  payload: Schema.parseJson(),
+  status: WebhookStatus,
+  attempts: Schema.Int,
+  /** While pending: when the next attempt is due (the queue's jittered time once an attempt failed). */
+  nextAttemptAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
+  lastStatusCode: Schema.NullOr(Schema.Int),
+  lastError: Schema.NullOr(Schema.String),
+  createdAt: Schema.DateTimeUtcFromDate,
+  updatedAt: Schema.DateTimeUtcFromDate,
+  deliveredAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
+}) {}
+
+/** A row of `webhook_attempts`: one attempt to deliver. */
+export class WebhookAttempt extends Schema.Class<WebhookAttempt>("WebhookAttempt")({
+  deliveryId: Id,
+  /** 1 for the first attempt. */
+  attempt: Schema.Int,
+  startedAt: Schema.DateTimeUtcFromDate,
+  durationMs: Schema.Int,
+  /** The response's status, or null when no response came (refused, DNS, connection, TLS, time limit). */
+  statusCode: Schema.NullOr(Schema.Int),
+  error: Schema.NullOr(Schema.String),
+  /** At most 1 KB of the response body. */
+  responseBody: Schema.NullOr(Schema.String)
+}) {}

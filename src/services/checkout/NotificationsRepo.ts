@@ -1,0 +1,39 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { NotificationRow } from "../../domain/checkout/Notifications.js"
+
+/**
+ * The `notifications` table (the outbox). Only the Notifications service uses it. Statements run on the
+ * ambient SqlClient, so a message is written in the caller's transaction. Unexpected database errors are
+ * defects.
+ */
+export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("NotificationsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.void({
+      Request: NotificationRow,
+      execute: (row) => sql`
+          INSERT INTO notifications (id, user_id, checkout_id, kind, channel, recipient, subject, body, created_at)
+          VALUES (${row.id}, ${row.userId}, ${row.checkoutId}, ${row.kind}, ${row.channel}, ${row.recipient}, ${row.subject},
+            ${row.body}, ${row.createdAt})
+          ON CONFLICT (checkout_id, kind, channel) DO NOTHING`
+    })
+
+    const findForCheckout = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: NotificationRow,
+      execute: (checkoutId) =>
+        sql`SELECT * FROM notifications WHERE checkout_id = ${checkoutId} ORDER BY created_at, kind, channel`
+    })
+
+    return {
+      /** Writes a message, unless the checkout already has one of its kind on its channel. */
+      insert: Effect.fn("NotificationsRepo.insert")((row: NotificationRow) => Effect.orDie(insert(row))),
+      /** The messages of a checkout, oldest first. */
+      forCheckout: Effect.fn("NotificationsRepo.forCheckout")((checkoutId: string) =>
+        Effect.orDie(findForCheckout(checkoutId))
+      )
+    } as const
+  })
+}) {}
