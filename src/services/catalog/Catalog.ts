@@ -1,5 +1,4 @@
-import { SqlClient, SqlSchema, type Statement } from "@effect/sql"
-import { Context, Effect, Either, Option, Schema } from "effect"
+import { Context, Effect, Either, Option } from "effect"
 import {
   Collection,
   CollectionPriceRange,
@@ -9,16 +8,25 @@ import {
   Variant
 } from "../../domain/catalog/Catalog.js"
 import { CollectionNotFound, ProductNotFound, VariantNotFound } from "../../domain/catalog/Errors.js"
+import type {
+  CollectionRecord,
+  SummaryRecord,
+  SummaryVariantRecord,
+  VariantRecord
+} from "../../domain/catalog/Records.js"
 import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import type { Id } from "../../domain/platform/Ids.js"
 import { MoneyRange } from "../../domain/platform/Money.js"
-import { rowsOf } from "../platform/Rows.js"
-import { convertUsd, formatMoney, Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
+import { CatalogRepo } from "./CatalogRepo.js"
+import { convertUsd, formatMoney, Pricing, type PricingCountry, type PricingReference } from "./Pricing.js"
 
 /**
  * Catalog reads for the agent API (docs/catalog.md, docs/search.md): product summaries priced in a country,
  * products with their variants and recommendations, variants, collections, tags and countries.
- * Search (src/services/catalog/Search.ts) finds ids and asks this service for the summaries.
+ * Search (src/services/catalog/Search.ts) finds ids and asks this service for the summaries. The statements
+ * are CatalogRepo's; this service prices its records for a country and returns the agent API's resources. It
+ * also answers the other contexts' questions about products, variants and stock (`variantLabel`, `shipsTo`,
+ * `orderVariant`, `offeredVariants`, `takeStock` …).
  */
 
 /**
@@ -26,12 +34,6 @@ import { convertUsd, formatMoney, Pricing, type PricingCountry, type PricingRefe
  * default to the signed-in user's country (docs/search.md); this is the service's own default.
  */
 export const DEFAULT_COUNTRY = "US"
-
-/** Rows of the inline statements below, decoded (decoders built once). */
-const idRows = rowsOf(Schema.Struct({ id: Schema.String }))
-const idPriceUsdRows = rowsOf(Schema.Struct({ id: Schema.String, priceUsd: Schema.NullOr(Schema.Number) }))
-const idNameRows = rowsOf(Schema.Struct({ id: Schema.String, name: Schema.String }))
-const nameRows = rowsOf(Schema.Struct({ name: Schema.String }))
 
 /**
  * The service's public base URL (`PUBLIC_URL`, no trailing slash). Image paths in the catalog are relative
@@ -91,122 +93,15 @@ export const decodeCursor = (
   return Either.right(key.k)
 }
 
-// ---------------------------------------------------------------------------------------------------------
-// Rows
-
-interface SummaryVariantRow {
-  readonly id: string
-  readonly priceUsd: number | null
-  readonly stock: number | null
-  readonly shipsTo: ReadonlyArray<string> | null
-}
-
-/** A product summary as `summaryColumns` reads it. */
-export interface SummaryRow {
-  readonly id: string
-  readonly title: string
-  readonly brand: string | null
-  readonly category: string
-  readonly catalog: string
-  readonly images: ReadonlyArray<string>
-  readonly tags: ReadonlyArray<string>
-  readonly options: ReadonlyArray<{ name: string; displayName: string; values: ReadonlyArray<string> }> | null
-  readonly variants: ReadonlyArray<SummaryVariantRow> | null
-}
-
-interface VariantRow {
-  readonly id: string
-  readonly productId: string
-  readonly title: string
-  readonly selectedOptions: Record<string, string> | null
-  readonly imageUrl: string | null
-  readonly priceUsd: number | null
-  readonly shippingRequired: boolean
-  readonly isDigital: boolean
-  readonly personalizationRequired: boolean
-  readonly descriptionHtml: string | null
-  readonly details: unknown
-}
-
-interface CollectionRow {
-  readonly id: string
-  readonly name: string
-  readonly description: string | null
-  readonly imageUrl: string | null
-  readonly tags: ReadonlyArray<string>
-  readonly minUsd: number | null
-  readonly maxUsd: number | null
-}
-
-/**
- * The columns of the summary of product `p`, whichever statement reads it: `Catalog.summaries` by id, or a
- * search's page statement beside the page's ids (one round trip fewer a page), presented by `Catalog.summary`.
- */
-export const summaryColumns = (sql: SqlClient.SqlClient) => sql`
-  p.title, (SELECT b.name FROM brands b WHERE b.id = p.brand_id) AS brand,
-  (SELECT c.name FROM categories c WHERE c.id = p.category_id) AS category, p.catalog,
-  coalesce((SELECT array_agg(i.url ORDER BY i.position) FROM product_images i WHERE i.product_id = p.id),
-           '{}') AS images,
-  coalesce((SELECT array_agg(t.name ORDER BY t.name) FROM product_tags pt JOIN tags t ON t.id = pt.tag_id
-            WHERE pt.product_id = p.id), '{}') AS tags,
-  (SELECT json_agg(json_build_object('name', o.name, 'displayName', o.display_name,
-                                     'values', o.option_values) ORDER BY o.position)
-   FROM product_options o WHERE o.product_id = p.id) AS options,
-  (SELECT json_agg(json_build_object('id', v.id, 'priceUsd', v.price_usd, 'stock', l.stock,
-                                     'shipsTo', l.ships_to) ORDER BY v.position)
-   FROM variants v LEFT JOIN variant_locations l ON l.variant_id = v.id WHERE v.product_id = p.id) AS variants`
-
-/**
- * The rows a statement selects (`id` and what `order` sorts them by) with their products' `summaryColumns`,
- * joined after the statement's own `LIMIT`: the products and their summaries in one round trip.
- */
-export const withSummaryColumns = (
-  sql: SqlClient.SqlClient,
-  selected: Statement.Fragment,
-  order: Statement.Fragment
-) => sql`
-  SELECT s.*, ${summaryColumns(sql)} FROM (${selected}) s JOIN products p ON p.id = s.id
-  ORDER BY ${order}`
-
 /** Priced AND in stock (or untracked) AND ships to the country (docs/pricing.md). */
-const purchasable = (variant: SummaryVariantRow, country: string) =>
+const purchasable = (variant: SummaryVariantRecord, country: string) =>
   variant.priceUsd !== null &&
   (variant.stock === null || variant.stock > 0) &&
   (variant.shipsTo ?? []).includes(country)
 
-/**
- * The SQL predicate "product `p` has a variant purchasable in the country, optionally within a price range"
- * (item price in the country's minor units). The range is turned into exact USD bounds (`usdRangeFor`), so it
- * is a plain range on `price_usd`, and on the product's `min_price_usd`/`max_price_usd` first: the planner
- * estimates it, and a price-ordered scan stops at the bound.
- */
-export const availableIn = (
-  sql: SqlClient.SqlClient,
-  country: PricingCountry,
-  range: { readonly min: number | undefined; readonly max: number | undefined } = { min: undefined, max: undefined }
-) => {
-  const usd = usdRangeFor(range, country.fxRate, country.digits)
-  return sql`${usd.min === undefined ? sql`` : sql`p.max_price_usd >= ${usd.min} AND`}
-    ${usd.max === undefined ? sql`` : sql`p.min_price_usd <= ${usd.max} AND`}
-    EXISTS (
-      SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id
-      WHERE v.product_id = p.id AND v.price_usd IS NOT NULL AND (l.stock IS NULL OR l.stock > 0)
-        AND l.ships_to @> ARRAY[${country.code}]::text[]
-        ${usd.min === undefined ? sql`` : sql`AND v.price_usd >= ${usd.min}`}
-        ${usd.max === undefined ? sql`` : sql`AND v.price_usd <= ${usd.max}`})`
-}
-
-/** SQL: collection `c` matches the words `q` by name (full text or trigram) or by one of its tags. */
-export const collectionMatches = (sql: SqlClient.SqlClient, q: string) => sql`(
-  to_tsvector('english', c.name || ' ' || coalesce(c.description, '')) @@ websearch_to_tsquery('english', ${q})
-  OR lower(${q}) <% lower(c.name)
-  OR EXISTS (SELECT 1 FROM collection_tags ct JOIN tags t ON t.id = ct.tag_id
-             WHERE ct.collection_id = c.id AND (lower(t.name) % lower(${q})
-               OR to_tsvector('english', t.name) @@ websearch_to_tsquery('english', ${q}))))`
-
 export class Catalog extends Effect.Service<Catalog>()("Catalog", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* CatalogRepo
     const pricing = yield* Pricing
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
 
@@ -238,7 +133,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     })
 
     /** A product's summary priced for the country, from its `summaryColumns`. */
-    const summary = (row: SummaryRow, country: PricingCountry): ProductSummary => {
+    const summary = (row: SummaryRecord, country: PricingCountry): ProductSummary => {
       const variants = row.variants ?? []
       const prices = variants.flatMap((v) => (v.priceUsd === null ? [] : [v.priceUsd]))
       const buyable = variants.filter((v) => purchasable(v, country.code))
@@ -273,9 +168,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     /** Product summaries priced for the country, in the order of `ids` (unknown ids are skipped). */
     const summaries = Effect.fn("Catalog.summaries")(function* (ids: ReadonlyArray<string>, country: PricingCountry) {
       if (ids.length === 0) return [] as ReadonlyArray<ProductSummary>
-      const rows = yield* sql<SummaryRow>`
-        SELECT p.id, ${summaryColumns(sql)} FROM products p
-        WHERE p.id IN ${sql.in(ids)}`.pipe(Effect.orDie)
+      const rows = yield* repo.summaries(ids)
       const byId = new Map(rows.map((row) => [row.id, row]))
       return ids.flatMap((id) => {
         const row = byId.get(id)
@@ -283,18 +176,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       })
     })
 
-    /** The rows a statement selects, in `order`, each with its product's summary priced for the country. */
-    const summariesOf = <A extends { readonly id: string }>(
-      selected: Statement.Fragment,
-      order: Statement.Fragment,
-      country: PricingCountry
-    ) =>
-      sql<A & SummaryRow>`${withSummaryColumns(sql, selected, order)}`.pipe(
-        Effect.orDie,
-        Effect.map((rows) => rows.map((row) => ({ row, summary: summary(row, country) })))
-      )
-
-    const toVariant = (row: VariantRow, country: PricingCountry): Variant =>
+    const toVariant = (row: VariantRecord, country: PricingCountry): Variant =>
       Variant.make(
         {
           id: row.id as Id,
@@ -312,10 +194,6 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         true
       )
 
-    const variantColumns = sql`
-      v.id, v.product_id, v.title, v.selected_options, v.image_url, v.price_usd, v.shipping_required, v.is_digital,
-      v.personalization_required, v.description_html, v.details`
-
     /** A product, its variants priced for the country, and up to 8 recommendations available there. */
     const product = Effect.fn("Catalog.product")(function* (productId: string, countryCode?: string) {
       const target = yield* country(countryCode)
@@ -323,16 +201,11 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       if (found === undefined) {
         return yield* new ProductNotFound({ message: `No product ${productId}.`, productId })
       }
-      const variantRows = yield* sql<VariantRow>`
-        SELECT ${variantColumns} FROM variants v WHERE v.product_id = ${productId} ORDER BY v.position`.pipe(
-        Effect.orDie
-      )
+      const variantRows = yield* repo.productVariants(productId)
       return {
         product: found,
         variants: variantRows.map((row) => toVariant(row, target)),
-        recommendations: (yield* summariesOf(recommended(productId, target), sql`s.rank, s.id`, target)).map(
-          ({ summary }) => summary
-        )
+        recommendations: (yield* repo.recommendedSummaries(productId, target)).map((row) => summary(row, target))
       }
     })
 
@@ -340,48 +213,16 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
      * Up to 8 products to show beside one (the product detail's recommendations, on every API line): the same
      * category or a shared collection, both first, available in the country.
      */
-    const recommendedIds = Effect.fn("Catalog.recommendedIds")(function* (productId: string, target: PricingCountry) {
-      const rows = yield* idRows(sql`SELECT id FROM (${recommended(productId, target)}) r ORDER BY rank, id`).pipe(
-        Effect.orDie
-      )
-      return rows.map((r) => r.id)
-    })
-
-    /**
-     * The recommendations' ids, each with its `rank` (lower first; ties by id): the products of a collection the
-     * product is in (-2 in its category too, -1 otherwise), then the first of its category by id (-1). The
-     * category is walked in id order (migration 0025) and stops at the eighth available product.
-     */
-    const recommended = (productId: string, target: PricingCountry) => sql`
-      WITH self AS (SELECT id, category_id FROM products WHERE id = ${productId}),
-      shared AS (
-        SELECT DISTINCT cp2.product_id AS id FROM collection_products cp1
-        JOIN collection_products cp2 ON cp2.collection_id = cp1.collection_id
-        WHERE cp1.product_id = ${productId} AND cp2.product_id <> ${productId})
-      SELECT r.id, r.rank FROM (
-        SELECT p.id, -1 - (p.category_id = self.category_id)::int AS rank
-        FROM self, products p
-        WHERE p.id IN (SELECT id FROM shared) AND ${availableIn(sql, target)}
-        UNION ALL
-        SELECT c.id, -1 AS rank
-        FROM self, LATERAL (
-          SELECT p.id FROM products p
-          WHERE p.category_id = self.category_id AND p.id <> self.id AND p.id NOT IN (SELECT id FROM shared)
-            AND ${availableIn(sql, target)}
-          ORDER BY p.id
-          LIMIT 8) c
-      ) r
-      ORDER BY r.rank, r.id
-      LIMIT 8`
+    const recommendedIds = Effect.fn("Catalog.recommendedIds")((productId: string, target: PricingCountry) =>
+      repo.recommendedIds(productId, target)
+    )
 
     /** One variant, priced for the country. */
     const variant = Effect.fn("Catalog.variant")(function* (variantId: string, countryCode?: string) {
       const target = yield* country(countryCode)
-      const [row] = yield* sql<VariantRow>`SELECT ${variantColumns} FROM variants v WHERE v.id = ${variantId}`.pipe(
-        Effect.orDie
-      )
-      if (row === undefined) return yield* new VariantNotFound({ message: `No variant ${variantId}.`, variantId })
-      return toVariant(row, target)
+      const row = yield* repo.variant(variantId)
+      if (Option.isNone(row)) return yield* new VariantNotFound({ message: `No variant ${variantId}.`, variantId })
+      return toVariant(row.value, target)
     })
 
     /** Availability and all-in price per country (default: every supported one). */
@@ -396,10 +237,11 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
           : yield* Effect.forEach(countryCodes, (code) =>
               Effect.map(country(code, "countries", reference), (c) => c.code)
             )
-      const [exists] = yield* idPriceUsdRows(sql`
-        SELECT id, price_usd FROM variants WHERE id = ${variantId}`).pipe(Effect.orDie)
-      if (exists === undefined) return yield* new VariantNotFound({ message: `No variant ${variantId}.`, variantId })
-      if (exists.priceUsd === null) {
+      const exists = yield* repo.variantPrice(variantId)
+      if (Option.isNone(exists)) {
+        return yield* new VariantNotFound({ message: `No variant ${variantId}.`, variantId })
+      }
+      if (exists.value.priceUsd === null) {
         return yield* new VariantNotFound({ message: `Variant ${variantId} is not for sale.`, variantId })
       }
       return yield* pricing.availability(variantId, codes).pipe(
@@ -408,21 +250,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       )
     })
 
-    const collectionRows = (where: Statement.Fragment, order: Statement.Fragment, limit: number) =>
-      sql<CollectionRow>`
-        SELECT c.id, c.name, c.description, c.image_url,
-          coalesce((SELECT array_agg(t.name ORDER BY t.name) FROM collection_tags ct JOIN tags t ON t.id = ct.tag_id
-                    WHERE ct.collection_id = c.id), '{}') AS tags,
-          (SELECT min(p.min_price_usd) FROM collection_products cp JOIN products p ON p.id = cp.product_id
-           WHERE cp.collection_id = c.id) AS min_usd,
-          (SELECT max(p.max_price_usd) FROM collection_products cp JOIN products p ON p.id = cp.product_id
-           WHERE cp.collection_id = c.id) AS max_usd
-        FROM collections c
-        WHERE ${where}
-        ORDER BY ${order}
-        LIMIT ${limit}`.pipe(Effect.orDie)
-
-    const toCollection = (row: CollectionRow, target: PricingCountry) =>
+    const toCollection = (row: CollectionRecord, target: PricingCountry) =>
       Collection.make(
         {
           id: row.id as Id,
@@ -439,7 +267,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
                   },
                   true
                 ),
-          tags: row.tags
+          tags: row.tags.map((tag) => tag.name)
         },
         true
       )
@@ -455,17 +283,12 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       readonly limit: number
     }) {
       const target = yield* country(options.country)
-      const q = options.q?.trim() || undefined
-      const where = sql.and([
-        q === undefined ? sql`true` : collectionMatches(sql, q),
-        options.maxPrice === undefined
-          ? sql`true`
-          : sql`EXISTS (SELECT 1 FROM collection_products cp JOIN products p ON p.id = cp.product_id
-                        WHERE cp.collection_id = c.id AND ${availableIn(sql, target, { min: undefined, max: options.maxPrice })})`
-      ])
-      const order =
-        q === undefined ? sql`c.name, c.id` : sql`word_similarity(lower(${q}), lower(c.name)) DESC, c.name, c.id`
-      const rows = yield* collectionRows(where, order, options.limit)
+      const rows = yield* repo.collections({
+        q: options.q?.trim() || undefined,
+        maxPrice: options.maxPrice,
+        country: target,
+        limit: options.limit
+      })
       return rows.map((row) => toCollection(row, target))
     })
 
@@ -475,11 +298,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       target: PricingCountry,
       limit = 5
     ) {
-      const rows = yield* collectionRows(
-        collectionMatches(sql, q),
-        sql`word_similarity(lower(${q}), lower(c.name)) DESC, c.name, c.id`,
-        limit
-      )
+      const rows = yield* repo.matchingCollections(q, limit)
       return rows.map((row) => toCollection(row, target))
     })
 
@@ -499,26 +318,22 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       if (after !== undefined && !(Number.isSafeInteger(after[0]) && /^[0-9a-f]{24}$/.test(String(after[1])))) {
         return yield* badCursor("Malformed cursor.")
       }
-      const [row] = yield* collectionRows(sql`c.id = ${collectionId}`, sql`c.id`, 1)
-      if (row === undefined) {
+      const row = yield* repo.collection(collectionId)
+      if (Option.isNone(row)) {
         return yield* new CollectionNotFound({ message: `No collection ${collectionId}.`, collectionId })
       }
-      const page = yield* summariesOf<{ readonly id: string; readonly position: number }>(
-        sql`
-          SELECT p.id, cp.position FROM collection_products cp JOIN products p ON p.id = cp.product_id
-          WHERE cp.collection_id = ${collectionId}
-            AND ${availableIn(sql, target, { min: options.minPrice, max: options.maxPrice })}
-            ${after === undefined ? sql`` : sql`AND (cp.position, p.id) > (${Number(after[0])}, ${String(after[1])})`}
-          ORDER BY cp.position, p.id
-          LIMIT ${options.limit + 1}`,
-        sql`s.position, s.id`,
-        target
+      const page = yield* repo.collectionSummaries(
+        collectionId,
+        target,
+        { min: options.minPrice, max: options.maxPrice },
+        after === undefined ? undefined : [Number(after[0]), String(after[1])],
+        options.limit + 1
       )
       const shown = page.slice(0, options.limit)
-      const last = shown[shown.length - 1]?.row
+      const last = shown[shown.length - 1]
       return {
-        collection: toCollection(row, target),
-        products: shown.map(({ summary }) => summary),
+        collection: toCollection(row.value, target),
+        products: shown.map((row) => summary(row, target)),
         nextCursor:
           page.length > options.limit && last !== undefined
             ? encodeCursor({ s: "collection", k: [last.position, last.id] })
@@ -528,89 +343,55 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
 
     /** Tags whose name matches `q` (substring or trigram), best first; every tag without `q`. */
     const tags = Effect.fn("Catalog.tags")(function* (q?: string) {
-      const query = q?.trim() || undefined
-      const rows = yield* (
-        query === undefined
-          ? idNameRows(sql`SELECT id, name FROM tags ORDER BY name, id`)
-          : idNameRows(sql`
-              SELECT id, name FROM tags
-              WHERE lower(name) LIKE '%' || lower(${query}) || '%' OR lower(name) % lower(${query})
-                 OR lower(${query}) <% lower(name)
-              ORDER BY (lower(name) = lower(${query})) DESC, similarity(lower(name), lower(${query})) DESC, name, id`)
-      ).pipe(Effect.orDie)
+      const rows = yield* repo.tags(q?.trim() || undefined)
       return rows.map((row) => Tag.make({ id: row.id as Id, name: row.name }, true))
     })
 
     /** Whether a collection exists. */
-    const collectionExists = Effect.fn("Catalog.collectionExists")(function* (collectionId: string) {
-      const rows = yield* sql`SELECT 1 FROM collections WHERE id = ${collectionId}`.pipe(Effect.orDie)
-      return rows.length > 0
-    })
-
-    /** The title of a product, or the name of a collection, that an `/images/…` path belongs to. */
-    const imageSubject = Effect.fn("Catalog.imageSubject")(function* (kind: "product" | "collection", id: string) {
-      const rows = yield* (
-        kind === "product"
-          ? nameRows(sql`SELECT title AS name FROM products WHERE id = ${id}`)
-          : nameRows(sql`SELECT name FROM collections WHERE id = ${id}`)
-      ).pipe(Effect.orDie)
-      return Option.fromNullable(rows[0]?.name)
-    })
-
-    const findVariantLabel = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({
-        productId: Schema.String,
-        productTitle: Schema.String,
-        variantTitle: Schema.String,
-        imageUrl: Schema.NullOr(Schema.String)
-      }),
-      execute: (variantId) => sql`
-        SELECT p.id AS product_id, p.title AS product_title, v.title AS variant_title,
-          coalesce(v.image_url, (SELECT i.url FROM product_images i WHERE i.product_id = p.id ORDER BY i.position
-            LIMIT 1)) AS image_url
-        FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id = ${variantId}`
-    })
-
-    /** How a variant is shown on a quote or order line: its product (id and title), its own title and its image (as stored). */
-    const variantLabel = Effect.fn("Catalog.variantLabel")((variantId: string) =>
-      Effect.orDie(findVariantLabel(variantId))
+    const collectionExists = Effect.fn("Catalog.collectionExists")((collectionId: string) =>
+      repo.collectionExists(collectionId)
     )
 
-    const findShipsTo = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ shipsTo: Schema.Array(Schema.String) }),
-      execute: (variantId) => sql`SELECT ships_to FROM variant_locations WHERE variant_id = ${variantId}`
-    })
+    /** Whether a product exists. */
+    const productExists = Effect.fn("Catalog.productExists")((productId: string) => repo.productExists(productId))
+
+    /** The title of a product, or the name of a collection, that an `/images/…` path belongs to. */
+    const imageSubject = Effect.fn("Catalog.imageSubject")((kind: "product" | "collection", id: string) =>
+      repo.imageSubject(kind, id)
+    )
+
+    /** How a variant is shown on a quote or order line: its product (id and title), its own title and its image (as stored). */
+    const variantLabel = Effect.fn("Catalog.variantLabel")((variantId: string) => repo.variantLabel(variantId))
 
     /** The countries a variant ships to; none for an unknown variant. */
-    const shipsTo = Effect.fn("Catalog.shipsTo")((variantId: string) =>
-      Effect.map(
-        Effect.orDie(findShipsTo(variantId)),
-        Option.map((location) => location.shipsTo)
-      )
+    const shipsTo = Effect.fn("Catalog.shipsTo")((variantId: string) => repo.shipsTo(variantId))
+
+    /**
+     * What placing an order reads of a variant, in one statement: its product and titles, where it ships (none
+     * without a location), and what its landed price is computed from. None for an unknown variant.
+     */
+    const orderVariant = Effect.fn("Catalog.orderVariant")((variantId: string) => repo.orderVariant(variantId))
+
+    /**
+     * The variants of a product, or of a collection's products in the collection's order (each product's in
+     * its own), with their product's title, description and first image: what a gift may offer.
+     */
+    const offeredVariants = Effect.fn("Catalog.offeredVariants")(
+      (source: { readonly productId: string | null } | { readonly collectionId: string }) =>
+        repo.offeredVariants(source)
     )
 
     /**
      * Takes `quantity` units of a variant that ships to `countryCode`, in the caller's transaction: untracked
      * stock (null) stays untracked, tracked stock never goes below zero. Whether it could.
      */
-    const takeStock = Effect.fn("Catalog.takeStock")(function* (
-      variantId: string,
-      countryCode: string,
-      quantity: number
-    ) {
-      const taken = yield* sql`
-        UPDATE variant_locations SET stock = stock - ${quantity}
-        WHERE variant_id = ${variantId} AND ${countryCode} = ANY (ships_to) AND (stock IS NULL OR stock >= ${quantity})
-        RETURNING variant_id`.pipe(Effect.orDie)
-      return taken.length > 0
-    })
+    const takeStock = Effect.fn("Catalog.takeStock")((variantId: string, countryCode: string, quantity: number) =>
+      repo.takeStock(variantId, countryCode, quantity)
+    )
 
     /** Puts `quantity` units back, where stock is tracked (a cancelled order). */
     const returnStock = Effect.fn("Catalog.returnStock")((variantId: string, quantity: number) =>
-      Effect.orDie(sql`
-        UPDATE variant_locations SET stock = stock + ${quantity} WHERE variant_id = ${variantId} AND stock IS NOT NULL`)
+      repo.returnStock(variantId, quantity)
     )
 
     return {
@@ -618,6 +399,8 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       countries,
       variantLabel,
       shipsTo,
+      orderVariant,
+      offeredVariants,
       takeStock,
       returnStock,
       imageSubject,
@@ -631,10 +414,11 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       matchingCollections,
       collection,
       collectionExists,
+      productExists,
       tags
     } as const
   }),
-  dependencies: [Pricing.Default]
+  dependencies: [Pricing.Default, CatalogRepo.Default]
 }) {}
 
 export type { PricingCountry }

@@ -1,28 +1,19 @@
-import { SqlClient, type Statement } from "@effect/sql"
-import { Cache, Duration, Effect, Option, Schema } from "effect"
-import { CatalogName } from "../../domain/catalog/Catalog.js"
-import {
-  type AmountRange,
-  type CatalogCollection,
-  type CatalogProduct,
-  type CatalogVariant,
-  ProductOptionRecord,
-  TagRef
-} from "../../domain/catalog/CatalogV3.js"
+import { Effect, Option } from "effect"
+import type { AmountRange, CatalogCollection, CatalogProduct, CatalogVariant } from "../../domain/catalog/CatalogV3.js"
 import { CollectionNotFound, ProductNotFound } from "../../domain/catalog/Errors.js"
-import { Personalization } from "../../domain/catalog/Personalization.js"
+import type { CollectionRecord, ProductRecord } from "../../domain/catalog/Records.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { decodeCursor, type V3Cursor, type V3Query } from "../../domain/platform/V3Query.js"
-import { lookupIn } from "../platform/Caches.js"
-import { rowsOf } from "../platform/Rows.js"
-import { compileV3Query, likeEscape, type V3Columns, type V3Page, v3Page } from "../platform/V3QuerySql.js"
-import { absoluteUrl, availableIn, Catalog, collectionMatches, DEFAULT_COUNTRY, PublicUrl } from "./Catalog.js"
-import { convertUsd, landedAmounts, landedInput, Pricing, type PricingCountry, usdRangeFor } from "./Pricing.js"
+import type { V3Page } from "../platform/V3QuerySql.js"
+import { absoluteUrl, Catalog, DEFAULT_COUNTRY, PublicUrl } from "./Catalog.js"
+import { CatalogRepo, type Offer, type PriceBounds, type ProductView } from "./CatalogRepo.js"
+import { convertUsd, landedAmounts, landedInput, Pricing, type PricingCountry } from "./Pricing.js"
 
 /**
  * The catalog as the company API lists it (docs/decisions/0042-v3-catalog.md; docs/catalog.md "Catalog (v3)"): products
  * with keyset cursors, a collection's products, a product's variants with landed prices, collections and tags,
- * filtered, sorted and paged in SQL from a parsed v3 query (src/services/platform/V3QuerySql.ts).
+ * filtered, sorted and paged in SQL from a parsed v3 query (CatalogRepo, with
+ * src/services/platform/V3QuerySql.ts).
  *
  * - A product is listed when it has a priced variant (`min_price_usd` is set), so every sort key is present.
  * - Prices are for `filter[country]`, else the account's country: accounts have no country of their own and
@@ -32,97 +23,11 @@ import { convertUsd, landedAmounts, landedInput, Pricing, type PricingCountry, u
  *   country, of any priced variant, in USD.
  */
 
+export type { ProductView }
+
 const Hex24 = /^[0-9a-f]{24}$/
 
-/** What a product read returns beyond its own fields: `include` and `fields` of the v3 query. */
-export interface ProductView {
-  readonly include: ReadonlyArray<string>
-  readonly fields: ReadonlyArray<string>
-}
-
 const noExtras: ProductView = { include: [], fields: [] }
-
-/**
- * A product as `productColumns` reads it. The query runs without the client's snake-to-camel transform (its
- * columns are named in camelCase), its arrays come as JSON (which `pg` parses natively), and the rows are
- * checked against the schema (`Schema.is`) rather than decoded into new objects: an export reads every
- * product of the catalog, and per row the decode allocated ~7.5 KB, the nested name transform ~3 KB and
- * `pg`'s text-array parser (images, variant counts) ~5 KB, ~21 KB per line in all (docs/performance.md,
- * `bench:export`).
- */
-const ProductRow = Schema.Struct({
-  id: Schema.String,
-  title: Schema.String,
-  catalog: CatalogName,
-  category: Schema.String,
-  brandId: Schema.NullOr(Schema.String),
-  brandName: Schema.NullOr(Schema.String),
-  createdAt: Schema.DateFromSelf,
-  /** `created_at` to the microsecond, for the cursor. */
-  createdKey: Schema.String,
-  minPriceUsd: Schema.Number,
-  maxPriceUsd: Schema.Number,
-  variantCount: Schema.Number,
-  /** 0: a digital product. */
-  physicalVariantCount: Schema.Number,
-  images: Schema.Array(Schema.String),
-  /** Read only when asked for (`include=tags`, `fields=options`). */
-  tags: Schema.NullOr(Schema.Array(TagRef)),
-  options: Schema.NullOr(Schema.Array(ProductOptionRecord)),
-  /** The product's place in the collection being listed; null elsewhere. */
-  position: Schema.NullOr(Schema.Number)
-})
-type ProductRow = typeof ProductRow.Type
-const isProductRow = Schema.is(ProductRow)
-
-/** The statement's rows as product rows; one that does not fit is a defect, as with `rowsOf`. */
-const productRows = <E, R>(
-  statement: Effect.Effect<ReadonlyArray<unknown>, E, R>
-): Effect.Effect<ReadonlyArray<ProductRow>, E, R> =>
-  Effect.flatMap(statement, (rows) => {
-    const misfit = rows.find((row) => !isProductRow(row))
-    return misfit === undefined
-      ? Effect.succeed(rows as ReadonlyArray<ProductRow>)
-      : Effect.die(new Error(`Not a product row: ${JSON.stringify(misfit)}`))
-  })
-
-const VariantRow = Schema.Struct({
-  id: Schema.String,
-  productId: Schema.String,
-  title: Schema.String,
-  selectedOptions: Schema.Array(Schema.Struct({ name: Schema.String, value: Schema.String })),
-  imageUrl: Schema.NullOr(Schema.String),
-  personalization: Schema.NullOr(Personalization),
-  descriptionHtml: Schema.NullOr(Schema.String)
-})
-type VariantRow = typeof VariantRow.Type
-const variantRows = rowsOf(VariantRow)
-
-const CollectionRow = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  description: Schema.NullOr(Schema.String),
-  imageUrl: Schema.NullOr(Schema.String),
-  createdAt: Schema.DateFromSelf,
-  tags: Schema.Array(TagRef),
-  minUsd: Schema.NullOr(Schema.Number),
-  maxUsd: Schema.NullOr(Schema.Number)
-})
-type CollectionRow = typeof CollectionRow.Type
-const collectionRows = rowsOf(CollectionRow)
-
-const tagRows = rowsOf(TagRef)
-const foundRows = rowsOf(Schema.Struct({ id: Schema.String }))
-const countRows = rowsOf(Schema.Struct({ count: Schema.Int }))
-
-/** A tag with at most this many products drives its pages (see `productSource`). */
-const smallTag = 5000
-
-/** A price filter in minor units of the listing country's currency. */
-interface PriceBounds {
-  readonly min: number | undefined
-  readonly max: number | undefined
-}
 
 const bound = (value: string | undefined) => (value === undefined ? undefined : Number(value))
 
@@ -146,11 +51,9 @@ const cursorFits = (cursor: V3Cursor, key: "createdAt" | "minPrice" | "title" | 
 }
 
 export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
-  dependencies: [Catalog.Default, Pricing.Default],
+  dependencies: [Catalog.Default, Pricing.Default, CatalogRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    /** For the product queries, whose columns are named as `ProductRow`'s fields (no name transform). */
-    const productSql = sql.withoutTransforms()
+    const repo = yield* CatalogRepo
     const catalog = yield* Catalog
     const pricing = yield* Pricing
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
@@ -175,21 +78,6 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       minUsd === null || maxUsd === null ? null : { min: amount(minUsd, country), max: amount(maxUsd, country) }
 
     /**
-     * SQL on product `p`: with a country, a variant available there (within the price bounds, in its currency);
-     * without one, a priced variant within the bounds (in USD). Nothing to say: TRUE.
-     */
-    const offered = (country: PricingCountry | undefined, bounds: PriceBounds, usd: PricingCountry) => {
-      if (country !== undefined) return availableIn(sql, country, bounds)
-      if (bounds.min === undefined && bounds.max === undefined) return sql`TRUE`
-      const range = usdRangeFor(bounds, usd.fxRate, usd.digits)
-      return sql`${range.min === undefined ? sql`` : sql`p.max_price_usd >= ${range.min} AND`}
-        ${range.max === undefined ? sql`` : sql`p.min_price_usd <= ${range.max} AND`}
-        EXISTS (SELECT 1 FROM variants v WHERE v.product_id = p.id AND v.price_usd IS NOT NULL
-          ${range.min === undefined ? sql`` : sql`AND v.price_usd >= ${range.min}`}
-          ${range.max === undefined ? sql`` : sql`AND v.price_usd <= ${range.max}`})`
-    }
-
-    /**
      * The query's `filter[country]` and price bounds (named `min` and `max` in this list), which make one
      * condition together (`offered`); the other filters compile on their own.
      */
@@ -206,32 +94,7 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       return { rest: { ...query, filters: rest } satisfies V3Query, countryCode, bounds }
     }
 
-    /**
-     * A product's columns; its tags and options only when the view asks for them (each is a subquery per row
-     * of the page). The subqueries sit in the select list, so they run for the page's rows only.
-     */
-    const productColumns = (position: Statement.Fragment, view: ProductView) => sql`
-      p.id, p.title, p.catalog, c.name AS category, p.brand_id AS "brandId", b.name AS "brandName",
-      p.created_at AS "createdAt",
-      to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "createdKey",
-      p.min_price_usd AS "minPriceUsd", p.max_price_usd AS "maxPriceUsd",
-      p.variant_count AS "variantCount", p.physical_variant_count AS "physicalVariantCount", p.image_urls AS images,
-      ${
-        view.include.includes("tags")
-          ? sql`coalesce((SELECT json_agg(json_build_object('id', t.id, 'name', t.name) ORDER BY t.name, t.id)
-              FROM tags t WHERE t.id = ANY (p.tag_ids)), '[]')`
-          : sql`NULL`
-      } AS tags,
-      ${
-        view.fields.includes("options")
-          ? sql`coalesce((SELECT json_agg(json_build_object('name', o.name, 'displayName', o.display_name,
-                                                         'values', o.option_values) ORDER BY o.position)
-              FROM product_options o WHERE o.product_id = p.id), '[]')`
-          : sql`NULL`
-      } AS options,
-      ${position} AS position`
-
-    const toProduct = (row: ProductRow, country: PricingCountry): CatalogProduct => ({
+    const toProduct = (row: ProductRecord, country: PricingCountry): CatalogProduct => ({
       id: row.id,
       title: row.title,
       catalog: row.catalog,
@@ -245,70 +108,6 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       priceRange: rangeOf(row.minPriceUsd, row.maxPriceUsd, country),
       createdAt: row.createdAt
     })
-
-    /**
-     * The rows a product page is read from. A small tag's products are taken first by `tag_ids` (`OFFSET 0`
-     * keeps the planner from walking a sort's index for them instead), then filtered and sorted: a few
-     * thousand rows at most. Otherwise the page walks the sort's index and checks the tag in each row, which
-     * finds a page of a large tag after a few hundred rows. The planner cannot tell the two apart, since it
-     * does not know how a tag's products spread along the sort: a walk for a small tag whose titles cluster
-     * far down the index cost 100+ ms.
-     */
-    const productSource = (tagId: string | undefined) =>
-      tagId === undefined
-        ? Effect.succeed(sql`products`)
-        : Effect.map(lookupIn(tagSizes, tagId.toLowerCase()), (size) =>
-            size <= smallTag
-              ? sql`(SELECT * FROM products WHERE tag_ids @> ARRAY[${tagId.toLowerCase()}]::text[] OFFSET 0)`
-              : sql`products`
-          )
-
-    /** Products per tag, counted up to `smallTag + 1` (all `productSource` asks); a stale figure only costs a slower plan. */
-    const tagSizes = yield* Cache.make({
-      capacity: 10_000,
-      timeToLive: Duration.minutes(10),
-      lookup: (tagId: string) =>
-        Effect.map(
-          Effect.orDie(
-            countRows(sql`SELECT count(*)::int AS count
-              FROM (SELECT 1 FROM product_tags WHERE tag_id = ${tagId} LIMIT ${smallTag + 1}) tagged`)
-          ),
-          (rows) => rows[0]?.count ?? 0
-        )
-    })
-
-    /** The product list's filters, sorts and keyset; `position` is a collection's own order. */
-    const productListColumns = (inCollection: boolean): V3Columns<ProductRow> => ({
-      paging: "cursor",
-      filters: {
-        catalog: (value) => sql`p.catalog = ${value}`,
-        type: (value) => (value === "digital" ? sql`p.physical_variant_count = 0` : sql`p.physical_variant_count > 0`),
-        search: (value) =>
-          sql`(p.search_document @@ websearch_to_tsquery('english', ${value})
-            OR lower(p.title) LIKE ${`%${likeEscape(value.toLowerCase())}%`})`,
-        tagId: (value) => sql`p.tag_ids @> ARRAY[${value.toLowerCase()}]::text[]`,
-        brandId: (value) => sql`p.brand_id = ${value.toLowerCase()}`
-      },
-      sort: { createdAt: "p.created_at", minPrice: "p.min_price_usd", title: "p.title" },
-      // Newest first; a collection in its own order.
-      defaultOrder: inCollection
-        ? [{ column: "cp.position", descending: false }]
-        : [{ column: "p.created_at", descending: true }],
-      id: "p.id",
-      cursorOf: (row, sortField) => ({
-        value:
-          sortField === "minPrice"
-            ? row.minPriceUsd
-            : sortField === "title"
-              ? row.title
-              : sortField === undefined && inCollection
-                ? row.position
-                : row.createdKey,
-        id: row.id
-      })
-    })
-    const productsColumns = productListColumns(false)
-    const collectionProductsColumns = productListColumns(true)
 
     /** A cursor from `links.next` of this list and sort; anything else is a 400 naming `page[cursor]`. */
     const checkCursor = (query: V3Query, inCollection: boolean) => {
@@ -326,36 +125,20 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
         : InvalidRequest.field("page[cursor]", "Not a cursor of this list; follow links.next as given.")
     }
 
+    /** What a list with these country and price filters offers (see CatalogRepo's `Offer`). */
+    const offerOf = (countryCode: string | undefined, bounds: PriceBounds, country: PricingCountry): Offer => ({
+      country: countryCode === undefined ? undefined : country,
+      bounds,
+      usd: country
+    })
+
     /** A page of products, of the whole catalog or of one collection (in its order by default). */
     const productPage = (query: V3Query, collectionId: string | undefined) =>
       Effect.gen(function* () {
-        const inCollection = collectionId !== undefined
-        yield* checkCursor(query, inCollection)
+        yield* checkCursor(query, collectionId !== undefined)
         const { rest, countryCode, bounds } = splitFilters(query, { min: "price][gte", max: "price][lte" })
         const country = yield* countryOf(countryCode)
-        const columns = inCollection ? collectionProductsColumns : productsColumns
-        const { where, orderBy, limit } = compileV3Query(sql, rest, columns)
-        const source = yield* productSource(rest.filters.tagId)
-        const offer = offered(countryCode === undefined ? undefined : country, bounds, country)
-        // The page's ids first, then its rows: the ids' walk along a sort's index can then read the index
-        // alone (the `title` and price indexes carry the filtered columns, migration 0021) and fetch only the
-        // page's rows, where a walk of the rows fetched every row it passed over.
-        const rows = yield* productRows(productSql`
-        WITH page AS (
-          SELECT p.id, ${inCollection ? sql`cp.position` : sql`NULL::int`} AS position,
-                 row_number() OVER (ORDER BY ${orderBy}) AS n
-          FROM ${source} p
-          ${inCollection ? sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${collectionId}` : sql``}
-          WHERE p.min_price_usd IS NOT NULL AND ${offer} AND ${where}
-          ORDER BY ${orderBy}
-          LIMIT ${limit})
-        SELECT ${productColumns(sql`page.position`, query)}
-        FROM page
-        JOIN products p ON p.id = page.id
-        JOIN categories c ON c.id = p.category_id
-        LEFT JOIN brands b ON b.id = p.brand_id
-        ORDER BY page.n`).pipe(Effect.orDie)
-        const page = v3Page(rows, query, columns)
+        const page = yield* repo.productPage(rest, collectionId, offerOf(countryCode, bounds, country))
         return { ...page, rows: page.rows.map((row) => toProduct(row, country)) } satisfies V3Page<CatalogProduct>
       })
 
@@ -366,13 +149,7 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
     ) {
       const { rest, countryCode, bounds } = splitFilters(query, { min: "price][gte", max: "price][lte" })
       const country = yield* countryOf(countryCode)
-      const { where } = compileV3Query(sql, { ...rest, page: { ...rest.page, cursor: undefined } }, productsColumns)
-      const offer = offered(countryCode === undefined ? undefined : country, bounds, country)
-      const [row] = yield* countRows(sql`
-        SELECT count(*)::int AS count FROM products p
-        ${collectionId === undefined ? sql`` : sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${collectionId.toLowerCase()}`}
-        WHERE p.min_price_usd IS NOT NULL AND ${offer} AND ${where}`).pipe(Effect.orDie)
-      return row?.count ?? 0
+      return yield* repo.productCount(rest, collectionId, offerOf(countryCode, bounds, country))
     })
 
     /**
@@ -388,7 +165,9 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       query: V3Query
     ) {
       const id = collectionId.toLowerCase()
-      yield* collectionExists(id)
+      if (!(yield* repo.collectionExists(id))) {
+        return yield* new CollectionNotFound({ message: `No collection ${id}.`, collectionId: id })
+      }
       return yield* productPage(query, id)
     })
 
@@ -396,12 +175,7 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
     const productsById = (ids: ReadonlyArray<string>, country: PricingCountry, view: ProductView) =>
       Effect.gen(function* () {
         if (ids.length === 0) return []
-        const rows = yield* productRows(productSql`
-          SELECT ${productColumns(sql`NULL::int`, view)}
-          FROM products p
-          JOIN categories c ON c.id = p.category_id
-          LEFT JOIN brands b ON b.id = p.brand_id
-          WHERE p.min_price_usd IS NOT NULL AND p.id IN ${sql.in(ids)}`).pipe(Effect.orDie)
+        const rows = yield* repo.productsById(ids, view)
         const byId = new Map(rows.map((row) => [row.id, row]))
         return ids.flatMap((id) => {
           const row = byId.get(id)
@@ -435,15 +209,6 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       return yield* productsById(yield* catalog.recommendedIds(id, country), country, view)
     })
 
-    const variantColumns: V3Columns<VariantRow> = {
-      paging: "number",
-      // `filter[country]` prices the variants; it does not narrow them.
-      filters: { country: () => sql`TRUE` },
-      sort: {},
-      defaultOrder: [{ column: "v.position", descending: false }],
-      id: "v.id"
-    }
-
     /**
      * A page of a product's variants (404 for an unknown product), each with its landed price and breakdown
      * for `filter[country]` (default the account's), in that country's currency.
@@ -451,22 +216,8 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
     const variants = Effect.fn("CatalogV3.variants")(function* (productId: string, query: V3Query) {
       const id = productId.toLowerCase()
       const country = yield* countryOf(query.filters.country)
-      const exists = yield* foundRows(sql`SELECT id FROM products WHERE id = ${id} AND min_price_usd IS NOT NULL`).pipe(
-        Effect.orDie
-      )
-      if (exists.length === 0) return yield* notFound(productId)
-      const { where, orderBy, limit } = compileV3Query(sql, query, variantColumns)
-      const rows = yield* variantRows(sql`
-        SELECT v.id, v.product_id, v.title, v.image_url, v.personalization, v.description_html,
-          coalesce((SELECT json_agg(json_build_object('name', o.name, 'value', v.selected_options ->> o.name)
-                                    ORDER BY o.position)
-                    FROM product_options o WHERE o.product_id = v.product_id AND v.selected_options ? o.name),
-                   '[]') AS selected_options
-        FROM variants v
-        WHERE v.product_id = ${id} AND ${where}
-        ORDER BY ${orderBy}
-        LIMIT ${limit}`).pipe(Effect.orDie)
-      const page = v3Page(rows, query, variantColumns)
+      if (!(yield* repo.pricedProductExists(id))) return yield* notFound(productId)
+      const page = yield* repo.variantPage(id, query)
       const reference = yield* pricing.reference()
       const facts = new Map(
         (yield* pricing.variants(Option.some(page.rows.map((row) => row.id)))).map((v) => [v.variantId, v])
@@ -502,29 +253,7 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       return { ...page, rows: priced } satisfies V3Page<CatalogVariant>
     })
 
-    const collectionExists = (collectionId: string) =>
-      Effect.flatMap(Effect.orDie(foundRows(sql`SELECT id FROM collections WHERE id = ${collectionId}`)), (rows) =>
-        rows.length === 0
-          ? new CollectionNotFound({ message: `No collection ${collectionId}.`, collectionId })
-          : Effect.void
-      )
-
-    const collectionSelect = (where: Statement.Fragment, orderBy: Statement.Fragment, limit: Statement.Fragment) =>
-      collectionRows(sql`
-        SELECT c.id, c.name, c.description, c.image_url, c.created_at,
-          coalesce((SELECT json_agg(json_build_object('id', t.id, 'name', t.name) ORDER BY t.name, t.id)
-                    FROM collection_tags ct JOIN tags t ON t.id = ct.tag_id WHERE ct.collection_id = c.id),
-                   '[]') AS tags,
-          (SELECT min(p.min_price_usd) FROM collection_products cp JOIN products p ON p.id = cp.product_id
-           WHERE cp.collection_id = c.id) AS min_usd,
-          (SELECT max(p.max_price_usd) FROM collection_products cp JOIN products p ON p.id = cp.product_id
-           WHERE cp.collection_id = c.id) AS max_usd
-        FROM collections c
-        WHERE ${where}
-        ORDER BY ${orderBy}
-        LIMIT ${limit}`).pipe(Effect.orDie)
-
-    const toCollection = (row: CollectionRow, country: PricingCountry): CatalogCollection => ({
+    const toCollection = (row: CollectionRecord, country: PricingCountry): CatalogCollection => ({
       id: row.id,
       name: row.name,
       description: row.description,
@@ -534,19 +263,6 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       createdAt: row.createdAt
     })
 
-    const collectionListColumns: V3Columns<CollectionRow> = {
-      paging: "number",
-      filters: {
-        search: (value) => collectionMatches(sql, value),
-        // A tag by id or by name (either case).
-        tag: (value) => sql`EXISTS (SELECT 1 FROM collection_tags ct JOIN tags t ON t.id = ct.tag_id
-          WHERE ct.collection_id = c.id AND (t.id = ${value.toLowerCase()} OR lower(t.name) = lower(${value})))`
-      },
-      sort: { name: "c.name", createdAt: "c.created_at" },
-      defaultOrder: [{ column: "c.name", descending: false }],
-      id: "c.id"
-    }
-
     /**
      * A page of collections, priced for `filter[country]` (default the account's). `filter[country]` keeps
      * those holding a product available there, `filter[maxPrice]` those holding one at or under it.
@@ -555,43 +271,22 @@ export class CatalogV3 extends Effect.Service<CatalogV3>()("CatalogV3", {
       const { rest, countryCode, bounds } = splitFilters(query, { max: "maxPrice" })
       const country = yield* countryOf(countryCode)
       const narrowed = countryCode !== undefined || bounds.max !== undefined
-      const holding = narrowed
-        ? sql`EXISTS (SELECT 1 FROM collection_products cp JOIN products p ON p.id = cp.product_id
-            WHERE cp.collection_id = c.id AND p.min_price_usd IS NOT NULL
-              AND ${offered(countryCode === undefined ? undefined : country, bounds, country)})`
-        : sql`TRUE`
-      const { where, orderBy, limit } = compileV3Query(sql, rest, collectionListColumns)
-      const rows = yield* collectionSelect(sql`${holding} AND ${where}`, orderBy, limit)
-      const page = v3Page(rows, query, collectionListColumns)
+      const page = yield* repo.collectionPage(rest, narrowed ? offerOf(countryCode, bounds, country) : undefined)
       return { ...page, rows: page.rows.map((row) => toCollection(row, country)) } satisfies V3Page<CatalogCollection>
     })
 
     /** One collection, priced for the country (default the account's); 404 when unknown. */
     const collection = Effect.fn("CatalogV3.collection")(function* (collectionId: string, countryCode?: string) {
       const country = yield* countryOf(countryCode)
-      const [row] = yield* collectionSelect(sql`c.id = ${collectionId.toLowerCase()}`, sql`c.id`, sql`1`)
-      if (row === undefined) {
+      const row = yield* repo.collection(collectionId.toLowerCase())
+      if (Option.isNone(row)) {
         return yield* new CollectionNotFound({ message: `No collection ${collectionId}.`, collectionId })
       }
-      return toCollection(row, country)
+      return toCollection(row.value, country)
     })
-
-    const tagListColumns: V3Columns<typeof TagRef.Type> = {
-      paging: "number",
-      filters: { name: (value) => sql`name ILIKE ${`%${likeEscape(value)}%`}` },
-      sort: { name: "name" },
-      defaultOrder: [{ column: "name", descending: false }],
-      id: "id"
-    }
 
     /** A page of product tags, by name; `filter[name]` is a case-insensitive substring. */
-    const tags = Effect.fn("CatalogV3.tags")(function* (query: V3Query) {
-      const { where, orderBy, limit } = compileV3Query(sql, query, tagListColumns)
-      const rows = yield* tagRows(
-        sql`SELECT id, name FROM tags WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit}`
-      ).pipe(Effect.orDie)
-      return v3Page(rows, query, tagListColumns)
-    })
+    const tags = Effect.fn("CatalogV3.tags")((query: V3Query) => repo.tagPage(query))
 
     return {
       products,

@@ -1,11 +1,13 @@
 import { SqlClient, type SqlError, type Statement } from "@effect/sql"
 import { Effect, Either, Schema } from "effect"
 import { CollectionNotFound } from "../../domain/catalog/Errors.js"
+import type { SummaryRecord } from "../../domain/catalog/Records.js"
 import type { AppliedBudget, AppliedFilters, SearchResult, SearchSort } from "../../domain/catalog/Search.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { rowsOf } from "../platform/Rows.js"
 import { type BudgetRange, parseBudget } from "./Budget.js"
-import { availableIn, Catalog, decodeCursor, encodeCursor, type SummaryRow, withSummaryColumns } from "./Catalog.js"
+import { Catalog, decodeCursor, encodeCursor } from "./Catalog.js"
+import { availableIn, withSummaryColumns } from "./CatalogRepo.js"
 import { Pricing, type PricingCountry, type PricingReference, usdRangeFor } from "./Pricing.js"
 
 /**
@@ -425,7 +427,7 @@ const cursorKey = (sql: SqlClient.SqlClient, ordering: SearchSort) =>
  * A row of a page: the product's summary, and `k`, the sort key the cursor carries (an integer, or a timestamp
  * for `newest`).
  */
-interface PageRow extends SummaryRow {
+interface PageRow extends SummaryRecord {
   readonly k: number | string
 }
 

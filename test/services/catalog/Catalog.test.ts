@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { availableIn, Catalog, PublicUrl } from "../../../src/services/catalog/Catalog.js"
+import { Catalog, PublicUrl } from "../../../src/services/catalog/Catalog.js"
+import { availableIn } from "../../../src/services/catalog/CatalogRepo.js"
 import { SeededTestDatabase } from "../../support/database.js"
 
 const TestLayer = Catalog.Default.pipe(
