@@ -1,11 +1,9 @@
-import { SqlClient } from "@effect/sql"
-import { Clock, Duration, Effect, Option, Ref, Schema } from "effect"
+import { Clock, Duration, Effect, Option, Ref } from "effect"
 import { CountryAvailability, PriceBreakdown } from "../../domain/catalog/Catalog.js"
 import { FieldIssue, InvalidRequest, NotFound } from "../../domain/platform/Errors.js"
 import { Money } from "../../domain/platform/Money.js"
-
-import { rowsOf } from "../platform/Rows.js"
 import { outsideTransactions } from "../platform/Signals.js"
+import { type FeeRuleRow, PricingRepo, type PricingVariant } from "./PricingRepo.js"
 
 /**
  * Landed pricing (docs/pricing.md): what one unit of a variant costs delivered to a country, all in the
@@ -99,11 +97,7 @@ export const usdRangeFor = (
 export const applyBps = (amount: number, bps: number): number =>
   Number(divHalfUp(BigInt(amount) * BigInt(bps), 10_000n))
 
-export interface FeeRule {
-  readonly rateBps: number
-  readonly minUsd: number
-  readonly maxUsd: number
-}
+export type FeeRule = FeeRuleRow
 
 /** Everything the arithmetic needs about one variant going to one country. */
 export interface LandedInput {
@@ -191,19 +185,7 @@ export interface PricingReference {
   readonly fee: FeeRule
 }
 
-/** One variant as pricing sees it. */
-export interface PricingVariant {
-  readonly variantId: string
-  readonly productId: string
-  readonly categoryId: string
-  readonly priceUsd: number | null
-  readonly isDigital: boolean
-  readonly originWarehouse: string | null
-  readonly weightClass: string | null
-  /** null: not tracked (digital), always in stock. */
-  readonly stock: number | null
-  readonly shipsTo: ReadonlyArray<string>
-}
+export type { PricingVariant }
 
 /** The pure input for a variant and a country, from the reference data. */
 export const landedInput = (
@@ -266,42 +248,16 @@ export const priceFor = (
 // ---------------------------------------------------------------------------------------------------------
 // The service
 
-/** Rows of the inline statements below, decoded (decoders built once). */
-const codeCustomsAreaRows = rowsOf(Schema.Struct({ code: Schema.String, customsArea: Schema.String }))
-const categoryIdCountryCodeRateBpsRows = rowsOf(
-  Schema.Struct({ categoryId: Schema.String, countryCode: Schema.String, rateBps: Schema.Number })
-)
-
 /** How long the reference data is served before it is read again. */
 const referenceTtl = Duration.minutes(1)
 
 export class Pricing extends Effect.Service<Pricing>()("Pricing", {
+  dependencies: [PricingRepo.Default],
   scoped: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* PricingRepo
 
     const loadReference = Effect.gen(function* () {
-      const [countries, warehouses, shipping, duty, fees] = yield* Effect.all(
-        [
-          sql<Omit<PricingCountry, "digits" | "deMinimis"> & { deMinimis: string }>`
-            SELECT code, name, currency, locale, fx_rate::text AS fx_rate, shipping_zone, customs_area, de_minimis,
-                   mask_bit
-            FROM countries ORDER BY code`,
-          codeCustomsAreaRows(sql`SELECT code, customs_area FROM warehouses`),
-          rowsOf(
-            Schema.Struct({
-              originWarehouse: Schema.String,
-              shippingZone: Schema.String,
-              weightClass: Schema.String,
-              amountUsd: Schema.Number
-            })
-          )(sql`
-            SELECT origin_warehouse, shipping_zone, weight_class, amount_usd FROM shipping_rates`),
-          categoryIdCountryCodeRateBpsRows(sql`
-            SELECT category_id, country_code, rate_bps FROM duty_rates`),
-          sql<FeeRule>`SELECT rate_bps, min_usd, max_usd FROM service_fee_rules WHERE id = 'default'`
-        ],
-        { concurrency: 1 }
-      ).pipe(Effect.orDie)
+      const { countries, warehouses, shipping, duty, fees } = yield* repo.reference()
       const list = countries.map(
         (c): PricingCountry => ({ ...c, deMinimis: Number(c.deMinimis), digits: minorDigits(c.currency) })
       )
@@ -362,15 +318,7 @@ export class Pricing extends Effect.Service<Pricing>()("Pricing", {
       copy: Option.none()
     }))
 
-    const variantRows = (ids: Option.Option<ReadonlyArray<string>>) =>
-      sql<PricingVariant>`
-        SELECT v.id AS variant_id, v.product_id, p.category_id, v.price_usd, v.is_digital, v.origin_warehouse,
-               v.weight_class, l.stock, coalesce(l.ships_to, '{}') AS ships_to
-        FROM variants v
-        JOIN products p ON p.id = v.product_id
-        LEFT JOIN variant_locations l ON l.variant_id = v.id
-        ${Option.match(ids, { onNone: () => sql``, onSome: (ids) => sql`WHERE v.id IN ${sql.in(ids)}` })}
-        ORDER BY v.id`.pipe(Effect.orDie)
+    const variantRows = (ids: Option.Option<ReadonlyArray<string>>) => repo.variants(ids)
 
     /** Pricing facts of the given variants (all variants with `none`), by id. */
     const variants = Effect.fn("Pricing.variants")(function* (
