@@ -10,7 +10,7 @@ import {
   ExportNotFound
 } from "../../domain/catalog/Errors.js"
 import {
-  CatalogExport,
+  type CatalogExport,
   type DownloadUrls,
   type ExportKind,
   type ExportRequest,
@@ -21,14 +21,17 @@ import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
-import { isUniqueViolation, rowsOf } from "../platform/Rows.js"
+import { isUniqueViolation } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { PublicUrl } from "./Catalog.js"
+import { CatalogExportsRepo } from "./CatalogExportsRepo.js"
+import { CatalogRepo } from "./CatalogRepo.js"
 import { CatalogV3 } from "./CatalogV3.js"
 import { Pricing } from "./Pricing.js"
 
 /**
- * Catalog exports (docs/decisions/0043-catalog-exports.md, docs/catalog.md "Exports"), in the tables of migration 0016.
+ * Catalog exports (docs/decisions/0043-catalog-exports.md, docs/catalog.md "Exports"), in the tables of migration 0016
+ * (CatalogExportsRepo).
  *
  * - `start` records the export `pending` and enqueues its `catalog-export.run` job in one transaction; the
  *   partial unique index on active exports turns a second start of the company into 409.
@@ -56,20 +59,6 @@ export type ExportLine = (product: CatalogProduct, request: ExportRequest) => ob
 /** The path of a file, from the public URL; the query adds `expires` and `signature`. */
 export const exportFilePath = (exportId: string, location: string) => `/export-files/${exportId}/${location}`
 
-const exportColumns = `id, company_id, environment, kind, request, status, total_lines, written_lines, error_message,
-  created_at, completed_at, expires_at`
-
-const exportRows = rowsOf(CatalogExport)
-const secretRows = rowsOf(Schema.Struct({ downloadSecret: Schema.String }))
-const ChunkRow = Schema.Struct({
-  seq: Schema.Int,
-  sourceIndex: Schema.Int,
-  nextCursor: Schema.NullOr(Schema.String),
-  body: Schema.String
-})
-const chunkRows = rowsOf(ChunkRow)
-const activeRows = rowsOf(Schema.Struct({ id: Schema.String }))
-
 const signatureOf = (secret: string, exportId: string, location: string, expires: number) =>
   createHmac("sha256", secret).update(`${exportId}\n${location}\n${expires}`).digest("base64url")
 
@@ -80,15 +69,15 @@ const sameText = (a: string, b: string) => {
 }
 
 export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExports", {
-  dependencies: [CatalogV3.Default, Pricing.Default, Jobs.Default],
+  dependencies: [CatalogV3.Default, Pricing.Default, Jobs.Default, CatalogRepo.Default, CatalogExportsRepo.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const repo = yield* CatalogExportsRepo
+    const catalogRepo = yield* CatalogRepo
     const catalog = yield* CatalogV3
     const pricing = yield* Pricing
     const jobs = yield* Jobs
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
-
-    const ofScope = (scope: AccountScope) => sql`company_id = ${scope.companyId} AND environment = ${scope.environment}`
 
     /** Every location a supported country (400 on `locations` otherwise), upper-cased. */
     const checkLocations = Effect.fn("CatalogExports.checkLocations")(function* (locations: ReadonlyArray<string>) {
@@ -105,8 +94,7 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
     const checkCollections = Effect.fn("CatalogExports.checkCollections")(function* (ids: ReadonlyArray<string>) {
       const wanted = [...new Set(ids.map((id) => id.toLowerCase()))]
       if (wanted.length === 0) return wanted
-      const found = yield* activeRows(sql`SELECT id FROM collections WHERE id IN ${sql.in(wanted)}`).pipe(Effect.orDie)
-      const known = new Set(found.map((row) => row.id))
+      const known = new Set(yield* catalogRepo.existingCollections(wanted))
       const missing = wanted.find((id) => !known.has(id))
       if (missing !== undefined) {
         return yield* new CollectionNotFound({ message: `No collection ${missing}.`, collectionId: missing })
@@ -123,13 +111,16 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
         const id = yield* makeId
         const now = yield* nowDate
         const insert = Effect.gen(function* () {
-          const [created] = yield* exportRows(sql`
-          INSERT INTO catalog_exports (id, company_id, environment, kind, request, status, download_secret, created_at)
-          VALUES (${id}, ${scope.companyId}, ${scope.environment}, ${kind}, ${JSON.stringify(stored)}::jsonb, 'pending',
-            ${randomBytes(32).toString("base64url")}, ${now})
-          RETURNING ${sql.literal(exportColumns)}`)
+          const created = yield* repo.insert({
+            id,
+            scope,
+            kind,
+            request: stored,
+            downloadSecret: randomBytes(32).toString("base64url"),
+            createdAt: now
+          })
           yield* jobs.enqueue(RunCatalogExport, { exportId: id }, { key: id })
-          return created!
+          return created
         })
         return yield* sql
           .withTransaction(insert)
@@ -161,18 +152,16 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
 
     const inProgress = (companyId: string) =>
       Effect.gen(function* () {
-        const [active] = yield* activeRows(sql`SELECT id FROM catalog_exports
-          WHERE company_id = ${companyId} AND status IN ('pending', 'processing')`).pipe(Effect.orDie)
+        const active = yield* repo.activeOf(companyId)
         return yield* new ExportInProgress({
-          message: `Export ${active?.id ?? ""} is still running; one export runs at a time per company.`,
-          exportId: active?.id ?? ""
+          message: `Export ${active ?? ""} is still running; one export runs at a time per company.`,
+          exportId: active ?? ""
         })
       })
 
     /** An export of this kind in the scope's company and environment (404 otherwise). */
     const find = Effect.fn("CatalogExports.find")(function* (scope: AccountScope, kind: ExportKind, exportId: string) {
-      const [found] = yield* exportRows(sql`SELECT ${sql.literal(exportColumns)} FROM catalog_exports
-        WHERE id = ${exportId.toLowerCase()} AND kind = ${kind} AND ${ofScope(scope)}`).pipe(Effect.orDie)
+      const found = yield* repo.findInScope(scope, kind, exportId.toLowerCase())
       if (found === undefined) return yield* new ExportNotFound({ message: `No export ${exportId}.`, exportId })
       return found
     })
@@ -180,13 +169,11 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
     /** A completed export's signed download URLs by location; empty for any other. */
     const downloadUrls = Effect.fn("CatalogExports.downloadUrls")(function* (exported: CatalogExport) {
       if (exported.status !== "completed" || exported.expiresAt === null) return {} as DownloadUrls
-      const [row] = yield* secretRows(sql`SELECT download_secret FROM catalog_exports WHERE id = ${exported.id}`).pipe(
-        Effect.orDie
-      )
+      const secret = yield* repo.downloadSecret(exported.id)
       const expires = Math.floor(exported.expiresAt.getTime() / 1000)
       return Object.fromEntries(
         exported.request.locations.map((location) => {
-          const signature = signatureOf(row!.downloadSecret, exported.id, location, expires)
+          const signature = signatureOf(secret!, exported.id, location, expires)
           const query = new URLSearchParams({ expires: String(expires), signature })
           return [location, `${publicUrl}${exportFilePath(exported.id, location)}?${query}`]
         })
@@ -204,13 +191,11 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
       signature: string
     ) {
       const id = exportId.toLowerCase()
-      const [row] = yield* secretRows(sql`SELECT download_secret FROM catalog_exports WHERE id = ${id}`).pipe(
-        Effect.orDie
-      )
+      const secret = yield* repo.downloadSecret(id)
       const invalid = new ExportLinkInvalid({
         message: "This download link is not valid; use the export's downloadUrls."
       })
-      if (row === undefined || !sameText(signatureOf(row.downloadSecret, id, location, expires), signature)) {
+      if (secret === undefined || !sameText(signatureOf(secret, id, location, expires), signature)) {
         return yield* invalid
       }
       const now = yield* nowDate
@@ -219,14 +204,14 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
       }
       // Signed, unexpired links are only made for completed exports.
       return Stream.paginateChunkEffect(0, (seq) =>
-        chunkRows(sql`SELECT seq, source_index, next_cursor, body FROM catalog_export_chunks
-          WHERE export_id = ${id} AND location = ${location} AND seq >= ${seq} ORDER BY seq LIMIT 1`).pipe(
-          Effect.orDie,
-          Effect.map((chunks) => [
-            Chunk.fromIterable(chunks.map((chunk) => chunk.body)),
-            chunks.length < 1 ? Option.none() : Option.some(chunks[chunks.length - 1]!.seq + 1)
-          ])
-        )
+        repo
+          .chunkFrom(id, location, seq)
+          .pipe(
+            Effect.map((chunks) => [
+              Chunk.fromIterable(chunks.map((chunk) => chunk.body)),
+              chunks.length < 1 ? Option.none() : Option.some(chunks[chunks.length - 1]!.seq + 1)
+            ])
+          )
       ).pipe(Stream.encodeText)
     })
 
@@ -269,8 +254,7 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
     /** Writes one location's file from where its last chunk left off. */
     const writeLocation = (exported: CatalogExport, location: string, line: ExportLine) =>
       Effect.gen(function* () {
-        const [last] = yield* chunkRows(sql`SELECT seq, source_index, next_cursor, '' AS body FROM catalog_export_chunks
-          WHERE export_id = ${exported.id} AND location = ${location} ORDER BY seq DESC LIMIT 1`).pipe(Effect.orDie)
+        const last = yield* repo.lastChunk(exported.id, location)
         let seq = last === undefined ? 0 : last.seq + 1
         let source = last === undefined ? 0 : last.nextCursor === null ? last.sourceIndex + 1 : last.sourceIndex
         let cursor = last?.nextCursor ?? undefined
@@ -286,11 +270,12 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
             .join("")
           yield* sql
             .withTransaction(
-              Effect.all([
-                sql`INSERT INTO catalog_export_chunks (export_id, location, seq, source_index, next_cursor, lines, body)
-                  VALUES (${exported.id}, ${location}, ${seq}, ${source}, ${page.nextCursor}, ${page.rows.length}, ${body})`,
-                sql`UPDATE catalog_exports SET written_lines = written_lines + ${page.rows.length} WHERE id = ${exported.id}`
-              ])
+              repo.writeChunk(
+                exported.id,
+                location,
+                { seq, sourceIndex: source, nextCursor: page.nextCursor, body },
+                page.rows.length
+              )
             )
             .pipe(Effect.orDie)
           seq += 1
@@ -303,12 +288,6 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
         }
       })
 
-    const load = (exportId: string) =>
-      Effect.map(
-        Effect.orDie(exportRows(sql`SELECT ${sql.literal(exportColumns)} FROM catalog_exports WHERE id = ${exportId}`)),
-        (rows) => rows[0]
-      )
-
     /**
      * The `catalog-export.run` job: counts the lines, writes every location's file, and completes the export
      * with its 48-hour expiry (and the job that deletes the files then). On the last attempt a failure marks
@@ -316,21 +295,19 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
      * left alone.
      */
     const run = Effect.fn("CatalogExports.run")(function* (exportId: string, lastAttempt: boolean, line: ExportLine) {
-      const found = yield* load(exportId)
+      const found = yield* repo.find(exportId)
       if (found === undefined || found.status === "completed" || found.status === "failed") return
       yield* Effect.annotateCurrentSpan({ "export.id": exportId, "export.kind": found.kind })
       const work = Effect.gen(function* () {
         const total = found.totalLines ?? (yield* countLines(found))
-        yield* sql`UPDATE catalog_exports SET status = 'processing', total_lines = ${total}
-          WHERE id = ${exportId} AND status IN ('pending', 'processing')`.pipe(Effect.orDie)
+        yield* repo.markProcessing(exportId, total)
         for (const location of found.request.locations) yield* writeLocation(found, location, line)
         const completedAt = yield* nowDate
         const expiresAt = new Date(completedAt.getTime() + exportLifetimeHours * 3_600_000)
         yield* sql
           .withTransaction(
             Effect.gen(function* () {
-              yield* sql`UPDATE catalog_exports SET status = 'completed', completed_at = ${completedAt},
-                expires_at = ${expiresAt} WHERE id = ${exportId} AND status = 'processing'`
+              yield* repo.markCompleted(exportId, completedAt, expiresAt)
               yield* jobs.enqueue(
                 ExpireCatalogExport,
                 { exportId },
@@ -346,16 +323,7 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
             Effect.catchAllCause((cause) =>
               Effect.gen(function* () {
                 yield* Effect.logError("export failed", cause).pipe(Effect.annotateLogs({ exportId }))
-                yield* sql
-                  .withTransaction(
-                    Effect.all([
-                      sql`UPDATE catalog_exports SET status = 'failed',
-                        error_message = 'The export could not be written; start a new one.'
-                        WHERE id = ${exportId} AND status IN ('pending', 'processing')`,
-                      sql`DELETE FROM catalog_export_chunks WHERE export_id = ${exportId}`
-                    ])
-                  )
-                  .pipe(Effect.orDie)
+                yield* sql.withTransaction(repo.markFailed(exportId)).pipe(Effect.orDie)
               })
             )
           )
@@ -364,7 +332,7 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
 
     /** The `catalog-export.expire` job: deletes an expired export's files (its row stays, so links say 410). */
     const expire = Effect.fn("CatalogExports.expire")(function* (exportId: string) {
-      yield* sql`DELETE FROM catalog_export_chunks WHERE export_id = ${exportId}`.pipe(Effect.orDie)
+      yield* repo.deleteChunks(exportId)
     })
 
     return { startProducts, startCollections, find, downloadUrls, file, run, expire } as const
