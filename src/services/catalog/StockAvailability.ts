@@ -1,14 +1,15 @@
 import { SqlClient } from "@effect/sql"
-import { Array as Arr, Context, type Duration, Effect, Layer, Schedule, Schema } from "effect"
+import { Array as Arr, Context, type Duration, Effect, Layer, Option, Schedule } from "effect"
 import { VariantNotFound } from "../../domain/catalog/Errors.js"
 import type { AccountScope } from "../../domain/company/Company.js"
 import type { StockAvailabilityChange } from "../../domain/company/Webhooks.js"
-import { rowsOf } from "../platform/Rows.js"
-import { CompanyWebhooks } from "./CompanyWebhooks.js"
+import { CompanyWebhooks } from "../company/CompanyWebhooks.js"
+import { CatalogRepo } from "./CatalogRepo.js"
+import { StockAvailabilityRepo, type StockChange } from "./StockAvailabilityRepo.js"
 
 /**
  * `stock-availability-updates` webhooks (docs/decisions/0050-company-webhooks.md, docs/webhooks.md "Stock
- * availability").
+ * availability"): the catalog's stock, told to the companies through their webhooks (CompanyWebhooks).
  *
  * The trigger of migration 0017 records every change of a variant's availability in a country in
  * `stock_availability_changes`, whoever changed the stock. `notify` takes those rows, nets them per variant
@@ -33,28 +34,12 @@ export const changesPerEvent = 500
 /** Rows taken per transaction. */
 const rowsPerNotify = 5000
 
-const ChangeRow = Schema.Struct({
-  seq: Schema.NumberFromString,
-  variantId: Schema.String,
-  productId: Schema.NullOr(Schema.String),
-  countryCode: Schema.String,
-  available: Schema.Boolean
-})
-const changeRows = rowsOf(ChangeRow)
-
-const LocationRow = Schema.Struct({
-  productId: Schema.String,
-  stock: Schema.NullOr(Schema.Number),
-  shipsTo: Schema.NullOr(Schema.Array(Schema.String))
-})
-const locationRows = rowsOf(LocationRow)
-
 /**
  * The net changes of rows recorded in this order: per variant and country, the last state, kept only when
  * it differs from the state before the first (the opposite of the first change).
  */
-export const netChanges = (rows: ReadonlyArray<typeof ChangeRow.Type>): ReadonlyArray<StockAvailabilityChange> => {
-  const byKey = new Map<string, { first: boolean; last: typeof ChangeRow.Type }>()
+export const netChanges = (rows: ReadonlyArray<StockChange>): ReadonlyArray<StockAvailabilityChange> => {
+  const byKey = new Map<string, { first: boolean; last: StockChange }>()
   for (const row of [...rows].sort((a, b) => a.seq - b.seq)) {
     const key = `${row.variantId} ${row.countryCode}`
     const seen = byKey.get(key)
@@ -76,21 +61,17 @@ export const netChanges = (rows: ReadonlyArray<typeof ChangeRow.Type>): Readonly
 }
 
 export class StockAvailability extends Effect.Service<StockAvailability>()("StockAvailability", {
-  dependencies: [CompanyWebhooks.Default],
+  dependencies: [CompanyWebhooks.Default, CatalogRepo.Default, StockAvailabilityRepo.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const repo = yield* StockAvailabilityRepo
+    const catalog = yield* CatalogRepo
     const webhooks = yield* CompanyWebhooks
 
     /** Sends the changes recorded so far (up to `rowsPerNotify` rows). How many net changes were sent. */
     const notify = Effect.fn("StockAvailability.notify")(function* () {
       const send = Effect.gen(function* () {
-        const rows = yield* changeRows(sql`
-          WITH taken AS (
-            DELETE FROM stock_availability_changes WHERE id IN (
-              SELECT id FROM stock_availability_changes ORDER BY id LIMIT ${rowsPerNotify} FOR UPDATE SKIP LOCKED)
-            RETURNING id, variant_id, country_code, available)
-          SELECT t.id::text AS seq, t.variant_id, v.product_id, t.country_code, t.available
-          FROM taken t LEFT JOIN variants v ON v.id = t.variant_id`)
+        const rows = yield* repo.takeChanges(rowsPerNotify)
         const changes = netChanges(rows)
         for (const batch of Arr.chunksOf(changes, changesPerEvent)) {
           yield* webhooks.broadcast("stock-availability-updates", { changes: batch.map((change) => ({ ...change })) })
@@ -111,9 +92,9 @@ export class StockAvailability extends Effect.Service<StockAvailability>()("Stoc
       stock: number
     ) {
       const id = variantId.toLowerCase()
-      const [location] = yield* locationRows(sql`SELECT v.product_id, l.stock, l.ships_to
-        FROM variants v LEFT JOIN variant_locations l ON l.variant_id = v.id WHERE v.id = ${id}`).pipe(Effect.orDie)
-      if (location === undefined) return yield* new VariantNotFound({ message: `No variant ${variantId}.`, variantId })
+      const found = yield* catalog.variantLocation(id)
+      if (Option.isNone(found)) return yield* new VariantNotFound({ message: `No variant ${variantId}.`, variantId })
+      const location = found.value
       const shipsTo = location.shipsTo ?? []
       const availableNow = location.shipsTo !== null && (location.stock === null || location.stock > 0)
       const changes: ReadonlyArray<StockAvailabilityChange> =

@@ -2,14 +2,14 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, LogLevel } from "effect"
 import { Webhook } from "standardwebhooks"
-import { deliverWebhookHandler, Webhooks } from "../../../src/services/checkout/Webhooks.js"
-import { CompanyWebhooks } from "../../../src/services/company/CompanyWebhooks.js"
 import {
   netChanges,
   StockAvailability,
   StockAvailabilityNotifierLive,
   StockAvailabilityWindow
-} from "../../../src/services/company/StockAvailability.js"
+} from "../../../src/services/catalog/StockAvailability.js"
+import { deliverWebhookHandler, Webhooks } from "../../../src/services/checkout/Webhooks.js"
+import { CompanyWebhooks } from "../../../src/services/company/CompanyWebhooks.js"
 import { Jobs } from "../../../src/services/platform/Jobs.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { Signals } from "../../../src/services/platform/Signals.js"
