@@ -19,6 +19,7 @@ import {
 } from "../../domain/company/Errors.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
+import { Catalog } from "../catalog/Catalog.js"
 import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { Accounts } from "./Accounts.js"
@@ -175,25 +176,24 @@ const uniqueChannels = (channels: ReadonlyArray<SendingChannel>) =>
     : InvalidRequest.field("customization.notificationPolicy.sendingChannels", "Each channel may appear once.")
 
 export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
-  dependencies: [Accounts.Default, Billing.Default],
+  dependencies: [Accounts.Default, Billing.Default, Catalog.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const accounts = yield* Accounts
     const billing = yield* Billing
+    const catalog = yield* Catalog
     const campaignRows = rowsOf(CampaignRecord)
 
     /** The product or collection the gift names, if it is in the catalog (the catalog's 404 otherwise). */
     const ensureInCatalog = (ids: { readonly productId: string | null; readonly collectionId: string | null }) =>
       Effect.gen(function* () {
         if (ids.productId !== null) {
-          const found = yield* sql`SELECT 1 FROM products WHERE id = ${ids.productId}`.pipe(Effect.orDie)
-          if (found.length === 0) {
+          if (!(yield* catalog.productExists(ids.productId))) {
             return yield* new ProductNotFound({ message: `No product ${ids.productId}.`, productId: ids.productId })
           }
         }
         if (ids.collectionId !== null) {
-          const found = yield* sql`SELECT 1 FROM collections WHERE id = ${ids.collectionId}`.pipe(Effect.orDie)
-          if (found.length === 0) {
+          if (!(yield* catalog.collectionExists(ids.collectionId))) {
             return yield* new CollectionNotFound({
               message: `No collection ${ids.collectionId}.`,
               collectionId: ids.collectionId

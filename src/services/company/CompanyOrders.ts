@@ -29,6 +29,7 @@ import { InvalidRequest, ServiceUnavailable } from "../../domain/platform/Errors
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Addresses } from "../catalog/Addresses.js"
+import { Catalog } from "../catalog/Catalog.js"
 import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
 import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotency.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
@@ -92,23 +93,6 @@ export interface OrderCaller {
   readonly source: RequestSource | null
 }
 
-/**
- * What placing an order reads of its variant, in one statement: its product and titles (the order's line),
- * where it ships (none without a location), and what its landed price is computed from.
- */
-const OrderVariant = Schema.Struct({
-  productId: Schema.String,
-  productTitle: Schema.String,
-  variantTitle: Schema.String,
-  categoryId: Schema.String,
-  priceUsd: Schema.NullOr(Schema.Int),
-  isDigital: Schema.Boolean,
-  originWarehouse: Schema.NullOr(Schema.String),
-  weightClass: Schema.NullOr(Schema.String),
-  stock: Schema.NullOr(Schema.Int),
-  shipsTo: Schema.NullOr(Schema.Array(Schema.String))
-})
-
 /** The simulator's step that each shipment move makes, if any. */
 const supplierStep: Partial<Record<ShipmentStatus, "placed" | "processing" | "shipped">> = {
   processing: "placed",
@@ -124,7 +108,8 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
     Pricing.Default,
     Fulfillment.Default,
     Jobs.Default,
-    CompanyWebhooks.Default
+    CompanyWebhooks.Default,
+    Catalog.Default
   ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -135,9 +120,9 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
     const fulfillment = yield* Fulfillment
     const jobs = yield* Jobs
     const webhooks = yield* CompanyWebhooks
+    const catalog = yield* Catalog
     const settings = yield* FulfillmentSettings
     const orderRows = rowsOf(CompanyOrderRecord)
-    const variantRows = rowsOf(OrderVariant)
 
     const listColumns: V3Columns<CompanyOrderRecord> = {
       paging: "number",
@@ -252,15 +237,8 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         return { account, method: method.value }
       })
 
-    /** The variant as an order needs it (see `OrderVariant`), if there is one. */
-    const variantFor = (variantId: string) =>
-      Effect.map(
-        variantRows(sql`SELECT p.id AS product_id, p.title AS product_title, v.title AS variant_title, p.category_id,
-            v.price_usd, v.is_digital, v.origin_warehouse, v.weight_class, l.stock, l.ships_to
-          FROM variants v JOIN products p ON p.id = v.product_id LEFT JOIN variant_locations l ON l.variant_id = v.id
-          WHERE v.id = ${variantId}`).pipe(Effect.orDie),
-        (rows) => Option.fromNullable(rows[0])
-      )
+    /** The variant as an order needs it (the catalog's `OrderVariant`), if there is one. */
+    const variantFor = (variantId: string) => catalog.orderVariant(variantId)
 
     /**
      * The checks after the account and billing method (`chargedTo`), before anything is written, in the decided

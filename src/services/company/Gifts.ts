@@ -16,7 +16,7 @@ import {
 import type { RecipientRecord } from "../../domain/company/Recipients.js"
 import { codeOf, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
-import { PublicUrl } from "../catalog/Catalog.js"
+import { Catalog, PublicUrl } from "../catalog/Catalog.js"
 import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { rowsOf } from "../platform/Rows.js"
@@ -81,17 +81,6 @@ export interface GiftChange {
 
 const giftRows = rowsOf(GiftRecord)
 
-const ChoiceRow = Schema.Struct({
-  productId: Schema.String,
-  productTitle: Schema.String,
-  description: Schema.NullOr(Schema.String),
-  imageUrl: Schema.NullOr(Schema.String),
-  variantId: Schema.String,
-  variantTitle: Schema.String,
-  selectedOptions: Schema.Record({ key: Schema.String, value: Schema.String })
-})
-const choiceRows = rowsOf(ChoiceRow)
-
 /** A variant the recipient may choose; its price is never shown to them. */
 export interface GiftVariantChoice {
   readonly id: string
@@ -138,7 +127,8 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     CompanyWebhooks.Default,
     Pricing.Default,
     CompanyPolicy.Default,
-    CompanyOrders.Default
+    CompanyOrders.Default,
+    Catalog.Default
   ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -148,6 +138,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     const jobs = yield* Jobs
     const webhooks = yield* CompanyWebhooks
     const pricing = yield* Pricing
+    const catalog = yield* Catalog
     const policy = yield* CompanyPolicy
     const companyOrders = yield* CompanyOrders
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
@@ -461,17 +452,9 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       campaign: CampaignRecord,
       countryCode: string
     ) {
-      const rows = yield* choiceRows(sql`SELECT p.id AS product_id, p.title AS product_title, p.description,
-          (SELECT i.url FROM product_images i WHERE i.product_id = p.id ORDER BY i.position LIMIT 1) AS image_url,
-          v.id AS variant_id, v.title AS variant_title, v.selected_options
-        FROM products p JOIN variants v ON v.product_id = p.id
-        ${
-          campaign.collectionId === null
-            ? sql`WHERE p.id = ${campaign.productId}`
-            : sql`JOIN collection_products cp ON cp.product_id = p.id AND cp.collection_id = ${campaign.collectionId}
-              WHERE TRUE`
-        }
-        ORDER BY ${campaign.collectionId === null ? sql`p.id` : sql`cp.position`}, v.position`).pipe(Effect.orDie)
+      const rows = yield* catalog.offeredVariants(
+        campaign.collectionId === null ? { productId: campaign.productId } : { collectionId: campaign.collectionId }
+      )
       const reference = yield* pricing.reference()
       const country = reference.country.get(countryCode.toUpperCase())
       if (country === undefined) return []
