@@ -1,19 +1,12 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { CatalogV3 } from "../../services/catalog/CatalogV3.js"
 import { Api } from "../Api.js"
 import { CurrentCaller } from "../company/ApiKeyAuth.js"
 import { numberedList, searchParams } from "../company/v3.js"
 import { collectionsV3Query, productsV3Query, productTagsV3Query, splitList, variantsV3Query } from "./CatalogV3Api.js"
-import { collectionV3, productList, productV3, seesPrices, selfLink, tagV3, variantV3 } from "./v3.js"
-
-/** Collections are read in an account (spec "Authentication" 9): `Ribbon-Account-Id` is required. */
-export const requireAccount = Effect.flatMap(CurrentCaller, (caller) =>
-  Option.isSome(caller.account)
-    ? Effect.void
-    : InvalidRequest.field("Ribbon-Account-Id", "Collections are read in an account: name it with this header.")
-)
+import { collectionV3, productList, productV3, requireAccount, seesPrices, selfLink, tagV3, variantV3 } from "./v3.js"
 
 /** Whether the calling key sees prices. */
 const prices = Effect.map(CurrentCaller, (caller) => seesPrices(caller.key.permissions))

@@ -6,8 +6,7 @@ import { CatalogExports } from "../../services/catalog/CatalogExports.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { CurrentCaller } from "../company/ApiKeyAuth.js"
-import { requireAccount } from "./CatalogV3Live.js"
-import { exportV3, seesPrices } from "./v3.js"
+import { exportV3, requireAccount, seesPrices } from "./v3.js"
 
 export const ExportsV3Live = HttpApiBuilder.group(Api, "exportsV3", (handlers) =>
   Effect.gen(function* () {

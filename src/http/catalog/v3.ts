@@ -1,9 +1,11 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { CatalogCollection, CatalogProduct, CatalogVariant, TagRef } from "../../domain/catalog/CatalogV3.js"
 import type { CatalogExport, DownloadUrls, ExportRequest } from "../../domain/catalog/Exports.js"
 import { formatTimestamp, type Permission } from "../../domain/company/Company.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
 import type { V3Page } from "../../services/platform/V3QuerySql.js"
+import { CurrentCaller } from "../company/ApiKeyAuth.js"
 import { searchParams } from "../company/v3.js"
 import { cursorLinks, parseV3Query, type V3Query, type V3QuerySpec } from "../V3Query.js"
 import type { ProductListV3, ProductV3 } from "./CatalogV3Api.js"
@@ -21,6 +23,13 @@ export interface PresentOptions {
   /** The key holds `products:read:prices`; without it no price or breakdown is shown. */
   readonly prices: boolean
 }
+
+/** Collections are read in an account (spec "Authentication" 9): `Ribbon-Account-Id` is required. */
+export const requireAccount = Effect.flatMap(CurrentCaller, (caller) =>
+  Option.isSome(caller.account)
+    ? Effect.void
+    : InvalidRequest.field("Ribbon-Account-Id", "Collections are read in an account: name it with this header.")
+)
 
 /** Whether a key may see prices (`products:read:prices`). */
 export const seesPrices = (permissions: ReadonlyArray<Permission>) => permissions.includes("products:read:prices")
