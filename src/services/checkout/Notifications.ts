@@ -4,7 +4,7 @@ import { NotificationRow } from "../../domain/checkout/Notifications.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { formatMoney } from "../catalog/Pricing.js"
 import { Users } from "../identity/Users.js"
-import { NotificationsRepo } from "./NotificationsRepo.js"
+import { type GiftMessage, NotificationsRepo } from "./NotificationsRepo.js"
 
 /**
  * The notifications outbox (docs/decisions/0028-next-step-and-notifications.md; docs/checkout.md): receipts,
@@ -139,11 +139,19 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       )
     })
 
+    /**
+     * A gift message (`gift.sent`, `gift.reminder`) to the gift's recipient on `channel`: the company context's
+     * gifts write theirs to the same outbox, once per gift and kind.
+     */
+    const gift = Effect.fn("Notifications.gift")(function* (message: GiftMessage) {
+      yield* repo.insertGift(message, yield* makeId, new Date(yield* Clock.currentTimeMillis))
+    })
+
     /** The notifications of a checkout, oldest first (tests and support read the outbox). */
     const forCheckout = Effect.fn("Notifications.forCheckout")(function* (checkoutId: string) {
       return yield* repo.forCheckout(checkoutId)
     })
 
-    return { receipt, outcome, shipped, forCheckout } as const
+    return { receipt, outcome, shipped, gift, forCheckout } as const
   })
 }) {}

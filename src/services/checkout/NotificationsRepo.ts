@@ -2,6 +2,16 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { NotificationRow } from "../../domain/checkout/Notifications.js"
 
+/** A gift's message to its recipient, written by the company context's gifts. */
+export interface GiftMessage {
+  readonly giftId: string
+  readonly kind: string
+  readonly channel: "email" | "sms"
+  readonly recipient: string
+  readonly subject: string
+  readonly body: string
+}
+
 /**
  * The `notifications` table (the outbox). Only the Notifications service uses it. Statements run on the
  * ambient SqlClient, so a message is written in the caller's transaction. Unexpected database errors are
@@ -20,6 +30,12 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
           ON CONFLICT (checkout_id, kind, channel) DO NOTHING`
     })
 
+    const insertGift = (message: GiftMessage, id: string, createdAt: Date) =>
+      sql`INSERT INTO notifications (id, gift_id, kind, channel, recipient, subject, body, created_at)
+          VALUES (${id}, ${message.giftId}, ${message.kind}, ${message.channel}, ${message.recipient}, ${message.subject},
+            ${message.body}, ${createdAt})
+          ON CONFLICT DO NOTHING`
+
     const findForCheckout = SqlSchema.findAll({
       Request: Schema.String,
       Result: NotificationRow,
@@ -30,6 +46,10 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
     return {
       /** Writes a message, unless the checkout already has one of its kind on its channel. */
       insert: Effect.fn("NotificationsRepo.insert")((row: NotificationRow) => Effect.orDie(insert(row))),
+      /** Writes a gift's message, unless the gift already has one of its kind. */
+      insertGift: Effect.fn("NotificationsRepo.insertGift")((message: GiftMessage, id: string, createdAt: Date) =>
+        Effect.orDie(insertGift(message, id, createdAt))
+      ),
       /** The messages of a checkout, oldest first. */
       forCheckout: Effect.fn("NotificationsRepo.forCheckout")((checkoutId: string) =>
         Effect.orDie(findForCheckout(checkoutId))

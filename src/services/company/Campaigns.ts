@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import { CollectionNotFound, ProductNotFound } from "../../domain/catalog/Errors.js"
 import { billingCurrency } from "../../domain/company/Billing.js"
 import {
-  CampaignRecord,
+  type CampaignRecord,
   type CampaignStatus,
   canMoveCampaign,
   expiryDateProblem,
@@ -20,11 +20,10 @@ import {
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Catalog } from "../catalog/Catalog.js"
-import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { Accounts } from "./Accounts.js"
 import { Billing } from "./Billing.js"
-import { accountsIn } from "./Scope.js"
+import { CampaignsRepo } from "./CampaignsRepo.js"
 
 /**
  * Campaigns, version 2 (docs/decisions/0045-v2-campaigns.md, docs/company-api.md "Campaigns"). A campaign is made for
@@ -176,13 +175,13 @@ const uniqueChannels = (channels: ReadonlyArray<SendingChannel>) =>
     : InvalidRequest.field("customization.notificationPolicy.sendingChannels", "Each channel may appear once.")
 
 export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
-  dependencies: [Accounts.Default, Billing.Default, Catalog.Default],
+  dependencies: [Accounts.Default, Billing.Default, Catalog.Default, CampaignsRepo.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const accounts = yield* Accounts
     const billing = yield* Billing
     const catalog = yield* Catalog
-    const campaignRows = rowsOf(CampaignRecord)
+    const repo = yield* CampaignsRepo
 
     /** The product or collection the gift names, if it is in the catalog (the catalog's 404 otherwise). */
     const ensureInCatalog = (ids: { readonly productId: string | null; readonly collectionId: string | null }) =>
@@ -239,41 +238,45 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
       const account = yield* accountFor(caller, input.accountId)
       const method = yield* methodFor(caller.scope, account, input.billingMethodId)
       yield* ensureInCatalog(ids)
-      const id = yield* makeId
-      const [inserted] = yield* campaignRows(sql`INSERT INTO campaigns (id, company_id, environment, account_id,
-          billing_method_id, name, status, type, gift_type, product_id, collection_id, budget_min, budget_max,
-          currency, expiration_days, expiration_date, sending_channels, disable_reminders, message, source,
-          created_at, updated_at)
-        VALUES (${id}, ${account.companyId}, ${account.environment}, ${account.id}, ${method.id}, ${input.name},
-          ${input.status}, 'oneOffs', ${gift.selectedGiftType}, ${ids.productId}, ${ids.collectionId},
-          ${budget.budgetMin}, ${budget.budgetMax}, ${billingCurrency}, ${expiration.expirationDays},
-          ${expiration.expirationDate}, ${input.notificationPolicy.sendingChannels}::text[],
-          ${input.notificationPolicy.disableReminders}, ${input.message}, ${caller.source}, ${now}, ${now})
-        RETURNING *`).pipe(Effect.orDie)
-      return inserted!
+      return yield* repo.insert({
+        id: yield* makeId,
+        companyId: account.companyId,
+        environment: account.environment,
+        accountId: account.id,
+        billingMethodId: method.id,
+        name: input.name,
+        status: input.status,
+        type: "oneOffs",
+        giftType: gift.selectedGiftType,
+        productId: ids.productId,
+        collectionId: ids.collectionId,
+        budgetMin: budget.budgetMin,
+        budgetMax: budget.budgetMax,
+        currency: billingCurrency,
+        expirationDays: expiration.expirationDays,
+        expirationDate: expiration.expirationDate,
+        sendingChannels: input.notificationPolicy.sendingChannels,
+        disableReminders: input.notificationPolicy.disableReminders,
+        message: input.message,
+        source: caller.source,
+        createdAt: now,
+        updatedAt: now
+      })
     })
-
-    const byId = (scope: AccountScope, campaignId: string, lock: boolean) =>
-      campaignRows(sql`SELECT * FROM campaigns WHERE id = ${campaignId.toLowerCase()}
-        AND company_id = ${scope.companyId} AND environment = ${scope.environment}
-        AND ${accountsIn(sql, scope, "account_id")} ${lock ? sql`FOR UPDATE` : sql``}`)
 
     const notFound = (campaignId: string) =>
       new CampaignNotFound({ message: `No campaign ${campaignId} is reachable with this key.`, campaignId })
 
     /** A campaign on an account the scope reaches (404 otherwise): what gifts are made from. */
     const get = Effect.fn("Campaigns.get")(function* (scope: AccountScope, campaignId: string) {
-      const [found] = yield* byId(scope, campaignId, false).pipe(Effect.orDie)
-      if (found === undefined) return yield* notFound(campaignId)
-      return found
+      const found = yield* repo.findById(scope, campaignId)
+      if (Option.isNone(found)) return yield* notFound(campaignId)
+      return found.value
     })
 
     /** The campaigns of the accounts the scope reaches, newest first. */
     const page = Effect.fn("Campaigns.page")(function* (scope: AccountScope, query: CampaignListQuery) {
-      return yield* campaignRows(sql`SELECT * FROM campaigns
-        WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
-          AND ${accountsIn(sql, scope, "account_id")}
-        ORDER BY created_at DESC, id DESC OFFSET ${query.skip} LIMIT ${query.limit}`).pipe(Effect.orDie)
+      return yield* repo.page(scope, query.skip, query.limit)
     })
 
     /** The gift columns after a change: the current ones with the change's fields over them, checked again. */
@@ -325,8 +328,9 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
         if (gift.catalogChanged) yield* ensureInCatalog(gift)
       }
       const write = Effect.gen(function* () {
-        const [current] = yield* byId(scope, campaignId, true)
-        if (current === undefined) return yield* notFound(campaignId)
+        const locked = yield* repo.lockById(scope, campaignId)
+        if (Option.isNone(locked)) return yield* notFound(campaignId)
+        const current = locked.value
         const onlyStays =
           Object.values({ ...change, status: undefined }).every((value) => value === undefined) &&
           (change.status === undefined || change.status === current.status)
@@ -346,22 +350,22 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
         const gift =
           change.giftProperties === undefined ? current : yield* changedGift(current, change.giftProperties, now)
         const policy = change.notificationPolicy ?? {}
-        const [updated] = yield* campaignRows(sql`UPDATE campaigns SET
-            name = ${change.name ?? current.name},
-            status = ${status},
-            gift_type = ${gift.giftType},
-            product_id = ${gift.productId},
-            collection_id = ${gift.collectionId},
-            budget_min = ${gift.budgetMin},
-            budget_max = ${gift.budgetMax},
-            expiration_days = ${gift.expirationDays},
-            expiration_date = ${gift.expirationDate},
-            sending_channels = ${policy.sendingChannels ?? current.sendingChannels}::text[],
-            disable_reminders = ${policy.disableReminders ?? current.disableReminders},
-            message = ${change.message === undefined ? current.message : change.message},
-            updated_at = ${now}
-          WHERE id = ${current.id} RETURNING *`)
-        return updated!
+        return yield* repo.update({
+          id: current.id,
+          name: change.name ?? current.name,
+          status,
+          giftType: gift.giftType,
+          productId: gift.productId,
+          collectionId: gift.collectionId,
+          budgetMin: gift.budgetMin,
+          budgetMax: gift.budgetMax,
+          expirationDays: gift.expirationDays,
+          expirationDate: gift.expirationDate,
+          sendingChannels: policy.sendingChannels ?? current.sendingChannels,
+          disableReminders: policy.disableReminders ?? current.disableReminders,
+          message: change.message === undefined ? current.message : change.message,
+          updatedAt: now
+        })
       })
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
     })

@@ -6,11 +6,10 @@ import type { Account, AccountScope, RequestSource } from "../../domain/company/
 import { CampaignNotActive, GiftChoiceRefused, GiftClosed, GiftNotFound } from "../../domain/company/Errors.js"
 import {
   type GiftRecipientInput,
-  GiftRecord,
+  type GiftRecord,
   type GiftResult,
   type GiftStatus,
   isOpenGift,
-  openGiftStatuses,
   type SendingMethod
 } from "../../domain/company/Gifts.js"
 import type { RecipientRecord } from "../../domain/company/Recipients.js"
@@ -18,16 +17,16 @@ import { codeOf, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Catalog, PublicUrl } from "../catalog/Catalog.js"
 import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
+import { Notifications } from "../checkout/Notifications.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
-import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { Billing } from "./Billing.js"
 import { Campaigns } from "./Campaigns.js"
 import { CompanyOrders, type OrderRequest } from "./CompanyOrders.js"
 import { CompanyWebhooks } from "./CompanyWebhooks.js"
+import { GiftsRepo } from "./GiftsRepo.js"
 import { CompanyPolicy } from "./Policy.js"
 import { Recipients } from "./Recipients.js"
-import { accountsIn } from "./Scope.js"
 
 /**
  * Gifts, version 2 (docs/decisions/0047-v2-gifts.md, docs/company-api.md "Gifts"), in the `gifts` table of migration
@@ -79,8 +78,6 @@ export interface GiftChange {
   readonly metadata?: Readonly<Record<string, string>> | null | undefined
 }
 
-const giftRows = rowsOf(GiftRecord)
-
 /** A variant the recipient may choose; its price is never shown to them. */
 export interface GiftVariantChoice {
   readonly id: string
@@ -128,10 +125,14 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     Pricing.Default,
     CompanyPolicy.Default,
     CompanyOrders.Default,
-    Catalog.Default
+    Catalog.Default,
+    Notifications.Default,
+    GiftsRepo.Default
   ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const repo = yield* GiftsRepo
+    const notifications = yield* Notifications
     const campaigns = yield* Campaigns
     const recipients = yield* Recipients
     const billing = yield* Billing
@@ -181,16 +182,20 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       kind: keyof typeof messages
     ) =>
       Effect.gen(function* () {
-        const address =
-          gift.sendingMethod === "email" ? recipient.email : gift.sendingMethod === "sms" ? recipient.mobilePhone : null
+        const channel = gift.sendingMethod
+        if (channel === "link") return
+        const address = channel === "email" ? recipient.email : recipient.mobilePhone
         if (address === null) return
         const note = campaign.message === null ? "" : `\n\n${campaign.message}`
         const { subject, lead } = messages[kind]
-        const now = yield* nowDate
-        yield* sql`INSERT INTO notifications (id, gift_id, kind, channel, recipient, subject, body, created_at)
-          VALUES (${yield* makeId}, ${gift.id}, ${kind}, ${gift.sendingMethod}, ${address}, ${subject},
-            ${`Hello ${recipient.firstName ?? ""}, ${lead}: ${linkOf(gift)}${note}`}, ${now})
-          ON CONFLICT DO NOTHING`
+        yield* notifications.gift({
+          giftId: gift.id,
+          kind,
+          channel,
+          recipient: address,
+          subject,
+          body: `Hello ${recipient.firstName ?? ""}, ${lead}: ${linkOf(gift)}${note}`
+        })
       })
 
     /** The reminder's time: halfway between sending and expiry. */
@@ -207,10 +212,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           )
 
     const byKey = (campaignId: string, key: string) =>
-      Effect.map(
-        giftRows(sql`SELECT * FROM gifts WHERE campaign_id = ${campaignId} AND key = ${key}`),
-        (rows) => rows[0]
-      )
+      Effect.map(repo.findByKey(campaignId, key), Option.getOrUndefined)
 
     /** One recipient's gift, in a transaction of its own: the gift its key already names, or a new one. */
     const createOne = (
@@ -235,16 +237,29 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           }
         )
         const now = yield* nowDate
-        const [gift] = yield* giftRows(sql`INSERT INTO gifts (id, company_id, environment, campaign_id, account_id,
-            billing_method_id, recipient_id, key, status, token, budget_min, budget_max, currency, reserved,
-            sending_method, metadata, source, expires_at, created_at, updated_at)
-          VALUES (${yield* makeId}, ${campaign.companyId}, ${campaign.environment}, ${campaign.id},
-            ${campaign.accountId}, ${campaign.billingMethodId}, ${recipient.id}, ${input.key}, 'unopened',
-            ${newToken()}, ${campaign.budgetMin}, ${campaign.budgetMax}, ${campaign.currency}, ${campaign.budgetMax},
-            ${method}, NULL, ${caller.source}, ${giftExpirationOf(campaign, now)}, ${now}, ${now})
-          ON CONFLICT (campaign_id, key) DO NOTHING RETURNING *`)
+        const inserted = yield* repo.insert({
+          id: yield* makeId,
+          companyId: campaign.companyId,
+          environment: campaign.environment,
+          campaignId: campaign.id,
+          accountId: campaign.accountId,
+          billingMethodId: campaign.billingMethodId,
+          recipientId: recipient.id,
+          key: input.key,
+          token: newToken(),
+          budgetMin: campaign.budgetMin,
+          budgetMax: campaign.budgetMax,
+          currency: campaign.currency,
+          reserved: campaign.budgetMax,
+          sendingMethod: method,
+          source: caller.source,
+          expiresAt: giftExpirationOf(campaign, now),
+          createdAt: now,
+          updatedAt: now
+        })
         // Another request made it first: that one is the gift.
-        if (gift === undefined) return { gift: (yield* byKey(campaign.id, input.key))!, created: false }
+        if (Option.isNone(inserted)) return { gift: (yield* byKey(campaign.id, input.key))!, created: false }
+        const gift = inserted.value
         yield* billing.debit(campaign.billingMethodId, campaign.budgetMax, {
           type: "gift",
           id: gift.id,
@@ -297,43 +312,29 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
 
     /** A gift on an account the scope reaches (404 otherwise). */
     const get = Effect.fn("Gifts.get")(function* (scope: AccountScope, giftId: string) {
-      const [found] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${giftId.toLowerCase()}
-        AND company_id = ${scope.companyId} AND environment = ${scope.environment}
-        AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie)
-      if (found === undefined) return yield* notFound(giftId)
-      return found
+      const found = yield* repo.findInScope(scope, giftId)
+      if (Option.isNone(found)) return yield* notFound(giftId)
+      return found.value
     })
 
     /** The gifts of the accounts the scope reaches, newest first, filtered and paged in SQL. */
     const page = Effect.fn("Gifts.page")(function* (scope: AccountScope, query: GiftListQuery) {
-      const anyOf = (column: string, values: ReadonlyArray<string>) =>
-        values.length === 0 ? sql`TRUE` : sql.in(column, values)
-      return yield* giftRows(sql`SELECT * FROM gifts
-        WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
-          AND ${accountsIn(sql, scope, "account_id")}
-          AND ${anyOf("status", query.statuses)} AND ${anyOf(
-            "campaign_id",
-            query.campaignIds.map((id) => id.toLowerCase())
-          )}
-          AND ${anyOf("key", query.keys)}
-          AND ${query.createdBefore === undefined ? sql`TRUE` : sql`created_at < ${query.createdBefore}`}
-          AND ${query.createdAfter === undefined ? sql`TRUE` : sql`created_at > ${query.createdAfter}`}
-        ORDER BY created_at DESC, id DESC OFFSET ${query.skip} LIMIT ${query.limit}`).pipe(Effect.orDie)
+      return yield* repo.page({ scope, ...query })
     })
 
     /** The scope's gift, locked, and open (422 once claimed, expired or cancelled). */
     const lockOpen = (scope: AccountScope, giftId: string) =>
       Effect.gen(function* () {
         const gift = yield* get(scope, giftId)
-        const [locked] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${gift.id} FOR UPDATE`)
-        if (!isOpenGift(locked!.status)) {
+        const locked = Option.getOrThrow(yield* repo.lockById(gift.id))
+        if (!isOpenGift(locked.status)) {
           return yield* new GiftClosed({
-            message: `Gift ${gift.id} is ${locked!.status}; it takes no further change.`,
+            message: `Gift ${gift.id} is ${locked.status}; it takes no further change.`,
             giftId: gift.id,
-            status: locked!.status
+            status: locked.status
           })
         }
-        return locked!
+        return locked
       })
 
     /** Changes an open gift's expiry (a new expiry job; in the future, at most 365 days ahead) or metadata. */
@@ -345,13 +346,16 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       const write = Effect.gen(function* () {
         const gift = yield* lockOpen(scope, giftId)
         const now = yield* nowDate
-        const [changed] = yield* giftRows(sql`UPDATE gifts SET
-            expires_at = ${change.expirationDate ?? gift.expiresAt},
-            metadata = ${change.metadata === undefined ? gift.metadata : change.metadata}::jsonb,
-            updated_at = ${now}
-          WHERE id = ${gift.id} RETURNING *`)
-        if (changed!.expiresAt.getTime() !== gift.expiresAt.getTime()) yield* scheduleExpiry(changed!)
-        return changed!
+        const changed = yield* repo.update(
+          gift.id,
+          {
+            expiresAt: change.expirationDate ?? gift.expiresAt,
+            metadata: change.metadata === undefined ? gift.metadata : change.metadata
+          },
+          now
+        )
+        if (changed.expiresAt.getTime() !== gift.expiresAt.getTime()) yield* scheduleExpiry(changed)
+        return changed
       })
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
     })
@@ -360,16 +364,14 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     const closeLocked = (gift: GiftRecord, status: "expired" | "cancelled") =>
       Effect.gen(function* () {
         const now = yield* nowDate
-        const [closed] = yield* giftRows(sql`UPDATE gifts SET status = ${status}, reserved = 0, closed_at = ${now},
-            updated_at = ${now}
-          WHERE id = ${gift.id} AND status IN ${sql.in(openGiftStatuses)} RETURNING *`)
+        const closed = yield* repo.close(gift.id, status, now)
         yield* billing.credit(gift.billingMethodId, gift.reserved, {
           type: "gift",
           id: gift.id,
           reason: ledgerReason.released
         })
-        yield* emitStatus(closed!)
-        return closed!
+        yield* emitStatus(closed)
+        return closed
       })
 
     /** Cancels or expires an open gift now (422 once closed); what it held is released. */
@@ -387,7 +389,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
      */
     const expireDue = Effect.fn("Gifts.expireDue")(function* (giftId: string) {
       const run = Effect.gen(function* () {
-        const [gift] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${giftId} FOR UPDATE`)
+        const gift = Option.getOrUndefined(yield* repo.lockById(giftId))
         const now = yield* nowDate
         if (gift === undefined || !isOpenGift(gift.status) || gift.expiresAt.getTime() > now.getTime()) return
         yield* closeLocked(gift, "expired")
@@ -397,7 +399,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
 
     /** The `gift.remind` job: the reminder, if the gift is still waiting to be claimed. */
     const remind = Effect.fn("Gifts.remind")(function* (giftId: string) {
-      const [gift] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${giftId}`).pipe(Effect.orDie)
+      const gift = Option.getOrUndefined(yield* repo.findById(giftId))
       if (gift === undefined || !isOpenGift(gift.status)) return
       const scope = policy.scopeOfGift(gift)
       const campaign = yield* campaigns.get(scope, gift.campaignId).pipe(Effect.orDie)
@@ -417,17 +419,15 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
      */
     const visit = Effect.fn("Gifts.visit")(function* (token: string, step: "opened" | "unwrapped") {
       const move = Effect.gen(function* () {
-        const [found] = yield* giftRows(sql`SELECT * FROM gifts WHERE token = ${token} FOR UPDATE`)
-        if (found === undefined) return Option.none<GiftRecord>()
+        const locked = yield* repo.lockByToken(token)
+        if (Option.isNone(locked)) return Option.none<GiftRecord>()
+        const found = locked.value
         const from: ReadonlyArray<GiftStatus> = step === "opened" ? ["unopened"] : ["unopened", "opened"]
         if (!from.includes(found.status)) return Option.some(found)
         const now = yield* nowDate
-        const [moved] = yield* giftRows(sql`UPDATE gifts SET status = ${step}, updated_at = ${now},
-            opened_at = coalesce(opened_at, ${now}),
-            unwrapped_at = ${step === "unwrapped" ? now : null}
-          WHERE id = ${found.id} RETURNING *`)
-        yield* emitStatus(moved!)
-        return Option.some(moved!)
+        const moved = yield* repo.markVisited(found.id, step, now)
+        yield* emitStatus(moved)
+        return Option.some(moved)
       })
       const gift = yield* sql.withTransaction(move).pipe(Effect.orDie)
       if (Option.isNone(gift)) return Option.none<GiftView>()
@@ -516,7 +516,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
      */
     const claim = Effect.fn("Gifts.claim")(function* (gift: GiftRecord, input: GiftClaim) {
       const run = Effect.gen(function* () {
-        const [locked] = yield* giftRows(sql`SELECT * FROM gifts WHERE id = ${gift.id} FOR UPDATE`)
+        const locked = Option.getOrUndefined(yield* repo.lockById(gift.id))
         if (locked === undefined || !isOpenGift(locked.status)) {
           return yield* new GiftClosed({
             message: `Gift ${gift.id} is ${locked?.status ?? "gone"}; it can no longer be claimed.`,
@@ -540,11 +540,9 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         })
         const { result: order } = yield* placeFor(locked, input)
         const now = yield* nowDate
-        const [claimed] = yield* giftRows(sql`UPDATE gifts SET status = 'claimed', order_id = ${order.id},
-            reserved = 0, claimed_at = ${now}, updated_at = ${now}
-          WHERE id = ${locked.id} RETURNING *`)
-        yield* emitStatus(claimed!)
-        return { gift: claimed!, order }
+        const claimed = yield* repo.markClaimed(locked.id, order.id, now)
+        yield* emitStatus(claimed)
+        return { gift: claimed, order }
       })
       return yield* sql.withTransaction(run).pipe(Effect.catchTag("SqlError", Effect.die))
     })
@@ -570,8 +568,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
 
     /** The gift behind a link, as it is (none for an unknown token); reading it changes nothing. */
     const byToken = Effect.fn("Gifts.byToken")(function* (token: string) {
-      const [found] = yield* giftRows(sql`SELECT * FROM gifts WHERE token = ${token}`).pipe(Effect.orDie)
-      return Option.fromNullable(found)
+      return yield* repo.findByToken(token)
     })
 
     /** The countries a gift can be sent to: every country the catalog prices for. */

@@ -1,14 +1,14 @@
 import { SqlClient, SqlError } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
 import { RecipientAlreadyExists, RecipientNotFound } from "../../domain/company/Errors.js"
-import { type NewRecipient, type RecipientChange, RecipientRecord } from "../../domain/company/Recipients.js"
+import type { NewRecipient, RecipientChange, RecipientRecord } from "../../domain/company/Recipients.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
-import { isUniqueViolation, rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
 import { Accounts } from "./Accounts.js"
+import { RecipientIdentityTaken, RecipientsRepo } from "./RecipientsRepo.js"
 
 /**
  * Recipients, version 2 (docs/decisions/0033-scoping-and-masking.md, docs/decisions/0046-v2-recipients.md;
@@ -35,21 +35,13 @@ export interface RecipientListQuery {
   readonly email?: string | undefined
 }
 
-const Conflict = Schema.Struct({ id: Schema.String, field: Schema.Literal("externalId", "email") })
-
 export class Recipients extends Effect.Service<Recipients>()("Recipients", {
-  dependencies: [Accounts.Default, Addresses.Default],
+  dependencies: [Accounts.Default, Addresses.Default, RecipientsRepo.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const accounts = yield* Accounts
     const addresses = yield* Addresses
-    const recipientRows = rowsOf(RecipientRecord)
-    const conflictRows = rowsOf(Conflict)
-
-    /** The recipients a scope reaches: its company and environment, listing one of its accounts. */
-    const reachedBy = (scope: AccountScope) =>
-      sql`company_id = ${scope.companyId} AND environment = ${scope.environment}
-        AND ${scope.accountIds === "all" ? sql`TRUE` : sql`account_ids && ${scope.accountIds}::text[]`}`
+    const repo = yield* RecipientsRepo
 
     /** A phone in any international form, as E.164 (400 on `path` otherwise). */
     const e164 = (path: string, phone: string | null | undefined) =>
@@ -80,12 +72,13 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
       })
 
     /** A write in a transaction (a savepoint inside another); `undefined` when a recipient identity is taken. */
-    const unlessTaken = <A, E, R>(write: Effect.Effect<A, E, R>) =>
+    const unlessTaken = <A, E, R>(write: Effect.Effect<A, E | RecipientIdentityTaken, R>) =>
       sql.withTransaction(write).pipe(
         Effect.catchIf(
-          (error): error is SqlError.SqlError => error instanceof SqlError.SqlError,
-          (error) => (isUniqueViolation(error) ? Effect.succeed(undefined) : Effect.die(error))
-        )
+          (error): error is RecipientIdentityTaken => error instanceof RecipientIdentityTaken,
+          () => Effect.succeed(undefined)
+        ),
+        Effect.catchIf((error): error is SqlError.SqlError => error instanceof SqlError.SqlError, Effect.die)
       )
 
     /**
@@ -99,12 +92,7 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
       exceptId: string | null
     ) =>
       Effect.gen(function* () {
-        const [found] = yield* conflictRows(sql`SELECT id,
-            CASE WHEN COALESCE(external_id = ${values.externalId}, false) THEN 'externalId' ELSE 'email' END AS field
-          FROM recipients WHERE ${reachedBy(scope)} AND account_ids && ${accountIds}::text[]
-            AND id <> ${exceptId ?? ""}
-            AND (external_id = ${values.externalId} OR lower(email) = lower(${values.email}))
-          ORDER BY COALESCE(external_id = ${values.externalId}, false) DESC LIMIT 1`).pipe(Effect.orDie)
+        const found = Option.getOrUndefined(yield* repo.findConflict(scope, values, accountIds, exceptId))
         // Gone again between the write and this read (deleted meanwhile): still the answer the write had.
         const field = found?.field ?? (values.externalId !== null ? "externalId" : "email")
         return yield* new RecipientAlreadyExists({
@@ -125,23 +113,25 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
       const now = yield* nowDate
       const { scope } = caller
       const inserted = yield* unlessTaken(
-        Effect.map(
-          recipientRows(sql`INSERT INTO recipients (id, company_id, environment, account_ids,
-              first_name, last_name, email, mobile_phone, country, external_id, source, created_at, updated_at)
-            VALUES (${id}, ${scope.companyId}, ${scope.environment}, ${accountIds}::text[], ${input.firstName},
-              ${input.lastName}, ${input.email}, ${mobilePhone ?? null}, ${input.country}, ${input.externalId},
-              ${caller.source}, ${now}, ${now})
-            RETURNING *`),
-          (rows) => rows[0]!
-        )
+        repo.insert({
+          id,
+          companyId: scope.companyId,
+          environment: scope.environment,
+          accountIds,
+          firstName: input.firstName,
+          lastName: input.lastName,
+          email: input.email,
+          mobilePhone: mobilePhone ?? null,
+          country: input.country,
+          externalId: input.externalId,
+          source: caller.source,
+          createdAt: now,
+          updatedAt: now
+        })
       )
       if (inserted === undefined) return yield* conflictWith(scope, input, accountIds, null)
       return inserted
     })
-
-    const byId = (scope: AccountScope, recipientId: string, includeDeleted: boolean) =>
-      recipientRows(sql`SELECT * FROM recipients WHERE id = ${recipientId.toLowerCase()} AND ${reachedBy(scope)}
-        ${includeDeleted ? sql`` : sql`AND deleted_at IS NULL`}`)
 
     const notFound = (recipientId: string) =>
       new RecipientNotFound({ message: `No recipient ${recipientId} is reachable with this key.`, recipientId })
@@ -155,17 +145,14 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
       recipientId: string,
       options: { readonly includeDeleted?: boolean } = {}
     ) {
-      const [found] = yield* byId(scope, recipientId, options.includeDeleted === true).pipe(Effect.orDie)
-      if (found === undefined) return yield* notFound(recipientId)
-      return found
+      const found = yield* repo.findById(scope, recipientId, options.includeDeleted === true)
+      if (Option.isNone(found)) return yield* notFound(recipientId)
+      return found.value
     })
 
     /** The recipients the scope reaches (not deleted), newest first, by `externalId` or e-mail if asked. */
     const page = Effect.fn("Recipients.page")(function* (scope: AccountScope, query: RecipientListQuery) {
-      return yield* recipientRows(sql`SELECT * FROM recipients WHERE ${reachedBy(scope)} AND deleted_at IS NULL
-          ${query.externalId === undefined ? sql`` : sql`AND external_id = ${query.externalId}`}
-          ${query.email === undefined ? sql`` : sql`AND lower(email) = lower(${query.email})`}
-        ORDER BY created_at DESC, id DESC OFFSET ${query.skip} LIMIT ${query.limit}`).pipe(Effect.orDie)
+      return yield* repo.page(scope, query)
     })
 
     /**
@@ -188,9 +175,9 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
         accountIds: [] as Array<string>
       }
       const write = Effect.gen(function* () {
-        const [current] = yield* recipientRows(sql`SELECT * FROM recipients WHERE id = ${recipientId.toLowerCase()}
-          AND ${reachedBy(scope)} AND deleted_at IS NULL FOR UPDATE`)
-        if (current === undefined) return yield* notFound(recipientId)
+        const locked = yield* repo.lockById(scope, recipientId)
+        if (Option.isNone(locked)) return yield* notFound(recipientId)
+        const current = locked.value
         const accountIds =
           named === undefined
             ? current.accountIds
@@ -207,12 +194,7 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
           externalId: keep(change.externalId, current.externalId)
         }
         attempted = { externalId: next.externalId, email: next.email, accountIds: [...accountIds] }
-        const [updated] = yield* recipientRows(sql`UPDATE recipients SET account_ids = ${accountIds}::text[],
-            first_name = ${next.firstName}, last_name = ${next.lastName}, email = ${next.email},
-            mobile_phone = ${next.mobilePhone}, country = ${next.country}, external_id = ${next.externalId},
-            updated_at = ${now}
-          WHERE id = ${current.id} RETURNING *`)
-        return updated!
+        return yield* repo.update({ id: current.id, accountIds, ...next, updatedAt: now })
       })
       const result = yield* unlessTaken(write)
       if (result !== undefined) return result
@@ -226,11 +208,8 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
      */
     const remove = Effect.fn("Recipients.remove")(function* (scope: AccountScope, recipientId: string) {
       const now = yield* nowDate
-      const erased = yield* sql`UPDATE recipients SET first_name = NULL, last_name = NULL, email = NULL,
-          mobile_phone = NULL, external_id = NULL, deleted_at = ${now}, updated_at = ${now}
-        WHERE id = ${recipientId.toLowerCase()} AND ${reachedBy(scope)} AND deleted_at IS NULL
-        RETURNING id`.pipe(Effect.orDie)
-      if (erased.length === 0) return yield* notFound(recipientId)
+      const erased = yield* repo.erase(scope, recipientId, now)
+      if (!erased) return yield* notFound(recipientId)
     })
 
     /** `recipient` with `accountIds` added to its accounts (409 when one of them lists another with its values). */
@@ -241,10 +220,8 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
         const now = yield* nowDate
         const widened = yield* unlessTaken(
           Effect.map(
-            recipientRows(sql`UPDATE recipients
-              SET account_ids = ARRAY(SELECT DISTINCT unnest(account_ids || ${missing}::text[])), updated_at = ${now}
-              WHERE id = ${recipient.id} RETURNING *`),
-            (rows) => rows[0] ?? recipient
+            repo.widen(recipient.id, missing, now),
+            Option.getOrElse(() => recipient)
           )
         )
         if (widened === undefined) return yield* conflictWith(scope, recipient, missing, recipient.id)
@@ -264,14 +241,7 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
       const matching = (column: "external_id" | "email", value: string | null) =>
         value === null
           ? Effect.succeed(undefined)
-          : Effect.map(
-              recipientRows(
-                sql`SELECT * FROM recipients WHERE ${reachedBy(scope)} AND deleted_at IS NULL AND ${
-                  column === "email" ? sql`lower(email) = lower(${value})` : sql`external_id = ${value}`
-                } ORDER BY account_ids && ${accountIds}::text[] DESC, created_at, id LIMIT 1`
-              ).pipe(Effect.orDie),
-              (rows) => rows[0]
-            )
+          : Effect.map(repo.findMatching(scope, column, value, accountIds), Option.getOrUndefined)
       const lookup = Effect.flatMap(matching("external_id", input.externalId), (found) =>
         found === undefined ? matching("email", input.email) : Effect.succeed(found)
       )

@@ -1,0 +1,239 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import type { AccountScope } from "../../domain/company/Company.js"
+import { GiftRecord, GiftStatus, openGiftStatuses } from "../../domain/company/Gifts.js"
+import { accountsIn } from "./Scope.js"
+import { ScopeParam } from "./ScopeParam.js"
+
+/** The columns a new gift is inserted with: it starts `unopened`, without metadata or order. */
+const NewGiftRow = GiftRecord.pipe(
+  Schema.pick(
+    "id",
+    "companyId",
+    "environment",
+    "campaignId",
+    "accountId",
+    "billingMethodId",
+    "recipientId",
+    "key",
+    "token",
+    "budgetMin",
+    "budgetMax",
+    "currency",
+    "reserved",
+    "sendingMethod",
+    "source",
+    "expiresAt",
+    "createdAt",
+    "updatedAt"
+  )
+)
+export type NewGiftRow = typeof NewGiftRow.Type
+
+/** v2 paging and the list's filters (each a set: any of its values), newest first. */
+const GiftPageQuery = Schema.Struct({
+  scope: ScopeParam,
+  skip: Schema.Int,
+  limit: Schema.Int,
+  statuses: Schema.Array(GiftStatus),
+  campaignIds: Schema.Array(Schema.String),
+  keys: Schema.Array(Schema.String),
+  createdBefore: Schema.UndefinedOr(Schema.DateFromSelf),
+  createdAfter: Schema.UndefinedOr(Schema.DateFromSelf)
+})
+
+const Metadata = GiftRecord.fields.metadata
+
+/**
+ * The `gifts` table. Only the Gifts service uses it (the gift page reads gifts through that service); the
+ * service keeps the transactions, and these statements run inside them. Unexpected database errors are defects.
+ */
+export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const byKeyRow = SqlSchema.findOne({
+      Request: Schema.Struct({ campaignId: Schema.String, key: Schema.String }),
+      Result: GiftRecord,
+      execute: ({ campaignId, key }) => sql`SELECT * FROM gifts WHERE campaign_id = ${campaignId} AND key = ${key}`
+    })
+
+    const insertRow = SqlSchema.findOne({
+      Request: NewGiftRow,
+      Result: GiftRecord,
+      execute: (row) => sql`INSERT INTO gifts (id, company_id, environment, campaign_id, account_id,
+            billing_method_id, recipient_id, key, status, token, budget_min, budget_max, currency, reserved,
+            sending_method, metadata, source, expires_at, created_at, updated_at)
+          VALUES (${row.id}, ${row.companyId}, ${row.environment}, ${row.campaignId},
+            ${row.accountId}, ${row.billingMethodId}, ${row.recipientId}, ${row.key}, 'unopened',
+            ${row.token}, ${row.budgetMin}, ${row.budgetMax}, ${row.currency}, ${row.reserved},
+            ${row.sendingMethod}, NULL, ${row.source}, ${row.expiresAt}, ${row.createdAt}, ${row.updatedAt})
+          ON CONFLICT (campaign_id, key) DO NOTHING RETURNING *`
+    })
+
+    const inScopeRow = SqlSchema.findOne({
+      Request: Schema.Struct({ scope: ScopeParam, giftId: Schema.String }),
+      Result: GiftRecord,
+      execute: ({ scope, giftId }) => sql`SELECT * FROM gifts WHERE id = ${giftId.toLowerCase()}
+        AND company_id = ${scope.companyId} AND environment = ${scope.environment}
+        AND ${accountsIn(sql, scope, "account_id")}`
+    })
+
+    const pageRows = SqlSchema.findAll({
+      Request: GiftPageQuery,
+      Result: GiftRecord,
+      execute: (query) => {
+        const { scope } = query
+        const anyOf = (column: string, values: ReadonlyArray<string>) =>
+          values.length === 0 ? sql`TRUE` : sql.in(column, values)
+        return sql`SELECT * FROM gifts
+        WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
+          AND ${accountsIn(sql, scope, "account_id")}
+          AND ${anyOf("status", query.statuses)} AND ${anyOf(
+            "campaign_id",
+            query.campaignIds.map((id) => id.toLowerCase())
+          )}
+          AND ${anyOf("key", query.keys)}
+          AND ${query.createdBefore === undefined ? sql`TRUE` : sql`created_at < ${query.createdBefore}`}
+          AND ${query.createdAfter === undefined ? sql`TRUE` : sql`created_at > ${query.createdAfter}`}
+        ORDER BY created_at DESC, id DESC OFFSET ${query.skip} LIMIT ${query.limit}`
+      }
+    })
+
+    const lockRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: GiftRecord,
+      execute: (giftId) => sql`SELECT * FROM gifts WHERE id = ${giftId} FOR UPDATE`
+    })
+
+    const byIdRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: GiftRecord,
+      execute: (giftId) => sql`SELECT * FROM gifts WHERE id = ${giftId}`
+    })
+
+    const lockByTokenRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: GiftRecord,
+      execute: (token) => sql`SELECT * FROM gifts WHERE token = ${token} FOR UPDATE`
+    })
+
+    const byTokenRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: GiftRecord,
+      execute: (token) => sql`SELECT * FROM gifts WHERE token = ${token}`
+    })
+
+    const updateRow = SqlSchema.single({
+      Request: Schema.Struct({
+        id: Schema.String,
+        expiresAt: Schema.DateFromSelf,
+        metadata: Metadata,
+        at: Schema.DateFromSelf
+      }),
+      Result: GiftRecord,
+      execute: ({ id, expiresAt, metadata, at }) => sql`UPDATE gifts SET
+            expires_at = ${expiresAt},
+            metadata = ${metadata}::jsonb,
+            updated_at = ${at}
+          WHERE id = ${id} RETURNING *`
+    })
+
+    const closeRow = SqlSchema.single({
+      Request: Schema.Struct({
+        id: Schema.String,
+        status: Schema.Literal("expired", "cancelled"),
+        at: Schema.DateFromSelf
+      }),
+      Result: GiftRecord,
+      execute: ({ id, status, at }) => sql`UPDATE gifts SET status = ${status}, reserved = 0, closed_at = ${at},
+            updated_at = ${at}
+          WHERE id = ${id} AND status IN ${sql.in(openGiftStatuses)} RETURNING *`
+    })
+
+    const visitRow = SqlSchema.single({
+      Request: Schema.Struct({
+        id: Schema.String,
+        step: Schema.Literal("opened", "unwrapped"),
+        at: Schema.DateFromSelf
+      }),
+      Result: GiftRecord,
+      execute: ({ id, step, at }) => sql`UPDATE gifts SET status = ${step}, updated_at = ${at},
+            opened_at = coalesce(opened_at, ${at}),
+            unwrapped_at = ${step === "unwrapped" ? at : null}
+          WHERE id = ${id} RETURNING *`
+    })
+
+    const claimRow = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.String, orderId: Schema.String, at: Schema.DateFromSelf }),
+      Result: GiftRecord,
+      execute: ({ id, orderId, at }) => sql`UPDATE gifts SET status = 'claimed', order_id = ${orderId},
+            reserved = 0, claimed_at = ${at}, updated_at = ${at}
+          WHERE id = ${id} RETURNING *`
+    })
+
+    /** The campaign's gift with `key`, if any. */
+    const findByKey = Effect.fn("GiftsRepo.findByKey")((campaignId: string, key: string) =>
+      Effect.orDie(byKeyRow({ campaignId, key }))
+    )
+
+    /** Inserts a new gift unless the campaign has one with its key: the new row, or none. */
+    const insert = Effect.fn("GiftsRepo.insert")((row: NewGiftRow) => Effect.orDie(insertRow(row)))
+
+    /** A gift on an account the scope reaches, if any. */
+    const findInScope = Effect.fn("GiftsRepo.findInScope")((scope: AccountScope, giftId: string) =>
+      Effect.orDie(inScopeRow({ scope, giftId }))
+    )
+
+    /** The gifts of the accounts the scope reaches, newest first, filtered and paged. */
+    const page = Effect.fn("GiftsRepo.page")((query: typeof GiftPageQuery.Type) => Effect.orDie(pageRows(query)))
+
+    /** A gift, locked until the transaction ends. */
+    const lockById = Effect.fn("GiftsRepo.lockById")((giftId: string) => Effect.orDie(lockRow(giftId)))
+
+    /** A gift by its id, whoever's it is (the jobs read it so). */
+    const findById = Effect.fn("GiftsRepo.findById")((giftId: string) => Effect.orDie(byIdRow(giftId)))
+
+    /** The gift behind a link, locked until the transaction ends. */
+    const lockByToken = Effect.fn("GiftsRepo.lockByToken")((token: string) => Effect.orDie(lockByTokenRow(token)))
+
+    /** The gift behind a link. */
+    const findByToken = Effect.fn("GiftsRepo.findByToken")((token: string) => Effect.orDie(byTokenRow(token)))
+
+    /** Sets a gift's expiry and metadata; the row as it now is. */
+    const update = Effect.fn("GiftsRepo.update")(
+      (giftId: string, set: { readonly expiresAt: Date; readonly metadata: GiftRecord["metadata"] }, at: Date) =>
+        Effect.orDie(updateRow({ id: giftId, ...set, at }))
+    )
+
+    /** Closes an open gift (locked by the caller) as `status`, its reservation let go; the row as it now is. */
+    const close = Effect.fn("GiftsRepo.close")((giftId: string, status: "expired" | "cancelled", at: Date) =>
+      Effect.orDie(closeRow({ id: giftId, status, at }))
+    )
+
+    /** Moves a gift to `step` (`opened`: first shown, `unwrapped`: its choices shown); the row as it now is. */
+    const markVisited = Effect.fn("GiftsRepo.markVisited")((giftId: string, step: "opened" | "unwrapped", at: Date) =>
+      Effect.orDie(visitRow({ id: giftId, step, at }))
+    )
+
+    /** The gift claimed with its order, its reservation let go; the row as it now is. */
+    const markClaimed = Effect.fn("GiftsRepo.markClaimed")((giftId: string, orderId: string, at: Date) =>
+      Effect.orDie(claimRow({ id: giftId, orderId, at }))
+    )
+
+    return {
+      findByKey,
+      insert,
+      findInScope,
+      page,
+      lockById,
+      findById,
+      lockByToken,
+      findByToken,
+      update,
+      close,
+      markVisited,
+      markClaimed
+    } as const
+  })
+}) {}
