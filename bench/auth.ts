@@ -17,6 +17,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Context, Effect, Layer, Option } from "effect"
 import { Api } from "../src/http/Api.js"
+import { readModesOf } from "../src/http/company/ApiKeyAuth.js"
 import { apiKeyAuthLayers } from "../src/http/company/ApiKeyAuthLive.js"
 import { embedded } from "../src/layers/Database.js"
 import { MigrationsLive } from "../src/layers/Migrations.js"
@@ -99,7 +100,13 @@ const main = Effect.gen(function* () {
   const authenticated = yield* listen(apiKeyAuthLayers(Api))
   const open = yield* listen(
     apiKeyAuthLayers(Api, {
-      bypass: { key, account: Option.none(), scope: policy.scopeOf(key, Option.none()), requestSource: null }
+      bypass: {
+        key,
+        account: Option.none(),
+        scope: policy.scopeOf(key, Option.none()),
+        requestSource: null,
+        readModes: readModesOf(key.permissions)
+      }
     })
   )
   const headers = { "x-api-key": company.apiKey }

@@ -1,5 +1,13 @@
-import { type HttpApi, type HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { Context, Option, Schema } from "effect"
+import {
+  type HttpApi,
+  type HttpApiEndpoint,
+  type HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "@effect/platform"
+import { Context, Option, Schema, SchemaAST } from "effect"
 import type {
   Account,
   AccountScope,
@@ -18,7 +26,8 @@ import {
   MtlsRequired,
   PermissionDenied
 } from "../../domain/company/Errors.js"
-import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
+import { InvalidRequest, NotFound, RateLimited } from "../../domain/platform/Errors.js"
+import { readMode } from "../../services/company/Masking.js"
 import { type Line, lineError } from "../ErrorLines.js"
 import { endpointsOf } from "../Reflection.js"
 
@@ -30,14 +39,29 @@ import { endpointsOf } from "../Reflection.js"
 
 /**
  * What an operation needs: a permission (several: any one of them, as a read of personal data takes its
- * `:read:masked` or `:read:unmasked`; `null`: any valid key of the company) and its rate-limit class.
+ * `:read:masked` or `:read:unmasked`; `null`: any valid key of the company) and its rate-limit class. A
+ * sandbox control is for test keys only (`testKeysOnly`): a live key gets the 404 `NotFound`, which the
+ * operation declares among its errors. The flag is read by the middleware only; the document does not show it.
  */
 export interface OperationPolicy {
   readonly permission: Permission | ReadonlyArray<Permission> | null
   readonly rateClass: RateScope
+  readonly testKeysOnly?: boolean
 }
 
 export class Operation extends Context.Tag("ribbon/Operation")<Operation, OperationPolicy>() {}
+
+/** The resources whose personal data a key reads masked or unmasked, by its `:read:masked`/`:read:unmasked`. */
+export type PersonalDataDomain = "gifts" | "orders" | "recipients"
+
+/** How a key reads each resource's personal data: unmasked only with that resource's `:read:unmasked`. */
+export type ReadModes = Readonly<Record<PersonalDataDomain, "masked" | "unmasked">>
+
+/** The read modes of a key's permissions (a key without a resource's read permission sees it masked). */
+export const readModesOf = (permissions: ApiKeyRecord["permissions"]): ReadModes => {
+  const modeOf = (domain: PersonalDataDomain) => (readMode(permissions, domain) === "unmasked" ? "unmasked" : "masked")
+  return { gifts: modeOf("gifts"), orders: modeOf("orders"), recipients: modeOf("recipients") }
+}
 
 /** The authenticated caller, provided to every handler behind the middleware. */
 export interface Caller {
@@ -48,6 +72,8 @@ export interface Caller {
   readonly scope: AccountScope
   /** `Request-Source`, recorded on what the request creates. */
   readonly requestSource: RequestSource | null
+  /** How the request reads each resource's personal data, resolved once by the middleware. */
+  readonly readModes: ReadModes
 }
 
 export class CurrentCaller extends Context.Tag("ribbon/CurrentCaller")<CurrentCaller, Caller>() {}
@@ -93,7 +119,21 @@ export interface OperationRow extends OperationPolicy {
   readonly summary: string | undefined
 }
 
-/** Every endpoint behind the API-key middleware and its declared policy; an endpoint without one is a bug. */
+/** Whether the endpoint declares `NotFound` in `line`'s format among its errors. */
+const declaresNotFound = (endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps, line: Line) => {
+  const wanted = SchemaAST.getIdentifierAnnotation(lineError(line, NotFound).ast)
+  const declared = new Set<Schema.Schema.Any>()
+  HttpApiSchema.deunionize(declared, endpoint.errorSchema)
+  return [...declared].some(
+    (schema) =>
+      Option.isSome(wanted) && Option.getOrUndefined(SchemaAST.getIdentifierAnnotation(schema.ast)) === wanted.value
+  )
+}
+
+/**
+ * Every endpoint behind the API-key middleware and its declared policy; an endpoint without one is a bug, as is
+ * a `testKeysOnly` one that does not declare the `NotFound` a live key gets.
+ */
 export const operationsOf = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>
 ): ReadonlyArray<OperationRow> =>
@@ -101,6 +141,9 @@ export const operationsOf = <Id extends string, Groups extends HttpApiGroup.Http
     if (!middleware.has(ApiKeyAuthV2) && !middleware.has(ApiKeyAuthV3)) return []
     const policy = Context.getOption(annotations, Operation)
     if (Option.isNone(policy)) throw new Error(`${endpoint.method} ${endpoint.path} declares no Operation`)
+    if (policy.value.testKeysOnly === true && !declaresNotFound(endpoint, middleware.has(ApiKeyAuthV2) ? "v2" : "v3")) {
+      throw new Error(`${endpoint.method} ${endpoint.path} is for test keys only but declares no NotFound`)
+    }
     return [
       {
         method: endpoint.method,

@@ -11,12 +11,19 @@ import {
 import { Effect, FiberRef, HashMap, Layer, Option, Redacted, Schema } from "effect"
 import { type Account, type ApiKeyRecord, CompanyId, RequestSource } from "../../domain/company/Company.js"
 import { ApiKeyMissing, MtlsRequired } from "../../domain/company/Errors.js"
-import { InvalidRequest, RateLimited } from "../../domain/platform/Errors.js"
+import { InvalidRequest, NotFound, RateLimited } from "../../domain/platform/Errors.js"
 import { type AuthenticatedKey, KeyStore } from "../../services/company/KeyStore.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { RateLimits, rateLimitHeaders } from "../../services/platform/RateLimits.js"
 import { clientSource, makeAuthFailures } from "../AuthFailures.js"
-import { ApiKeyAuthV2, ApiKeyAuthV3, type Caller, type OperationPolicy, operationsOf } from "./ApiKeyAuth.js"
+import {
+  ApiKeyAuthV2,
+  ApiKeyAuthV3,
+  type Caller,
+  type OperationPolicy,
+  operationsOf,
+  readModesOf
+} from "./ApiKeyAuth.js"
 
 const isRequestSource = Schema.is(RequestSource)
 const isCompanyId = Schema.is(CompanyId)
@@ -31,8 +38,10 @@ const overMtls = (request: HttpServerRequest.HttpServerRequest): boolean => {
  * The API-key middleware of both company lines, for `api` (the Ribbon API, or a test fixture). Its steps, in
  * order: the key (401, or 429 after too many bad keys from the source), the company's rate limits (429; the
  * `RateLimit` headers go on every response), mTLS for `enforceMtls` keys (403), `Request-Source` (400), the
- * operation's permission (403), `companyId` (400/403) and `Ribbon-Account-Id` (404, 403 across environments).
- * The checks of access are the company Policy's (src/services/company/Policy.ts).
+ * operation's permission (403), `companyId` (400/403), `Ribbon-Account-Id` (404, 403 across environments),
+ * and for a sandbox control (`testKeysOnly`) a test key (404). The checks of access are the company Policy's
+ * (src/services/company/Policy.ts). The caller it hands on carries how the request reads each resource's
+ * personal data (`readModes`), so no handler works that out again.
  */
 export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>
@@ -144,6 +153,12 @@ export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.Ht
         : Effect.map(policy.canAccessAccount(key, accountId), Option.some)
     }
 
+    /** A sandbox control answers a live key as if it were not there (404). */
+    const requireTestKey = (key: ApiKeyRecord, operation: OperationPolicy) =>
+      operation.testKeysOnly === true && key.environment !== "test"
+        ? Effect.fail(new NotFound({ message: "The sandbox control is for test keys only." }))
+        : Effect.void
+
     return (presented: string) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
@@ -156,7 +171,14 @@ export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.Ht
         yield* policy.canPerform(key, operation.permission)
         yield* checkCompanyParam(key)
         const account = yield* namedAccount(key, request)
-        return { key, account, scope: policy.scopeOf(key, account), requestSource } satisfies Caller
+        yield* requireTestKey(key, operation)
+        return {
+          key,
+          account,
+          scope: policy.scopeOf(key, account),
+          requestSource,
+          readModes: readModesOf(key.permissions)
+        } satisfies Caller
       })
   })
 
@@ -172,8 +194,16 @@ export const apiKeyAuthLayers = <Id extends string, Groups extends HttpApiGroup.
   Layer.unwrapEffect(
     Effect.map(makeApiKeyAuth(api), (authenticate) => {
       const bypass = options.bypass
+      // A test-keys-only operation's `NotFound` is not among the middleware's declared failures (declaring it
+      // there would add a 404 to every operation's document): each such operation declares it itself, which
+      // `operationsOf` checks at start.
       const apiKey = (key: Redacted.Redacted<string>) =>
-        bypass === undefined ? authenticate(Redacted.value(key)) : Effect.succeed(bypass)
+        bypass === undefined
+          ? (authenticate(Redacted.value(key)) as Effect.Effect<
+              Caller,
+              Exclude<Effect.Effect.Error<ReturnType<typeof authenticate>>, NotFound>
+            >)
+          : Effect.succeed(bypass)
       return Layer.mergeAll(
         Layer.succeed(ApiKeyAuthV2, ApiKeyAuthV2.of({ apiKey })),
         Layer.succeed(ApiKeyAuthV3, ApiKeyAuthV3.of({ apiKey }))

@@ -1,33 +1,14 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import {
-  type AccountsAccess,
-  type ApiKeyRecord,
-  formatTimestamp,
-  type Permission
-} from "../../domain/company/Company.js"
+import type { AccountsAccess, Permission } from "../../domain/company/Company.js"
 import { Accounts } from "../../services/company/Accounts.js"
 import { KeyStore } from "../../services/company/KeyStore.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
 import { apiKeysV3Query } from "./ApiKeysApi.js"
-import { numberedList } from "./v3.js"
-
-const listItem = (key: ApiKeyRecord) => ({
-  id: key.id,
-  expirationDate: formatTimestamp(key.expiresAt),
-  createdAt: formatTimestamp(key.createdAt),
-  enforceMtls: key.enforceMtls,
-  name: key.name
-})
-
-const full = (key: ApiKeyRecord) => ({
-  ...listItem(key),
-  companyId: key.companyId,
-  permissions: key.permissions,
-  accountsAccess: key.accountsAccess
-})
+import { apiKeySummaryV2, apiKeyV2 } from "./v2.js"
+import { apiKeyV3, numberedList, rotatedApiKeyV3 } from "./v3.js"
 
 interface CreateBody {
   readonly name: string
@@ -80,7 +61,7 @@ export const ApiKeysV2Live = HttpApiBuilder.group(Api, "apiKeysV2", (handlers) =
         Effect.gen(function* () {
           const caller = yield* CurrentCaller
           const { record, apiKey } = yield* createFor(caller, payload).pipe(Effect.provideService(KeyStore, keys))
-          return { ...full(record), apiKey }
+          return { ...apiKeyV2(record), apiKey }
         }).pipe(Effect.catchTag("ApiKeyNotFound", Effect.die))
       )
       .handle("list", ({ urlParams }) =>
@@ -95,7 +76,7 @@ export const ApiKeysV2Live = HttpApiBuilder.group(Api, "apiKeysV2", (handlers) =
             caller.key.environment,
             named.map((account) => account.id)
           )
-          return { results: found.map(listItem) }
+          return { results: found.map(apiKeySummaryV2) }
         })
       )
       .handle("delete", ({ path }) =>
@@ -112,7 +93,11 @@ export const ApiKeysV3Live = HttpApiBuilder.group(Api, "apiKeysV3", (handlers) =
     return handlers
       .handle("list", () =>
         Effect.flatMap(CurrentCaller, (caller) =>
-          numberedList(apiKeysV3Query, (query) => keys.page(caller.key.companyId, caller.key.environment, query), full)
+          numberedList(
+            apiKeysV3Query,
+            (query) => keys.page(caller.key.companyId, caller.key.environment, query),
+            apiKeyV3
+          )
         )
       )
       .handle("create", ({ payload }) =>
@@ -126,9 +111,7 @@ export const ApiKeysV3Live = HttpApiBuilder.group(Api, "apiKeysV3", (handlers) =
           const { record, apiKey, rotated } = yield* createFor(caller, body, rotate).pipe(
             Effect.provideService(KeyStore, keys)
           )
-          const rotatedApiKey =
-            rotated === undefined ? null : { id: rotated.id, expirationDate: formatTimestamp(rotated.expiresAt) }
-          return { data: { ...full(record), apiKey, rotatedApiKey } }
+          return { data: { ...apiKeyV3(record), apiKey, rotatedApiKey: rotatedApiKeyV3(rotated) } }
         })
       )
       .handle("delete", ({ path }) =>

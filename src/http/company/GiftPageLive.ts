@@ -1,9 +1,7 @@
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
-import { Effect, Either, Option, type ParseResult, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import type { GiftRecord } from "../../domain/company/Gifts.js"
-import type { CompanyOrderRecord, ShipmentStatus } from "../../domain/company/Orders.js"
 import { NotFound } from "../../domain/platform/Errors.js"
-import { plainIssues } from "../../domain/platform/IssueMessages.js"
 import { DEFAULT_COUNTRY } from "../../services/catalog/Catalog.js"
 import { CompanyOrders } from "../../services/company/CompanyOrders.js"
 import { Gifts, type GiftView } from "../../services/company/Gifts.js"
@@ -11,11 +9,12 @@ import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { noncedPage } from "../pages/html.js"
 import { ClaimGiftV2 } from "./GiftsApi.js"
-import { claimOf } from "./GiftsLive.js"
 import {
   type ClaimFormState,
-  type ClaimSummary,
-  type CountryOptions,
+  claimSummaryOf,
+  countryOptionsOf,
+  deliveryOf,
+  formIssues,
   type GiftPageContext,
   giftChoicesPage,
   giftClaimedPage,
@@ -23,22 +22,7 @@ import {
   giftGonePage,
   giftLandingPage
 } from "./giftPage.js"
-
-/** The order's shipment, as the recipient reads it. */
-const shipmentLabels: Record<ShipmentStatus, string> = {
-  orderReceived: "Order received",
-  processing: "Being prepared",
-  inTransit: "On its way",
-  outForDelivery: "Out for delivery",
-  delivered: "Delivered",
-  failed: "Could not be delivered",
-  cancelled: "Cancelled"
-}
-
-/** Where nothing more happens to a delivery. */
-const finalShipments: ReadonlyArray<ShipmentStatus> = ["delivered", "failed", "cancelled"]
-
-const regionNames = new Intl.DisplayNames(["en"], { type: "region", fallback: "code" })
+import { claimOf } from "./requests.js"
 
 const decodeClaim = Schema.decodeUnknownEither(ClaimGiftV2)
 
@@ -68,38 +52,6 @@ export const regionsOf = (acceptLanguage: string | undefined): ReadonlyArray<str
     .sort((a, b) => b.q - a.q || a.index - b.index)
     .map((entry) => entry.region)
 
-/** The claimed gift's item and address, as the recipient gave them. */
-const claimSummaryOf = (order: CompanyOrderRecord): ClaimSummary => ({
-  item: order.title,
-  address: [
-    `${order.recipientFirstName} ${order.recipientLastName}`,
-    order.address1,
-    order.address2,
-    [order.city, order.provinceCode, order.postalCode].filter((part) => part !== null && part !== "").join(" "),
-    regionNames.of(order.countryCode) ?? order.countryCode
-  ].filter((line): line is string => line !== null && line !== "")
-})
-
-/** The form's problems, each naming its field as the page labels it. */
-const formIssues = (error: ParseResult.ParseError) =>
-  plainIssues(error.issue)
-    .map((issue) => `${fieldLabels[String(issue.path.at(-1))] ?? "The form"}: ${issue.message}`)
-    .join("; ")
-
-const fieldLabels: Record<string, string> = {
-  variantId: "Options",
-  firstName: "First name",
-  lastName: "Last name",
-  email: "Email",
-  phone: "Phone",
-  addressLine1: "Address line 1",
-  addressLine2: "Address line 2",
-  city: "City",
-  state: "State or province",
-  zipcode: "Postal code",
-  country: "Country"
-}
-
 const gone = (reason: "unknown" | "expired" | "cancelled") =>
   noncedPage((nonce) => giftGonePage(nonce, reason), reason === "unknown" ? 404 : 410)
 
@@ -114,9 +66,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
      * company gave it), else the browser's (`Accept-Language`), else US; the first of them a gift can go to.
      */
     const destinations = Effect.map(gifts.destinations(), (supported) => ({
-      countries: supported
-        .map((code) => ({ code, name: regionNames.of(code) ?? code }))
-        .sort((a, b) => a.name.localeCompare(b.name)) satisfies CountryOptions,
+      countries: countryOptionsOf(supported),
       countryOf: (asked: string, view: GiftView, request: HttpServerRequest.HttpServerRequest) =>
         [asked, view.recipient.country ?? "", ...regionsOf(request.headers["accept-language"])]
           .map((code) => code.toUpperCase())
@@ -132,19 +82,6 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
 
     /** The claimed gift's order, as the company reads it (none while it is not placed). */
     const orderOf = (gift: GiftRecord) => orders.get(policy.scopeOfGift(gift), gift.orderId ?? "").pipe(Effect.option)
-
-    /** Where a claimed gift's order stands, for the page and its live status. */
-    const deliveryOf = (order: Option.Option<CompanyOrderRecord>) => {
-      const shipmentStatus = Option.match(order, {
-        onNone: (): ShipmentStatus => "orderReceived",
-        onSome: (o) => o.shipmentStatus
-      })
-      return {
-        shipmentStatus,
-        label: shipmentLabels[shipmentStatus],
-        final: finalShipments.includes(shipmentStatus)
-      }
-    }
 
     /** The claimed gift's page: what was chosen, where it goes, and where its order stands. */
     const claimedPage = (view: GiftView, gift: GiftRecord) =>

@@ -1,21 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import type { AddressSuggestion } from "../../domain/catalog/Address.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { Addresses } from "../../services/catalog/Addresses.js"
 import { Api } from "../Api.js"
 import { autocompleteV3Query } from "./OrderAddressesApi.js"
-import { numberedList } from "./v3.js"
-
-/** A suggestion in the create-order address shape: what the suggestion does not know is null. */
-const addressSuggestionV3 = (suggestion: AddressSuggestion) => ({
-  address1: suggestion.address1 ?? null,
-  address2: null,
-  city: suggestion.city,
-  provinceCode: suggestion.provinceCode ?? null,
-  postalCode: suggestion.postalCode ?? null,
-  countryCode: suggestion.countryCode
-})
+import { addressSuggestionV3, numberedList } from "./v3.js"
 
 export const OrderAddressesV3Live = HttpApiBuilder.group(Api, "orderAddressesV3", (handlers) =>
   Effect.gen(function* () {

@@ -219,7 +219,7 @@ export class OrdersV3Api extends HttpApiGroup.make("ordersV3")
       .addError(lineError("v3", CompanyOrderNotFound))
       .addError(lineError("v3", NotFound))
       .addError(lineError("v3", SimulationRefused))
-      .annotate(Operation, { permission: "orders:create", rateClass: "marketplace:write" })
+      .annotate(Operation, { permission: "orders:create", rateClass: "marketplace:write", testKeysOnly: true })
       .annotate(
         OpenApi.Summary,
         "Sandbox (test keys only): move a test order's shipment to its next status, or fail it (refunded)"

@@ -1,41 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { formatTimestamp } from "../../domain/company/Company.js"
-import type { RecipientRecord } from "../../domain/company/Recipients.js"
-import { maskEmail, maskName, maskPhone, readMode } from "../../services/company/Masking.js"
 import { Recipients } from "../../services/company/Recipients.js"
 import { Api } from "../Api.js"
-import { type Caller, CurrentCaller } from "./ApiKeyAuth.js"
+import { CurrentCaller } from "./ApiKeyAuth.js"
 import { defaultLimit } from "./CampaignsApi.js"
-import { listScope } from "./CampaignsLive.js"
-
-/** How the caller reads recipients: unmasked only with `recipients:read:unmasked`. */
-export const recipientReadMode = (caller: Caller) =>
-  readMode(caller.key.permissions, "recipients") === "unmasked" ? "unmasked" : "masked"
-
-const maskedOr = (value: string | null, mask: ((value: string) => string) | undefined) =>
-  value === null ? null : mask === undefined ? value : mask(value)
-
-/**
- * A recipient as v2 shows it (docs/decisions/0046-v2-recipients.md): names, e-mail and phone masked unless `mode` is
- * unmasked. A deleted recipient (never served by these routes, but named by gifts) shows empty names.
- */
-export const recipientV2 = (recipient: RecipientRecord, mode: "masked" | "unmasked") => {
-  const masked = mode === "masked"
-  return {
-    id: recipient.id,
-    firstName: maskedOr(recipient.firstName, masked ? maskName : undefined) ?? "",
-    lastName: maskedOr(recipient.lastName, masked ? maskName : undefined) ?? "",
-    email: maskedOr(recipient.email, masked ? maskEmail : undefined),
-    mobilePhone: maskedOr(recipient.mobilePhone, masked ? maskPhone : undefined),
-    country: recipient.country,
-    externalId: recipient.externalId,
-    accounts: recipient.accountIds,
-    source: recipient.source,
-    createdAt: formatTimestamp(recipient.createdAt),
-    updatedAt: formatTimestamp(recipient.updatedAt)
-  }
-}
+import { listScope } from "./requests.js"
+import { recipientV2 } from "./v2.js"
 
 export const RecipientsV2Live = HttpApiBuilder.group(Api, "recipientsV2", (handlers) =>
   Effect.gen(function* () {
@@ -57,7 +27,7 @@ export const RecipientsV2Live = HttpApiBuilder.group(Api, "recipientsV2", (handl
             }
           )
           // Creating needs `recipients:create` only; the answer is masked unless the key reads unmasked.
-          return recipientV2(created, recipientReadMode(caller))
+          return recipientV2(created, caller.readModes.recipients)
         })
       )
       .handle("list", ({ urlParams }) =>
@@ -72,14 +42,13 @@ export const RecipientsV2Live = HttpApiBuilder.group(Api, "recipientsV2", (handl
             externalId: urlParams.externalId,
             email: urlParams.email
           })
-          const mode = recipientReadMode(caller)
-          return { results: rows.map((row) => recipientV2(row, mode)), skip, limit }
+          return { results: rows.map((row) => recipientV2(row, caller.readModes.recipients)), skip, limit }
         })
       )
       .handle("get", ({ path }) =>
         Effect.gen(function* () {
           const caller = yield* CurrentCaller
-          return recipientV2(yield* recipients.get(caller.scope, path.recipientId), recipientReadMode(caller))
+          return recipientV2(yield* recipients.get(caller.scope, path.recipientId), caller.readModes.recipients)
         })
       )
       .handle("update", ({ path, payload }) =>
@@ -87,7 +56,7 @@ export const RecipientsV2Live = HttpApiBuilder.group(Api, "recipientsV2", (handl
           const caller = yield* CurrentCaller
           const { accounts: accountIds, ...fields } = payload
           const updated = yield* recipients.update(caller.scope, path.recipientId, { ...fields, accountIds })
-          return recipientV2(updated, recipientReadMode(caller))
+          return recipientV2(updated, caller.readModes.recipients)
         })
       )
       .handle("delete", ({ path }) =>

@@ -174,7 +174,7 @@ export class WebhooksV3Api extends HttpApiGroup.make("webhooksV3")
       .addSuccess(StockChangesV3, { status: 202 })
       .addError(lineError("v3", VariantNotFound))
       .addError(lineError("v3", NotFound))
-      .annotate(Operation, write)
+      .annotate(Operation, { ...write, testKeysOnly: true })
       .annotate(
         OpenApi.Summary,
         "Sandbox (test keys): send the test endpoints the stock-availability-updates a stock level would cause"

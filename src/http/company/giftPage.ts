@@ -1,3 +1,6 @@
+import { Option, type ParseResult } from "effect"
+import type { CompanyOrderRecord, ShipmentStatus } from "../../domain/company/Orders.js"
+import { plainIssues } from "../../domain/platform/IssueMessages.js"
 import type { GiftChoice } from "../../services/company/Gifts.js"
 import { escapeHtml, layout } from "../pages/html.js"
 
@@ -213,3 +216,68 @@ export const giftGonePage = (nonce: string, reason: "unknown" | "expired" | "can
   }</p>`,
     nonce
   )
+
+/** The order's shipment, as the recipient reads it. */
+const shipmentLabels: Record<ShipmentStatus, string> = {
+  orderReceived: "Order received",
+  processing: "Being prepared",
+  inTransit: "On its way",
+  outForDelivery: "Out for delivery",
+  delivered: "Delivered",
+  failed: "Could not be delivered",
+  cancelled: "Cancelled"
+}
+
+/** Where nothing more happens to a delivery. */
+const finalShipments: ReadonlyArray<ShipmentStatus> = ["delivered", "failed", "cancelled"]
+
+export const regionNames = new Intl.DisplayNames(["en"], { type: "region", fallback: "code" })
+
+/** Where a claimed gift's order stands (received while it is not placed), for the page and its live status. */
+export const deliveryOf = (order: Option.Option<CompanyOrderRecord>) => {
+  const shipmentStatus = Option.match(order, {
+    onNone: (): ShipmentStatus => "orderReceived",
+    onSome: (o) => o.shipmentStatus
+  })
+  return {
+    shipmentStatus,
+    label: shipmentLabels[shipmentStatus],
+    final: finalShipments.includes(shipmentStatus)
+  }
+}
+
+/** The countries a gift can go to, by English name, for the select. */
+export const countryOptionsOf = (supported: ReadonlyArray<string>): CountryOptions =>
+  supported.map((code) => ({ code, name: regionNames.of(code) ?? code })).sort((a, b) => a.name.localeCompare(b.name))
+
+/** The claimed gift's item and address, as the recipient gave them. */
+export const claimSummaryOf = (order: CompanyOrderRecord): ClaimSummary => ({
+  item: order.title,
+  address: [
+    `${order.recipientFirstName} ${order.recipientLastName}`,
+    order.address1,
+    order.address2,
+    [order.city, order.provinceCode, order.postalCode].filter((part) => part !== null && part !== "").join(" "),
+    regionNames.of(order.countryCode) ?? order.countryCode
+  ].filter((line): line is string => line !== null && line !== "")
+})
+
+/** The form's problems, each naming its field as the page labels it. */
+export const formIssues = (error: ParseResult.ParseError) =>
+  plainIssues(error.issue)
+    .map((issue) => `${fieldLabels[String(issue.path.at(-1))] ?? "The form"}: ${issue.message}`)
+    .join("; ")
+
+const fieldLabels: Record<string, string> = {
+  variantId: "Options",
+  firstName: "First name",
+  lastName: "Last name",
+  email: "Email",
+  phone: "Phone",
+  addressLine1: "Address line 1",
+  addressLine2: "Address line 2",
+  city: "City",
+  state: "State or province",
+  zipcode: "Postal code",
+  country: "Country"
+}

@@ -1,8 +1,12 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Effect } from "effect"
+import { DateTime, Effect } from "effect"
+import type { AddressSuggestion } from "../../domain/catalog/Address.js"
 import type { BillingMethodRecord } from "../../domain/company/Billing.js"
-import { type Account, formatTimestamp } from "../../domain/company/Company.js"
+import { type Account, type ApiKeyRecord, formatTimestamp } from "../../domain/company/Company.js"
 import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/company/Orders.js"
+import type { CompanyEventType, WebhookEndpointRecord } from "../../domain/company/Webhooks.js"
+import type { WebhookDelivery } from "../../services/checkout/Webhooks.js"
+import type { WebhookEndpoint } from "../../services/company/CompanyWebhooks.js"
 import { maskEmail, maskName, maskPhone, maskStreet } from "../../services/company/Masking.js"
 import type { V3Page } from "../../services/platform/V3QuerySql.js"
 import { numberedLinks, parseV3Query, type RawParams, type V3QuerySpec } from "../V3Query.js"
@@ -110,3 +114,65 @@ export const orderV3 = (order: CompanyOrderRecord, mode: "masked" | "unmasked") 
     updatedAt: formatTimestamp(order.updatedAt)
   }
 }
+
+/** An API key with its company, permissions and accounts (never its secret). */
+export const apiKeyV3 = (key: ApiKeyRecord) => ({
+  id: key.id,
+  expirationDate: formatTimestamp(key.expiresAt),
+  createdAt: formatTimestamp(key.createdAt),
+  enforceMtls: key.enforceMtls,
+  name: key.name,
+  companyId: key.companyId,
+  permissions: key.permissions,
+  accountsAccess: key.accountsAccess
+})
+
+/** The key a rotation retires, and until when it still works; none without a rotation. */
+export const rotatedApiKeyV3 = (rotated: ApiKeyRecord | undefined) =>
+  rotated === undefined ? null : { id: rotated.id, expirationDate: formatTimestamp(rotated.expiresAt) }
+
+/** An endpoint as v3 shows it: never its secret. */
+export const webhookV3 = (endpoint: WebhookEndpoint) => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  eventTypes: endpoint.eventTypes,
+  status: endpoint.status,
+  createdAt: formatTimestamp(endpoint.createdAt)
+})
+
+/**
+ * The creation answer, with the secret: `{id, url, eventTypes, secret, createdAt}`
+ * (docs/decisions/0050-company-webhooks.md).
+ */
+export const createdWebhookV3 = (endpoint: WebhookEndpointRecord, secret: string) => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  eventTypes: endpoint.eventTypes,
+  secret,
+  createdAt: formatTimestamp(endpoint.createdAt)
+})
+
+const timestampOrNull = (dateTime: DateTime.Utc | null) => (dateTime === null ? null : DateTime.formatIso(dateTime))
+
+export const webhookDeliveryV3 = (delivery: WebhookDelivery) => ({
+  id: delivery.eventId,
+  // An endpoint's deliveries are made by `CompanyWebhooks.emit`, with a company event type.
+  eventType: delivery.eventType as CompanyEventType,
+  status: delivery.status,
+  attempts: delivery.attempts,
+  lastResponseStatus: delivery.lastStatusCode,
+  lastError: delivery.lastError,
+  nextAttemptAt: timestampOrNull(delivery.nextAttemptAt),
+  createdAt: DateTime.formatIso(delivery.createdAt),
+  deliveredAt: timestampOrNull(delivery.deliveredAt)
+})
+
+/** A suggestion in the create-order address shape: what the suggestion does not know is null. */
+export const addressSuggestionV3 = (suggestion: AddressSuggestion) => ({
+  address1: suggestion.address1 ?? null,
+  address2: null,
+  city: suggestion.city,
+  provinceCode: suggestion.provinceCode ?? null,
+  postalCode: suggestion.postalCode ?? null,
+  countryCode: suggestion.countryCode
+})
