@@ -70,6 +70,9 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       if (!(yield* repo.exists(companyId))) return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
     })
 
+    /** The company's name (what a gift's recipient is told it comes from), if the company exists. */
+    const name = Effect.fn("Companies.name")((companyId: string) => repo.nameOf(companyId))
+
     /** One of the company's accounts, or none. Who may reach it is the Policy's to say. */
     const account = Effect.fn("Companies.account")((companyId: string, accountId: string) =>
       repo.accountOf(companyId, accountId.toLowerCase())
@@ -91,7 +94,7 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       return overrides.value
     })
 
-    return { create, exists, account, setRateLimits, rateLimits } as const
+    return { create, exists, name, account, setRateLimits, rateLimits } as const
   }),
   dependencies: [CompaniesRepo.Default, KeyStore.Default, Billing.Default]
 }) {}

@@ -47,6 +47,12 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("CompaniesRep
       execute: (companyId) => sql`SELECT 1 FROM companies WHERE id = ${companyId}`
     })
 
+    const findCompanyName = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ name: Schema.String }),
+      execute: (companyId) => sql`SELECT name FROM companies WHERE id = ${companyId}`
+    })
+
     const lockCompany = SqlSchema.findAll({
       Request: Schema.String,
       Result: Schema.Struct({ id: Schema.String }),
@@ -164,6 +170,11 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("CompaniesRep
       return rows.length > 0
     })
 
+    /** The company's name, if it exists. */
+    const nameOf = Effect.fn("CompaniesRepo.nameOf")(function* (companyId: string) {
+      return Option.map(yield* Effect.orDie(findCompanyName(companyId)), (row) => row.name)
+    })
+
     /**
      * Locks the company's row until the transaction ends, serialising what counts a company's keys or
      * endpoints; whether the company exists.
@@ -248,6 +259,7 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("CompaniesRep
     return {
       insert,
       exists,
+      nameOf,
       lock,
       setRateLimits,
       rateLimits,

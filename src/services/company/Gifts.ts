@@ -22,6 +22,7 @@ import { JobKind, Jobs } from "../platform/Jobs.js"
 import { nowDate } from "../platform/Time.js"
 import { Billing } from "./Billing.js"
 import { Campaigns } from "./Campaigns.js"
+import { Companies } from "./Companies.js"
 import { CompanyOrders, type OrderRequest } from "./CompanyOrders.js"
 import { CompanyWebhooks } from "./CompanyWebhooks.js"
 import { GiftsRepo } from "./GiftsRepo.js"
@@ -126,6 +127,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     CompanyPolicy.Default,
     CompanyOrders.Default,
     Catalog.Default,
+    Companies.Default,
     Notifications.Default,
     GiftsRepo.Default
   ],
@@ -140,6 +142,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     const webhooks = yield* CompanyWebhooks
     const pricing = yield* Pricing
     const catalog = yield* Catalog
+    const companies = yield* Companies
     const policy = yield* CompanyPolicy
     const companyOrders = yield* CompanyOrders
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
@@ -436,10 +439,13 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       const recipient = yield* recipients
         .get(scope, gift.value.recipientId, { includeDeleted: true })
         .pipe(Effect.orDie)
-      const [company] = yield* sql<{
-        name: string
-      }>`SELECT name FROM companies WHERE id = ${gift.value.companyId}`.pipe(Effect.orDie)
-      return Option.some<GiftView>({ gift: gift.value, campaign, recipient, sender: company?.name ?? "" })
+      const sender = yield* companies.name(gift.value.companyId)
+      return Option.some<GiftView>({
+        gift: gift.value,
+        campaign,
+        recipient,
+        sender: Option.getOrElse(sender, () => "")
+      })
     })
 
     /**
