@@ -5,15 +5,15 @@ import { CatalogV2Api } from "./catalog/CatalogV2Api.js"
 import { CatalogV3Api } from "./catalog/CatalogV3Api.js"
 import { ExportFilesApi, ExportsV3Api } from "./catalog/ExportsApi.js"
 import { ImagesApi } from "./catalog/ImagesApi.js"
-import { CheckoutsApi, OrdersApi, QuotesApi } from "./checkout/CheckoutsApi.js"
+import { AgentOrdersApi, CheckoutsApi, QuotesApi } from "./checkout/CheckoutsApi.js"
 import { PayApi } from "./checkout/PayApi.js"
 import { AccountsV3Api } from "./company/AccountsApi.js"
+import { OrdersV3Api } from "./company/OrdersApi.js"
 import { ApiKeysV2Api, ApiKeysV3Api } from "./company/ApiKeysApi.js"
 import { CampaignsV2Api } from "./company/CampaignsApi.js"
 import { GiftPageApi } from "./company/GiftPageApi.js"
 import { GiftClaimsV2Api, GiftsV2Api } from "./company/GiftsApi.js"
 import { OrderAddressesV3Api } from "./company/OrderAddressesApi.js"
-import { OrdersV3Api } from "./company/OrdersApi.js"
 import { RecipientsV2Api } from "./company/RecipientsApi.js"
 import { WebhooksV3Api } from "./company/WebhooksApi.js"
 import { withRequestErrors } from "./ErrorLines.js"
@@ -32,7 +32,7 @@ export class Api extends makeApi("ribbon")
   .add(ProfileApi.pipe(withRequestErrors("v1")))
   .add(QuotesApi.pipe(withRequestErrors("v1")))
   .add(CheckoutsApi.pipe(withRequestErrors("v1")))
-  .add(OrdersApi.pipe(withRequestErrors("v1")))
+  .add(AgentOrdersApi.pipe(withRequestErrors("v1")))
   .add(PayApi.pipe(withRequestErrors("v1")))
   .add(GiftPageApi.pipe(withRequestErrors("v1")))
   .add(ApiKeysV2Api.pipe(withRequestErrors("v2")))

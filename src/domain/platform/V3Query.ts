@@ -2,7 +2,7 @@ import { Either, Encoding, Schema } from "effect"
 
 /**
  * The v3 list query (spec "Versioning" 3): what each list operation accepts (`V3QuerySpec`) and a parsed
- * request (`V3Query`). `src/http/V3Query.ts` parses it from the URL; `src/services/platform/V3QuerySql.ts`
+ * request (`V3Query`). `src/http/V3Requests.ts` parses it from the URL; `src/services/platform/V3QuerySql.ts`
  * compiles it to SQL, so filtering, sorting and paging happen in the database.
  */
 

@@ -7,7 +7,7 @@ import { Personalization } from "../../domain/catalog/Personalization.js"
 import { HexId, Timestamp } from "../../domain/company/Company.js"
 import { ApiKeyAuthV3, Operation } from "../company/ApiKeyAuth.js"
 import { lineError } from "../ErrorLines.js"
-import { Links, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
+import { Links, type V3QuerySpec, v3UrlParams } from "../V3Requests.js"
 
 /**
  * The catalog, version 3 (spec "Operations named for version 3"; docs/decisions/0036-company-resources.md,

@@ -12,7 +12,7 @@ import { HexId, Timestamp } from "../../domain/company/Company.js"
 import { NotFound } from "../../domain/platform/Errors.js"
 import { ApiKeyAuthV3, Operation } from "../company/ApiKeyAuth.js"
 import { lineError } from "../ErrorLines.js"
-import { strictBody } from "../V3Query.js"
+import { strictBody } from "../V3Requests.js"
 import { productsV3Query } from "./CatalogV3Api.js"
 
 /**

@@ -7,7 +7,7 @@ import { InvalidRequest } from "../../domain/platform/Errors.js"
 import type { V3Page } from "../../services/platform/V3QuerySql.js"
 import { CurrentCaller } from "../company/ApiKeyAuth.js"
 import { searchParams } from "../company/v3.js"
-import { cursorLinks, parseV3Query, type V3Query, type V3QuerySpec } from "../V3Query.js"
+import { cursorLinks, parseV3Query, type V3Query, type V3QuerySpec } from "../V3Requests.js"
 import type { ProductListV3, ProductV3 } from "./CatalogV3Api.js"
 
 /**

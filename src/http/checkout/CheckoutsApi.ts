@@ -126,7 +126,7 @@ export class CheckoutsApi extends HttpApiGroup.make("checkouts")
 
 const Limit = queryInt({ min: 1, max: 100, description: "Integer from 1 to 100 (default 20)" })
 
-export class OrdersApi extends HttpApiGroup.make("orders")
+export class AgentOrdersApi extends HttpApiGroup.make("orders")
   .add(
     HttpApiEndpoint.get("listOrders", "/orders")
       .setUrlParams(

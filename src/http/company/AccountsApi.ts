@@ -4,7 +4,7 @@ import { BillingStatus, BillingType } from "../../domain/company/Billing.js"
 import { HexId, Timestamp } from "../../domain/company/Company.js"
 import { AccountNameTaken, AccountNotFound, BillingMethodNotFound } from "../../domain/company/Errors.js"
 import { lineError } from "../ErrorLines.js"
-import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
+import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Requests.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**

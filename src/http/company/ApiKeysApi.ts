@@ -20,7 +20,7 @@ import {
 } from "../../domain/company/Errors.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
-import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
+import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Requests.js"
 import { ApiKeyAuthV2, ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**
@@ -131,7 +131,7 @@ export class ApiKeyListV3 extends Schema.Class<ApiKeyListV3>("ApiKeyListV3")({
   links: Links
 }) {}
 
-/** The v3 list's query: documented here, checked (unknown keys → 400) by src/http/V3Query.ts. */
+/** The v3 list's query: documented here, checked (unknown keys → 400) by src/http/V3Requests.ts. */
 export const apiKeysV3Query = {
   filters: ["name", "enforceMtls"],
   sort: ["createdAt", "name", "expirationDate"],

@@ -10,7 +10,7 @@ import {
   ProvinceCode
 } from "../../domain/catalog/Address.js"
 import { plainIssues } from "../../domain/platform/IssueMessages.js"
-import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
+import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Requests.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**

@@ -22,7 +22,7 @@ import { CompanyOrderStatus, FulfillmentStatus, ShipmentStatus } from "../../dom
 import { IdempotencyInFlight, NotFound } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { mayReplay } from "../OpenApiDocument.js"
-import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
+import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Requests.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**

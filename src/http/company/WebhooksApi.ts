@@ -6,7 +6,7 @@ import { WebhookEndpointLimitReached, WebhookEndpointNotFound } from "../../doma
 import { CompanyEventType, WebhookEndpointStatus } from "../../domain/company/Webhooks.js"
 import { NotFound } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
-import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Query.js"
+import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Requests.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**

@@ -9,7 +9,7 @@ import type { WebhookDelivery } from "../../services/checkout/Webhooks.js"
 import type { WebhookEndpoint } from "../../services/company/CompanyWebhooks.js"
 import { maskEmail, maskName, maskPhone, maskStreet } from "../../services/company/Masking.js"
 import type { V3Page } from "../../services/platform/V3QuerySql.js"
-import { numberedLinks, parseV3Query, type RawParams, type V3QuerySpec } from "../V3Query.js"
+import { numberedLinks, parseV3Query, type RawParams, type V3QuerySpec } from "../V3Requests.js"
 
 /**
  * The company API's version 3 presentation of the company context's records (docs/decisions/0036-company-resources.md):

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import type { V3Query, V3QuerySpec } from "../../../src/domain/platform/V3Query.js"
-import { parseV3Query } from "../../../src/http/V3Query.js"
+import { parseV3Query } from "../../../src/http/V3Requests.js"
 import {
   type CompiledV3Query,
   compileV3Query,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import { numberedLinks, parseV3Query, type V3QuerySpec } from "../../src/http/V3Query.js"
+import { numberedLinks, parseV3Query, type V3QuerySpec } from "../../src/http/V3Requests.js"
 
 const products: V3QuerySpec = {
   filters: ["name", "country"],

@@ -3,7 +3,7 @@ import { FieldIssue, InvalidRequest } from "../domain/platform/Errors.js"
 import type { V3Query, V3QuerySpec } from "../domain/platform/V3Query.js"
 
 /**
- * The v3 query syntax (spec "Versioning" 3): `filter[field]` (several are ANDed), `include`, `fields`,
+ * How the v3 line reads requests: the v3 query syntax (spec "Versioning" 3): `filter[field]` (several are ANDed), `include`, `fields`,
  * `sort`, `page[number]`, `page[size]` and `page[cursor]`. Each list operation describes what it accepts;
  * anything else under `filter[...]` (or an unknown key) is a 400 naming it. `links.next` is built here by
  * the server from the request's own query, so clients follow it verbatim and never build a cursor.
