@@ -22,7 +22,7 @@ import { apiKeyAuthLayers } from "../src/http/company/ApiKeyAuthLive.js"
 import { embedded } from "../src/layers/Database.js"
 import { MigrationsLive } from "../src/layers/Migrations.js"
 import { RateLimiterMemoryLive, redisRateLimiterStore } from "../src/layers/Redis.js"
-import { makeHandlersLive, ServicesLive, serveApi } from "../src/layers/Server.js"
+import { makeHandlersLive, ServicesLive, SimulatorsLive, serveApi } from "../src/layers/Server.js"
 import { PublicUrl } from "../src/services/catalog/Catalog.js"
 import { Companies } from "../src/services/company/Companies.js"
 import { KeyStore } from "../src/services/company/KeyStore.js"
@@ -69,7 +69,7 @@ const Services = Layer.mergeAll(ServicesLive, RateLimits.Default.pipe(Layer.prov
   Layer.provide([
     Layer.succeed(PublicUrl, "http://localhost"),
     Signals.layerInProcess,
-    FulfillmentSettings.Default,
+    SimulatorsLive.pipe(Layer.provide(FulfillmentSettings.Default)),
     OutboundPolicy.Default
   ]),
   Layer.provideMerge(Layer.provideMerge(MigrationsLive, embedded({ dataDir: Option.none(), exposeSocket: false })))

@@ -56,6 +56,19 @@ const allowedOrigins: Config.Config<ReadonlyArray<string>> = Config.array(
   Config.withDefault([])
 )
 
+/**
+ * Which adapter of a port Ribbon runs (docs/operations.md, "Payment and fulfillment providers"): one of
+ * `choices`, `simulator` by default; any other value stops the start, naming the ones there are.
+ */
+const adapter = <const Choice extends string>(name: string, what: string, choices: ReadonlyArray<Choice>) =>
+  Config.string(name).pipe(
+    Config.validate({
+      message: `must name the ${what}: ${choices.join(", ")} (the only one Ribbon ships)`,
+      validation: (value): value is Choice => (choices as ReadonlyArray<string>).includes(value)
+    }),
+    Config.withDefault("simulator" as Choice)
+  )
+
 /** The whole runtime configuration, read once from `Config.*` (the environment by default). */
 export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
   effect: Effect.gen(function* () {
@@ -100,7 +113,7 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
           key: Config.string("TLS_KEY")
         })
       ),
-      /** The Fulfillment simulator (docs/checkout.md): supplier latency, transient failure rate, progress step. */
+      /** The fulfillment simulator (docs/checkout.md): supplier latency, transient failure rate, progress step. */
       fulfillment: {
         latency: yield* Config.duration("FULFILLMENT_LATENCY").pipe(Config.withDefault("0 millis")),
         failureRate: yield* Config.number("FULFILLMENT_FAILURE_RATE").pipe(
@@ -109,6 +122,10 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
         ),
         progressEvery: yield* Config.duration("FULFILLMENT_PROGRESS_EVERY").pipe(Config.withDefault("1 minute"))
       },
+      /** The fulfillment partner orders are placed with (FULFILLMENT_PARTNER): only the simulator ships. */
+      fulfillmentPartner: yield* adapter("FULFILLMENT_PARTNER", "fulfillment partner", ["simulator"] as const),
+      /** The payment provider that charges cards (PAYMENT_PROVIDER): only the test-mode simulator ships. */
+      paymentProvider: yield* adapter("PAYMENT_PROVIDER", "payment provider", ["simulator"] as const),
       /** Callbacks to loopback addresses (local development and tests only; docs/webhooks.md). */
       webhooksAllowLoopback: yield* Config.boolean("WEBHOOKS_ALLOW_LOOPBACK").pipe(Config.withDefault(false)),
       /** How long in-flight requests may take to finish after a shutdown signal. */

@@ -72,6 +72,7 @@ import { Gifts } from "../services/company/Gifts.js"
 import { KeyStore } from "../services/company/KeyStore.js"
 import { CompanyPolicy } from "../services/company/Policy.js"
 import { Recipients } from "../services/company/Recipients.js"
+import { Fulfillment } from "../services/fulfillment/Fulfillment.js"
 import { Authorizations } from "../services/identity/Authorizations.js"
 import { Bearers } from "../services/identity/Bearers.js"
 import { BrowserSessions } from "../services/identity/BrowserSessions.js"
@@ -84,8 +85,8 @@ import { OutboundPolicy } from "../services/platform/OutboundHttp.js"
 import { RateLimits } from "../services/platform/RateLimits.js"
 import { MigrationTarget, Readiness } from "../services/platform/Readiness.js"
 import { SigningKeys } from "../services/platform/SigningKeys.js"
-import { Fulfillment, FulfillmentSettings } from "../services/simulators/Fulfillment.js"
-import { Payments } from "../services/simulators/Payments.js"
+import { FulfillmentSettings, FulfillmentSimulator } from "../services/simulators/Fulfillment.js"
+import { PaymentSimulator } from "../services/simulators/Payments.js"
 import { AppConfig } from "./Config.js"
 import { DatabaseLive, SignalsLive } from "./Database.js"
 import { httpListener } from "./HttpListener.js"
@@ -218,8 +219,9 @@ export const mtlsRootUrl = (publicUrl: string, mtlsPort: number): string =>
   `https://${new URL(publicUrl).hostname}:${mtlsPort}`
 
 /**
- * Every service the routes and the worker call; they need the database, Signals, the public URL and the
- * simulator and callback settings.
+ * Every service the routes and the worker call; they need the database, Signals, the public URL, the
+ * callback settings, and the payment provider and fulfillment partner (`ProvidersLive`, or in tests
+ * `SimulatorsLive`).
  */
 export const ServicesLive = Layer.mergeAll(
   // platform (Jobs is provided to all, below)
@@ -263,10 +265,30 @@ export const ServicesLive = Layer.mergeAll(
     Notifications.Default,
     Webhooks.Default
   ).pipe(Layer.provideMerge(CheckoutPresenterV1)),
-  // simulators
-  Fulfillment.Default,
-  Payments.Default
+  // fulfillment: the orders placed with the fulfillment partner
+  Fulfillment.Default
 ).pipe(Layer.provideMerge(Jobs.Default))
+
+/**
+ * The shipped adapters of the two ports, the simulators (src/services/simulators), on the fulfillment
+ * simulator's settings: the payment provider and the fulfillment partner, and the simulators themselves for
+ * the tests' controls.
+ */
+export const SimulatorsLive = Layer.merge(FulfillmentSimulator.partner, PaymentSimulator.provider)
+
+/** The fulfillment partner adapters by their FULFILLMENT_PARTNER names, and the payment providers by PAYMENT_PROVIDER's. */
+const fulfillmentPartners = { simulator: FulfillmentSimulator.partner }
+const paymentProviders = { simulator: PaymentSimulator.provider }
+
+/**
+ * The payment provider and the fulfillment partner the configuration names (docs/operations.md, "Payment and
+ * fulfillment providers"); AppConfig refuses any name not listed here, so the start fails before anything runs.
+ */
+export const ProvidersLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Layer.merge(fulfillmentPartners[config.fulfillmentPartner], paymentProviders[config.paymentProvider])
+  )
+)
 
 /**
  * The rate limiter on the memory store or Redis (REDIS_URL): the company API's token buckets (RateLimits)
@@ -370,13 +392,17 @@ export const WorkerLive = Layer.unwrapEffect(
   })
 )
 
-/** The settings of the simulator and of outbound callbacks, from AppConfig. */
+/** The providers, the simulator's settings and those of outbound callbacks, from AppConfig. */
 const SettingsLive = Layer.mergeAll(
   Layer.effect(
     PublicUrl,
     Effect.map(AppConfig, (config) => config.publicUrl)
   ),
-  Layer.unwrapEffect(Effect.map(AppConfig, (config) => FulfillmentSettings.layer(config.fulfillment))),
+  ProvidersLive.pipe(
+    Layer.provideMerge(
+      Layer.unwrapEffect(Effect.map(AppConfig, (config) => FulfillmentSettings.layer(config.fulfillment)))
+    )
+  ),
   Layer.effect(
     PaymentsInFlight,
     Effect.map(AppConfig, (config) => config.paymentsInFlight)

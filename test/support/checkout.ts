@@ -15,14 +15,15 @@ import {
   ribbonClient,
   serveForTest,
   TestSettingsLive,
-  testPublicUrl
+  testPublicUrl,
+  withSimulators
 } from "./http.js"
 
 /**
  * The seeded Ribbon API with its background worker (placement, order progress, expiry, callbacks) on a
  * test port, the services exposed to the test. The server runs on wall-clock time plus an offset that
  * `TimeTravel` moves (quote and checkout expiry), so its schedules keep running. `settings` replaces the
- * simulator and callback settings.
+ * fulfillment simulator's and callback settings (the simulators run on them).
  */
 export const makeCheckoutTestServer = (
   settings: Layer.Layer<FulfillmentSettings | OutboundPolicy> = TestSettingsLive
@@ -33,7 +34,7 @@ export const makeCheckoutTestServer = (
       Layer.provideMerge(Layer.provideMerge(WorkerLive, Layer.merge(ServicesLive, RateLimitsMemoryLive))),
       Layer.provide(originPolicyAtPublicUrl()),
       Layer.provide([Layer.succeed(PublicUrl, testPublicUrl), Signals.layerInProcess]),
-      Layer.provideMerge(settings),
+      Layer.provideMerge(withSimulators(settings)),
       Layer.provideMerge(SeededTestDatabase),
       Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
       Layer.provide(Layer.setClock(clock))
@@ -54,7 +55,7 @@ export const makeCheckoutRealPortServer = (
       Layer.provideMerge(Layer.provideMerge(WorkerLive, Layer.merge(ServicesLive, RateLimitsMemoryLive))),
       Layer.provide(originPolicyAtPublicUrl()),
       Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess]),
-      Layer.provideMerge(settings),
+      Layer.provideMerge(withSimulators(settings)),
       Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
       Layer.provideMerge(SeededTestDatabase),
       Layer.provideMerge(Layer.succeed(TimeTravel, travel)),

@@ -6,7 +6,7 @@ import { Api } from "../../src/http/Api.js"
 import { OriginPolicy } from "../../src/http/BrowserOrigins.js"
 import { httpListener } from "../../src/layers/HttpListener.js"
 import { RateLimiterMemoryLive } from "../../src/layers/Redis.js"
-import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
+import { ApiLive, ServicesLive, SimulatorsLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
 import { OutboundPolicy } from "../../src/services/platform/OutboundHttp.js"
 import { RateLimits } from "../../src/services/platform/RateLimits.js"
@@ -16,10 +16,16 @@ import { SeededTestDatabase, TestDatabase } from "./database.js"
 
 export const testMaxBodyBytes = 64 * 1024
 
-/** The simulator's defaults, and callbacks allowed to loopback receivers. */
-export const TestSettingsLive = Layer.mergeAll(
-  FulfillmentSettings.Default,
-  OutboundPolicy.layer({ allowLoopback: true })
+/**
+ * Settings (the fulfillment simulator's, the outbound policy) with the simulators on them, as the payment
+ * provider and the fulfillment partner.
+ */
+export const withSimulators = <E, R>(settings: Layer.Layer<FulfillmentSettings | OutboundPolicy, E, R>) =>
+  Layer.provideMerge(SimulatorsLive, settings)
+
+/** The fulfillment simulator's defaults, callbacks allowed to loopback receivers, and the simulators. */
+export const TestSettingsLive = withSimulators(
+  Layer.mergeAll(FulfillmentSettings.Default, OutboundPolicy.layer({ allowLoopback: true }))
 )
 
 /**

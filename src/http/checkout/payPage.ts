@@ -1,5 +1,5 @@
+import type { CardField, CardFieldError } from "../../domain/checkout/Cards.js"
 import { type CheckoutStatus, terminalStatuses } from "../../domain/checkout/Checkout.js"
-import type { CardField, CardFieldError } from "../../services/simulators/Payments.js"
 import { escapeHtml, layout as htmlLayout, nonceAttr } from "../pages/html.js"
 
 /**

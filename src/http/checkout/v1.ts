@@ -1,10 +1,10 @@
 import { Effect, Layer } from "effect"
 import { Checkout, CheckoutItem, type CheckoutStatus, Order } from "../../domain/checkout/Checkout.js"
 import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
+import type { OrderRecord } from "../../domain/fulfillment/Orders.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { formatMoney } from "../../services/catalog/Pricing.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
-import type { OrderRow } from "../../services/simulators/Fulfillment.js"
 
 /**
  * The agent API's (`/v1`) shapes of the checkout context's records: the Checkout and Order resources, which
@@ -73,7 +73,7 @@ export const checkoutV1 = (baseUrl: string, row: CheckoutRecord, items: Readonly
   })
 
 /** The Order resource of a booked row, its amount shown in `locale` (its checkout's). */
-export const orderV1 = (row: OrderRow, locale: string): Order =>
+export const orderV1 = (row: OrderRecord, locale: string): Order =>
   Order.make({
     id: row.id,
     checkoutId: row.checkoutId,

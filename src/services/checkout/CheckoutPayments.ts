@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect, Either, Option } from "effect"
+import { type CardFieldError, type CardInput, validateCard } from "../../domain/checkout/Cards.js"
 import { paymentClosed } from "../../domain/checkout/CheckoutMachine.js"
 import { paymentsResumeAt } from "../../domain/checkout/PaymentAttempts.js"
 import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
-import { type CardFieldError, type CardInput, Payments, validateCard } from "../simulators/Payments.js"
 import { Checkouts } from "./Checkouts.js"
 import { Events } from "./Events.js"
+import { PaymentProvider } from "./PaymentProvider.js"
 import { Placement } from "./Placement.js"
 
 /** Why the payment page cannot take a payment: an unknown checkout or wrong token, or its status. */
@@ -47,19 +48,20 @@ export interface PaymentRequest {
 
 /**
  * Payments on the hosted page (docs/decisions/0026-hosted-payment-page.md; docs/checkout.md "Placement"): the
- * checkout's row stays locked while the card is charged, so two submissions cannot both pay; a paid checkout is then
- * placed at once on this instance (`Placement.payThenPlace`), which also bounds the payments in flight. A declined card
- * is recorded in the same transaction, and after too many declines the card is not tried until a wait has
+ * checkout's row stays locked while the card is charged by the payment provider (`PaymentProvider`, a port), so
+ * two submissions cannot both pay; a paid checkout is then placed at once on this instance
+ * (`Placement.payThenPlace`), which also bounds the payments in flight. A declined card is recorded in the same
+ * transaction, and after too many declines the card is not tried until a wait has
  * passed (src/domain/checkout/PaymentAttempts.ts): the declines are counted under the lock, so concurrent
  * submissions cannot slip past the limit.
  */
 export class CheckoutPayments extends Effect.Service<CheckoutPayments>()("CheckoutPayments", {
-  dependencies: [Checkouts.Default, Events.Default, Payments.Default, Placement.Default],
+  dependencies: [Checkouts.Default, Events.Default, Placement.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const checkouts = yield* Checkouts
     const events = yield* Events
-    const payments = yield* Payments
+    const payments = yield* PaymentProvider
     const placement = yield* Placement
 
     /** One transaction: the locked checkout, the card checked and charged, the checkout marked paid. */

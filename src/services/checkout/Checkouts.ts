@@ -29,6 +29,7 @@ import {
   SmsConsentRequired
 } from "../../domain/checkout/Errors.js"
 import type { CheckoutItemRecord, CheckoutRecord, QuoteRecord } from "../../domain/checkout/Records.js"
+import type { OrderRecord } from "../../domain/fulfillment/Orders.js"
 import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
@@ -38,7 +39,6 @@ import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotenc
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { OutboundHttp } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
-import type { OrderRow } from "../simulators/Fulfillment.js"
 import { type CheckoutChange, CheckoutsRepo } from "./CheckoutsRepo.js"
 import { Events } from "./Events.js"
 import { Notifications } from "./Notifications.js"
@@ -82,7 +82,7 @@ export class CheckoutPresenter extends Context.Tag("ribbon/checkout/CheckoutPres
   CheckoutPresenter,
   {
     readonly checkout: (row: CheckoutRecord, items: ReadonlyArray<CheckoutItemRecord>) => Checkout
-    readonly order: (row: OrderRow, locale: string) => OrderSchema
+    readonly order: (row: OrderRecord, locale: string) => OrderSchema
   }
 >() {}
 
@@ -627,7 +627,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
      * cancels it at the supplier, under the checkout's lock. The checkout is `refunded` once no placed item
      * is left. While the checkout is still placing its item may not be marked placed yet: 409.
      */
-    const refundOrder = <E, R>(checkoutId: string, cancelOrder: Effect.Effect<OrderRow, E, R>) =>
+    const refundOrder = <E, R>(checkoutId: string, cancelOrder: Effect.Effect<OrderRecord, E, R>) =>
       commit(checkoutId, (checkout) =>
         Effect.gen(function* () {
           if (!canApply("refundOrder", checkout.status)) {

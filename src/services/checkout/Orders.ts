@@ -1,14 +1,16 @@
 import { Effect, Option, Schema } from "effect"
 import { OrderStatus } from "../../domain/checkout/Checkout.js"
 import { OrderNotFound } from "../../domain/checkout/Errors.js"
+import type { OrderRecord } from "../../domain/fulfillment/Orders.js"
+import { Fulfillment } from "../fulfillment/Fulfillment.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
-import { Fulfillment, FulfillmentSettings, type OrderRow } from "../simulators/Fulfillment.js"
 import { CheckoutPresenter, Checkouts } from "./Checkouts.js"
 import { Notifications } from "./Notifications.js"
 
 /**
  * The agent's orders (docs/decisions/0027-placement-and-orders.md; docs/checkout.md): one per placed checkout item,
- * booked by the Fulfillment simulator. Their progress (`placed → processing → shipped → delivered`) is the
+ * kept by the Fulfillment service (the fulfillment context's) and shown here with their checkout's locale. Their
+ * progress (`placed → processing → shipped → delivered`) is the
  * `order.advance` job, one step per `progressEvery`; a cancelled order refunds its item, and a checkout
  * whose placed orders are all cancelled becomes `refunded`. Each change appends its `order.*` event.
  */
@@ -18,7 +20,7 @@ export const AdvanceOrder = JobKind.make("order.advance", Schema.Struct({ orderI
 
 /** A booked order and the locale its amounts are shown in (its checkout's). */
 export interface LocalizedOrder {
-  readonly row: OrderRow
+  readonly row: OrderRecord
   readonly locale: string
 }
 
@@ -30,16 +32,15 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
     const fulfillment = yield* Fulfillment
     const notifications = yield* Notifications
     const jobs = yield* Jobs
-    const settings = yield* FulfillmentSettings
 
     /** A booked order with the locale its amounts are shown in (its checkout's). */
-    const withLocale = Effect.fn("Orders.withLocale")(function* (row: OrderRow) {
+    const withLocale = Effect.fn("Orders.withLocale")(function* (row: OrderRecord) {
       const locales = yield* checkouts.localesOf([row.checkoutId])
       return { row, locale: locales.get(row.checkoutId) ?? "en-US" } satisfies LocalizedOrder
     })
 
     /** The order as events show it. */
-    const toOrder = (row: OrderRow) => Effect.map(withLocale(row), ({ locale }) => presenter.order(row, locale))
+    const toOrder = (row: OrderRecord) => Effect.map(withLocale(row), ({ locale }) => presenter.order(row, locale))
 
     /** The user's orders, newest first. */
     const list = Effect.fn("Orders.list")(function* (userId: string, options: { limit: number; cursor?: string }) {
@@ -86,7 +87,7 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
             yield* jobs.enqueue(
               AdvanceOrder,
               { orderId, from: order.status },
-              { key: `${orderId}:${order.status}`, delay: settings.progressEvery }
+              { key: `${orderId}:${order.status}`, delay: fulfillment.progressEvery }
             )
           }
           return Option.some(order)

@@ -1,23 +1,21 @@
 import { Context, Effect, Exit, FiberSet, Metric, MetricBoundaries, Option, Schedule } from "effect"
 import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
+import type { OrderRecord } from "../../domain/fulfillment/Orders.js"
 import type { Id } from "../../domain/platform/Ids.js"
+import { Fulfillment } from "../fulfillment/Fulfillment.js"
+import type { FulfillmentUnavailable } from "../fulfillment/FulfillmentPartner.js"
 import { Jobs } from "../platform/Jobs.js"
-import {
-  Fulfillment,
-  FulfillmentSettings,
-  type FulfillmentUnavailable,
-  type OrderRow
-} from "../simulators/Fulfillment.js"
 import { CheckoutPresenter, Checkouts, type ItemOutcome, PlaceCheckout } from "./Checkouts.js"
 import { AdvanceOrder } from "./Orders.js"
 
 /**
  * Placement of a paid checkout (docs/decisions/0027-placement-and-orders.md; docs/checkout.md), the `checkout.place`
- * job: `paid` → `placing`, one order per pending item through the Fulfillment simulator, then `confirmed`,
+ * job: `paid` → `placing`, one order per pending item through the Fulfillment service (and so the fulfillment
+ * partner), then `confirmed`,
  * `partially_confirmed` or `failed`.
  *
  * Crash safety: each item is placed under the deterministic key `{checkoutId}:{index}`, which the
- * simulator books at most once, and each item moves from `pending` by a conditional update. A run that
+ * Fulfillment service books at most once, and each item moves from `pending` by a conditional update. A run that
  * stops anywhere (a crash, a shutdown, an expired lease) is resumed by the job runner and skips what is
  * already done, so every item ends with exactly one order or one refund.
  */
@@ -61,11 +59,10 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
     const presenter = yield* CheckoutPresenter
     const fulfillment = yield* Fulfillment
     const jobs = yield* Jobs
-    const settings = yield* FulfillmentSettings
 
     /** What the supplier said of one pending item. */
     type Outcome =
-      | { readonly _tag: "Placed"; readonly order: OrderRow }
+      | { readonly _tag: "Placed"; readonly order: OrderRecord }
       | { readonly _tag: "Failed"; readonly message: string }
       | { readonly _tag: "Later"; readonly error: FulfillmentUnavailable }
 
@@ -133,7 +130,7 @@ export class Placement extends Effect.Service<Placement>()("Placement", {
           AdvanceOrder,
           orderIds.map((orderId) => ({
             payload: { orderId, from: "placed" as const },
-            options: { key: `${orderId}:placed`, delay: settings.progressEvery }
+            options: { key: `${orderId}:placed`, delay: fulfillment.progressEvery }
           }))
         )
       const settled = Option.getOrUndefined(yield* checkouts.settleItems(checkoutId, answered, progress))

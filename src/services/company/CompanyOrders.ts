@@ -15,7 +15,7 @@ import {
 } from "../../domain/company/Errors.js"
 import {
   asPlaced,
-  CompanyOrderRecord,
+  type CompanyOrderRecord,
   cancellable,
   fulfillmentStatusOf,
   type Metadata,
@@ -25,32 +25,31 @@ import {
   ShipmentStatus as ShipmentStatusSchema
 } from "../../domain/company/Orders.js"
 import type { CompanyEvent } from "../../domain/company/Webhooks.js"
+import type { BookingRecord } from "../../domain/fulfillment/Orders.js"
 import { InvalidRequest, ServiceUnavailable } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Addresses } from "../catalog/Addresses.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
+import { Fulfillment } from "../fulfillment/Fulfillment.js"
 import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotency.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
-import { rowsOf } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
-import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
-import { type BookingRow, Fulfillment, FulfillmentSettings } from "../simulators/Fulfillment.js"
 import { Accounts } from "./Accounts.js"
 import { Billing, noDefaultMethod } from "./Billing.js"
+import { CompanyOrdersRepo } from "./CompanyOrdersRepo.js"
 import { CompanyWebhooks } from "./CompanyWebhooks.js"
-import { accountsIn } from "./Scope.js"
 
 /**
  * Company orders, version 3 (docs/decisions/0039-v3-orders.md, docs/company-api.md "Orders"): one variant for one
  * recipient, placed in one idempotent call. The checks run in the order docs/decisions/0039-v3-orders.md gives (the
  * body is the HTTP layer's): account and billing method (404), variant (404), ships to the country (422), address valid
- * for the country (422), funds (422); then the debit, the booking with the Fulfillment simulator and the order row
- * commit in one transaction.
+ * for the country (422), funds (422); then the debit, the booking with the fulfillment partner (the Fulfillment
+ * service) and the order row commit in one transaction.
  *
  * The shipment moves `orderReceived → processing → inTransit → outForDelivery → delivered`; each move but
- * `outForDelivery` (the carrier's last-mile scan) is a step of the simulator's booking. `live` orders move
+ * `outForDelivery` (the carrier's last-mile scan) is a step of the partner's booking. `live` orders move
  * on their own, one step every `progressEvery` (the `company-order.advance` job); `test` orders move only
  * when the sandbox control says so (`simulate`), so an integration test decides what happens when.
  */
@@ -93,7 +92,7 @@ export interface OrderCaller {
   readonly source: RequestSource | null
 }
 
-/** The simulator's step that each shipment move makes, if any. */
+/** The booking's step that each shipment move makes, if any. */
 const supplierStep: Partial<Record<ShipmentStatus, "placed" | "processing" | "shipped">> = {
   processing: "placed",
   inTransit: "processing",
@@ -109,7 +108,8 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
     Fulfillment.Default,
     Jobs.Default,
     CompanyWebhooks.Default,
-    Catalog.Default
+    Catalog.Default,
+    CompanyOrdersRepo.Default
   ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -121,28 +121,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
     const jobs = yield* Jobs
     const webhooks = yield* CompanyWebhooks
     const catalog = yield* Catalog
-    const settings = yield* FulfillmentSettings
-    const orderRows = rowsOf(CompanyOrderRecord)
-
-    const listColumns: V3Columns<CompanyOrderRecord> = {
-      paging: "number",
-      filters: {
-        status: (value) => sql`status = ${value}`,
-        fulfillmentStatus: (value) =>
-          value === "fulfilled"
-            ? sql`shipment_status = 'delivered'`
-            : value === "cancelled"
-              ? sql`shipment_status IN ('cancelled', 'failed')`
-              : sql`shipment_status NOT IN ('delivered', 'cancelled', 'failed')`,
-        idempotencyKey: (value) => sql`idempotency_key = ${value}`,
-        tag: (value) => sql`tags ? ${value}`,
-        "createdAt][gte": (value) => sql`created_at >= ${new Date(value)}`,
-        "createdAt][lte": (value) => sql`created_at <= ${new Date(value)}`
-      },
-      sort: { createdAt: "created_at" },
-      defaultOrder: [{ column: "created_at", descending: true }],
-      id: "id"
-    }
+    const repo = yield* CompanyOrdersRepo
 
     /**
      * The webhook events of a change to an order (`before` null: it was placed), in the change's transaction:
@@ -185,15 +164,6 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         ])
       )
     }
-
-    /** The order the key made, when it is on an account the scope reaches. */
-    const byKey = (scope: AccountScope, idempotencyKey: string) =>
-      Effect.map(
-        orderRows(sql`SELECT * FROM company_orders WHERE company_id = ${scope.companyId}
-          AND environment = ${scope.environment} AND idempotency_key = ${idempotencyKey}
-          AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie),
-        (rows) => Option.fromNullable(rows[0])
-      )
 
     /** The account the order is for: the header's, else the body's, else the only or default one in reach. */
     const accountFor = (caller: OrderCaller, request: OrderRequest) =>
@@ -355,7 +325,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
           fingerprint,
           noun: "order",
           find: Effect.map(
-            byKey(caller.scope, request.idempotencyKey),
+            repo.findByKey(caller.scope, request.idempotencyKey),
             Option.map((order) => ({ fingerprint: order.fingerprint, result: asPlaced(order) }))
           )
         },
@@ -367,45 +337,44 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
             const insert = Effect.gen(function* () {
               yield* claimKey
               const booking = yield* book(id, request, order)
-              const [inserted] = yield* orderRows(
-                sql`INSERT INTO company_orders ${sql.insert({
-                  id,
-                  companyId: caller.scope.companyId,
-                  environment: caller.scope.environment,
-                  accountId: order.account.id,
-                  billingMethodId: order.method.id,
-                  idempotencyKey: request.idempotencyKey,
-                  fingerprint,
-                  status: "active",
-                  shipmentStatus: "orderReceived",
-                  supplierOrderId: booking.id,
-                  variantId: request.variantId,
-                  productId: order.productId,
-                  title: `${order.productTitle} — ${order.variantTitle}`,
-                  quantity: 1,
-                  unitPrice: order.unitPrice,
-                  total: order.unitPrice,
-                  currency: order.currency,
-                  charged: order.charged,
-                  recipientFirstName: request.recipient.firstName,
-                  recipientLastName: request.recipient.lastName,
-                  recipientEmail: request.recipient.email,
-                  recipientPhone: order.recipientPhone,
-                  address1: order.address.address1 ?? request.shippingAddress.address1,
-                  address2: order.address.address2 ?? null,
-                  city: order.address.city ?? request.shippingAddress.city,
-                  provinceCode: order.address.provinceCode ?? null,
-                  postalCode: order.address.postalCode ?? null,
-                  countryCode: order.address.countryCode,
-                  tags: JSON.stringify(request.tags),
-                  metadata: request.metadata === null ? null : JSON.stringify(request.metadata),
-                  source: caller.source,
-                  giftId: request.giftId ?? null,
-                  createdAt: now,
-                  updatedAt: now
-                })} ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING *`
-              )
-              if (inserted === undefined) return yield* new KeyTaken()
+              const written = yield* repo.insert({
+                id,
+                companyId: caller.scope.companyId,
+                environment: caller.scope.environment,
+                accountId: order.account.id,
+                billingMethodId: order.method.id,
+                idempotencyKey: request.idempotencyKey,
+                fingerprint,
+                status: "active",
+                shipmentStatus: "orderReceived",
+                supplierOrderId: booking.id,
+                variantId: request.variantId,
+                productId: order.productId,
+                title: `${order.productTitle} — ${order.variantTitle}`,
+                quantity: 1,
+                unitPrice: order.unitPrice,
+                total: order.unitPrice,
+                currency: order.currency,
+                charged: order.charged,
+                recipientFirstName: request.recipient.firstName,
+                recipientLastName: request.recipient.lastName,
+                recipientEmail: request.recipient.email,
+                recipientPhone: order.recipientPhone,
+                address1: order.address.address1 ?? request.shippingAddress.address1,
+                address2: order.address.address2 ?? null,
+                city: order.address.city ?? request.shippingAddress.city,
+                provinceCode: order.address.provinceCode ?? null,
+                postalCode: order.address.postalCode ?? null,
+                countryCode: order.address.countryCode,
+                tags: JSON.stringify(request.tags),
+                metadata: request.metadata === null ? null : JSON.stringify(request.metadata),
+                source: caller.source,
+                giftId: request.giftId ?? null,
+                createdAt: now,
+                updatedAt: now
+              })
+              if (Option.isNone(written)) return yield* new KeyTaken()
+              const inserted = written.value
               yield* emitChange(null, inserted)
               if (caller.scope.environment === "live") yield* scheduleNext(inserted)
               // Last, so the billing method's row is locked only until the commit that follows.
@@ -425,39 +394,21 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
 
     /** An order on an account the scope reaches (404 otherwise). */
     const get = Effect.fn("CompanyOrders.get")(function* (scope: AccountScope, orderId: string) {
-      const [found] = yield* orderRows(sql`SELECT * FROM company_orders WHERE id = ${orderId.toLowerCase()}
-        AND company_id = ${scope.companyId} AND environment = ${scope.environment}
-        AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie)
-      if (found === undefined) return yield* new CompanyOrderNotFound({ message: `No order ${orderId}.`, orderId })
-      return found
+      const found = yield* repo.findInScope(scope, orderId)
+      if (Option.isNone(found)) return yield* new CompanyOrderNotFound({ message: `No order ${orderId}.`, orderId })
+      return found.value
     })
 
     /** The orders of the accounts the scope reaches, filtered, sorted and paged in SQL. */
     const page = Effect.fn("CompanyOrders.page")(function* (scope: AccountScope, query: V3Query) {
-      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
-      const rows = yield* orderRows(sql`SELECT * FROM company_orders
-        WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
-          AND ${accountsIn(sql, scope, "account_id")} AND ${where}
-        ORDER BY ${orderBy} LIMIT ${limit}`).pipe(Effect.orDie)
-      return v3Page(rows, query, listColumns)
+      return yield* repo.page(scope, query)
     })
 
     /** Locks the order's row for a change; the change sees it as it is now. */
-    const locked = (orderId: string) =>
-      Effect.flatMap(
-        orderRows(sql`SELECT * FROM company_orders WHERE id = ${orderId} FOR UPDATE`).pipe(Effect.orDie),
-        (rows) =>
-          rows[0] === undefined ? Effect.dieMessage(`company order ${orderId} vanished`) : Effect.succeed(rows[0])
-      )
+    const locked = (orderId: string) => repo.lock(orderId)
 
     const update = (orderId: string, set: Record<string, unknown>) =>
-      Effect.flatMap(nowDate, (now) =>
-        Effect.map(
-          orderRows(sql`UPDATE company_orders SET ${sql.update({ ...set, updatedAt: now })}
-            WHERE id = ${orderId} RETURNING *`).pipe(Effect.orDie),
-          (rows) => rows[0]!
-        )
-      )
+      Effect.flatMap(nowDate, (now) => repo.update(orderId, set, now))
 
     /** Ends an order that will not be delivered: the booking released (if the supplier still can) and the money credited. */
     const close = (order: CompanyOrderRecord, to: "cancelled" | "failed", reason: string) =>
@@ -511,12 +462,12 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         .pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
-    /** Moves the shipment one step on (or to `failed`), with the simulator's booking where a step has one. */
+    /** Moves the shipment one step on (or to `failed`), with the partner's booking where a step has one. */
     const move = (order: CompanyOrderRecord, to: ShipmentStatus) =>
       Effect.gen(function* () {
         if (to === "failed") return yield* close(order, "failed", "The shipment failed; the order was refunded.")
         const from = supplierStep[to]
-        const booking: Option.Option<BookingRow> =
+        const booking: Option.Option<BookingRecord> =
           from === undefined ? Option.none() : yield* fulfillment.advanceBooking(order.supplierOrderId, { from })
         const tracking = Option.match(booking, {
           onNone: () => ({}),
@@ -540,7 +491,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         : jobs.enqueue(
             AdvanceCompanyOrder,
             { orderId: order.id, from: order.shipmentStatus },
-            { key: `${order.id}:${order.shipmentStatus}`, delay: settings.progressEvery }
+            { key: `${order.id}:${order.shipmentStatus}`, delay: fulfillment.progressEvery }
           )
 
     /** A live order's next step (the `company-order.advance` job), if it is still `from`. */
@@ -584,7 +535,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
             return yield* move(order, to)
           })
         )
-        .pipe(Effect.catchTag("SqlError", Effect.die))
+        .pipe(Effect.catchTags({ SqlError: Effect.die, FulfillmentUnavailable: Effect.die }))
     })
 
     const handler = AdvanceCompanyOrder.handle(({ from, orderId }) => advance(orderId, from))

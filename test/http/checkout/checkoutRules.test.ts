@@ -7,7 +7,7 @@ import { FREE_DECLINES } from "../../../src/domain/checkout/PaymentAttempts.js"
 import { Checkouts, placementFallbackDelay, SMS_CONSENT_TEXT } from "../../../src/services/checkout/Checkouts.js"
 import { Orders } from "../../../src/services/checkout/Orders.js"
 import { checkoutsSettled, Placement } from "../../../src/services/checkout/Placement.js"
-import { Fulfillment } from "../../../src/services/simulators/Fulfillment.js"
+import { FulfillmentSimulator } from "../../../src/services/simulators/Fulfillment.js"
 import { issueTestToken, SignedInUser, signedIn, TimeTravel } from "../../support/auth.js"
 import { CheckoutTestServer, londonAddress, payWith, recipient, settled } from "../../support/checkout.js"
 import { get, postText, type RawResponse, raw, ribbonClient } from "../../support/http.js"
@@ -389,7 +389,7 @@ describe("checkout rules", () => {
 
     it.effect("partially_confirmed: one item out of stock at the supplier is failed and refunded", () =>
       Effect.gen(function* () {
-        const fulfillment = yield* Fulfillment
+        const fulfillment = yield* FulfillmentSimulator
         const settledPartially = Metric.tagged(checkoutsSettled, "status", "partially_confirmed")
         const counted = (yield* Metric.value(settledPartially)).count
         const qs = yield* quotes(2)
@@ -411,7 +411,7 @@ describe("checkout rules", () => {
 
     it.effect("failed: every item out of stock is refunded in full and no order exists", () =>
       Effect.gen(function* () {
-        const fulfillment = yield* Fulfillment
+        const fulfillment = yield* FulfillmentSimulator
         const sql = yield* SqlClient.SqlClient
         const qs = yield* quotes(2)
         const checkout = yield* createCheckout(qs.map((q) => q.id))
@@ -627,7 +627,7 @@ describe("checkout rules", () => {
 
     it.effect("orders wait for placement to settle; a supplier still down at the last attempt refunds the item", () =>
       Effect.gen(function* () {
-        const fulfillment = yield* Fulfillment
+        const fulfillment = yield* FulfillmentSimulator
         const placement = yield* Placement
         const [first, second] = yield* stockedVariants(2)
         const q1 = yield* quote(first!)
@@ -666,7 +666,7 @@ describe("checkout rules", () => {
         const refunded = yield* getCheckout(checkout.id)
         expect(refunded.status).toBe("refunded")
         expect(refunded.refundedAmount).toBe(refunded.totalAmount)
-      }).pipe(Effect.ensuring(Effect.flatMap(Fulfillment, (f) => f.clearForcedFailures())))
+      }).pipe(Effect.ensuring(Effect.flatMap(FulfillmentSimulator, (f) => f.clearForcedFailures())))
     )
 
     it.effect("the instance that takes a payment places it at once; its delayed job is the fallback", () =>
@@ -724,7 +724,7 @@ describe("checkout rules", () => {
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const placement = yield* Placement
-        const fulfillment = yield* Fulfillment
+        const fulfillment = yield* FulfillmentSimulator
         const variants = yield* stockedVariants(3)
         const stock = () =>
           Effect.map(

@@ -1,5 +1,6 @@
 import { runInNewContext } from "node:vm"
 import { describe, expect, it } from "@effect/vitest"
+import { type CardInput, cardMessages } from "../../../src/domain/checkout/Cards.js"
 import { type CheckoutStatus, terminalStatuses } from "../../../src/domain/checkout/Checkout.js"
 import {
   checkoutStatusLabels,
@@ -11,7 +12,6 @@ import {
   payProblems
 } from "../../../src/http/checkout/payPage.js"
 import { noncedPageCsp } from "../../../src/http/pages/html.js"
-import { type CardInput, cardMessages } from "../../../src/services/simulators/Payments.js"
 
 const hostile = `<script>alert("x")</script>`
 const escapedHostile = `&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;`

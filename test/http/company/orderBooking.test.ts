@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Fulfillment } from "../../../src/services/simulators/Fulfillment.js"
+import { FulfillmentSimulator } from "../../../src/services/simulators/Fulfillment.js"
 import { londonAddress, makeCheckoutTestServer } from "../../support/checkout.js"
 import {
   createCompany,
@@ -159,7 +159,7 @@ describe("orders: account, billing method and booking (/public-api/v3)", () => {
         expect(yield* remainingByAccount(company.apiKey)).toEqual(remaining)
 
         // A forced refusal from the supplier, before it writes anything, is the same 422.
-        const fulfillment = yield* Fulfillment
+        const fulfillment = yield* FulfillmentSimulator
         yield* fulfillment.forceFailure(company.variantId, "out_of_stock", 1)
         const forced = yield* postWith(orders, orderBody(company.variantId, "forced"), keyHeaders(company.apiKey))
         expect(forced.body).toEqual(v3Error(422, "422_ORDS_006"))
@@ -184,7 +184,7 @@ describe("orders: account, billing method and booking (/public-api/v3)", () => {
         const company = yield* setup
         const before = yield* orderCounts
         const stock = yield* stockOf(company.variantId)
-        const fulfillment = yield* Fulfillment
+        const fulfillment = yield* FulfillmentSimulator
         yield* fulfillment.forceFailure(company.variantId, "transient", 2)
         const placed = yield* postWith(orders, orderBody(company.variantId, "retried"), keyHeaders(company.apiKey))
         expect(placed.status).toBe(201)

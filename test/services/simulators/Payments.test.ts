@@ -5,13 +5,11 @@ import {
   type CardFieldError,
   type CardInput,
   cardMessages,
-  declineMessages,
-  PaymentDeclined,
-  Payments,
-  testCards,
   type ValidCard,
   validateCard
-} from "../../../src/services/simulators/Payments.js"
+} from "../../../src/domain/checkout/Cards.js"
+import { PaymentDeclined, PaymentProvider } from "../../../src/services/checkout/PaymentProvider.js"
+import { declineMessages, PaymentSimulator, testCards } from "../../../src/services/simulators/Payments.js"
 
 const now = new Date("2026-05-15T12:00:00Z")
 const good: CardInput = { number: "4242 4242 4242 4242", expiry: "12/30", cvc: "123", name: "Jane Doe" }
@@ -185,11 +183,11 @@ describe("validateCard", () => {
   })
 })
 
-describe("Payments.charge (test mode)", () => {
+describe("PaymentSimulator.charge (test mode), as the PaymentProvider", () => {
   const charge = (number: string) =>
-    Effect.flatMap(Payments, (payments) =>
+    Effect.flatMap(PaymentProvider, (payments) =>
       payments.charge({ card: cardOf({ number }), amount: 4210, currency: "USD", reference: "chk_1" })
-    ).pipe(Effect.provide(Payments.Default))
+    ).pipe(Effect.provide(PaymentSimulator.provider))
 
   it.effect("4242 4242 4242 4242 succeeds with a charge id, the brand and the last four digits only", () =>
     Effect.gen(function* () {
@@ -225,7 +223,7 @@ describe("Payments.charge (test mode)", () => {
 
   it.effect("an amount that is not a positive integer, or a malformed currency, is a defect", () =>
     Effect.gen(function* () {
-      const payments = yield* Payments
+      const payments = yield* PaymentSimulator
       const card = cardOf({})
       for (const [amount, currency] of [
         [0, "USD"],
@@ -236,6 +234,6 @@ describe("Payments.charge (test mode)", () => {
         const exit = yield* Effect.exit(payments.charge({ card, amount, currency, reference: "r" }))
         expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
       }
-    }).pipe(Effect.provide(Payments.Default))
+    }).pipe(Effect.provide(PaymentSimulator.Default))
   )
 })
