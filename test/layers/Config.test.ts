@@ -82,4 +82,27 @@ describe("AppConfig", () => {
       }
     })
   )
+
+  it.effect("runs the simulators unless told otherwise, and names the adapters there are for any other", () =>
+    Effect.gen(function* () {
+      const config = yield* load({})
+      expect([config.fulfillmentPartner, config.paymentProvider]).toEqual(["simulator", "simulator"])
+      const chosen = yield* load({ FULFILLMENT_PARTNER: "simulator", PAYMENT_PROVIDER: "simulator" })
+      expect([chosen.fulfillmentPartner, chosen.paymentProvider]).toEqual(["simulator", "simulator"])
+      for (const [name, value] of [
+        ["FULFILLMENT_PARTNER", "acme-logistics"],
+        ["PAYMENT_PROVIDER", "stripe"]
+      ] as const) {
+        const exit = yield* Effect.exit(load({ [name]: value }))
+        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
+          const line = describeConfigError(exit.cause.error)
+          expect(line).toContain(name)
+          expect(line).toContain("simulator")
+          expect(line).not.toContain("\n")
+        } else {
+          expect.fail(`${name}=${value} should fail with a config error`)
+        }
+      }
+    })
+  )
 })
