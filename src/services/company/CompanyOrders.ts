@@ -394,7 +394,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
 
     /** An order on an account the scope reaches (404 otherwise). */
     const get = Effect.fn("CompanyOrders.get")(function* (scope: AccountScope, orderId: string) {
-      const found = yield* repo.findInScope(scope, orderId)
+      const found = yield* repo.find(scope, orderId)
       if (Option.isNone(found)) return yield* new CompanyOrderNotFound({ message: `No order ${orderId}.`, orderId })
       return found.value
     })

@@ -1,22 +1,22 @@
-import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import type { AccountScope } from "../../domain/company/Company.js"
 import { CompanyOrderRecord } from "../../domain/company/Orders.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
-import { rowsOf } from "../platform/Rows.js"
 import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
-import { accountsIn } from "./Scope.js"
+import { accountsIn, QueryParam, ScopeParam } from "./Scope.js"
+
+/** A change of an order's columns, as `sql.update` takes it (`updated_at` is always set). */
+const OrderChange = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 /**
- * The `company_orders` table: the company's side of its orders (the supplier's booking is the fulfillment
- * context's `orders` row its `supplier_order_id` names). Only the CompanyOrders service uses it. Every method
- * runs on the ambient connection, so it joins the caller's transaction. Unexpected database errors are
- * defects.
+ * The `company_orders` table: the company's side of its orders (the booking is the fulfillment context's
+ * `orders` row its `supplier_order_id` names). Only the CompanyOrders service uses it. Its statements run in
+ * the caller's transaction. Unexpected database errors are defects.
  */
 export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("CompanyOrdersRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const orderRows = rowsOf(CompanyOrderRecord)
 
     const listColumns: V3Columns<CompanyOrderRecord> = {
       paging: "number",
@@ -38,64 +38,87 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
       id: "id"
     }
 
+    const findByKey = SqlSchema.findOne({
+      Request: Schema.Struct({ scope: ScopeParam, key: Schema.String }),
+      Result: CompanyOrderRecord,
+      execute: ({ scope, key }) => sql`SELECT * FROM company_orders WHERE company_id = ${scope.companyId}
+          AND environment = ${scope.environment} AND idempotency_key = ${key}
+          AND ${accountsIn(sql, scope, "account_id")}`
+    })
+
+    const insertOrder = SqlSchema.findOne({
+      Request: OrderChange,
+      Result: CompanyOrderRecord,
+      execute: (row) =>
+        sql`INSERT INTO company_orders ${sql.insert(row as never)} ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING *`
+    })
+
+    const findInScope = SqlSchema.findOne({
+      Request: Schema.Struct({ scope: ScopeParam, id: Schema.String }),
+      Result: CompanyOrderRecord,
+      execute: ({ scope, id }) => sql`SELECT * FROM company_orders WHERE id = ${id.toLowerCase()}
+        AND company_id = ${scope.companyId} AND environment = ${scope.environment}
+        AND ${accountsIn(sql, scope, "account_id")}`
+    })
+
+    const findPage = SqlSchema.findAll({
+      Request: Schema.Struct({ scope: ScopeParam, query: QueryParam }),
+      Result: CompanyOrderRecord,
+      execute: ({ scope, query }) => {
+        const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
+        return sql`SELECT * FROM company_orders
+        WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
+          AND ${accountsIn(sql, scope, "account_id")} AND ${where}
+        ORDER BY ${orderBy} LIMIT ${limit}`
+      }
+    })
+
+    const lockById = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: CompanyOrderRecord,
+      execute: (id) => sql`SELECT * FROM company_orders WHERE id = ${id} FOR UPDATE`
+    })
+
+    const updateById = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.String, set: OrderChange, at: Schema.DateFromSelf }),
+      Result: CompanyOrderRecord,
+      execute: ({ id, set, at }) => sql`UPDATE company_orders SET ${sql.update({ ...set, updatedAt: at } as never)}
+            WHERE id = ${id} RETURNING *`
+    })
+
     /** The order the key made, when it is on an account the scope reaches. */
-    const findByKey = Effect.fn("CompanyOrdersRepo.findByKey")((scope: AccountScope, idempotencyKey: string) =>
-      Effect.map(
-        orderRows(sql`SELECT * FROM company_orders WHERE company_id = ${scope.companyId}
-          AND environment = ${scope.environment} AND idempotency_key = ${idempotencyKey}
-          AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie),
-        (rows) => Option.fromNullable(rows[0])
-      )
+    const findByKeyIn = Effect.fn("CompanyOrdersRepo.findByKey")((scope: AccountScope, idempotencyKey: string) =>
+      Effect.orDie(findByKey({ scope, key: idempotencyKey }))
     )
 
     /** Writes a new order unless its company already has one with its key: the row, or none. */
     const insert = Effect.fn("CompanyOrdersRepo.insert")((row: Record<string, unknown>) =>
-      Effect.map(
-        orderRows(
-          sql`INSERT INTO company_orders ${sql.insert(row)} ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING *`
-        ).pipe(Effect.orDie),
-        (rows) => Option.fromNullable(rows[0])
-      )
+      Effect.orDie(insertOrder(row))
     )
 
     /** An order on an account the scope reaches. */
-    const findInScope = Effect.fn("CompanyOrdersRepo.findInScope")((scope: AccountScope, orderId: string) =>
-      Effect.map(
-        orderRows(sql`SELECT * FROM company_orders WHERE id = ${orderId.toLowerCase()}
-        AND company_id = ${scope.companyId} AND environment = ${scope.environment}
-        AND ${accountsIn(sql, scope, "account_id")}`).pipe(Effect.orDie),
-        (rows) => Option.fromNullable(rows[0])
-      )
+    const find = Effect.fn("CompanyOrdersRepo.find")((scope: AccountScope, orderId: string) =>
+      Effect.orDie(findInScope({ scope, id: orderId }))
     )
 
     /** The orders of the accounts the scope reaches, filtered, sorted and paged in SQL. */
     const page = Effect.fn("CompanyOrdersRepo.page")(function* (scope: AccountScope, query: V3Query) {
-      const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
-      const rows = yield* orderRows(sql`SELECT * FROM company_orders
-        WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
-          AND ${accountsIn(sql, scope, "account_id")} AND ${where}
-        ORDER BY ${orderBy} LIMIT ${limit}`).pipe(Effect.orDie)
+      const rows = yield* Effect.orDie(findPage({ scope, query }))
       return v3Page(rows, query, listColumns)
     })
 
     /** The order's row, locked until the transaction ends; a missing row is a defect. */
-    const lock = Effect.fn("CompanyOrdersRepo.lock")((orderId: string) =>
-      Effect.flatMap(
-        orderRows(sql`SELECT * FROM company_orders WHERE id = ${orderId} FOR UPDATE`).pipe(Effect.orDie),
-        (rows) =>
-          rows[0] === undefined ? Effect.dieMessage(`company order ${orderId} vanished`) : Effect.succeed(rows[0])
-      )
-    )
+    const lock = Effect.fn("CompanyOrdersRepo.lock")(function* (orderId: string) {
+      const found = yield* Effect.orDie(lockById(orderId))
+      if (found._tag === "None") return yield* Effect.dieMessage(`company order ${orderId} vanished`)
+      return found.value
+    })
 
     /** Sets `set` (and `updated_at`) on the order; the row as it now is. */
     const update = Effect.fn("CompanyOrdersRepo.update")((orderId: string, set: Record<string, unknown>, at: Date) =>
-      Effect.map(
-        orderRows(sql`UPDATE company_orders SET ${sql.update({ ...set, updatedAt: at })}
-            WHERE id = ${orderId} RETURNING *`).pipe(Effect.orDie),
-        (rows) => rows[0]!
-      )
+      Effect.orDie(updateById({ id: orderId, set, at }))
     )
 
-    return { findByKey, insert, findInScope, page, lock, update } as const
+    return { findByKey: findByKeyIn, insert, find, page, lock, update } as const
   })
 }) {}
