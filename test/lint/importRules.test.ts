@@ -34,6 +34,7 @@ const httpNoSql = "src/http runs no SQL: call the context's service."
 const httpNoRepo = "A repository belongs to its context's services: call the service."
 const otherRepo = "Another context's repository: call that context's service instead."
 const servicesNoHttp = "Services know nothing of HTTP or of the wiring in src/layers."
+const simulatorNoSql = "A simulator implements a port and keeps no table: the orders are the Fulfillment service's."
 
 const cases: ReadonlyArray<Case> = [
   {
@@ -98,6 +99,20 @@ const cases: ReadonlyArray<Case> = [
     breaks: `import { AppConfig } from "../../layers/Config.js"\n\nexport const probe = AppConfig\n`,
     keeps: `import { Signals } from "./Signals.js"\n\nexport const probe = Signals\n`,
     message: servicesNoHttp
+  },
+  {
+    rule: "a simulator imports no @effect/sql",
+    path: "src/services/simulators/Probe.ts",
+    breaks: `import { SqlClient } from "@effect/sql"\n\nexport const probe = SqlClient\n`,
+    keeps: `import { FulfillmentPartner } from "../fulfillment/FulfillmentPartner.js"\n\nexport const probe = FulfillmentPartner\n`,
+    message: simulatorNoSql
+  },
+  {
+    rule: "a simulator imports no other context's repository",
+    path: "src/services/simulators/Probe.ts",
+    breaks: `import { OrdersRepo } from "../fulfillment/OrdersRepo.js"\n\nexport const probe = OrdersRepo\n`,
+    keeps: `import { Fulfillment } from "../fulfillment/Fulfillment.js"\n\nexport const probe = Fulfillment\n`,
+    message: otherRepo
   }
 ]
 
