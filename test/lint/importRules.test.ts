@@ -35,6 +35,8 @@ const httpNoRepo = "A repository belongs to its context's services: call the ser
 const otherRepo = "Another context's repository: call that context's service instead."
 const servicesNoHttp = "Services know nothing of HTTP or of the wiring in src/layers."
 const simulatorNoSql = "A simulator implements a port and keeps no table: the orders are the Fulfillment service's."
+const handlerNoHandler =
+  "A handler imports no other handler: what they share belongs in the context's presenter or service."
 
 const cases: ReadonlyArray<Case> = [
   {
@@ -113,6 +115,34 @@ const cases: ReadonlyArray<Case> = [
     breaks: `import { OrdersRepo } from "../fulfillment/OrdersRepo.js"\n\nexport const probe = OrdersRepo\n`,
     keeps: `import { Fulfillment } from "../fulfillment/Fulfillment.js"\n\nexport const probe = Fulfillment\n`,
     message: otherRepo
+  },
+  {
+    rule: "a handler imports no handler of its folder",
+    path: "src/http/company/ProbeLive.ts",
+    breaks: `import { listScope } from "./CampaignsLive.js"\n\nexport const probe = listScope\n`,
+    keeps: `import { campaignV2 } from "./v2.js"\n\nexport const probe = campaignV2\n`,
+    message: handlerNoHandler
+  },
+  {
+    rule: "a handler imports no handler of another folder",
+    path: "src/http/company/ProbeLive.ts",
+    breaks: `import { CatalogLive } from "../catalog/CatalogLive.js"\n\nexport const probe = CatalogLive\n`,
+    keeps: `import { Api } from "../Api.js"\n\nexport const probe = Api\n`,
+    message: handlerNoHandler
+  },
+  {
+    rule: "a handler still imports no @effect/sql",
+    path: "src/http/company/ProbeLive.ts",
+    breaks: `import { SqlClient } from "@effect/sql"\n\nexport const probe = SqlClient\n`,
+    keeps: `import { Gifts } from "../../services/company/Gifts.js"\n\nexport const probe = Gifts\n`,
+    message: httpNoSql
+  },
+  {
+    rule: "a handler still imports no repository",
+    path: "src/http/company/ProbeLive.ts",
+    breaks: `import { QuotesRepo } from "../../services/checkout/QuotesRepo.js"\n\nexport const probe = QuotesRepo\n`,
+    keeps: `import { Quotes } from "../../services/checkout/Quotes.js"\n\nexport const probe = Quotes\n`,
+    message: httpNoRepo
   }
 ]
 
