@@ -30,7 +30,7 @@ import { CompanyPolicy } from "../src/services/company/Policy.js"
 import { OutboundPolicy } from "../src/services/platform/OutboundHttp.js"
 import { RateLimits } from "../src/services/platform/RateLimits.js"
 import { Signals } from "../src/services/platform/Signals.js"
-import { FulfillmentSettings } from "../src/services/simulators/Fulfillment.js"
+import { FulfillmentSettings } from "../src/services/simulators/FulfillmentSimulator.js"
 
 const argv = process.argv.slice(2)
 const numberOption = (name: string, fallback: number) => {

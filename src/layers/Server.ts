@@ -54,14 +54,14 @@ import { LandedCatalog } from "../services/catalog/LandedCatalog.js"
 import { Search } from "../services/catalog/Search.js"
 import { Seed } from "../services/catalog/Seed.js"
 import { StockAvailability, StockAvailabilityNotifierLive } from "../services/catalog/StockAvailability.js"
+import { AgentOrders } from "../services/checkout/AgentOrders.js"
 import { CheckoutPayments } from "../services/checkout/CheckoutPayments.js"
 import { Checkouts, ExpireCheckout } from "../services/checkout/Checkouts.js"
 import { Events } from "../services/checkout/Events.js"
 import { Notifications } from "../services/checkout/Notifications.js"
-import { Orders } from "../services/checkout/Orders.js"
 import { PaymentsInFlight, Placement } from "../services/checkout/Placement.js"
 import { Quotes } from "../services/checkout/Quotes.js"
-import { deliverWebhookHandler, Webhooks } from "../services/checkout/Webhooks.js"
+import { deliverWebhookHandler, WebhookDeliveries } from "../services/checkout/WebhookDeliveries.js"
 import { Accounts } from "../services/company/Accounts.js"
 import { Billing } from "../services/company/Billing.js"
 import { Campaigns } from "../services/company/Campaigns.js"
@@ -85,8 +85,8 @@ import { OutboundPolicy } from "../services/platform/OutboundHttp.js"
 import { RateLimits } from "../services/platform/RateLimits.js"
 import { MigrationTarget, Readiness } from "../services/platform/Readiness.js"
 import { SigningKeys } from "../services/platform/SigningKeys.js"
-import { FulfillmentSettings, FulfillmentSimulator } from "../services/simulators/Fulfillment.js"
-import { PaymentSimulator } from "../services/simulators/Payments.js"
+import { FulfillmentSettings, FulfillmentSimulator } from "../services/simulators/FulfillmentSimulator.js"
+import { PaymentSimulator } from "../services/simulators/PaymentSimulator.js"
 import { AppConfig } from "./Config.js"
 import { DatabaseLive, SignalsLive } from "./Database.js"
 import { httpListener } from "./HttpListener.js"
@@ -260,10 +260,10 @@ export const ServicesLive = Layer.mergeAll(
     Checkouts.Default,
     CheckoutPayments.Default,
     Placement.Default,
-    Orders.Default,
+    AgentOrders.Default,
     Events.Default,
     Notifications.Default,
-    Webhooks.Default
+    WebhookDeliveries.Default
   ).pipe(Layer.provideMerge(CheckoutPresenterV1)),
   // fulfillment: the orders placed with the fulfillment partner
   Fulfillment.Default
@@ -373,7 +373,7 @@ const OAuthPurgeLive = Layer.scopedDiscard(
 export const WorkerLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const placement = yield* Placement
-    const orders = yield* Orders
+    const orders = yield* AgentOrders
     const checkouts = yield* Checkouts
     const companyOrders = yield* CompanyOrders
     const exports = yield* CatalogExports

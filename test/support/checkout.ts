@@ -5,7 +5,7 @@ import { ApiLive, ServicesLive, WorkerLive } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
 import type { OutboundPolicy } from "../../src/services/platform/OutboundHttp.js"
 import { Signals } from "../../src/services/platform/Signals.js"
-import type { FulfillmentSettings } from "../../src/services/simulators/Fulfillment.js"
+import type { FulfillmentSettings } from "../../src/services/simulators/FulfillmentSimulator.js"
 import { BaseUrl, onRealPort, shiftedClock, TimeTravel } from "./auth.js"
 import { SeededTestDatabase } from "./database.js"
 import {

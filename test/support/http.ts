@@ -11,7 +11,7 @@ import { PublicUrl } from "../../src/services/catalog/Catalog.js"
 import { OutboundPolicy } from "../../src/services/platform/OutboundHttp.js"
 import { RateLimits } from "../../src/services/platform/RateLimits.js"
 import { Signals } from "../../src/services/platform/Signals.js"
-import { FulfillmentSettings } from "../../src/services/simulators/Fulfillment.js"
+import { FulfillmentSettings } from "../../src/services/simulators/FulfillmentSimulator.js"
 import { SeededTestDatabase, TestDatabase } from "./database.js"
 
 export const testMaxBodyBytes = 64 * 1024

@@ -2,8 +2,8 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
 import { Checkout, OrderPage } from "../../domain/checkout/Checkout.js"
 import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
+import { AgentOrders, type LocalizedOrder } from "../../services/checkout/AgentOrders.js"
 import { CheckoutPresenter, Checkouts } from "../../services/checkout/Checkouts.js"
-import { type LocalizedOrder, Orders } from "../../services/checkout/Orders.js"
 import { Quotes, toQuote } from "../../services/checkout/Quotes.js"
 import { Api } from "../Api.js"
 import { CurrentUser } from "../identity/Agent.js"
@@ -63,7 +63,7 @@ const CheckoutsGroupLive = HttpApiBuilder.group(Api, "checkouts", (handlers) =>
 
 const OrdersLive = HttpApiBuilder.group(Api, "orders", (handlers) =>
   Effect.gen(function* () {
-    const orders = yield* Orders
+    const orders = yield* AgentOrders
     const presenter = yield* CheckoutPresenter
     const present = ({ row, locale }: LocalizedOrder) => presenter.order(row, locale)
     return handlers

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * Outbound webhooks (src/services/checkout/Webhooks.ts, docs/webhooks.md).
+ * Outbound webhooks (src/services/checkout/WebhookDeliveries.ts, docs/webhooks.md).
  *
  * - `webhook_deliveries` is the durable outbox: one row per (url, event); the unique (url, event_id) index also serves look-ups by url, inserted in the transaction that
  *   records the event; a `webhook.deliver` job (key = the delivery id) sends it.

@@ -43,7 +43,7 @@ import { type CheckoutChange, CheckoutsRepo } from "./CheckoutsRepo.js"
 import { Events } from "./Events.js"
 import { Notifications } from "./Notifications.js"
 import { QuotesRepo } from "./QuotesRepo.js"
-import { Webhooks } from "./Webhooks.js"
+import { WebhookDeliveries } from "./WebhookDeliveries.js"
 
 /**
  * Checkouts (spec "Checkout"; docs/decisions/0025-quotes-and-checkouts.md; docs/checkout.md): one checkout for a cart
@@ -52,7 +52,7 @@ import { Webhooks } from "./Webhooks.js"
  *
  * Every change starts by locking the checkout's row (`commit`); every status change is a conditional
  * update (`WHERE status IN expected`) in that transaction, which also appends its event (src/services/checkout/Events.ts) and, when the checkout has a `callbackUrl`, queues the signed
- * callback (src/services/checkout/Webhooks.ts); the event streams are woken once the transaction has committed.
+ * callback (src/services/checkout/WebhookDeliveries.ts); the event streams are woken once the transaction has committed.
  */
 
 export const SMS_CONSENT_TEXT =
@@ -117,7 +117,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     Notifications.Default,
     Pricing.Default,
     QuotesRepo.Default,
-    Webhooks.Default,
+    WebhookDeliveries.Default,
     OutboundHttp.Default
   ],
   effect: Effect.gen(function* () {
@@ -129,7 +129,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const events = yield* Events
     const jobs = yield* Jobs
     const notifications = yield* Notifications
-    const webhooks = yield* Webhooks
+    const webhooks = yield* WebhookDeliveries
     const outbound = yield* OutboundHttp
     const presenter = yield* CheckoutPresenter
 

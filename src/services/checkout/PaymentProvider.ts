@@ -5,7 +5,7 @@ import type { CardBrand, ValidCard } from "../../domain/checkout/Cards.js"
  * The payment provider: the card processor that charges a checkout's total on the hosted payment page
  * (docs/operations.md, "Payment and fulfillment providers"). A port: `CheckoutPayments` calls it while it
  * holds the checkout's lock; an adapter implements it for one processor. The one shipped is the test-mode
- * simulator (`src/services/simulators/Payments.ts`), chosen in src/layers by `PAYMENT_PROVIDER`.
+ * simulator (`src/services/simulators/PaymentSimulator.ts`), chosen in src/layers by `PAYMENT_PROVIDER`.
  */
 
 export type DeclineReason = "card_declined" | "insufficient_funds"

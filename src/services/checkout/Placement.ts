@@ -5,8 +5,8 @@ import type { Id } from "../../domain/platform/Ids.js"
 import { Fulfillment } from "../fulfillment/Fulfillment.js"
 import type { FulfillmentUnavailable } from "../fulfillment/FulfillmentPartner.js"
 import { Jobs } from "../platform/Jobs.js"
+import { AdvanceOrder } from "./AgentOrders.js"
 import { CheckoutPresenter, Checkouts, type ItemOutcome, PlaceCheckout } from "./Checkouts.js"
-import { AdvanceOrder } from "./Orders.js"
 
 /**
  * Placement of a paid checkout (docs/decisions/0027-placement-and-orders.md; docs/checkout.md), the `checkout.place`

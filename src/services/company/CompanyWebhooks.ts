@@ -13,7 +13,7 @@ import {
 } from "../../domain/company/Webhooks.js"
 import { type Id, makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
-import { Webhooks } from "../checkout/Webhooks.js"
+import { WebhookDeliveries } from "../checkout/WebhookDeliveries.js"
 import { OutboundHttp } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
 import { CompaniesRepo } from "./CompaniesRepo.js"
@@ -38,12 +38,12 @@ export interface WebhookEndpoint extends WebhookEndpointRecord {
 }
 
 export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyWebhooks", {
-  dependencies: [CompanyWebhooksRepo.Default, CompaniesRepo.Default, Webhooks.Default, OutboundHttp.Default],
+  dependencies: [CompanyWebhooksRepo.Default, CompaniesRepo.Default, WebhookDeliveries.Default, OutboundHttp.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* CompanyWebhooksRepo
     const companies = yield* CompaniesRepo
-    const webhooks = yield* Webhooks
+    const webhooks = yield* WebhookDeliveries
     const outbound = yield* OutboundHttp
 
     const withStatus = Effect.fn("CompanyWebhooks.withStatus")(function* (

@@ -5,7 +5,7 @@ import type { BookingRecord, Tracking } from "../../domain/fulfillment/Orders.js
 /**
  * The fulfillment partner: the supplier that ships what Ribbon orders (docs/operations.md, "Payment and
  * fulfillment providers"). A port: the Fulfillment service calls it and keeps the orders; an adapter
- * implements it for one supplier. The one shipped is the simulator (`src/services/simulators/Fulfillment.ts`),
+ * implements it for one supplier. The one shipped is the simulator (`src/services/simulators/FulfillmentSimulator.ts`),
  * chosen in src/layers by `FULFILLMENT_PARTNER`.
  */
 

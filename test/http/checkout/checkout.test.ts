@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schedule } from "effect"
 import { Notifications } from "../../../src/services/checkout/Notifications.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
-import { FulfillmentSettings } from "../../../src/services/simulators/Fulfillment.js"
+import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { signedIn, TimeTravel } from "../../support/auth.js"
 import {
   availableVariants,

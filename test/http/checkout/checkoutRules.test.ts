@@ -4,10 +4,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Array as Arr, Clock, Duration, Effect, Exit, Fiber, Metric, Option, Schedule } from "effect"
 import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
 import { FREE_DECLINES } from "../../../src/domain/checkout/PaymentAttempts.js"
+import { AgentOrders } from "../../../src/services/checkout/AgentOrders.js"
 import { Checkouts, placementFallbackDelay, SMS_CONSENT_TEXT } from "../../../src/services/checkout/Checkouts.js"
-import { Orders } from "../../../src/services/checkout/Orders.js"
 import { checkoutsSettled, Placement } from "../../../src/services/checkout/Placement.js"
-import { FulfillmentSimulator } from "../../../src/services/simulators/Fulfillment.js"
+import { FulfillmentSimulator } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { issueTestToken, SignedInUser, signedIn, TimeTravel } from "../../support/auth.js"
 import { CheckoutTestServer, londonAddress, payWith, recipient, settled } from "../../support/checkout.js"
 import { get, postText, type RawResponse, raw, ribbonClient } from "../../support/http.js"
@@ -542,7 +542,7 @@ describe("checkout rules", () => {
 
     it.effect("order cancel: refunds one item, refuses shipped and already cancelled, refunds a whole checkout", () =>
       Effect.gen(function* () {
-        const orders = yield* Orders
+        const orders = yield* AgentOrders
         const client = yield* ribbonClient
         const checkout = yield* placedCheckout(2)
         const [first, second] = checkout.items

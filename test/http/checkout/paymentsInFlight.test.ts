@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { PaymentsInFlight } from "../../../src/services/checkout/Placement.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
-import { FulfillmentSettings } from "../../../src/services/simulators/Fulfillment.js"
+import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { signedIn } from "../../support/auth.js"
 import {
   availableVariants,

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { FulfillmentSimulator } from "../../../src/services/simulators/Fulfillment.js"
+import { FulfillmentSimulator } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { londonAddress, makeCheckoutTestServer } from "../../support/checkout.js"
 import {
   createCompany,

@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Webhook } from "standardwebhooks"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
-import { FulfillmentSettings } from "../../../src/services/simulators/Fulfillment.js"
+import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { londonAddress, makeCheckoutTestServer } from "../../support/checkout.js"
 import {
   createCompany,

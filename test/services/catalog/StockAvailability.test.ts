@@ -8,7 +8,7 @@ import {
   StockAvailabilityNotifierLive,
   StockAvailabilityWindow
 } from "../../../src/services/catalog/StockAvailability.js"
-import { deliverWebhookHandler, Webhooks } from "../../../src/services/checkout/Webhooks.js"
+import { deliverWebhookHandler, WebhookDeliveries } from "../../../src/services/checkout/WebhookDeliveries.js"
 import { CompanyWebhooks } from "../../../src/services/company/CompanyWebhooks.js"
 import { Jobs } from "../../../src/services/platform/Jobs.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
@@ -29,7 +29,7 @@ import { certificate, httpsReceiver, type Received } from "../../support/receive
 const SignalsLive = process.env.DATABASE_URL === undefined ? Signals.layerInProcess : Signals.layerPostgres
 
 const TestServices = Layer.fresh(
-  Layer.mergeAll(StockAvailability.Default, Webhooks.Default).pipe(
+  Layer.mergeAll(StockAvailability.Default, WebhookDeliveries.Default).pipe(
     Layer.provideMerge(CompanyWebhooks.Default),
     Layer.provideMerge(Jobs.Default),
     Layer.provide(OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [certificate.cert] })),

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
 import { Deferred, Effect, Either, Layer, Logger, LogLevel } from "effect"
 import { Webhook } from "standardwebhooks"
-import { deliverWebhookHandler, Webhooks } from "../../../src/services/checkout/Webhooks.js"
+import { deliverWebhookHandler, WebhookDeliveries } from "../../../src/services/checkout/WebhookDeliveries.js"
 import { CompanyWebhooks } from "../../../src/services/company/CompanyWebhooks.js"
 import { Jobs } from "../../../src/services/platform/Jobs.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
@@ -29,7 +29,7 @@ const SignalsLive = process.env.DATABASE_URL === undefined ? Signals.layerInProc
  * server's own instances (layers are shared by reference within a build), which trust no test certificate.
  */
 const TestServices = Layer.fresh(
-  Layer.mergeAll(CompanyWebhooks.Default, Webhooks.Default).pipe(
+  Layer.mergeAll(CompanyWebhooks.Default, WebhookDeliveries.Default).pipe(
     Layer.provideMerge(Jobs.Default),
     Layer.provide(OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [certificate.cert] })),
     Layer.provideMerge(SignalsLive)
@@ -280,7 +280,7 @@ describe("CompanyWebhooks", () => {
 
         // Deleting the endpoint disables what was still to be sent and erases its secret from the outbox.
         expect((yield* deleteWith(`${webhooks}/${failing.id}`, keyHeaders(company.apiKey))).status).toBe(204)
-        const stopped = yield* Effect.flatMap(Webhooks, (engine) => engine.get(failingDelivery!))
+        const stopped = yield* Effect.flatMap(WebhookDeliveries, (engine) => engine.get(failingDelivery!))
         expect(stopped).toMatchObject({
           _tag: "Some",
           value: { status: "disabled", nextAttemptAt: null, lastError: "not sent: the endpoint was deleted" }
@@ -342,7 +342,7 @@ describe("CompanyWebhooks", () => {
           "the job"
         )
         expect(receiver.received).toHaveLength(1)
-        const attempts = yield* Effect.flatMap(Webhooks, (engine) => engine.attempts(deliveryId!))
+        const attempts = yield* Effect.flatMap(WebhookDeliveries, (engine) => engine.attempts(deliveryId!))
         expect(attempts).toMatchObject([{ attempt: 1, statusCode: 204, error: null }])
       })
     )

@@ -26,7 +26,11 @@ import { PublicUrl } from "../../../src/services/catalog/Catalog.js"
 import { Seed } from "../../../src/services/catalog/Seed.js"
 import { Fulfillment, type PlaceInput } from "../../../src/services/fulfillment/Fulfillment.js"
 import { FulfillmentRejected, FulfillmentUnavailable } from "../../../src/services/fulfillment/FulfillmentPartner.js"
-import { FulfillmentSettings, FulfillmentSimulator, trackingFor } from "../../../src/services/simulators/Fulfillment.js"
+import {
+  FulfillmentSettings,
+  FulfillmentSimulator,
+  trackingFor
+} from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { TestDatabase } from "../../support/database.js"
 import { testPublicUrl } from "../../support/http.js"
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Either, Exit } from "effect"
 import { type CardInput, type ValidCard, validateCard } from "../../../src/domain/checkout/Cards.js"
 import { PaymentDeclined, PaymentProvider } from "../../../src/services/checkout/PaymentProvider.js"
-import { declineMessages, PaymentSimulator, testCards } from "../../../src/services/simulators/Payments.js"
+import { declineMessages, PaymentSimulator, testCards } from "../../../src/services/simulators/PaymentSimulator.js"
 
 const now = new Date("2026-05-15T12:00:00Z")
 const good: CardInput = { number: "4242 4242 4242 4242", expiry: "12/30", cvc: "123", name: "Jane Doe" }

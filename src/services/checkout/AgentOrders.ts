@@ -24,7 +24,7 @@ export interface LocalizedOrder {
   readonly locale: string
 }
 
-export class Orders extends Effect.Service<Orders>()("Orders", {
+export class AgentOrders extends Effect.Service<AgentOrders>()("AgentOrders", {
   dependencies: [Checkouts.Default, Fulfillment.Default, Notifications.Default, Jobs.Default],
   effect: Effect.gen(function* () {
     const presenter = yield* CheckoutPresenter
@@ -34,7 +34,7 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
     const jobs = yield* Jobs
 
     /** A booked order with the locale its amounts are shown in (its checkout's). */
-    const withLocale = Effect.fn("Orders.withLocale")(function* (row: OrderRecord) {
+    const withLocale = Effect.fn("AgentOrders.withLocale")(function* (row: OrderRecord) {
       const locales = yield* checkouts.localesOf([row.checkoutId])
       return { row, locale: locales.get(row.checkoutId) ?? "en-US" } satisfies LocalizedOrder
     })
@@ -43,7 +43,7 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
     const toOrder = (row: OrderRecord) => Effect.map(withLocale(row), ({ locale }) => presenter.order(row, locale))
 
     /** The user's orders, newest first. */
-    const list = Effect.fn("Orders.list")(function* (userId: string, options: { limit: number; cursor?: string }) {
+    const list = Effect.fn("AgentOrders.list")(function* (userId: string, options: { limit: number; cursor?: string }) {
       const page = yield* fulfillment.list(userId, options)
       const locales = yield* checkouts.localesOf([...new Set(page.rows.map((row) => row.checkoutId))])
       return {
@@ -52,7 +52,7 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
       }
     })
 
-    const get = Effect.fn("Orders.get")(function* (userId: string, orderId: string) {
+    const get = Effect.fn("AgentOrders.get")(function* (userId: string, orderId: string) {
       const row = yield* fulfillment.get(orderId, userId)
       if (Option.isNone(row)) return yield* new OrderNotFound({ message: `No order ${orderId}.`, orderId })
       return yield* withLocale(row.value)
@@ -63,7 +63,7 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
      * every placed order is. Only once placement has settled (`confirmed` or `partially_confirmed`): while
      * the checkout is still placing, its item may not be marked placed yet.
      */
-    const cancel = Effect.fn("Orders.cancel")(function* (userId: string, orderId: string) {
+    const cancel = Effect.fn("AgentOrders.cancel")(function* (userId: string, orderId: string) {
       const existing = yield* get(userId, orderId)
       const row = yield* checkouts.refundOrder(existing.row.checkoutId, fulfillment.cancel(orderId, userId))
       return { row, locale: existing.locale } satisfies LocalizedOrder
@@ -73,7 +73,7 @@ export class Orders extends Effect.Service<Orders>()("Orders", {
      * One step of an order's progress (the `order.advance` job), if it is still `from` (so a job run twice
      * steps once); schedules the next one.
      */
-    const advance = Effect.fn("Orders.advance")(function* (orderId: string, from?: OrderStatus) {
+    const advance = Effect.fn("AgentOrders.advance")(function* (orderId: string, from?: OrderStatus) {
       const found = yield* fulfillment.find(orderId)
       if (Option.isNone(found)) return Option.none()
       return yield* checkouts.commit(found.value.checkoutId, (checkout) =>

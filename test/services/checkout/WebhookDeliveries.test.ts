@@ -25,12 +25,12 @@ import {
   parseRetryAfter,
   signatureBase,
   userAgent,
+  WebhookDeliveries,
   type WebhookDelivery,
-  Webhooks,
   webhookAttempts,
   webhookMaxAttempts,
   webhookRetryDelays
-} from "../../../src/services/checkout/Webhooks.js"
+} from "../../../src/services/checkout/WebhookDeliveries.js"
 import { Jobs } from "../../../src/services/platform/Jobs.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { Signals } from "../../../src/services/platform/Signals.js"
@@ -40,7 +40,7 @@ import { eventually, settle } from "../../support/eventually.js"
 import { certificate, type Received, httpsReceiver as receiver } from "../../support/receiver.js"
 
 /**
- * Agent callbacks end to end: `Webhooks.enqueue`, the Jobs worker running `deliverWebhookHandler` on
+ * Agent callbacks end to end: `WebhookDeliveries.enqueue`, the Jobs worker running `deliverWebhookHandler` on
  * TestClock, and a real HTTPS receiver on loopback (test/support/receiver.ts, self-signed certificate) that
  * verifies nothing itself: the tests verify each received signature with the JWKS's public key.
  */
@@ -52,7 +52,7 @@ const SignalsLive = process.env.DATABASE_URL === undefined ? Signals.layerInProc
 const WebhookTables: Layer.Layer<never, never, SqlClient.SqlClient> =
   "0008_webhooks" in migrations ? Layer.empty : Layer.effectDiscard(Effect.orDie(webhooksMigration))
 
-const TestLayer = Layer.mergeAll(Webhooks.Default, SigningKeys.Default).pipe(
+const TestLayer = Layer.mergeAll(WebhookDeliveries.Default, SigningKeys.Default).pipe(
   Layer.provideMerge(Jobs.Default),
   Layer.provide(OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [certificate.cert] })),
   Layer.provideMerge(SignalsLive),
@@ -75,7 +75,7 @@ const startWorker = (concurrency = 4) =>
   )
 
 const delivery = (id: Id) =>
-  Effect.flatMap(Webhooks, (webhooks) => webhooks.get(id)).pipe(Effect.map(Option.getOrThrow))
+  Effect.flatMap(WebhookDeliveries, (webhooks) => webhooks.get(id)).pipe(Effect.map(Option.getOrThrow))
 
 interface JobRow {
   readonly status: string
@@ -164,7 +164,7 @@ describe("Webhooks", () => {
     it.scoped("delivers a POST signed with v1a that verifies with the JWKS, and logs the attempt", () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(start)
-        const webhooks = yield* Webhooks
+        const webhooks = yield* WebhookDeliveries
         const delivered = Metric.tagged(webhookAttempts, "outcome", "delivered")
         const deliveredBefore = (yield* Metric.value(delivered)).count
         const server = yield* receiver(() => ({ status: 204 }))
@@ -215,7 +215,7 @@ describe("Webhooks", () => {
     it.scoped("retries after a 500 at the schedule's first delay, then delivers", () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(start)
-        const webhooks = yield* Webhooks
+        const webhooks = yield* WebhookDeliveries
         const server = yield* receiver((_, index) =>
           index === 0 ? { status: 500, body: "database on fire" } : { status: 200, body: "thanks" }
         )
@@ -274,7 +274,7 @@ describe("Webhooks", () => {
     it.scoped("honours Retry-After: the next attempt waits for it, not for the schedule", () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(start)
-        const webhooks = yield* Webhooks
+        const webhooks = yield* WebhookDeliveries
         const server = yield* receiver((_, index) =>
           index === 0 ? { status: 503, headers: { "retry-after": "120" } } : { status: 200 }
         )
@@ -313,7 +313,7 @@ describe("Webhooks", () => {
       Effect.gen(function* () {
         const lines = yield* keptLogs
         yield* TestClock.setTime(start)
-        const webhooks = yield* Webhooks
+        const webhooks = yield* WebhookDeliveries
         const server = yield* receiver((request) => (request.path === "/gone" ? { status: 410 } : { status: 200 }))
         const gone = server.url("/gone")
         const ids: Array<Id> = []
@@ -377,7 +377,7 @@ describe("Webhooks", () => {
       Effect.gen(function* () {
         const lines = yield* keptLogs
         yield* TestClock.setTime(start)
-        const webhooks = yield* Webhooks
+        const webhooks = yield* WebhookDeliveries
         const server = yield* receiver(() => ({ status: 200 }))
         const cases = [
           [server.url("/hook").replace("https:", "http:"), "must be https"],
@@ -420,7 +420,7 @@ describe("Webhooks", () => {
     it.scoped("a 302 is a failed attempt: the redirect is not followed", () =>
       Effect.gen(function* () {
         yield* TestClock.setTime(start)
-        const webhooks = yield* Webhooks
+        const webhooks = yield* WebhookDeliveries
         const server = yield* receiver((request, index) =>
           index === 0 ? { status: 302, headers: { location: `https://${request.headers.host}/new` } } : { status: 200 }
         )
@@ -453,7 +453,7 @@ describe("Webhooks", () => {
       Effect.gen(function* () {
         const lines = yield* keptLogs
         yield* TestClock.setTime(start)
-        const webhooks = yield* Webhooks
+        const webhooks = yield* WebhookDeliveries
         const server = yield* receiver(() => ({ status: 500 }))
         const id = yield* webhooks.enqueue({
           url: server.url("/down"),
@@ -499,7 +499,7 @@ describe("Webhooks", () => {
     it.scoped("enqueue commits or rolls back with the caller's transaction, and is idempotent per URL and event", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const webhooks = yield* Webhooks
+        const webhooks = yield* WebhookDeliveries
         const url = "https://agent.example/callbacks/tx"
         const failed = yield* sql
           .withTransaction(

@@ -7,7 +7,7 @@ import {
   FulfillmentSimulator,
   makeFulfillmentSettings,
   trackingFor
-} from "../../../src/services/simulators/Fulfillment.js"
+} from "../../../src/services/simulators/FulfillmentSimulator.js"
 
 /** The simulator as the fulfillment partner, and itself for its controls. */
 const Partner = FulfillmentSimulator.partner.pipe(Layer.provide(FulfillmentSettings.Default))

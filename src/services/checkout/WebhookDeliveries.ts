@@ -143,7 +143,7 @@ type Outcome =
 
 const realClock = Clock.make()
 
-export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
+export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("WebhookDeliveries", {
   effect: Effect.gen(function* () {
     const repo = yield* WebhookDeliveriesRepo
     const jobs = yield* Jobs
@@ -161,7 +161,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
      * endpoint) the delivery is signed `v1` with its secret, and the endpoint, not the URL, is what a 410
      * disables.
      */
-    const enqueue = Effect.fn("Webhooks.enqueue")(function* (input: {
+    const enqueue = Effect.fn("WebhookDeliveries.enqueue")(function* (input: {
       readonly url: string
       readonly eventId: string
       readonly eventType: string
@@ -169,7 +169,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
       readonly endpoint?: { readonly id: string; readonly secret: string } | undefined
     }) {
       const json = JSON.stringify(input.payload)
-      if (json === undefined) return yield* Effect.dieMessage("Webhooks.enqueue: the payload is not JSON")
+      if (json === undefined) return yield* Effect.dieMessage("WebhookDeliveries.enqueue: the payload is not JSON")
       const receiver = { url: input.url, endpointId: input.endpoint?.id ?? null }
       const id = yield* makeId
       const now = new Date(yield* Clock.currentTimeMillis)
@@ -366,7 +366,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
      * is in flight (`begin`), logs a new attempt, sends it, and records its outcome on the attempt and the
      * delivery. Fails (for the job to retry) when it is to be retried.
      */
-    const deliver = Effect.fn("Webhooks.deliver")(function* (
+    const deliver = Effect.fn("WebhookDeliveries.deliver")(function* (
       deliveryId: Id,
       job: Pick<JobInfo, "attempt" | "maxAttempts">
     ) {
@@ -427,7 +427,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
      * Pending deliveries with the exact time of their next attempt: the queue's jittered `run_at` (the Jobs
      * service's) once an attempt failed.
      */
-    const withNextAttempts = Effect.fn("Webhooks.withNextAttempts")(function* (
+    const withNextAttempts = Effect.fn("WebhookDeliveries.withNextAttempts")(function* (
       deliveries: ReadonlyArray<WebhookDelivery>
     ) {
       const pending = deliveries.filter((delivery) => delivery.status === "pending").map((delivery) => delivery.id)
@@ -439,7 +439,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
     })
 
     /** One delivery, or none. */
-    const get = Effect.fn("Webhooks.get")(function* (deliveryId: Id) {
+    const get = Effect.fn("WebhookDeliveries.get")(function* (deliveryId: Id) {
       const found = yield* repo.findById(deliveryId)
       if (Option.isNone(found)) return found
       const [delivery] = yield* withNextAttempts([found.value])
@@ -447,25 +447,30 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
     })
 
     /** The attempts log of a delivery, oldest first. */
-    const attempts = Effect.fn("Webhooks.attempts")(function* (deliveryId: Id) {
+    const attempts = Effect.fn("WebhookDeliveries.attempts")(function* (deliveryId: Id) {
       return yield* repo.attempts(deliveryId)
     })
 
     /** The deliveries of one event (to every URL), or to one URL (of every event), oldest first. */
-    const deliveriesFor = Effect.fn("Webhooks.deliveriesFor")(function* (
+    const deliveriesFor = Effect.fn("WebhookDeliveries.deliveriesFor")(function* (
       by: { readonly eventId: string } | { readonly url: string }
     ) {
       return yield* withNextAttempts(yield* "eventId" in by ? repo.byEvent(by.eventId) : repo.byUrl(by.url))
     })
 
     /** A company endpoint's deliveries, newest first, paged in SQL. */
-    const endpointDeliveries = Effect.fn("Webhooks.endpointDeliveries")(function* (endpointId: string, query: V3Query) {
+    const endpointDeliveries = Effect.fn("WebhookDeliveries.endpointDeliveries")(function* (
+      endpointId: string,
+      query: V3Query
+    ) {
       const page = yield* repo.endpointPage(endpointId, query)
       return { ...page, rows: yield* withNextAttempts(page.rows) }
     })
 
     /** Which of these company endpoints a 410 Gone has disabled. */
-    const disabledEndpoints = Effect.fn("Webhooks.disabledEndpoints")(function* (endpointIds: ReadonlyArray<string>) {
+    const disabledEndpoints = Effect.fn("WebhookDeliveries.disabledEndpoints")(function* (
+      endpointIds: ReadonlyArray<string>
+    ) {
       if (endpointIds.length === 0) return new Set<string>()
       const rows = yield* repo.disabledEndpoints(endpointIds)
       return new Set(rows.map((row) => row.endpointId))
@@ -475,7 +480,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
      * A company endpoint is deleted: its pending deliveries are disabled (their jobs then send nothing) and
      * its secret is erased from every delivery. Joins the caller's transaction.
      */
-    const closeEndpoint = Effect.fn("Webhooks.closeEndpoint")(function* (endpointId: string) {
+    const closeEndpoint = Effect.fn("WebhookDeliveries.closeEndpoint")(function* (endpointId: string) {
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* repo.closeEndpoint(endpointId, now)
     })
@@ -494,12 +499,12 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks", {
   dependencies: [SigningKeys.Default, OutboundHttp.Default, WebhookDeliveriesRepo.Default]
 }) {
   /** A worker for webhook deliveries alone (see `deliverWebhookHandler` to run them in a shared worker). */
-  static layerWorker(options: WorkerOptions = {}): Layer.Layer<never, never, Jobs | Webhooks> {
+  static layerWorker(options: WorkerOptions = {}): Layer.Layer<never, never, Jobs | WebhookDeliveries> {
     return Jobs.layerWorker([deliverWebhookHandler], options)
   }
 }
 
 /** The `webhook.deliver` handler, for `Jobs.run`/`Jobs.layerWorker`; needs `Webhooks`. */
-export const deliverWebhookHandler: JobHandler<Webhooks> = DeliverWebhook.handle(({ deliveryId }, job) =>
-  Effect.flatMap(Webhooks, (webhooks) => webhooks.deliver(deliveryId, job))
+export const deliverWebhookHandler: JobHandler<WebhookDeliveries> = DeliverWebhook.handle(({ deliveryId }, job) =>
+  Effect.flatMap(WebhookDeliveries, (webhooks) => webhooks.deliver(deliveryId, job))
 )
