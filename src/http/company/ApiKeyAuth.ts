@@ -27,7 +27,6 @@ import {
   PermissionDenied
 } from "../../domain/company/Errors.js"
 import { InvalidRequest, NotFound, RateLimited } from "../../domain/platform/Errors.js"
-import { readMode } from "../../services/company/Masking.js"
 import { type Line, lineError } from "../ErrorLines.js"
 import { endpointsOf } from "../Reflection.js"
 
@@ -56,12 +55,6 @@ export type PersonalDataDomain = "gifts" | "orders" | "recipients"
 
 /** How a key reads each resource's personal data: unmasked only with that resource's `:read:unmasked`. */
 export type ReadModes = Readonly<Record<PersonalDataDomain, "masked" | "unmasked">>
-
-/** The read modes of a key's permissions (a key without a resource's read permission sees it masked). */
-export const readModesOf = (permissions: ApiKeyRecord["permissions"]): ReadModes => {
-  const modeOf = (domain: PersonalDataDomain) => (readMode(permissions, domain) === "unmasked" ? "unmasked" : "masked")
-  return { gifts: modeOf("gifts"), orders: modeOf("orders"), recipients: modeOf("recipients") }
-}
 
 /** The authenticated caller, provided to every handler behind the middleware. */
 export interface Caller {

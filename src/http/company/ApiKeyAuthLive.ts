@@ -13,17 +13,11 @@ import { type Account, type ApiKeyRecord, CompanyId, RequestSource } from "../..
 import { ApiKeyMissing, MtlsRequired } from "../../domain/company/Errors.js"
 import { InvalidRequest, NotFound, RateLimited } from "../../domain/platform/Errors.js"
 import { type AuthenticatedKey, KeyStore } from "../../services/company/KeyStore.js"
+import { readModesOf } from "../../services/company/Masking.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { RateLimits, rateLimitHeaders } from "../../services/platform/RateLimits.js"
 import { clientSource, makeAuthFailures } from "../AuthFailures.js"
-import {
-  ApiKeyAuthV2,
-  ApiKeyAuthV3,
-  type Caller,
-  type OperationPolicy,
-  operationsOf,
-  readModesOf
-} from "./ApiKeyAuth.js"
+import { ApiKeyAuthV2, ApiKeyAuthV3, type Caller, type OperationPolicy, operationsOf } from "./ApiKeyAuth.js"
 
 const isRequestSource = Schema.is(RequestSource)
 const isCompanyId = Schema.is(CompanyId)

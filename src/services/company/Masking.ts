@@ -48,3 +48,13 @@ export const readMode = (
     : permissions.includes(`${domain}:read:masked`)
       ? "masked"
       : "none"
+
+/**
+ * The read modes of a key's permissions, per resource with personal data (a key without a resource's read
+ * permission sees it masked): worked out once per request by the API-key middleware.
+ */
+export const readModesOf = (permissions: ReadonlyArray<Permission>) => {
+  const modeOf = (domain: "gifts" | "orders" | "recipients") =>
+    readMode(permissions, domain) === "unmasked" ? ("unmasked" as const) : ("masked" as const)
+  return { gifts: modeOf("gifts"), orders: modeOf("orders"), recipients: modeOf("recipients") }
+}
