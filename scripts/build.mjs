@@ -36,7 +36,7 @@ if (!upToDate) {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node24",
     sourcemap: true,
     logLevel: "warning",
     external: [
@@ -71,7 +71,7 @@ if (!upToDate) {
     bundle: true,
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node24",
     external: ["@electric-sql/pglite"],
     logLevel: "warning"
   })

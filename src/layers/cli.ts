@@ -28,9 +28,11 @@ import { MigrationsLive, runMigrations } from "./Migrations.js"
 
 /**
  * Serves until SIGINT/SIGTERM, then shuts down gracefully: what `npm start` and `ribbon serve` run.
- * The server's modules (HTTP, telemetry) load only here, so that other commands start quickly.
+ * The server's modules (HTTP, telemetry) load only here, so that other commands start quickly. The first
+ * line says which Node.js runs it (the project brings its own, see docs/operations.md).
  */
-const launchServer = Effect.promise(() => import("./Server.js")).pipe(
+const launchServer = Effect.logInfo(`Node.js ${process.version}`).pipe(
+  Effect.zipRight(Effect.promise(() => import("./Server.js"))),
   Effect.flatMap(({ ServerLive }) => Layer.launch(ServerLive)),
   Effect.provide(LoggingLive)
 )
