@@ -1,5 +1,5 @@
 // Makes node_modules/.bin/node the Node.js that package.json's optionalDependencies brought for this
-// platform (docs/decisions/0099-node-24-brought-by-the-project.md), so that every npm script runs on it.
+// platform (docs/decisions/0053-node-24-brought-by-the-project.md), so that every npm script runs on it.
 // npm links it itself, but npm 10 (the one Node.js 20 ships) then deletes the link again while it drops
 // the other platforms' packages, whose bin has the same name (npm/cli#4362). `prepare` runs this after
 // npm is done; it changes nothing when the link is already right, and runs on any Node.js.
