@@ -2,8 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { CampaignRecord } from "../../domain/company/Campaigns.js"
 import type { AccountScope } from "../../domain/company/Company.js"
-import { accountsIn } from "./Scope.js"
-import { ScopeParam } from "./ScopeParam.js"
+import { accountsIn, ScopeParam } from "./Scope.js"
 
 /** The columns a change of a campaign sets (`updatedAt` the time of the change). */
 const CampaignUpdate = CampaignRecord.pipe(

@@ -2,8 +2,7 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { AccountScope } from "../../domain/company/Company.js"
 import { GiftRecord, GiftStatus, openGiftStatuses } from "../../domain/company/Gifts.js"
-import { accountsIn } from "./Scope.js"
-import { ScopeParam } from "./ScopeParam.js"
+import { accountsIn, ScopeParam } from "./Scope.js"
 
 /** The columns a new gift is inserted with: it starts `unopened`, without metadata or order. */
 const NewGiftRow = GiftRecord.pipe(

@@ -3,7 +3,7 @@ import { Data, Effect, Schema } from "effect"
 import type { AccountScope } from "../../domain/company/Company.js"
 import { RecipientRecord } from "../../domain/company/Recipients.js"
 import { isUniqueViolation } from "../platform/Rows.js"
-import { ScopeParam } from "./ScopeParam.js"
+import { ScopeParam } from "./Scope.js"
 
 /**
  * A write refused because one of the recipient's accounts lists another recipient with its `externalId` or
