@@ -456,7 +456,11 @@ describe("Jobs", () => {
         const dead = yield* eventually(job(abandoned), (row) => row.status === "dead", "the abandoned job")
         expect(dead.attempts).toBe(1)
         expect(dead.lastError).toContain("the endpoint is gone")
-        const waiting = yield* eventually(job(throttled), (row) => row.attempts === 1, "the throttled job")
+        const waiting = yield* eventually(
+          job(throttled),
+          (row) => row.attempts === 1 && row.status === "pending",
+          "the throttled job"
+        )
         expect(epochMillis(waiting.runAt)).toBe(120_000)
         yield* TestClock.adjust("119 seconds")
         yield* wakeWorkers(Throttled)
