@@ -4,6 +4,7 @@ import type { OrderStatus } from "../../domain/checkout/Checkout.js"
 import { BookingRecord, OrderRecord, type Tracking } from "../../domain/fulfillment/Orders.js"
 import { KeyTaken } from "../platform/Idempotency.js"
 import { isUniqueViolation } from "../platform/Rows.js"
+import type { PartnerOrder } from "./FulfillmentPartner.js"
 
 /**
  * Whose orders a statement reaches: one user's, every agent's (rows with a buyer), or the companies' bookings
@@ -20,17 +21,8 @@ export const agentOrders: OrderKind<OrderRecord> = { record: OrderRecord, owner:
 export const bookings: OrderKind<BookingRecord> = { record: BookingRecord, owner: "companies" }
 
 /** A new order's row: what the partner took, who it is for (none: a company's booking), when. */
-export interface NewOrder {
+export interface NewOrder extends PartnerOrder {
   readonly id: string
-  readonly idempotencyKey: string
-  readonly variantId: string
-  readonly productId: string
-  readonly productTitle: string
-  readonly variantTitle: string
-  readonly quantity: number
-  readonly amount: number
-  readonly currency: string
-  readonly countryCode: string
   readonly at: Date
 }
 

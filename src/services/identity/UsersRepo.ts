@@ -49,17 +49,7 @@ const AddressRow = Schema.Struct(SavedAddress.fields)
 export const NewAddressRow = Schema.Struct({
   id: Schema.String,
   userId: Schema.String,
-  label: Schema.NullOr(Schema.String),
-  firstName: Schema.String,
-  lastName: Schema.String,
-  phone: Schema.NullOr(Schema.String),
-  address1: Schema.NullOr(Schema.String),
-  address2: Schema.NullOr(Schema.String),
-  city: Schema.NullOr(Schema.String),
-  provinceCode: Schema.NullOr(Schema.String),
-  postalCode: Schema.NullOr(Schema.String),
-  countryCode: Schema.String,
-  isDefault: Schema.Boolean,
+  ...Struct.omit(SavedAddress.fields, "id"),
   createdAt: Schema.DateFromSelf
 })
 export type NewAddressRow = typeof NewAddressRow.Type
