@@ -10,9 +10,9 @@ import { letThroughOnStoreError } from "../services/platform/RateLimits.js"
  * Backoff after repeated authentication failures: bad `X-Api-Key`s on the company API, bad client
  * credentials at `/oauth/token`, `/oauth/revoke` and `/oauth/introspect`, and failed sign-ins (docs/oauth.md,
  * docs/company-api.md). Failures are counted per source (the peer address, IPv6 by its /64), never per key,
- * so nobody elsewhere can make a key's owner wait; failed sign-ins are also counted per account. Past the
- * free failures, each further one makes the next attempt wait, twice as long as the one before, up to a cap:
- * 429 with `Retry-After`, before the credential is even looked at.
+ * so nobody elsewhere can make a key's owner wait; failed sign-ins and second factors are also counted per
+ * account. Past the free failures, each further one makes the next attempt wait, twice as long as the one
+ * before, up to a cap: 429 with `Retry-After`, before the credential is even looked at.
  *
  * The counts live in the layers' RateLimiter store (Redis with REDIS_URL, shared by every instance; memory
  * otherwise). When the store is down, attempts go through. The limits are a Reference, so tests set their own.
@@ -69,11 +69,14 @@ export const clientSource = Effect.map(HttpServerRequest.HttpServerRequest, (req
   sourceOf(Option.getOrElse(request.remoteAddress, () => "unknown"))
 )
 
-/** Whose failures an attempt counts toward: its source, for one kind of credential, and for sign-ins the account. */
+/**
+ * Whose failures an attempt counts toward: its source, for one kind of credential, and for sign-ins the
+ * account. A second factor (`two-factor`, src/services/identity/TwoFactor.ts) counts per source and per user.
+ */
 export interface Attempt {
-  readonly kind: "api-key" | "oauth-client" | "sign-in"
+  readonly kind: "api-key" | "oauth-client" | "sign-in" | "two-factor"
   readonly source: string
-  /** The e-mail address signed in with; kept in the store only as a hash. */
+  /** The e-mail address signed in with (the user's id for a second factor); kept in the store only as a hash. */
   readonly account?: string
 }
 

@@ -79,6 +79,7 @@ import { BrowserSessions } from "../services/identity/BrowserSessions.js"
 import { Consents } from "../services/identity/Consents.js"
 import { OAuthClients } from "../services/identity/OAuthClients.js"
 import { Tokens } from "../services/identity/Tokens.js"
+import { TwoFactor } from "../services/identity/TwoFactor.js"
 import { Users } from "../services/identity/Users.js"
 import { Jobs, WorkerConcurrency } from "../services/platform/Jobs.js"
 import { OutboundPolicy } from "../services/platform/OutboundHttp.js"
@@ -242,6 +243,7 @@ export const ServicesLive = Layer.mergeAll(
   Consents.Default,
   Tokens.Default,
   Bearers.Default,
+  TwoFactor.Default,
   // company
   Companies.Default,
   CompanyPolicy.Default,

@@ -106,3 +106,26 @@ export class AddressNotFound extends DomainError<AddressNotFound>()(
   { addressId: Schema.String },
   errorCode(404, "Address not found", "address_not_found", "NOT_FOUND", "404_ACCT_050")
 ) {}
+
+// Two-factor sign-in (docs/decisions/0059-two-factor-sign-in.md).
+
+/** A TOTP or recovery code that is wrong, outside the ±30 s window, or already used. */
+export class TwoFactorInvalidCode extends DomainError<TwoFactorInvalidCode>()(
+  "TwoFactorInvalidCode",
+  {},
+  errorCode(401, "Invalid two-factor code", "two_factor_invalid_code", "UNAUTHORIZED", "401_ACCT_051", "access_denied")
+) {}
+
+/** The user has no two-factor sign-in to verify, disable or confirm (or no enrolment under way). */
+export class TwoFactorNotEnrolled extends DomainError<TwoFactorNotEnrolled>()(
+  "TwoFactorNotEnrolled",
+  {},
+  errorCode(409, "Two-factor not enrolled", "two_factor_not_enrolled", "CONFLICT", "409_ACCT_051")
+) {}
+
+/** Enrolment while two-factor sign-in is already on: it is disabled first, with the password. */
+export class TwoFactorAlreadyEnabled extends DomainError<TwoFactorAlreadyEnabled>()(
+  "TwoFactorAlreadyEnabled",
+  {},
+  errorCode(409, "Two-factor already enabled", "two_factor_already_enabled", "CONFLICT", "409_ACCT_052")
+) {}

@@ -138,6 +138,16 @@ export class Users extends Effect.Service<Users>()("Users", {
       return toUser(row)
     })
 
+    /**
+     * The signed-in user's password asked again before a sensitive change (turning two-factor sign-in off,
+     * new recovery codes); the same failure as a wrong sign-in. The caller counts failures as sign-ins.
+     */
+    const confirmPassword = Effect.fn("Users.confirmPassword")(function* (id: string, password: string) {
+      const row = Option.getOrUndefined(yield* repo.findById(id))
+      const ok = yield* verifyPassword(password, row?.passwordHash ?? (yield* decoyHash))
+      if (row === undefined || !ok) return yield* new InvalidCredentials({ message: "The password is not right." })
+    })
+
     const get = Effect.fn("Users.get")(function* (id: string) {
       return Option.map(yield* repo.findById(id), toUser)
     })
@@ -222,6 +232,7 @@ export class Users extends Effect.Service<Users>()("Users", {
     return {
       create,
       authenticate,
+      confirmPassword,
       get,
       receiptPreference,
       update,
