@@ -94,7 +94,33 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       return overrides.value
     })
 
-    return { create, exists, name, account, setRateLimits, rateLimits } as const
+    /**
+     * The owner's setting that every member sign in with a second factor: a member without one is sent to
+     * enrol after signing in (docs/decisions/0059-two-factor-sign-in.md).
+     */
+    const requireTwoFactor = Effect.fn("Companies.requireTwoFactor")(function* (companyId: string, required: boolean) {
+      if (!(yield* repo.setRequireTwoFactor(companyId, required))) {
+        return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
+      }
+    })
+
+    /** Whether the company requires a second factor of its members. */
+    const requiresTwoFactor = Effect.fn("Companies.requiresTwoFactor")(function* (companyId: string) {
+      const required = yield* repo.requireTwoFactor(companyId)
+      if (Option.isNone(required)) return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
+      return required.value
+    })
+
+    return {
+      create,
+      exists,
+      name,
+      account,
+      setRateLimits,
+      rateLimits,
+      requireTwoFactor,
+      requiresTwoFactor
+    } as const
   }),
   dependencies: [CompaniesRepo.Default, KeyStore.Default, Billing.Default]
 }) {}

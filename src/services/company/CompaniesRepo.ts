@@ -71,6 +71,19 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("CompaniesRep
       execute: (companyId) => sql`SELECT rate_limits FROM companies WHERE id = ${companyId}`
     })
 
+    const updateRequireTwoFactor = SqlSchema.findAll({
+      Request: Schema.Struct({ companyId: Schema.String, required: Schema.Boolean }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ companyId, required }) =>
+        sql`UPDATE companies SET require_two_factor = ${required} WHERE id = ${companyId} RETURNING id`
+    })
+
+    const findRequireTwoFactor = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ requireTwoFactor: Schema.Boolean }),
+      execute: (companyId) => sql`SELECT require_two_factor FROM companies WHERE id = ${companyId}`
+    })
+
     const insertDefaultAccount = SqlSchema.void({
       Request: Schema.Struct({
         id: Schema.String,
@@ -194,6 +207,20 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("CompaniesRep
       return Option.map(yield* Effect.orDie(findRateLimits(companyId)), (company) => company.rateLimits)
     })
 
+    /** Sets whether every member must sign in with a second factor; whether the company exists. */
+    const setRequireTwoFactor = Effect.fn("CompaniesRepo.setRequireTwoFactor")(function* (
+      companyId: string,
+      required: boolean
+    ) {
+      const rows = yield* Effect.orDie(updateRequireTwoFactor({ companyId, required }))
+      return rows.length > 0
+    })
+
+    /** Whether every member must sign in with a second factor, or none when there is no such company. */
+    const requireTwoFactor = Effect.fn("CompaniesRepo.requireTwoFactor")(function* (companyId: string) {
+      return Option.map(yield* Effect.orDie(findRequireTwoFactor(companyId)), (row) => row.requireTwoFactor)
+    })
+
     /** A company's default account in one environment. */
     const insertDefault = Effect.fn("CompaniesRepo.insertDefaultAccount")(
       (account: {
@@ -263,6 +290,8 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("CompaniesRep
       lock,
       setRateLimits,
       rateLimits,
+      setRequireTwoFactor,
+      requireTwoFactor,
       insertDefaultAccount: insertDefault,
       insertAccount: insertNamed,
       accountOf,
