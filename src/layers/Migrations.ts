@@ -29,6 +29,7 @@ import priceListingShipsTo from "./migrations/0024_price_listing_ships_to.js"
 import productsCategoryOrder from "./migrations/0025_products_category_order.js"
 import recipientIdentities from "./migrations/0026_recipient_identities.js"
 import companyMembers from "./migrations/0027_company_members.js"
+import webhookAttemptDetails from "./migrations/0030_webhook_attempt_details.js"
 import twoFactor from "./migrations/0031_two_factor.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
@@ -60,6 +61,7 @@ export const migrations = {
   "0025_products_category_order": productsCategoryOrder,
   "0026_recipient_identities": recipientIdentities,
   "0027_company_members": companyMembers,
+  "0030_webhook_attempt_details": webhookAttemptDetails,
   "0031_two_factor": twoFactor
 }
 

@@ -20,6 +20,8 @@ export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDeliv
   nextAttemptAt: Schema.NullOr(Schema.DateTimeUtcFromDate),
   lastStatusCode: Schema.NullOr(Schema.Int),
   lastError: Schema.NullOr(Schema.String),
+  /** How many times it was sent again on request (each a new run of the retry schedule). */
+  resends: Schema.Int,
   createdAt: Schema.DateTimeUtcFromDate,
   updatedAt: Schema.DateTimeUtcFromDate,
   deliveredAt: Schema.NullOr(Schema.DateTimeUtcFromDate)
@@ -32,9 +34,13 @@ export class WebhookAttempt extends Schema.Class<WebhookAttempt>("WebhookAttempt
   attempt: Schema.Int,
   startedAt: Schema.DateTimeUtcFromDate,
   durationMs: Schema.Int,
+  /** The headers it was sent with, signature included (never a secret); null for attempts logged before they were. */
+  requestHeaders: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })),
   /** The response's status, or null when no response came (refused, DNS, connection, TLS, time limit). */
   statusCode: Schema.NullOr(Schema.Int),
   error: Schema.NullOr(Schema.String),
   /** At most 1 KB of the response body. */
-  responseBody: Schema.NullOr(Schema.String)
+  responseBody: Schema.NullOr(Schema.String),
+  /** Whether the response body went on past `responseBody`; null when there was no response (or not known). */
+  responseTruncated: Schema.NullOr(Schema.Boolean)
 }) {}

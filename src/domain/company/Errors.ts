@@ -195,6 +195,23 @@ export class WebhookEndpointNotFound extends DomainError<WebhookEndpointNotFound
   errorCode(404, "Webhook endpoint not found", "webhook_endpoint_not_found", "NOT_FOUND", "404_WHKS_001")
 ) {}
 
+/** No delivery of that id (its `webhook-id`) to the endpoint. */
+export class WebhookDeliveryNotFound extends DomainError<WebhookDeliveryNotFound>()(
+  "WebhookDeliveryNotFound",
+  { webhookId: Schema.String, deliveryId: Schema.String },
+  errorCode(404, "Webhook delivery not found", "webhook_delivery_not_found", "NOT_FOUND", "404_WHKS_002")
+) {}
+
+/**
+ * The endpoint is disabled (`reason`: by the company, or by its receiver's 410 Gone), so nothing is sent to it:
+ * enable it first (docs/decisions/0058-webhook-resend-and-test-events.md).
+ */
+export class WebhookEndpointDisabled extends DomainError<WebhookEndpointDisabled>()(
+  "WebhookEndpointDisabled",
+  { webhookId: Schema.String, reason: Schema.Literal("requested", "gone") },
+  errorCode(409, "Webhook endpoint disabled", "webhook_endpoint_disabled", "CONFLICT", "409_WHKS_001")
+) {}
+
 /** The company already has `limit` endpoints in this environment. */
 export class WebhookEndpointLimitReached extends DomainError<WebhookEndpointLimitReached>()(
   "WebhookEndpointLimitReached",

@@ -20,12 +20,26 @@ export const companyEventTypes = [
 export const CompanyEventType = Schema.Literal(...companyEventTypes)
 export type CompanyEventType = typeof CompanyEventType.Type
 
+/**
+ * The event an endpoint gets when its company asks for a test (`POST /public-api/v3/webhooks/{id}/test`), whatever
+ * types it subscribes to; it cannot be subscribed to (docs/decisions/0058-webhook-resend-and-test-events.md).
+ */
+export const webhookTestEventType = "webhook-test"
+
+/** What a delivery to a company endpoint carries: an event type it subscribes to, or a test. */
+export const CompanyDeliveryEventType = Schema.Literal(...companyEventTypes, webhookTestEventType)
+export type CompanyDeliveryEventType = typeof CompanyDeliveryEventType.Type
+
 /** Endpoints a company may hold in one environment. */
 export const maxWebhookEndpoints = 10
 
-/** Whether a 410 Gone from the receiver has switched the endpoint off (it is then deleted and made again). */
+/** Whether the endpoint receives its events, or is switched off (by its company, or by a 410 Gone). */
 export const WebhookEndpointStatus = Schema.Literal("active", "disabled")
 export type WebhookEndpointStatus = typeof WebhookEndpointStatus.Type
+
+/** Why an endpoint is disabled: its company asked (`requested`), or its receiver answered 410 Gone (`gone`). */
+export const WebhookDisabledReason = Schema.Literal("requested", "gone")
+export type WebhookDisabledReason = typeof WebhookDisabledReason.Type
 
 /** A stored endpoint as the services see it (never its secret). */
 export const WebhookEndpointRecord = Schema.Struct({
@@ -34,6 +48,8 @@ export const WebhookEndpointRecord = Schema.Struct({
   environment: Environment,
   url: Schema.String,
   eventTypes: Schema.Array(CompanyEventType),
+  /** When its company disabled it (null: not disabled by request; a 410 Gone is the delivery engine's to tell). */
+  disabledAt: Schema.NullOr(Schema.DateFromSelf),
   createdAt: Schema.DateFromSelf
 })
 export type WebhookEndpointRecord = typeof WebhookEndpointRecord.Type

@@ -2,8 +2,18 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { VariantNotFound } from "../../domain/catalog/Errors.js"
 import { HexId, Timestamp } from "../../domain/company/Company.js"
-import { WebhookEndpointLimitReached, WebhookEndpointNotFound } from "../../domain/company/Errors.js"
-import { CompanyEventType, WebhookEndpointStatus } from "../../domain/company/Webhooks.js"
+import {
+  WebhookDeliveryNotFound,
+  WebhookEndpointDisabled,
+  WebhookEndpointLimitReached,
+  WebhookEndpointNotFound
+} from "../../domain/company/Errors.js"
+import {
+  CompanyDeliveryEventType,
+  CompanyEventType,
+  WebhookDisabledReason,
+  WebhookEndpointStatus
+} from "../../domain/company/Webhooks.js"
 import { NotFound } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Requests.js"
@@ -39,10 +49,24 @@ export class WebhookV3 extends Schema.Class<WebhookV3>("WebhookV3")({
   url: Schema.String,
   eventTypes: Schema.Array(CompanyEventType),
   status: WebhookEndpointStatus.annotations({
-    description: "`disabled` once the receiver answered 410 Gone: nothing more is sent; delete it and create another"
+    description:
+      "`disabled` by the company (`PATCH`) or once the receiver answered 410 Gone: later events are recorded, not sent, until it is `active` again"
+  }),
+  disabledReason: Schema.NullOr(WebhookDisabledReason).annotations({
+    description:
+      "Why it is disabled: `requested` (by the company) or `gone` (its receiver answered 410 Gone); null while active"
   }),
   createdAt: Timestamp
 }) {}
+
+export const UpdateWebhookV3 = strictBody(
+  Schema.Struct({
+    status: WebhookEndpointStatus.annotations({
+      description:
+        "`disabled` pauses the endpoint (its pending deliveries are disabled); `active` sends later events again"
+    })
+  })
+)
 
 export class WebhookResponseV3 extends Schema.Class<WebhookResponseV3>("WebhookResponseV3")({ data: WebhookV3 }) {}
 
@@ -65,16 +89,57 @@ export class WebhookCreatedV3 extends Schema.Class<WebhookCreatedV3>("WebhookCre
   })
 }) {}
 
-export class WebhookDeliveryV3 extends Schema.Class<WebhookDeliveryV3>("WebhookDeliveryV3")({
+const webhookDeliveryFields = {
   id: Schema.String.annotations({ description: "Also the `webhook-id` header and `webhookData.id` of the body" }),
-  eventType: CompanyEventType,
+  eventType: CompanyDeliveryEventType.annotations({
+    description: "A subscribed event type, or `webhook-test` for a test sent on request"
+  }),
   status: Schema.Literal("pending", "delivered", "failed", "disabled"),
   attempts: Schema.Int,
+  resends: Schema.Int.annotations({ description: "How many times it was sent again on request" }),
   lastResponseStatus: Schema.NullOr(Schema.Int),
   lastError: Schema.NullOr(Schema.String),
   nextAttemptAt: Schema.NullOr(Timestamp),
   createdAt: Timestamp,
   deliveredAt: Schema.NullOr(Timestamp)
+}
+
+export class WebhookDeliveryV3 extends Schema.Class<WebhookDeliveryV3>("WebhookDeliveryV3")(webhookDeliveryFields) {}
+
+export class WebhookDeliveryResponseV3 extends Schema.Class<WebhookDeliveryResponseV3>("WebhookDeliveryResponseV3")({
+  data: WebhookDeliveryV3
+}) {}
+
+export class WebhookAttemptV3 extends Schema.Class<WebhookAttemptV3>("WebhookAttemptV3")({
+  attempt: Schema.Int.annotations({ description: "1 for the first; resends go on counting" }),
+  startedAt: Timestamp,
+  durationMs: Schema.Int.annotations({ description: "The attempt's latency, DNS and TLS included" }),
+  requestHeaders: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.String })).annotations({
+    description: "The headers it was sent with, `webhook-timestamp` and `webhook-signature` included"
+  }),
+  responseStatus: Schema.NullOr(Schema.Int).annotations({
+    description: "Null when no response came (refused, DNS, connection, TLS, time limit) or while in flight"
+  }),
+  responseBody: Schema.NullOr(Schema.String).annotations({
+    description: "At most the first 1 KB of the response body"
+  }),
+  responseBodyTruncated: Schema.NullOr(Schema.Boolean).annotations({
+    description: "Whether the response body went on past `responseBody`"
+  }),
+  error: Schema.NullOr(Schema.String).annotations({
+    description: "Why it did not deliver; null when it did, and (with `responseStatus`) while it is in flight"
+  })
+}) {}
+
+export class WebhookDeliveryDetailV3 extends Schema.Class<WebhookDeliveryDetailV3>("WebhookDeliveryDetailV3")({
+  data: Schema.Struct({
+    ...webhookDeliveryFields,
+    request: Schema.Struct({
+      url: Schema.String,
+      body: Schema.String.annotations({ description: "The exact body every attempt sends (the signature covers it)" })
+    }),
+    attemptLog: Schema.Array(WebhookAttemptV3).annotations({ description: "Every attempt, oldest first" })
+  })
 }) {}
 
 export class WebhookDeliveryListV3 extends Schema.Class<WebhookDeliveryListV3>("WebhookDeliveryListV3")({
@@ -98,6 +163,10 @@ export const webhookDeliveriesV3Query = {
 } satisfies V3QuerySpec
 
 const WebhookPath = Schema.Struct({ webhookId: HexId })
+const DeliveryPath = Schema.Struct({
+  webhookId: HexId,
+  deliveryId: HexId.annotations({ description: "The delivery's id: its `webhook-id`" })
+})
 
 export const SimulateStockV3 = strictBody(
   Schema.Struct({
@@ -159,6 +228,24 @@ export class WebhooksV3Api extends HttpApiGroup.make("webhooksV3")
       .annotate(OpenApi.Summary, "Delete a webhook endpoint; nothing more is sent to it")
   )
   .add(
+    HttpApiEndpoint.patch("update", "/webhooks/:webhookId")
+      .setPath(WebhookPath)
+      .setPayload(UpdateWebhookV3)
+      .addSuccess(WebhookResponseV3)
+      .addError(lineError("v3", WebhookEndpointNotFound))
+      .annotate(Operation, write)
+      .annotate(OpenApi.Summary, "Disable a webhook endpoint (nothing is sent to it) or enable it again")
+  )
+  .add(
+    HttpApiEndpoint.post("test", "/webhooks/:webhookId/test")
+      .setPath(WebhookPath)
+      .addSuccess(WebhookDeliveryResponseV3, { status: 202 })
+      .addError(lineError("v3", WebhookEndpointNotFound))
+      .addError(lineError("v3", WebhookEndpointDisabled))
+      .annotate(Operation, write)
+      .annotate(OpenApi.Summary, "Send the endpoint a `webhook-test` event, delivered as any other event")
+  )
+  .add(
     HttpApiEndpoint.get("deliveries", "/webhooks/:webhookId/deliveries")
       .setPath(WebhookPath)
       .setUrlParams(v3UrlParams(webhookDeliveriesV3Query, {}))
@@ -166,6 +253,25 @@ export class WebhooksV3Api extends HttpApiGroup.make("webhooksV3")
       .addError(lineError("v3", WebhookEndpointNotFound))
       .annotate(Operation, read)
       .annotate(OpenApi.Summary, "List an endpoint's deliveries, newest first, with their attempts and outcome")
+  )
+  .add(
+    HttpApiEndpoint.get("delivery", "/webhooks/:webhookId/deliveries/:deliveryId")
+      .setPath(DeliveryPath)
+      .addSuccess(WebhookDeliveryDetailV3)
+      .addError(lineError("v3", WebhookEndpointNotFound))
+      .addError(lineError("v3", WebhookDeliveryNotFound))
+      .annotate(Operation, read)
+      .annotate(OpenApi.Summary, "Retrieve a delivery: its request, and each attempt with its latency and response")
+  )
+  .add(
+    HttpApiEndpoint.post("resend", "/webhooks/:webhookId/deliveries/:deliveryId/resend")
+      .setPath(DeliveryPath)
+      .addSuccess(WebhookDeliveryResponseV3, { status: 202 })
+      .addError(lineError("v3", WebhookEndpointNotFound))
+      .addError(lineError("v3", WebhookDeliveryNotFound))
+      .addError(lineError("v3", WebhookEndpointDisabled))
+      .annotate(Operation, write)
+      .annotate(OpenApi.Summary, "Send a delivery again, with the same `webhook-id`, whatever its outcome was")
   )
   .add(
     HttpApiEndpoint.post("simulateStock", "/variants/:variantId/simulate-stock")

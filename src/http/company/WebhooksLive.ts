@@ -4,7 +4,7 @@ import { StockAvailability } from "../../services/catalog/StockAvailability.js"
 import { CompanyWebhooks } from "../../services/company/CompanyWebhooks.js"
 import { Api } from "../Api.js"
 import { CurrentCaller } from "./ApiKeyAuth.js"
-import { createdWebhookV3, numberedList, webhookDeliveryV3, webhookV3 } from "./v3.js"
+import { createdWebhookV3, numberedList, webhookDeliveryDetailV3, webhookDeliveryV3, webhookV3 } from "./v3.js"
 import { webhookDeliveriesV3Query, webhooksV3Query } from "./WebhooksApi.js"
 
 export const WebhooksV3Live = HttpApiBuilder.group(Api, "webhooksV3", (handlers) =>
@@ -32,6 +32,31 @@ export const WebhooksV3Live = HttpApiBuilder.group(Api, "webhooksV3", (handlers)
       )
       .handle("delete", ({ path }) =>
         Effect.flatMap(CurrentCaller, (caller) => webhooks.remove(caller.scope, path.webhookId))
+      )
+      .handle("update", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          return { data: webhookV3(yield* webhooks.setStatus(caller.scope, path.webhookId, payload.status)) }
+        })
+      )
+      .handle("test", ({ path }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          return { data: webhookDeliveryV3(yield* webhooks.sendTest(caller.scope, path.webhookId)) }
+        })
+      )
+      .handle("delivery", ({ path }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          const found = yield* webhooks.delivery(caller.scope, path.webhookId, path.deliveryId)
+          return { data: webhookDeliveryDetailV3(found.delivery, found.attempts) }
+        })
+      )
+      .handle("resend", ({ path }) =>
+        Effect.gen(function* () {
+          const caller = yield* CurrentCaller
+          return { data: webhookDeliveryV3(yield* webhooks.resend(caller.scope, path.webhookId, path.deliveryId)) }
+        })
       )
       .handle("deliveries", ({ path }) =>
         Effect.flatMap(CurrentCaller, (caller) =>

@@ -4,8 +4,8 @@ import type { AddressSuggestion } from "../../domain/catalog/Address.js"
 import type { BillingMethodRecord } from "../../domain/company/Billing.js"
 import { type Account, type ApiKeyRecord, formatTimestamp } from "../../domain/company/Company.js"
 import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/company/Orders.js"
-import type { CompanyEventType, WebhookEndpointRecord } from "../../domain/company/Webhooks.js"
-import type { WebhookDelivery } from "../../services/checkout/WebhookDeliveries.js"
+import type { CompanyDeliveryEventType, WebhookEndpointRecord } from "../../domain/company/Webhooks.js"
+import { requestBody, type WebhookAttempt, type WebhookDelivery } from "../../services/checkout/WebhookDeliveries.js"
 import type { WebhookEndpoint } from "../../services/company/CompanyWebhooks.js"
 import { maskEmail, maskName, maskPhone, maskStreet } from "../../services/company/Masking.js"
 import type { V3Page } from "../../services/platform/V3QuerySql.js"
@@ -137,6 +137,7 @@ export const webhookV3 = (endpoint: WebhookEndpoint) => ({
   url: endpoint.url,
   eventTypes: endpoint.eventTypes,
   status: endpoint.status,
+  disabledReason: endpoint.disabledReason,
   createdAt: formatTimestamp(endpoint.createdAt)
 })
 
@@ -156,15 +157,32 @@ const timestampOrNull = (dateTime: DateTime.Utc | null) => (dateTime === null ? 
 
 export const webhookDeliveryV3 = (delivery: WebhookDelivery) => ({
   id: delivery.eventId,
-  // An endpoint's deliveries are made by `CompanyWebhooks.emit`, with a company event type.
-  eventType: delivery.eventType as CompanyEventType,
+  // An endpoint's deliveries are made by `CompanyWebhooks` (`emit`, `sendTest`), with a company event type.
+  eventType: delivery.eventType as CompanyDeliveryEventType,
   status: delivery.status,
   attempts: delivery.attempts,
+  resends: delivery.resends,
   lastResponseStatus: delivery.lastStatusCode,
   lastError: delivery.lastError,
   nextAttemptAt: timestampOrNull(delivery.nextAttemptAt),
   createdAt: DateTime.formatIso(delivery.createdAt),
   deliveredAt: timestampOrNull(delivery.deliveredAt)
+})
+
+/** A delivery with the request it sends and its attempts, oldest first. */
+export const webhookDeliveryDetailV3 = (delivery: WebhookDelivery, attempts: ReadonlyArray<WebhookAttempt>) => ({
+  ...webhookDeliveryV3(delivery),
+  request: { url: delivery.url, body: requestBody(delivery) },
+  attemptLog: attempts.map((attempt) => ({
+    attempt: attempt.attempt,
+    startedAt: DateTime.formatIso(attempt.startedAt),
+    durationMs: attempt.durationMs,
+    requestHeaders: attempt.requestHeaders,
+    responseStatus: attempt.statusCode,
+    responseBody: attempt.responseBody,
+    responseBodyTruncated: attempt.responseTruncated,
+    error: attempt.error
+  }))
 })
 
 /** A suggestion in the create-order address shape: what the suggestion does not know is null. */

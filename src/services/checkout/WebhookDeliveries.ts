@@ -82,13 +82,20 @@ export const webhookAttempts = Metric.counter("ribbon_webhook_attempts_total", {
   incremental: true
 })
 
-/** The job that sends one delivery (key: the delivery id). */
+/**
+ * The job that sends one delivery (key: the delivery id, or `{id}/resend-{n}` for its n-th resend: a job key is
+ * never reused, so each resend runs under a job of its own).
+ */
 export const DeliverWebhook = JobKind.make("webhook.deliver", Schema.Struct({ deliveryId: Id }), {
   maxAttempts: webhookMaxAttempts,
   retry: webhookRetry,
   // A safety net above the outbound request's own 10 s limit.
   timeout: "1 minute"
 })
+
+/** The key of the job a delivery runs under now (see `DeliverWebhook`). */
+export const deliveryJobKey = (delivery: { readonly id: string; readonly resends: number }) =>
+  delivery.resends === 0 ? delivery.id : `${delivery.id}/resend-${delivery.resends}`
 
 /** An attempt that did not deliver and will be retried (or, when it was the last, leaves the delivery failed). */
 export class WebhookAttemptFailed extends Data.TaggedError("WebhookAttemptFailed")<{
@@ -126,6 +133,9 @@ export const signV1 = (secret: string, id: string, timestamp: string, body: stri
   `v1,${createHmac("sha256", Buffer.from(secret.replace(/^whsec_/, ""), "base64"))
     .update(signatureBase(id, timestamp, body))
     .digest("base64")}`
+
+/** The body every attempt of a delivery sends: its stored JSON, compact; the signature covers exactly these bytes. */
+export const requestBody = (delivery: WebhookDelivery) => JSON.stringify(delivery.payload)
 
 const maxErrorLength = 2000
 const clip = (text: string) => (text.length > maxErrorLength ? `${text.slice(0, maxErrorLength - 1)}…` : text)
@@ -166,7 +176,14 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
       readonly eventId: string
       readonly eventType: string
       readonly payload: unknown
-      readonly endpoint?: { readonly id: string; readonly secret: string } | undefined
+      readonly endpoint?:
+        | {
+            readonly id: string
+            readonly secret: string
+            /** Disabled by its company: the delivery is recorded `disabled`, not sent. */
+            readonly disabled?: boolean
+          }
+        | undefined
     }) {
       const json = JSON.stringify(input.payload)
       if (json === undefined) return yield* Effect.dieMessage("WebhookDeliveries.enqueue: the payload is not JSON")
@@ -181,7 +198,8 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
         eventId: input.eventId,
         eventType: input.eventType,
         json,
-        now
+        now,
+        disabled: input.endpoint?.disabled === true
       })
       const row = inserted[0]
       if (row === undefined) {
@@ -191,7 +209,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
       if (row.status === "pending") {
         yield* jobs.enqueue(DeliverWebhook, { deliveryId: id }, { key: id })
       } else {
-        yield* Effect.logInfo(`webhook not sent: its ${receiverOf(receiver)} is disabled (410 Gone)`).pipe(
+        yield* Effect.logInfo(`webhook not sent: its ${receiverOf(receiver)} is disabled`).pipe(
           Effect.annotateLogs({ webhookDeliveryId: id })
         )
       }
@@ -214,26 +232,30 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
             )
           )
 
-    /** Sends the delivery's body to its URL once, signed by `sign`; what the job does. */
-    const attempt = (delivery: WebhookDelivery, sign: (id: string, timestamp: string, body: string) => string) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
+    /** The request of one attempt: its body and headers, signed by `sign` now. */
+    const signedRequest = (delivery: WebhookDelivery, sign: (id: string, timestamp: string, body: string) => string) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
         const timestamp = Math.floor(now / 1000).toString()
-        // The stored JSON, compact; the signature covers exactly these bytes.
-        const body = JSON.stringify(delivery.payload)
+        const body = requestBody(delivery)
+        const headers: Readonly<Record<string, string>> = {
+          "content-type": "application/json",
+          "user-agent": userAgent,
+          "webhook-id": delivery.eventId,
+          "webhook-timestamp": timestamp,
+          "webhook-signature": sign(delivery.eventId, timestamp, body)
+        }
+        return { now, body, headers }
+      })
+
+    /** Sends the delivery's request to its URL once; what the job does. */
+    const attempt = (
+      delivery: WebhookDelivery,
+      request: { readonly now: number; readonly body: string; readonly headers: Readonly<Record<string, string>> }
+    ) =>
+      Effect.gen(function* () {
+        const now = request.now
         const started = yield* realClock.currentTimeMillis
-        const result = yield* Effect.either(
-          http.post(delivery.url, {
-            body,
-            headers: {
-              "content-type": "application/json",
-              "user-agent": userAgent,
-              "webhook-id": delivery.eventId,
-              "webhook-timestamp": timestamp,
-              "webhook-signature": sign(delivery.eventId, timestamp, body)
-            }
-          })
-        )
+        const result = yield* Effect.either(http.post(delivery.url, { body: request.body, headers: request.headers }))
         const durationMs = Math.max(0, Math.round((yield* realClock.currentTimeMillis) - started))
         const outcome: Outcome = Either.match(result, {
           onLeft: (error): Outcome =>
@@ -268,11 +290,11 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
      * delivery is no longer pending; `JobRetryAfter` when another attempt is in flight, or when the delivery
      * changed since it was read.
      */
-    const begin = (delivery: WebhookDelivery) =>
+    const begin = (delivery: WebhookDelivery, requestHeaders: Readonly<Record<string, string>>) =>
       Effect.gen(function* () {
         const now = new Date(yield* Clock.currentTimeMillis)
         const staleBefore = new Date(now.getTime() - Duration.toMillis(attemptOutcomeLimit))
-        const row = yield* repo.begin(delivery, now, staleBefore)
+        const row = yield* repo.begin(delivery, requestHeaders, now, staleBefore)
         if (row?.attempt != null) return Option.some(row.attempt)
         // Settled meanwhile (by the attempt in flight, a 410, a deletion): nothing to send.
         if (row?.status !== "pending") return Option.none<number>()
@@ -349,6 +371,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
             statusCode,
             error: error === null ? null : clip(error),
             responseBody: Option.getOrNull(Option.map(response, (r) => r.body)),
+            responseTruncated: Option.getOrNull(Option.map(response, (r) => r.truncated)),
             durationMs,
             nextAttemptAt,
             gone: outcome._tag === "Gone"
@@ -383,10 +406,11 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
       // shutdown) stops the request alone, and the attempt is recorded either way.
       const sent = yield* Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
-          const begun = yield* begin(delivery)
+          const request = yield* signedRequest(delivery, signer.value)
+          const begun = yield* begin(delivery, request.headers)
           if (Option.isNone(begun)) return Option.none()
           const number = begun.value
-          const exit = yield* Effect.exit(restore(attempt(delivery, signer.value)))
+          const exit = yield* Effect.exit(restore(attempt(delivery, request)))
           const stopped: Outcome = {
             _tag: "Failed",
             response: Option.none(),
@@ -430,10 +454,10 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
     const withNextAttempts = Effect.fn("WebhookDeliveries.withNextAttempts")(function* (
       deliveries: ReadonlyArray<WebhookDelivery>
     ) {
-      const pending = deliveries.filter((delivery) => delivery.status === "pending").map((delivery) => delivery.id)
+      const pending = deliveries.filter((delivery) => delivery.status === "pending").map(deliveryJobKey)
       const nextRuns = yield* jobs.nextRunsOf(DeliverWebhook, pending)
       return deliveries.map((delivery) => {
-        const runAt = nextRuns.get(delivery.id)
+        const runAt = delivery.status === "pending" ? nextRuns.get(deliveryJobKey(delivery)) : undefined
         return runAt === undefined ? delivery : new WebhookDelivery({ ...delivery, nextAttemptAt: runAt })
       })
     })
@@ -467,22 +491,70 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
       return { ...page, rows: yield* withNextAttempts(page.rows) }
     })
 
-    /** Which of these company endpoints a 410 Gone has disabled. */
-    const disabledEndpoints = Effect.fn("WebhookDeliveries.disabledEndpoints")(function* (
-      endpointIds: ReadonlyArray<string>
+    /** A company endpoint's delivery of one event (by its `webhook-id`), or none. */
+    const endpointDelivery = Effect.fn("WebhookDeliveries.endpointDelivery")(function* (
+      endpointId: string,
+      eventId: string
     ) {
+      const found = yield* repo.ofEndpoint(endpointId, eventId)
+      if (Option.isNone(found)) return found
+      const [delivery] = yield* withNextAttempts([found.value])
+      return Option.some(delivery!)
+    })
+
+    /** Which of these company endpoints a 410 Gone has closed (until `reopenEndpoint`). */
+    const goneEndpoints = Effect.fn("WebhookDeliveries.goneEndpoints")(function* (endpointIds: ReadonlyArray<string>) {
       if (endpointIds.length === 0) return new Set<string>()
-      const rows = yield* repo.disabledEndpoints(endpointIds)
+      const rows = yield* repo.goneEndpoints(endpointIds)
       return new Set(rows.map((row) => row.endpointId))
     })
 
     /**
-     * A company endpoint is deleted: its pending deliveries are disabled (their jobs then send nothing) and
-     * its secret is erased from every delivery. Joins the caller's transaction.
+     * A company endpoint is deleted (`deleted`: its secret is erased from every delivery too) or disabled by its
+     * company (`disabled`): its pending deliveries are disabled, and their jobs then send nothing. Joins the
+     * caller's transaction.
      */
-    const closeEndpoint = Effect.fn("WebhookDeliveries.closeEndpoint")(function* (endpointId: string) {
+    const closeEndpoint = Effect.fn("WebhookDeliveries.closeEndpoint")(function* (
+      endpointId: string,
+      why: "deleted" | "disabled"
+    ) {
       const now = new Date(yield* Clock.currentTimeMillis)
-      yield* repo.closeEndpoint(endpointId, now)
+      yield* repo.closeEndpoint(
+        endpointId,
+        { reason: `not sent: the endpoint was ${why}`, eraseSecret: why === "deleted" },
+        now
+      )
+    })
+
+    /**
+     * A company endpoint is enabled again: a 410 Gone its receiver answered no longer closes it, so later events
+     * are sent. Deliveries disabled meanwhile stay so (`resend` sends one again). Joins the caller's transaction.
+     */
+    const reopenEndpoint = Effect.fn("WebhookDeliveries.reopenEndpoint")(function* (endpointId: string) {
+      yield* repo.reopenEndpoint(endpointId)
+    })
+
+    /**
+     * Sends a delivery again, with the same `webhook-id` and body (a new timestamp and signature, as any attempt):
+     * an ended one (delivered, failed, disabled) becomes pending under a job of its own, a new run of the retry
+     * schedule; a pending one waiting for its next attempt has it made due now (one in flight is left to end).
+     * Never sends here: joins the caller's transaction, and the job sends once it commits. The delivery as it
+     * now stands, or none when there is no such delivery.
+     */
+    const resend = Effect.fn("WebhookDeliveries.resend")(function* (deliveryId: Id) {
+      yield* Effect.annotateCurrentSpan({ "webhook.delivery_id": deliveryId })
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const [restarted] = yield* repo.restart(deliveryId, now)
+      if (restarted !== undefined) {
+        const key = deliveryJobKey({ id: deliveryId, resends: restarted.resends })
+        yield* jobs.enqueue(DeliverWebhook, { deliveryId }, { key })
+      } else {
+        const found = yield* repo.findById(deliveryId)
+        if (Option.isNone(found)) return found
+        yield* repo.dueNow(deliveryId, now)
+        yield* jobs.dueNow(DeliverWebhook, deliveryJobKey(found.value))
+      }
+      return yield* get(deliveryId)
     })
 
     return {
@@ -492,8 +564,11 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
       attempts,
       deliveriesFor,
       endpointDeliveries,
-      disabledEndpoints,
-      closeEndpoint
+      endpointDelivery,
+      goneEndpoints,
+      closeEndpoint,
+      reopenEndpoint,
+      resend
     } as const
   }),
   dependencies: [SigningKeys.Default, OutboundHttp.Default, WebhookDeliveriesRepo.Default]

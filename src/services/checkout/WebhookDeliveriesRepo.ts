@@ -48,7 +48,7 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
     /** The columns of a delivery. */
     const deliveryColumns = sql`
   d.id, d.url, d.endpoint_id, d.event_id, d.event_type, d.payload::text AS payload, d.status, d.attempts, d.next_attempt_at,
-  d.last_status_code, d.last_error, d.created_at, d.updated_at, d.delivered_at
+  d.last_status_code, d.last_error, d.resends, d.created_at, d.updated_at, d.delivered_at
   FROM webhook_deliveries d`
 
     /** The deliveries to the same receiver: of the same company endpoint, or agent callbacks to the same URL. */
@@ -79,8 +79,16 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
       Request: Id,
       Result: WebhookAttempt,
       execute: (deliveryId) => sql`
-        SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, response_body
+        SELECT delivery_id, attempt, started_at, duration_ms, request_headers, status_code, error, response_body,
+          response_truncated
         FROM webhook_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt`
+    })
+
+    const findOfEndpoint = SqlSchema.findOne({
+      Request: Schema.Struct({ endpointId: Schema.String, eventId: Schema.String }),
+      Result: WebhookDelivery,
+      execute: ({ endpointId, eventId }) =>
+        sql`SELECT ${deliveryColumns} WHERE d.endpoint_id = ${endpointId} AND d.event_id = ${eventId}`
     })
 
     const findIdOf = SqlSchema.findAll({
@@ -96,16 +104,25 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
       execute: (id) => sql`SELECT signing_secret FROM webhook_deliveries WHERE id = ${id}`
     })
 
-    const findDisabledEndpoints = SqlSchema.findAll({
+    const findGoneEndpoints = SqlSchema.findAll({
       Request: Schema.Array(Schema.String),
       Result: Schema.Struct({ endpointId: Schema.String }),
       execute: (endpointIds) => sql`SELECT DISTINCT endpoint_id FROM webhook_deliveries
-        WHERE endpoint_id IN ${sql.in(endpointIds)} AND status = 'disabled'`
+        WHERE endpoint_id IN ${sql.in(endpointIds)} AND gone`
+    })
+
+    const restartDelivery = SqlSchema.findAll({
+      Request: Schema.Struct({ id: Id, now: Schema.DateFromSelf }),
+      Result: Schema.Struct({ resends: Schema.Int }),
+      execute: ({ id, now }) => sql`UPDATE webhook_deliveries SET status = 'pending', resends = resends + 1,
+          next_attempt_at = ${now}, delivered_at = NULL, updated_at = ${now}
+        WHERE id = ${id} AND status <> 'pending' RETURNING resends`
     })
 
     /**
-     * Inserts a delivery, `pending` (due at `now`) or, when its receiver answered 410 Gone before, `disabled`;
-     * nothing when this event was already enqueued for this URL. Its id and status, when inserted.
+     * Inserts a delivery, `pending` (due at `now`) or, when its receiver answered 410 Gone before or its endpoint
+     * is `disabled`, `disabled`; nothing when this event was already enqueued for this URL. Its id and status,
+     * when inserted.
      */
     const insert = Effect.fn("WebhookDeliveriesRepo.insert")(function* (input: {
       readonly id: Id
@@ -115,6 +132,8 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
       readonly eventType: string
       readonly json: string
       readonly now: Date
+      /** Its company endpoint is disabled by request: recorded, not sent. */
+      readonly disabled: boolean
     }) {
       const { id, now, json } = input
       const receiver = { url: input.url, endpointId: input.endpoint?.id ?? null }
@@ -122,14 +141,13 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
         INSERT INTO webhook_deliveries (id, url, endpoint_id, signing_secret, event_id, event_type, payload, status,
           attempts, next_attempt_at, last_error, created_at, updated_at)
         SELECT ${id}, ${input.url}, ${input.endpoint?.id ?? null}, ${input.endpoint?.secret ?? null}, ${input.eventId},
-          ${input.eventType}, ${json}::jsonb, gate.status, 0,
-          CASE WHEN gate.status = 'pending' THEN ${now}::timestamptz END,
-          CASE WHEN gate.status = 'disabled'
-            THEN ${`not sent: this ${receiverOf(receiver)} answered 410 Gone to an earlier delivery`} END,
-          ${now}, ${now}
-        FROM (SELECT CASE WHEN EXISTS (
-          SELECT 1 FROM webhook_deliveries WHERE ${sameReceiver(receiver)} AND status = 'disabled'
-        ) THEN 'disabled' ELSE 'pending' END AS status) gate
+          ${input.eventType}, ${json}::jsonb, CASE WHEN gate.reason IS NULL THEN 'pending' ELSE 'disabled' END, 0,
+          CASE WHEN gate.reason IS NULL THEN ${now}::timestamptz END, gate.reason, ${now}, ${now}
+        FROM (SELECT CASE
+          WHEN ${input.disabled}::boolean THEN 'not sent: the endpoint is disabled'
+          WHEN EXISTS (SELECT 1 FROM webhook_deliveries WHERE ${sameReceiver(receiver)} AND gone)
+            THEN ${`not sent: this ${receiverOf(receiver)} answered 410 Gone to an earlier delivery`}
+        END AS reason) gate
         ON CONFLICT (url, event_id) DO NOTHING
         RETURNING id, status`).pipe(Effect.orDie)
       return inserted
@@ -143,6 +161,7 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
      */
     const begin = Effect.fn("WebhookDeliveriesRepo.begin")(function* (
       delivery: { readonly id: Id; readonly attempts: number },
+      requestHeaders: Readonly<Record<string, string>>,
       now: Date,
       staleBefore: Date
     ) {
@@ -164,8 +183,8 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
             RETURNING attempt
           ),
           logged AS (
-            INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms)
-            SELECT ${delivery.id}, attempts, ${now}, 0 FROM begun
+            INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, request_headers)
+            SELECT ${delivery.id}, attempts, ${now}, 0, ${JSON.stringify(requestHeaders)}::jsonb FROM begun
             RETURNING attempt
           )
           SELECT (SELECT attempt FROM logged) AS attempt,
@@ -187,6 +206,7 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
         readonly statusCode: number | null
         readonly error: string | null
         readonly responseBody: string | null
+        readonly responseTruncated: boolean | null
         readonly durationMs: number
         readonly nextAttemptAt: Date | null
         readonly gone: boolean
@@ -201,6 +221,7 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
           UPDATE webhook_deliveries SET
             last_status_code = ${statusCode},
             last_error = ${error},
+            gone = webhook_deliveries.gone OR ${outcome.gone},
             updated_at = ${now},
             status = CASE WHEN ${applies} THEN ${status} ELSE webhook_deliveries.status END,
             next_attempt_at = CASE WHEN ${applies} THEN ${nextAttemptAt}::timestamptz END,
@@ -212,7 +233,7 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
         logged AS (
           UPDATE webhook_attempts SET duration_ms = ${durationMs},
             status_code = ${statusCode}::integer, error = ${error},
-            response_body = ${outcome.responseBody}
+            response_body = ${outcome.responseBody}, response_truncated = ${outcome.responseTruncated}
           WHERE delivery_id = ${deliveryId} AND attempt = ${number} AND EXISTS (SELECT 1 FROM counted)
           RETURNING attempt
         ),
@@ -238,14 +259,35 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
       return v3Page(rows, query, endpointColumns)
     })
 
-    /** Disables a company endpoint's pending deliveries and erases its secret from every delivery. */
-    const closeEndpoint = Effect.fn("WebhookDeliveriesRepo.closeEndpoint")(function* (endpointId: string, now: Date) {
-      yield* sql`UPDATE webhook_deliveries SET signing_secret = NULL,
+    /**
+     * Disables a company endpoint's pending deliveries (`reason` becomes their last error) and, when `eraseSecret`,
+     * erases its secret from every delivery.
+     */
+    const closeEndpoint = Effect.fn("WebhookDeliveriesRepo.closeEndpoint")(function* (
+      endpointId: string,
+      close: { readonly reason: string; readonly eraseSecret: boolean },
+      now: Date
+    ) {
+      yield* sql`UPDATE webhook_deliveries SET
+          signing_secret = CASE WHEN ${close.eraseSecret}::boolean THEN NULL ELSE signing_secret END,
           status = CASE WHEN status = 'pending' THEN 'disabled' ELSE status END,
-          last_error = CASE WHEN status = 'pending' THEN 'not sent: the endpoint was deleted' ELSE last_error END,
+          last_error = CASE WHEN status = 'pending' THEN ${close.reason} ELSE last_error END,
           next_attempt_at = CASE WHEN status = 'pending' THEN NULL ELSE next_attempt_at END,
           updated_at = CASE WHEN status = 'pending' THEN ${now} ELSE updated_at END
-        WHERE endpoint_id = ${endpointId}`.pipe(Effect.orDie)
+        WHERE endpoint_id = ${endpointId} AND (${close.eraseSecret}::boolean OR status = 'pending')`.pipe(Effect.orDie)
+    })
+
+    /** A company endpoint no longer counts as gone: its receiver's 410s stop disabling its deliveries. */
+    const reopenEndpoint = Effect.fn("WebhookDeliveriesRepo.reopenEndpoint")(function* (endpointId: string) {
+      yield* sql`UPDATE webhook_deliveries SET gone = false WHERE endpoint_id = ${endpointId} AND gone`.pipe(
+        Effect.orDie
+      )
+    })
+
+    /** A pending delivery waiting for its next attempt is due at `now`. */
+    const dueNow = Effect.fn("WebhookDeliveriesRepo.dueNow")(function* (id: Id, now: Date) {
+      yield* sql`UPDATE webhook_deliveries SET next_attempt_at = ${now}, updated_at = ${now}
+        WHERE id = ${id} AND status = 'pending' AND next_attempt_at > ${now}`.pipe(Effect.orDie)
     })
 
     return {
@@ -266,11 +308,24 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
       begin,
       record,
       endpointPage,
-      /** Which of these company endpoints have a disabled delivery (a 410 Gone disabled them). */
-      disabledEndpoints: Effect.fn("WebhookDeliveriesRepo.disabledEndpoints")((endpointIds: ReadonlyArray<string>) =>
-        Effect.orDie(findDisabledEndpoints(endpointIds))
+      /** Which of these company endpoints a 410 Gone has closed. */
+      goneEndpoints: Effect.fn("WebhookDeliveriesRepo.goneEndpoints")((endpointIds: ReadonlyArray<string>) =>
+        Effect.orDie(findGoneEndpoints(endpointIds))
       ),
-      closeEndpoint
+      /** A company endpoint's delivery of one event (by its `webhook-id`), or none. */
+      ofEndpoint: Effect.fn("WebhookDeliveriesRepo.ofEndpoint")((endpointId: string, eventId: string) =>
+        Effect.orDie(findOfEndpoint({ endpointId, eventId }))
+      ),
+      /**
+       * Makes an ended delivery (delivered, failed, disabled) pending again, due at `now`, and counts the resend;
+       * its new count of resends, or nothing when it was pending already.
+       */
+      restart: Effect.fn("WebhookDeliveriesRepo.restart")((id: Id, now: Date) =>
+        Effect.orDie(restartDelivery({ id, now }))
+      ),
+      dueNow,
+      closeEndpoint,
+      reopenEndpoint
     } as const
   })
 }) {}

@@ -2,14 +2,22 @@ import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { type AccountScope, formatTimestamp } from "../../domain/company/Company.js"
-import { WebhookEndpointLimitReached, WebhookEndpointNotFound } from "../../domain/company/Errors.js"
 import {
+  WebhookDeliveryNotFound,
+  WebhookEndpointDisabled,
+  WebhookEndpointLimitReached,
+  WebhookEndpointNotFound
+} from "../../domain/company/Errors.js"
+import {
+  type CompanyDeliveryEventType,
   type CompanyEvent,
   type CompanyEventData,
   type CompanyEventType,
   maxWebhookEndpoints,
+  type WebhookDisabledReason,
   type WebhookEndpointRecord,
-  type WebhookEndpointStatus
+  type WebhookEndpointStatus,
+  webhookTestEventType
 } from "../../domain/company/Webhooks.js"
 import { type Id, makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
@@ -32,10 +40,15 @@ import { CompanyWebhooksRepo } from "./CompanyWebhooksRepo.js"
 /** A new `whsec_` secret: 32 random bytes, base64 (the Standard Webhooks form). */
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`
 
-/** An endpoint with whether a 410 Gone from its receiver has disabled it. */
+/** An endpoint with whether it is disabled, and why: by its company's request, or by its receiver's 410 Gone. */
 export interface WebhookEndpoint extends WebhookEndpointRecord {
   readonly status: WebhookEndpointStatus
+  readonly disabledReason: WebhookDisabledReason | null
 }
+
+/** Why an endpoint is disabled (its company's request first), or null. */
+const disabledReasonOf = (endpoint: WebhookEndpointRecord, gone: boolean): WebhookDisabledReason | null =>
+  endpoint.disabledAt !== null ? "requested" : gone ? "gone" : null
 
 export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyWebhooks", {
   dependencies: [CompanyWebhooksRepo.Default, CompaniesRepo.Default, WebhookDeliveries.Default, OutboundHttp.Default],
@@ -49,10 +62,11 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
     const withStatus = Effect.fn("CompanyWebhooks.withStatus")(function* (
       endpoints: ReadonlyArray<WebhookEndpointRecord>
     ) {
-      const disabled = yield* webhooks.disabledEndpoints(endpoints.map((endpoint) => endpoint.id))
-      return endpoints.map(
-        (endpoint): WebhookEndpoint => ({ ...endpoint, status: disabled.has(endpoint.id) ? "disabled" : "active" })
-      )
+      const gone = yield* webhooks.goneEndpoints(endpoints.map((endpoint) => endpoint.id))
+      return endpoints.map((endpoint): WebhookEndpoint => {
+        const disabledReason = disabledReasonOf(endpoint, gone.has(endpoint.id))
+        return { ...endpoint, status: disabledReason === null ? "active" : "disabled", disabledReason }
+      })
     })
 
     /**
@@ -119,9 +133,134 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
         if (!(yield* repo.remove(scope, id, now))) {
           return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
         }
-        yield* webhooks.closeEndpoint(id)
+        yield* webhooks.closeEndpoint(id, "deleted")
       })
       return yield* sql.withTransaction(close).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /**
+     * Disables an endpoint at its company's request, or enables it (404 if not the scope's). Disabling pauses it as
+     * a 410 Gone does: its pending deliveries are disabled, and later events are recorded `disabled`, not sent.
+     * Enabling sends later events again, also after a 410 Gone; what was disabled meanwhile is sent only when
+     * resent. The endpoint as it now stands.
+     */
+    const setStatus = Effect.fn("CompanyWebhooks.setStatus")(function* (
+      scope: AccountScope,
+      webhookId: string,
+      status: WebhookEndpointStatus
+    ) {
+      const now = yield* nowDate
+      const id = webhookId.toLowerCase()
+      const change = Effect.gen(function* () {
+        const updated = yield* repo.setDisabled(scope, id, status === "disabled" ? now : null)
+        if (Option.isNone(updated)) {
+          return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
+        }
+        yield* status === "disabled" ? webhooks.closeEndpoint(id, "disabled") : webhooks.reopenEndpoint(id)
+        const [endpoint] = yield* withStatus([updated.value])
+        return endpoint!
+      })
+      return yield* sql.withTransaction(change).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /**
+     * The scope's endpoint, with its secret, locked for the caller's transaction (so its status cannot change
+     * meanwhile): 404 if not the scope's, 409 if it is disabled, since nothing would be sent to it.
+     */
+    const openEndpoint = (scope: AccountScope, webhookId: string) =>
+      Effect.gen(function* () {
+        const found = yield* repo.findSigning(scope, webhookId.toLowerCase())
+        if (Option.isNone(found)) {
+          return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
+        }
+        const endpoint = found.value
+        const gone = yield* webhooks.goneEndpoints([endpoint.id])
+        const reason = disabledReasonOf(endpoint, gone.has(endpoint.id))
+        if (reason !== null) {
+          return yield* new WebhookEndpointDisabled({
+            message:
+              reason === "requested"
+                ? `Webhook endpoint ${webhookId} is disabled; enable it (status "active") first.`
+                : `Webhook endpoint ${webhookId} is disabled: its receiver answered 410 Gone. Enable it (status "active") first.`,
+            webhookId,
+            reason
+          })
+        }
+        return endpoint
+      })
+
+    /** A delivery of the endpoint, by its `webhook-id` (404 when either is not the scope's). */
+    const findDelivery = (endpointId: string, webhookId: string, deliveryId: string) =>
+      Effect.flatMap(webhooks.endpointDelivery(endpointId, deliveryId.toLowerCase()), (found) =>
+        Option.match(found, {
+          onNone: () =>
+            new WebhookDeliveryNotFound({
+              message: `No delivery ${deliveryId} to webhook endpoint ${webhookId}.`,
+              webhookId,
+              deliveryId
+            }),
+          onSome: Effect.succeed
+        })
+      )
+
+    /**
+     * One delivery of an endpoint, by its `webhook-id`, with its attempts, oldest first: each with the headers it
+     * was sent with, its latency and its response (404 when the endpoint or the delivery is not the scope's).
+     */
+    const delivery = Effect.fn("CompanyWebhooks.delivery")(function* (
+      scope: AccountScope,
+      webhookId: string,
+      deliveryId: string
+    ) {
+      const endpoint = yield* findRecord(scope, webhookId)
+      const found = yield* findDelivery(endpoint.id, webhookId, deliveryId)
+      return { delivery: found, attempts: yield* webhooks.attempts(found.id) }
+    })
+
+    /**
+     * Sends a delivery of the endpoint again, with the same `webhook-id` (docs/decisions/0058-webhook-resend-and-test-events.md),
+     * whatever its outcome was: through the delivery engine's job, once this transaction commits. 404 when the
+     * endpoint or the delivery is not the scope's, 409 when the endpoint is disabled. The delivery as it now stands.
+     */
+    const resend = Effect.fn("CompanyWebhooks.resend")(function* (
+      scope: AccountScope,
+      webhookId: string,
+      deliveryId: string
+    ) {
+      const again = Effect.gen(function* () {
+        const endpoint = yield* openEndpoint(scope, webhookId)
+        const found = yield* findDelivery(endpoint.id, webhookId, deliveryId)
+        const resent = yield* webhooks.resend(found.id)
+        return yield* Option.match(resent, {
+          onNone: () => Effect.dieMessage(`CompanyWebhooks.resend: delivery ${found.id} vanished`),
+          onSome: Effect.succeed
+        })
+      })
+      return yield* sql.withTransaction(again).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /**
+     * Records a `webhook-test` event for this endpoint alone, whatever types it subscribes to, delivered as any
+     * other event (404 if not the scope's, 409 if disabled). `eventData` is `{companyId, accountId: null,
+     * webhookId}`. The new delivery.
+     */
+    const sendTest = Effect.fn("CompanyWebhooks.sendTest")(function* (scope: AccountScope, webhookId: string) {
+      const test = Effect.gen(function* () {
+        const endpoint = yield* openEndpoint(scope, webhookId)
+        const triggeredAt = formatTimestamp(yield* nowDate)
+        const id = yield* enqueueFor(
+          endpoint,
+          webhookTestEventType,
+          { companyId: endpoint.companyId, accountId: null, webhookId: endpoint.id },
+          triggeredAt
+        )
+        const made = yield* webhooks.get(id)
+        return yield* Option.match(made, {
+          onNone: () => Effect.dieMessage(`CompanyWebhooks.sendTest: delivery ${id} vanished`),
+          onSome: Effect.succeed
+        })
+      })
+      return yield* sql.withTransaction(test).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     /** An endpoint's deliveries, newest first (404 if the endpoint is not the scope's). */
@@ -140,8 +279,13 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
      * `webhook-id` header), signed `v1` with the endpoint's secret.
      */
     const enqueueFor = (
-      endpoint: { readonly id: string; readonly url: string; readonly secret: string },
-      eventType: CompanyEventType,
+      endpoint: {
+        readonly id: string
+        readonly url: string
+        readonly secret: string
+        readonly disabledAt: Date | null
+      },
+      eventType: CompanyDeliveryEventType,
       eventData: { readonly [key: string]: unknown },
       triggeredAt: string
     ) =>
@@ -151,7 +295,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
           eventId: id,
           eventType,
           payload: { webhookData: { id, eventType, target: endpoint.url, triggeredAt }, eventData },
-          endpoint: { id: endpoint.id, secret: endpoint.secret }
+          endpoint: { id: endpoint.id, secret: endpoint.secret, disabled: endpoint.disabledAt !== null }
         })
       )
 
@@ -226,6 +370,19 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       return yield* deliver(events)
     })
 
-    return { create, find, page, remove, deliveries, emit, emitAll, broadcast } as const
+    return {
+      create,
+      find,
+      page,
+      remove,
+      setStatus,
+      deliveries,
+      delivery,
+      resend,
+      sendTest,
+      emit,
+      emitAll,
+      broadcast
+    } as const
   })
 }) {}

@@ -1,12 +1,12 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { AccountScope } from "../../domain/company/Company.js"
 import { type CompanyEventType, WebhookEndpointRecord } from "../../domain/company/Webhooks.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 import { QueryParam, ScopeParam } from "./Scope.js"
 
-const endpointColumns = "id, company_id, environment, url, event_types, created_at"
+const endpointColumns = "id, company_id, environment, url, event_types, disabled_at, created_at"
 
 /** An endpoint with the secret its deliveries are signed with. */
 export const SigningEndpoint = Schema.Struct({ ...WebhookEndpointRecord.fields, secret: Schema.String })
@@ -59,6 +59,21 @@ export class CompanyWebhooksRepo extends Effect.Service<CompanyWebhooksRepo>()("
       Result: WebhookEndpointRecord,
       execute: ({ scope, id }) => sql`SELECT ${sql.literal(endpointColumns)} FROM company_webhook_endpoints
           WHERE id = ${id} AND ${ofCompany(scope)}`
+    })
+
+    const findSigningInScope = SqlSchema.findOne({
+      Request: Schema.Struct({ scope: ScopeParam, id: Schema.String }),
+      Result: SigningEndpoint,
+      execute: ({ scope, id }) => sql`SELECT ${sql.literal(endpointColumns)}, secret FROM company_webhook_endpoints
+          WHERE id = ${id} AND ${ofCompany(scope)} FOR UPDATE`
+    })
+
+    const updateDisabled = SqlSchema.findAll({
+      Request: Schema.Struct({ scope: ScopeParam, id: Schema.String, disabledAt: Schema.NullOr(Schema.DateFromSelf) }),
+      Result: WebhookEndpointRecord,
+      execute: ({ scope, id, disabledAt }) => sql`UPDATE company_webhook_endpoints
+          SET disabled_at = CASE WHEN ${disabledAt}::timestamptz IS NULL THEN NULL ELSE coalesce(disabled_at, ${disabledAt}) END
+          WHERE id = ${id} AND ${ofCompany(scope)} RETURNING ${sql.literal(endpointColumns)}`
     })
 
     const findPage = SqlSchema.findAll({
@@ -124,6 +139,27 @@ export class CompanyWebhooksRepo extends Effect.Service<CompanyWebhooksRepo>()("
       Effect.orDie(findInScope({ scope, id: webhookId }))
     )
 
+    /**
+     * An endpoint of the scope's company and environment that is not deleted, with its secret, locked until the
+     * caller's transaction ends (a change of its status waits for it), or none.
+     */
+    const findSigning = Effect.fn("CompanyWebhooksRepo.findSigning")((scope: AccountScope, webhookId: string) =>
+      Effect.orDie(findSigningInScope({ scope, id: webhookId }))
+    )
+
+    /**
+     * Marks the scope's endpoint disabled by request since `at` (kept when it already was), or, with null, not
+     * disabled; the endpoint, or none when it is not the scope's.
+     */
+    const setDisabled = Effect.fn("CompanyWebhooksRepo.setDisabled")(function* (
+      scope: AccountScope,
+      webhookId: string,
+      at: Date | null
+    ) {
+      const [endpoint] = yield* Effect.orDie(updateDisabled({ scope, id: webhookId, disabledAt: at }))
+      return Option.fromNullable(endpoint)
+    })
+
     /** The endpoints of the scope's company and environment, oldest first, paged as a v3 list query asks. */
     const page = Effect.fn("CompanyWebhooksRepo.page")(function* (scope: AccountScope, query: V3Query) {
       const rows = yield* Effect.orDie(findPage({ scope, query }))
@@ -151,6 +187,6 @@ export class CompanyWebhooksRepo extends Effect.Service<CompanyWebhooksRepo>()("
         Effect.orDie(findSubscribedOf({ companyId, environment, types }))
     )
 
-    return { count, insert, find, page, remove, subscribedTo, subscribedIn } as const
+    return { count, insert, find, findSigning, setDisabled, page, remove, subscribedTo, subscribedIn } as const
   })
 }) {}

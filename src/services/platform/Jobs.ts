@@ -294,6 +294,16 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       return new Map(rows.map((row) => [row.key, row.runAt]))
     })
 
+    /**
+     * Makes the pending job of `kind` with `key` due now when it was due later (a retry that waits), and wakes the
+     * workers; joins the caller's transaction. A running or ended job is left alone. Whether it was brought forward.
+     */
+    const dueNow = Effect.fn("Jobs.dueNow")(function* (kind: JobKind<any, any>, key: string) {
+      const brought = yield* repo.readyNowByKey(kind.name, key, yield* nowDate)
+      if (brought) yield* signals.notify(JobsChannel, kind.name)
+      return brought
+    })
+
     const extendLease = (job: Claimed, lease: Duration.Duration) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
         repo.extendLease(job, new Date(now + Duration.toMillis(lease)), new Date(now)).pipe(
@@ -542,7 +552,7 @@ export class Jobs extends Effect.Service<Jobs>()("Jobs", {
       )
     })
 
-    return { enqueue, enqueueAll, get, nextRunsOf, work, run, runNow, drain } as const
+    return { enqueue, enqueueAll, get, nextRunsOf, dueNow, work, run, runNow, drain } as const
   }),
   dependencies: [JobsRepo.Default]
 }) {

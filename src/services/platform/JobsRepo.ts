@@ -170,6 +170,13 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("JobsRepo", {
         sql`UPDATE jobs SET run_at = ${now}, updated_at = ${now} WHERE id = ${id} AND status = 'pending'`
     })
 
+    const updateReadyByKey = SqlSchema.findAll({
+      Request: Schema.Struct({ kind: Schema.String, key: Schema.String, now: Schema.DateFromSelf }),
+      Result: IdRow,
+      execute: ({ kind, key, now }) => sql`UPDATE jobs SET run_at = ${now}, updated_at = ${now}
+          WHERE kind = ${kind} AND key = ${key} AND status = 'pending' AND run_at > ${now} RETURNING id`
+    })
+
     const owned = (rows: ReadonlyArray<unknown>) => rows.length > 0
 
     return {
@@ -215,7 +222,11 @@ export class JobsRepo extends Effect.Service<JobsRepo>()("JobsRepo", {
         Effect.map(updateHandedBack({ job, now }), owned)
       ),
       /** Makes the pending job `id` ready now. */
-      readyNow: Effect.fn("JobsRepo.readyNow")((id: Id, now: Date) => Effect.orDie(updateReady({ id, now })))
+      readyNow: Effect.fn("JobsRepo.readyNow")((id: Id, now: Date) => Effect.orDie(updateReady({ id, now }))),
+      /** Makes the pending job of `kind` with `key` ready at `now` if it was due later: whether it was. */
+      readyNowByKey: Effect.fn("JobsRepo.readyNowByKey")((kind: string, key: string, now: Date) =>
+        Effect.map(Effect.orDie(updateReadyByKey({ kind, key, now })), owned)
+      )
     } as const
   })
 }) {}

@@ -65,6 +65,7 @@ describe("company webhooks (/public-api/v3/webhooks)", () => {
           url: hookUrl,
           eventTypes: ["order-created", "order-status-changed"],
           status: "active",
+          disabledReason: null,
           createdAt
         }
 

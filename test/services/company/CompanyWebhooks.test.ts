@@ -136,6 +136,7 @@ describe("CompanyWebhooks", () => {
           eventType: "order-status-changed",
           status: "delivered",
           attempts: 1,
+          resends: 0,
           lastResponseStatus: 204,
           lastError: null,
           nextAttemptAt: null,
@@ -205,7 +206,7 @@ describe("CompanyWebhooks", () => {
           "the 410"
         )
         const shown = yield* getWith(`${webhooks}/${endpoint.id}`, keyHeaders(company.apiKey))
-        expect(shown.body.data.status).toBe("disabled")
+        expect(shown.body.data).toMatchObject({ status: "disabled", disabledReason: "gone" })
 
         yield* emit("second")
         yield* settle
