@@ -1002,6 +1002,24 @@ export interface paths {
         delete: operations["webhooksV3.delete"];
         options?: never;
         head?: never;
+        /** Disable a webhook endpoint (nothing is sent to it) or enable it again */
+        patch: operations["webhooksV3.update"];
+        trace?: never;
+    };
+    "/public-api/v3/webhooks/{webhookId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send the endpoint a `webhook-test` event, delivered as any other event */
+        post: operations["webhooksV3.test"];
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1016,6 +1034,40 @@ export interface paths {
         get: operations["webhooksV3.deliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/webhooks/{webhookId}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a delivery: its request, and each attempt with its latency and response */
+        get: operations["webhooksV3.delivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/public-api/v3/webhooks/{webhookId}/deliveries/{deliveryId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a delivery again, with the same `webhook-id`, whatever its outcome was */
+        post: operations["webhooksV3.resend"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3080,10 +3132,12 @@ export interface components {
             url: string;
             eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates")[];
             /**
-             * @description `disabled` once the receiver answered 410 Gone: nothing more is sent; delete it and create another
+             * @description `disabled` by the company (`PATCH`) or once the receiver answered 410 Gone: later events are recorded, not sent, until it is `active` again
              * @enum {string}
              */
             status: "active" | "disabled";
+            /** @description Why it is disabled: `requested` (by the company) or `gone` (its receiver answered 410 Gone); null while active */
+            disabledReason: ("requested" | "gone") | null;
             /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
             createdAt: string;
         };
@@ -3097,6 +3151,39 @@ export interface components {
             errorCode: "404_WHKS_001";
             message: string;
         };
+        WebhookDeliveryResponseV3: {
+            data: components["schemas"]["WebhookDeliveryV3"];
+        };
+        WebhookDeliveryV3: {
+            /** @description Also the `webhook-id` header and `webhookData.id` of the body */
+            id: string;
+            /**
+             * @description A subscribed event type, or `webhook-test` for a test sent on request
+             * @enum {string}
+             */
+            eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates" | "webhook-test";
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed" | "disabled";
+            attempts: components["schemas"]["Int"];
+            /**
+             * int
+             * @description How many times it was sent again on request
+             */
+            resends: number;
+            lastResponseStatus: components["schemas"]["Int"] | null;
+            lastError: string | null;
+            nextAttemptAt: string | null;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            createdAt: string;
+            deliveredAt: string | null;
+        };
+        V3WebhookEndpointDisabled: {
+            /** @enum {number} */
+            status: 409;
+            /** @enum {string} */
+            errorCode: "409_WHKS_001";
+            message: string;
+        };
         WebhookDeliveryListV3: {
             data: components["schemas"]["WebhookDeliveryV3"][];
             links: {
@@ -3105,20 +3192,70 @@ export interface components {
                 prev: string | null;
             };
         };
-        WebhookDeliveryV3: {
-            /** @description Also the `webhook-id` header and `webhookData.id` of the body */
-            id: string;
-            /** @enum {string} */
-            eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates";
-            /** @enum {string} */
-            status: "pending" | "delivered" | "failed" | "disabled";
-            attempts: components["schemas"]["Int"];
-            lastResponseStatus: components["schemas"]["Int"] | null;
-            lastError: string | null;
-            nextAttemptAt: string | null;
+        WebhookDeliveryDetailV3: {
+            data: {
+                /** @description Also the `webhook-id` header and `webhookData.id` of the body */
+                id: string;
+                /**
+                 * @description A subscribed event type, or `webhook-test` for a test sent on request
+                 * @enum {string}
+                 */
+                eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates" | "webhook-test";
+                /** @enum {string} */
+                status: "pending" | "delivered" | "failed" | "disabled";
+                attempts: components["schemas"]["Int"];
+                /**
+                 * int
+                 * @description How many times it was sent again on request
+                 */
+                resends: number;
+                lastResponseStatus: components["schemas"]["Int"] | null;
+                lastError: string | null;
+                nextAttemptAt: string | null;
+                /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+                createdAt: string;
+                deliveredAt: string | null;
+                request: {
+                    url: string;
+                    /** @description The exact body every attempt sends (the signature covers it) */
+                    body: string;
+                };
+                /** @description Every attempt, oldest first */
+                attemptLog: components["schemas"]["WebhookAttemptV3"][];
+            };
+        };
+        WebhookAttemptV3: {
+            /**
+             * int
+             * @description 1 for the first; resends go on counting
+             */
+            attempt: number;
             /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
-            createdAt: string;
-            deliveredAt: string | null;
+            startedAt: string;
+            /**
+             * int
+             * @description The attempt's latency, DNS and TLS included
+             */
+            durationMs: number;
+            /** @description The headers it was sent with, `webhook-timestamp` and `webhook-signature` included */
+            requestHeaders: {
+                [key: string]: string;
+            } | null;
+            /** @description Null when no response came (refused, DNS, connection, TLS, time limit) or while in flight */
+            responseStatus: components["schemas"]["Int"] | null;
+            /** @description At most the first 1 KB of the response body */
+            responseBody: string | null;
+            /** @description Whether the response body went on past `responseBody` */
+            responseBodyTruncated: boolean | null;
+            /** @description Why it did not deliver; null when it did, and (with `responseStatus`) while it is in flight */
+            error: string | null;
+        };
+        V3WebhookDeliveryNotFound: {
+            /** @enum {number} */
+            status: 404;
+            /** @enum {string} */
+            errorCode: "404_WHKS_002";
+            message: string;
         };
         StockChangesV3: {
             data: {
@@ -11001,6 +11138,282 @@ export interface operations {
             };
         };
     };
+    "webhooksV3.update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `disabled` pauses the endpoint (its pending deliveries are disabled); `active` sends later events again
+                     * @enum {string}
+                     */
+                    status: "active" | "disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description WebhookResponseV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3WebhookEndpointNotFound"];
+                };
+            };
+            /** @description V3PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PayloadTooLarge"];
+                };
+            };
+            /** @description V3UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "webhooksV3.test": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDeliveryResponseV3 */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3WebhookEndpointNotFound"];
+                };
+            };
+            /** @description V3WebhookEndpointDisabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3WebhookEndpointDisabled"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
     "webhooksV3.deliveries": {
         parameters: {
             query?: {
@@ -11079,6 +11492,252 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3WebhookEndpointNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "webhooksV3.delivery": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                webhookId: string;
+                /** @description The delivery's id: its `webhook-id` */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDeliveryDetailV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryDetailV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3WebhookEndpointNotFound"] | components["schemas"]["V3WebhookDeliveryNotFound"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "webhooksV3.resend": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path: {
+                /** @description 24 hexadecimal characters */
+                webhookId: string;
+                /** @description The delivery's id: its `webhook-id` */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDeliveryResponseV3 */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryResponseV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"] | components["schemas"]["V3WebhookEndpointNotFound"] | components["schemas"]["V3WebhookDeliveryNotFound"];
+                };
+            };
+            /** @description V3WebhookEndpointDisabled */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3WebhookEndpointDisabled"];
                 };
             };
             /** @description V3RateLimited */
