@@ -37,6 +37,9 @@ import { CompanyWebhooksRepo } from "./CompanyWebhooksRepo.js"
  * The rows are `CompanyWebhooksRepo`'s.
  */
 
+const endpointNotFound = (webhookId: string) =>
+  new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
+
 /** A new `whsec_` secret: 32 random bytes, base64 (the Standard Webhooks form). */
 const newSecret = () => `whsec_${randomBytes(32).toString("base64")}`
 
@@ -108,7 +111,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       Effect.gen(function* () {
         const found = yield* repo.find(scope, webhookId.toLowerCase())
         if (Option.isNone(found)) {
-          return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
+          return yield* endpointNotFound(webhookId)
         }
         return found.value
       })
@@ -131,7 +134,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       const id = webhookId.toLowerCase()
       const close = Effect.gen(function* () {
         if (!(yield* repo.remove(scope, id, now))) {
-          return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
+          return yield* endpointNotFound(webhookId)
         }
         yield* webhooks.closeEndpoint(id, "deleted")
       })
@@ -154,7 +157,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       const change = Effect.gen(function* () {
         const updated = yield* repo.setDisabled(scope, id, status === "disabled" ? now : null)
         if (Option.isNone(updated)) {
-          return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
+          return yield* endpointNotFound(webhookId)
         }
         yield* status === "disabled" ? webhooks.closeEndpoint(id, "disabled") : webhooks.reopenEndpoint(id)
         const [endpoint] = yield* withStatus([updated.value])
@@ -171,7 +174,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       Effect.gen(function* () {
         const found = yield* repo.findSigning(scope, webhookId.toLowerCase())
         if (Option.isNone(found)) {
-          return yield* new WebhookEndpointNotFound({ message: `No webhook endpoint ${webhookId}.`, webhookId })
+          return yield* endpointNotFound(webhookId)
         }
         const endpoint = found.value
         const gone = yield* webhooks.goneEndpoints([endpoint.id])
