@@ -1,13 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import { Effect } from "effect"
 import { Webhook } from "standardwebhooks"
 import { allAccounts } from "../../../src/domain/company/Company.js"
-import { deliverWebhookHandler, WebhookDeliveries } from "../../../src/services/checkout/WebhookDeliveries.js"
+import { WebhookDeliveries } from "../../../src/services/checkout/WebhookDeliveries.js"
 import { CompanyWebhooks } from "../../../src/services/company/CompanyWebhooks.js"
 import { KeyStore } from "../../../src/services/company/KeyStore.js"
-import { Jobs } from "../../../src/services/platform/Jobs.js"
-import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { Signals } from "../../../src/services/platform/Signals.js"
 import {
   CompanyServicesLive,
@@ -21,10 +19,9 @@ import {
   raiseLimits,
   timestampPattern
 } from "../../support/company.js"
-import { TestDatabase } from "../../support/database.js"
 import { eventually } from "../../support/eventually.js"
-import { serveRibbon } from "../../support/http.js"
-import { certificate, httpsReceiver, type Received } from "../../support/receiver.js"
+import { httpsReceiver } from "../../support/receiver.js"
+import { CompanyWebhooksTestLayer, signatureHeaders, startDeliveryWorker } from "../../support/webhooks.js"
 
 /**
  * Resending a delivery, test events, a delivery's detail and disabling an endpoint, over real HTTP
@@ -33,28 +30,7 @@ import { certificate, httpsReceiver, type Received } from "../../support/receive
  * real one, since that package refuses timestamps more than 5 minutes off.
  */
 
-const SignalsLive = process.env.DATABASE_URL === undefined ? Signals.layerInProcess : Signals.layerPostgres
-
-/** The services the test calls, fresh beside the served API's (which trust no test certificate). */
-const TestServices = Layer.fresh(
-  Layer.mergeAll(CompanyWebhooks.Default, WebhookDeliveries.Default).pipe(
-    Layer.provideMerge(Jobs.Default),
-    Layer.provide(OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [certificate.cert] })),
-    Layer.provideMerge(SignalsLive)
-  )
-)
-
-const TestLayer = TestServices.pipe(
-  Layer.provideMerge(serveRibbon(TestDatabase)),
-  Layer.merge(Logger.minimumLogLevel(process.env.TEST_LOG === undefined ? LogLevel.None : LogLevel.Debug))
-)
-
 const webhooks = "/public-api/v3/webhooks"
-
-/** A worker for deliveries for the rest of the test; woken by the jobs signal, not by polling. */
-const startWorker = Effect.flatMap(Jobs, (jobs) =>
-  jobs.run([deliverWebhookHandler], { concurrency: 2, pollInterval: "1 hour" })
-)
 
 /**
  * The served API enqueues on its own in-process signals, which this test's worker does not hear: wake it as the
@@ -110,12 +86,6 @@ const settled = (apiKey: string, endpointId: string, deliveryId: string, status:
     `delivery ${deliveryId} ${status} after ${attempts} attempts`
   )
 
-const headersOf = (request: Received) => ({
-  "webhook-id": String(request.headers["webhook-id"]),
-  "webhook-timestamp": String(request.headers["webhook-timestamp"]),
-  "webhook-signature": String(request.headers["webhook-signature"])
-})
-
 const v3Error = (status: number, errorCode: string) => ({ status, errorCode, message: expect.any(String) })
 
 const count = (query: string) =>
@@ -126,7 +96,7 @@ const deliverJobs = count("SELECT count(*)::int AS count FROM jobs WHERE kind = 
 const deliveryRows = count("SELECT count(*)::int AS count FROM webhook_deliveries")
 
 describe("webhook resend, test events, delivery detail and disabling (/public-api/v3/webhooks)", () => {
-  layer(TestLayer, { excludeTestServices: true, timeout: "90 seconds" })((it) => {
+  layer(CompanyWebhooksTestLayer, { excludeTestServices: true, timeout: "90 seconds" })((it) => {
     it.scoped(
       "a delivered event is resent with the same webhook-id and a valid signature; the detail shows both attempts",
       () =>
@@ -138,7 +108,7 @@ describe("webhook resend, test events, delivery detail and disabling (/public-ap
           const url = receiver.url("/hooks/resend")
           const endpoint = yield* createEndpoint(company.apiKey, url, ["order-created"])
           const deliveryId = yield* emitOrderCreated(company, "0123456789abcdef01234567")
-          yield* startWorker
+          yield* startDeliveryWorker
           yield* settled(company.apiKey, endpoint.id, deliveryId, "delivered", 1)
 
           const resent = yield* postAndWake(
@@ -160,7 +130,7 @@ describe("webhook resend, test events, delivery detail and disabling (/public-ap
           const [first, second] = receiver.received
           for (const request of [first!, second!]) {
             expect(request.headers["webhook-id"]).toBe(deliveryId)
-            expect(new Webhook(endpoint.secret).verify(request.body, headersOf(request))).toMatchObject({
+            expect(new Webhook(endpoint.secret).verify(request.body, signatureHeaders(request))).toMatchObject({
               webhookData: { id: deliveryId, eventType: "order-created", target: url },
               eventData: { orderId: "0123456789abcdef01234567" }
             })
@@ -186,7 +156,7 @@ describe("webhook resend, test events, delivery detail and disabling (/public-ap
               requestHeaders: {
                 "content-type": "application/json",
                 "user-agent": "Ribbon-Webhooks/1",
-                ...headersOf(receiver.received[attempt - 1]!)
+                ...signatureHeaders(receiver.received[attempt - 1]!)
               },
               responseStatus: attempt === 1 ? 200 : 202,
               // A bounded excerpt of the body, and whether it went on.
@@ -212,7 +182,7 @@ describe("webhook resend, test events, delivery detail and disabling (/public-ap
         const company = yield* newCompany
         const endpoint = yield* createEndpoint(company.apiKey, receiver.url("/hooks/busy"), ["order-created"])
         const deliveryId = yield* emitOrderCreated(company, "0123456789abcdef01234567")
-        yield* startWorker
+        yield* startDeliveryWorker
         const waiting = yield* eventually(
           deliveryOf(company.apiKey, endpoint.id, deliveryId),
           (delivery) => delivery.attempts === 1 && delivery.nextAttemptAt !== null,
@@ -245,7 +215,7 @@ describe("webhook resend, test events, delivery detail and disabling (/public-ap
           const endpoint = yield* createEndpoint(company.apiKey, receiver.url("/hooks/gone"), ["order-created"])
           const one = `${webhooks}/${endpoint.id}`
           const gone = yield* emitOrderCreated(company, "0123456789abcdef01234567")
-          yield* startWorker
+          yield* startDeliveryWorker
           yield* settled(company.apiKey, endpoint.id, gone, "disabled", 1)
           expect((yield* getWith(one, keyHeaders(company.apiKey))).body.data).toMatchObject({
             status: "disabled",
@@ -314,12 +284,12 @@ describe("webhook resend, test events, delivery detail and disabling (/public-ap
           resends: 0
         })
         const deliveryId = sent.body.data.id
-        yield* startWorker
+        yield* startDeliveryWorker
         yield* settled(company.apiKey, endpoint.id, deliveryId, "delivered", 1)
         expect(receiver.received).toHaveLength(1)
         const [request] = receiver.received
         expect(request!.path).toBe("/hooks/test")
-        expect(new Webhook(endpoint.secret).verify(request!.body, headersOf(request!))).toEqual({
+        expect(new Webhook(endpoint.secret).verify(request!.body, signatureHeaders(request!))).toEqual({
           webhookData: {
             id: deliveryId,
             eventType: "webhook-test",
@@ -348,7 +318,7 @@ describe("webhook resend, test events, delivery detail and disabling (/public-ap
         expect(liveTest.status).toBe(202)
         yield* settled(live.apiKey, liveEndpoint.id, liveTest.body.data.id, "delivered", 1)
         expect(
-          new Webhook(liveEndpoint.secret).verify(receiver.received[1]!.body, headersOf(receiver.received[1]!))
+          new Webhook(liveEndpoint.secret).verify(receiver.received[1]!.body, signatureHeaders(receiver.received[1]!))
         ).toMatchObject({ webhookData: { eventType: "webhook-test" } })
         // Each key reaches its own environment's endpoint only.
         const crossed = yield* postAndWake(`${webhooks}/${liveEndpoint.id}/test`, keyHeaders(company.apiKey))

@@ -1,17 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Either, Layer, Logger, LogLevel } from "effect"
+import { Deferred, Effect, Either } from "effect"
 import { Webhook } from "standardwebhooks"
-import { deliverWebhookHandler, WebhookDeliveries } from "../../../src/services/checkout/WebhookDeliveries.js"
+import { WebhookDeliveries } from "../../../src/services/checkout/WebhookDeliveries.js"
 import { CompanyWebhooks } from "../../../src/services/company/CompanyWebhooks.js"
-import { Jobs } from "../../../src/services/platform/Jobs.js"
-import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { Signals } from "../../../src/services/platform/Signals.js"
 import { createCompany, deleteWith, getWith, keyHeaders, postWith, raiseLimits } from "../../support/company.js"
-import { TestDatabase } from "../../support/database.js"
 import { eventually, settle } from "../../support/eventually.js"
-import { serveRibbon } from "../../support/http.js"
-import { certificate, httpsReceiver, type Received } from "../../support/receiver.js"
+import { httpsReceiver } from "../../support/receiver.js"
+import { CompanyWebhooksTestLayer, signatureHeaders, startDeliveryWorker } from "../../support/webhooks.js"
 
 /**
  * Company webhooks delivered by the one delivery engine (docs/decisions/0030-callbacks-and-delivery.md,
@@ -21,32 +18,7 @@ import { certificate, httpsReceiver, type Received } from "../../support/receive
  * than 5 minutes off.
  */
 
-// On real Postgres the workers are woken through LISTEN/NOTIFY, as in production.
-const SignalsLive = process.env.DATABASE_URL === undefined ? Signals.layerInProcess : Signals.layerPostgres
-
-/**
- * The services the test calls, beside the served API on the same database: fresh, so that they are not the
- * server's own instances (layers are shared by reference within a build), which trust no test certificate.
- */
-const TestServices = Layer.fresh(
-  Layer.mergeAll(CompanyWebhooks.Default, WebhookDeliveries.Default).pipe(
-    Layer.provideMerge(Jobs.Default),
-    Layer.provide(OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [certificate.cert] })),
-    Layer.provideMerge(SignalsLive)
-  )
-)
-
-const TestLayer = TestServices.pipe(
-  Layer.provideMerge(serveRibbon(TestDatabase)),
-  Layer.merge(Logger.minimumLogLevel(process.env.TEST_LOG === undefined ? LogLevel.None : LogLevel.Debug))
-)
-
 const webhooks = "/public-api/v3/webhooks"
-
-/** A worker for deliveries for the rest of the test; woken by the jobs signal, not by polling. */
-const startWorker = Effect.flatMap(Jobs, (jobs) =>
-  jobs.run([deliverWebhookHandler], { concurrency: 2, pollInterval: "1 hour" })
-)
 
 const newCompany = Effect.tap(createCompany(), (company) => raiseLimits(company.companyId))
 
@@ -68,16 +40,10 @@ const deliveriesOf = (apiKey: string, endpointId: string) =>
     return response.body.data as ReadonlyArray<Record<string, any>>
   })
 
-const headersOf = (request: Received) => ({
-  "webhook-id": String(request.headers["webhook-id"]),
-  "webhook-timestamp": String(request.headers["webhook-timestamp"]),
-  "webhook-signature": String(request.headers["webhook-signature"])
-})
-
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 describe("CompanyWebhooks", () => {
-  layer(TestLayer, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
+  layer(CompanyWebhooksTestLayer, { excludeTestServices: true, timeout: "60 seconds" })((it) => {
     it.scoped("delivers an emitted event to each subscribed endpoint, signed v1 as Standard Webhooks verifies it", () =>
       Effect.gen(function* () {
         const receiver = yield* httpsReceiver()
@@ -98,7 +64,7 @@ describe("CompanyWebhooks", () => {
           eventData: { status: "completed" }
         })
         expect(ids).toHaveLength(1)
-        yield* startWorker
+        yield* startDeliveryWorker
         const [row] = yield* eventually(
           deliveriesOf(company.apiKey, endpoint.id),
           (rows) => rows[0]?.status === "delivered",
@@ -110,7 +76,7 @@ describe("CompanyWebhooks", () => {
         expect(request.path).toBe("/hooks/orders")
         expect(request.headers["content-type"]).toBe("application/json")
         expect(request.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/)
-        const verified = new Webhook(endpoint.secret).verify(request.body, headersOf(request))
+        const verified = new Webhook(endpoint.secret).verify(request.body, signatureHeaders(request))
         expect(verified).toEqual({
           webhookData: {
             id: request.headers["webhook-id"],
@@ -126,9 +92,9 @@ describe("CompanyWebhooks", () => {
           }
         })
         // Another endpoint's secret, or a changed body, does not verify.
-        expect(() => new Webhook(elsewhere.secret).verify(request.body, headersOf(request))).toThrow()
+        expect(() => new Webhook(elsewhere.secret).verify(request.body, signatureHeaders(request))).toThrow()
         expect(() =>
-          new Webhook(endpoint.secret).verify(request.body.replace("completed", "cancelled"), headersOf(request))
+          new Webhook(endpoint.secret).verify(request.body.replace("completed", "cancelled"), signatureHeaders(request))
         ).toThrow()
 
         expect(row).toEqual({
@@ -172,7 +138,7 @@ describe("CompanyWebhooks", () => {
         expect(yield* deliveriesOf(company.apiKey, endpoint.id)).toEqual([])
 
         yield* emitCommitted({ ...event, subject: { orderId: "committed" } })
-        yield* startWorker
+        yield* startDeliveryWorker
         yield* eventually(
           deliveriesOf(company.apiKey, endpoint.id),
           (rows) => rows[0]?.status === "delivered",
@@ -199,7 +165,7 @@ describe("CompanyWebhooks", () => {
             eventData: { status: "active" }
           })
         yield* emit("first")
-        yield* startWorker
+        yield* startDeliveryWorker
         yield* eventually(
           deliveriesOf(company.apiKey, endpoint.id),
           (rows) => rows[0]?.status === "disabled",
@@ -239,7 +205,7 @@ describe("CompanyWebhooks", () => {
         expect(row.attempts).toBe(1)
         expect(receiver.received).toHaveLength(2)
         expect(
-          new Webhook(again.secret).verify(receiver.received[1].body, headersOf(receiver.received[1]))
+          new Webhook(again.secret).verify(receiver.received[1].body, signatureHeaders(receiver.received[1]))
         ).toMatchObject({ eventData: { orderId: "third" } })
       })
     )
@@ -262,7 +228,7 @@ describe("CompanyWebhooks", () => {
           subject: { orderId: "0123456789abcdef01234567" },
           eventData: { fulfillmentStatus: "unfulfilled", shipmentStatus: "processing" }
         })
-        yield* startWorker
+        yield* startDeliveryWorker
         const retried = (endpointId: string) =>
           eventually(
             deliveriesOf(company.apiKey, endpointId),
@@ -307,7 +273,7 @@ describe("CompanyWebhooks", () => {
           subject: { orderId: "0123456789abcdef01234567" },
           eventData: { status: "completed" }
         })
-        yield* startWorker
+        yield* startDeliveryWorker
         yield* eventually(
           Effect.sync(() => receiver.received.length),
           (n) => n === 1,
@@ -318,7 +284,7 @@ describe("CompanyWebhooks", () => {
         // worker claims the job again.
         yield* sql`UPDATE jobs SET lease_expires_at = now() - interval '1 second'
           WHERE kind = 'webhook.deliver' AND key = ${deliveryId!}`
-        yield* startWorker
+        yield* startDeliveryWorker
         const job = sql<{ status: string; attempts: number }>`SELECT status, attempts FROM jobs
           WHERE kind = 'webhook.deliver' AND key = ${deliveryId!}`
         yield* eventually(
