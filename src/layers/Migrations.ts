@@ -31,6 +31,7 @@ import recipientIdentities from "./migrations/0026_recipient_identities.js"
 import companyMembers from "./migrations/0027_company_members.js"
 import webhookAttemptDetails from "./migrations/0030_webhook_attempt_details.js"
 import twoFactor from "./migrations/0031_two_factor.js"
+import invitationNotifications from "./migrations/0032_invitation_notifications.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -62,7 +63,8 @@ export const migrations = {
   "0026_recipient_identities": recipientIdentities,
   "0027_company_members": companyMembers,
   "0030_webhook_attempt_details": webhookAttemptDetails,
-  "0031_two_factor": twoFactor
+  "0031_two_factor": twoFactor,
+  "0032_invitation_notifications": invitationNotifications
 }
 
 /** The id of the newest migration: the number its name starts with. */

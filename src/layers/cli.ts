@@ -6,7 +6,7 @@ import { Cause, Clock, ConfigError, Console, Effect, Layer, Logger, Option } fro
 import packageJson from "../../package.json" with { type: "json" }
 import { Seed } from "../services/catalog/Seed.js"
 import { AppConfig, describeConfigError } from "./Config.js"
-import { companyCreate, companyLimits, keyCreate, keyList, keyRevoke } from "./cliCompany.js"
+import { companyActivate, companyCreate, companyLimits, keyCreate, keyList, keyRevoke } from "./cliCompany.js"
 import { CliDatabaseLive, DataDirInUse, embeddedSocketPath } from "./Database.js"
 import { LoggingLive } from "./Logging.js"
 import { MigrationsLive, runMigrations } from "./Migrations.js"
@@ -152,9 +152,9 @@ const seed = Command.make("seed", { products: seedProducts }, ({ products }) =>
 
 const company = Command.make("company").pipe(
   Command.withDescription(
-    "Companies: create one (with a default account and a first API key), show or change its rate limits."
+    "Companies: create one (with a default account and a first API key), show or change its rate limits, switch one to live."
   ),
-  Command.withSubcommands([withDatabase(companyCreate), withDatabase(companyLimits)])
+  Command.withSubcommands([withDatabase(companyCreate), withDatabase(companyLimits), withDatabase(companyActivate)])
 )
 
 const keys = Command.make("keys").pipe(

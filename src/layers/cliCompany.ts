@@ -96,6 +96,26 @@ const companyLimits = Command.make(
   )
 )
 
+const companyActivate = Command.make("activate", { company, json }, (options) =>
+  Effect.gen(function* () {
+    const { accountId, created } = yield* (yield* Companies).activate(options.company)
+    yield* print(
+      options.json,
+      { companyId: options.company, accountId, created },
+      created
+        ? `Company ${options.company} is live\nLive default account ${accountId}`
+        : `Company ${options.company} is already live\nLive default account ${accountId}`
+    )
+  }).pipe(
+    Effect.catchTag("CompanyNotFound", (e) => fail(e.message)),
+    Effect.provide(CompanyServices)
+  )
+).pipe(
+  Command.withDescription(
+    "Switch a company to live: its live default account with an invoice billing method (once; again, it prints the account)."
+  )
+)
+
 const keyCreate = Command.make(
   "create",
   {
@@ -184,4 +204,4 @@ const keyRevoke = Command.make("revoke", { company, id: Options.text("id") }, (o
   )
 ).pipe(Command.withDescription("Delete an API key; it stops working at once."))
 
-export { companyCreate, companyLimits, keyCreate, keyList, keyRevoke }
+export { companyActivate, companyCreate, companyLimits, keyCreate, keyList, keyRevoke }

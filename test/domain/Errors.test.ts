@@ -2,7 +2,21 @@ import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { catalogue } from "../../src/domain/ErrorCatalogue.js"
 
-const v3Domains = ["PBLC", "PROD", "ORDS", "ACCT", "KEYS", "EXPT", "COLL", "CAMP", "GIFT", "RCPT", "BILL", "WHKS"]
+const v3Domains = [
+  "PBLC",
+  "PROD",
+  "ORDS",
+  "ACCT",
+  "KEYS",
+  "EXPT",
+  "COLL",
+  "CAMP",
+  "GIFT",
+  "RCPT",
+  "BILL",
+  "WHKS",
+  "MEMB"
+]
 
 describe("error catalogue", () => {
   it("gives every error a unique, well-formed code on each line", () => {

@@ -86,6 +86,46 @@ export const Timestamp = Schema.String.annotations({ description: "YYYY-MM-DDThh
 
 export const formatTimestamp = (date: Date): string => date.toISOString()
 
+/** What a key or a member reaches: its permissions (with a member's rights), and its accounts. */
+export interface Reach {
+  readonly permissions: ReadonlyArray<string>
+  readonly accountsAccess: AccountsAccess
+}
+
+/** The first thing a target reaches beyond its holder: a permission, all accounts, or one account. */
+export type Overreach =
+  | { readonly _tag: "Permission"; readonly permission: string }
+  | { readonly _tag: "AllAccounts" }
+  | { readonly _tag: "Account"; readonly accountId: string }
+
+/**
+ * Whether `target` reaches no further than `holder` (undefined) or what it reaches beyond: the subset rule by
+ * which a key manages keys and a member manages members (docs/decisions/0054-company-members-and-roles.md).
+ */
+export const overreach = (holder: Reach, target: Reach): Overreach | undefined => {
+  const permission = target.permissions.find((held) => !holder.permissions.includes(held))
+  if (permission !== undefined) return { _tag: "Permission", permission }
+  if (holder.accountsAccess.scope === "all-accounts") return undefined
+  if (target.accountsAccess.scope === "all-accounts") return { _tag: "AllAccounts" }
+  const accountId = target.accountsAccess.ids.find((id) => !holder.accountsAccess.ids.includes(id.toLowerCase()))
+  return accountId === undefined ? undefined : { _tag: "Account", accountId }
+}
+
+/**
+ * Who acts on a company's resources: an API key, or a member through the dashboard (its role's permissions,
+ * its accounts, in the environment it works in). The company Policy judges both alike; `kind` only words its
+ * messages (a key, which has none, is "this API key").
+ */
+export interface Principal {
+  readonly kind?: "key" | "member"
+  readonly id: string
+  readonly name: string
+  readonly companyId: string
+  readonly environment: Environment
+  readonly permissions: ReadonlyArray<Permission>
+  readonly accountsAccess: AccountsAccess
+}
+
 /** A stored key as the services see it (never the key value). */
 export const ApiKeyRecord = Schema.Struct({
   id: Schema.String,

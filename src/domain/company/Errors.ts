@@ -297,3 +297,61 @@ export class GiftChoiceRefused extends DomainError<GiftChoiceRefused>()(
   { giftId: Schema.String, variantId: Schema.String },
   errorCode(422, "Gift choice refused", "gift_choice_refused", "UNPROCESSABLE_ENTITY", "422_GIFT_002")
 ) {}
+
+// Company members and invitations (docs/decisions/0054-company-members-and-roles.md).
+
+/** The person is not a member of the company. */
+export class MemberNotFound extends DomainError<MemberNotFound>()(
+  "MemberNotFound",
+  { userId: Schema.String },
+  errorCode(404, "Member not found", "member_not_found", "NOT_FOUND", "404_MEMB_001")
+) {}
+
+/** The e-mail invited, or the person accepting, is already a member of the company. */
+export class AlreadyMember extends DomainError<AlreadyMember>()(
+  "AlreadyMember",
+  { email: Schema.String },
+  errorCode(409, "Already a member", "already_member", "CONFLICT", "409_MEMB_001")
+) {}
+
+/** The change would leave the company without an owner. */
+export class LastOwner extends DomainError<LastOwner>()(
+  "LastOwner",
+  {},
+  errorCode(409, "Last owner", "last_owner", "CONFLICT", "409_MEMB_002")
+) {}
+
+/** No invitation has that token (or that id in the company). */
+export class InvitationNotFound extends DomainError<InvitationNotFound>()(
+  "InvitationNotFound",
+  {},
+  errorCode(404, "Invitation not found", "invitation_not_found", "NOT_FOUND", "404_MEMB_002")
+) {}
+
+/** The invitation's seven days have passed. */
+export class InvitationExpired extends DomainError<InvitationExpired>()(
+  "InvitationExpired",
+  {},
+  errorCode(410, "Invitation expired", "invitation_expired", "GONE", "410_MEMB_001")
+) {}
+
+/** The invitation was withdrawn, or replaced by a newer one to the same e-mail. */
+export class InvitationRevoked extends DomainError<InvitationRevoked>()(
+  "InvitationRevoked",
+  {},
+  errorCode(410, "Invitation revoked", "invitation_revoked", "GONE", "410_MEMB_002")
+) {}
+
+/** The invitation was already accepted: a link makes one member, once. */
+export class InvitationAlreadyAccepted extends DomainError<InvitationAlreadyAccepted>()(
+  "InvitationAlreadyAccepted",
+  {},
+  errorCode(409, "Invitation already accepted", "invitation_already_accepted", "CONFLICT", "409_MEMB_003")
+) {}
+
+/** The signed-in person's e-mail is not the one the invitation was sent to. */
+export class InvitationEmailMismatch extends DomainError<InvitationEmailMismatch>()(
+  "InvitationEmailMismatch",
+  {},
+  errorCode(403, "Invitation for another e-mail", "invitation_email_mismatch", "FORBIDDEN", "403_MEMB_001")
+) {}

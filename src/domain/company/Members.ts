@@ -1,5 +1,12 @@
 import { Schema } from "effect"
-import { AccountsAccess, type Permission, permissions } from "./Company.js"
+import {
+  AccountsAccess,
+  type Environment,
+  type Permission,
+  type Principal,
+  permissions,
+  type Reach
+} from "./Company.js"
 
 /**
  * The people of a company (docs/decisions/0054-company-members-and-roles.md): each member holds one role, a
@@ -68,6 +75,36 @@ export const Member = Schema.Struct({
   createdAt: Schema.DateFromSelf
 })
 export type Member = typeof Member.Type
+
+/** What a member may do: the API permissions and accounts of its role, as a key would hold them, and its rights. */
+export interface MemberGrant {
+  readonly permissions: ReadonlyArray<Permission>
+  readonly accountsAccess: AccountsAccess
+  readonly rights: ReadonlyArray<MemberRight>
+}
+
+export const grantOf = (member: Pick<Member, "role" | "accountsAccess">): MemberGrant => ({
+  permissions: rolePermissions[member.role],
+  accountsAccess: member.accountsAccess,
+  rights: roleRights[member.role]
+})
+
+/** Everything a member (or a role given with some accounts) reaches, rights included: what the subset rule compares. */
+export const reachOf = (member: Pick<Member, "role" | "accountsAccess">): Reach => ({
+  permissions: [...rolePermissions[member.role], ...roleRights[member.role]],
+  accountsAccess: member.accountsAccess
+})
+
+/** A member as the company Policy judges it, working in one environment: the same checks an API key passes. */
+export const principalOf = (member: Member, environment: Environment): Principal => ({
+  kind: "member",
+  id: member.userId,
+  name: member.displayName ?? member.email,
+  companyId: member.companyId,
+  environment,
+  permissions: rolePermissions[member.role],
+  accountsAccess: member.accountsAccess
+})
 
 /** How long an invitation's link stays valid. */
 export const invitationLifetimeDays = 7

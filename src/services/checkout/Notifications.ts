@@ -147,11 +147,37 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       yield* repo.insertGift(message, yield* makeId, new Date(yield* Clock.currentTimeMillis))
     })
 
+    /**
+     * An invitation to join a company, by e-mail, with its link: who invites, to which company, in which role,
+     * until when. Written in the transaction that creates the invitation.
+     */
+    const invitation = Effect.fn("Notifications.invitation")(function* (invitation: {
+      readonly invitationId: string
+      readonly email: string
+      readonly companyName: string
+      readonly inviterName: string
+      readonly role: string
+      readonly link: string
+      readonly expiresAt: Date
+    }) {
+      const subject = `${invitation.inviterName} invites you to ${invitation.companyName} on Ribbon`
+      const body = [
+        `${invitation.inviterName} invites you to join ${invitation.companyName} on Ribbon as ${invitation.role}.`,
+        `Accept the invitation: ${invitation.link}`,
+        `The link is valid until ${invitation.expiresAt.toISOString()}. If you did not expect it, ignore this e-mail.`
+      ].join("\n")
+      yield* repo.insertInvitation(
+        { invitationId: invitation.invitationId, recipient: invitation.email, subject, body },
+        yield* makeId,
+        new Date(yield* Clock.currentTimeMillis)
+      )
+    })
+
     /** The notifications of a checkout, oldest first (tests and support read the outbox). */
     const forCheckout = Effect.fn("Notifications.forCheckout")(function* (checkoutId: string) {
       return yield* repo.forCheckout(checkoutId)
     })
 
-    return { receipt, outcome, shipped, gift, forCheckout } as const
+    return { receipt, outcome, shipped, gift, invitation, forCheckout } as const
   })
 }) {}

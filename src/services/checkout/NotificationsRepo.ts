@@ -12,6 +12,14 @@ export interface GiftMessage {
   readonly body: string
 }
 
+/** An invitation to join a company, written by the company context's members. */
+export interface InvitationMessage {
+  readonly invitationId: string
+  readonly recipient: string
+  readonly subject: string
+  readonly body: string
+}
+
 /**
  * The `notifications` table (the outbox). Only the Notifications service uses it. Statements run on the
  * ambient SqlClient, so a message is written in the caller's transaction. Unexpected database errors are
@@ -36,6 +44,11 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
             ${message.body}, ${createdAt})
           ON CONFLICT DO NOTHING`
 
+    const insertInvitation = (message: InvitationMessage, id: string, createdAt: Date) =>
+      sql`INSERT INTO notifications (id, invitation_id, kind, channel, recipient, subject, body, created_at)
+          VALUES (${id}, ${message.invitationId}, 'invitation', 'email', ${message.recipient}, ${message.subject},
+            ${message.body}, ${createdAt})`
+
     const findForCheckout = SqlSchema.findAll({
       Request: Schema.String,
       Result: NotificationRow,
@@ -49,6 +62,11 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
       /** Writes a gift's message, unless the gift already has one of its kind. */
       insertGift: Effect.fn("NotificationsRepo.insertGift")((message: GiftMessage, id: string, createdAt: Date) =>
         Effect.orDie(insertGift(message, id, createdAt))
+      ),
+      /** Writes an invitation's e-mail (a new invitation each time: one message each). */
+      insertInvitation: Effect.fn("NotificationsRepo.insertInvitation")(
+        (message: InvitationMessage, id: string, createdAt: Date) =>
+          Effect.orDie(insertInvitation(message, id, createdAt))
       ),
       /** The messages of a checkout, oldest first. */
       forCheckout: Effect.fn("NotificationsRepo.forCheckout")((checkoutId: string) =>

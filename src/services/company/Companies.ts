@@ -111,6 +111,36 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       return required.value
     })
 
+    /**
+     * Switches a company to live, the operator's act (`ribbon company activate`): its live default account with
+     * the live default billing method, unless it has one already. Idempotent; the live default account's id.
+     */
+    const activate = Effect.fn("Companies.activate")(function* (companyId: string) {
+      const now = new Date(yield* Clock.currentTimeMillis)
+      const accountId = yield* makeId
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            // The lock makes two activations at once create one account.
+            if (!(yield* repo.lock(companyId))) {
+              return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
+            }
+            const existing = yield* repo.defaultAccountOf(companyId, "live")
+            if (Option.isSome(existing)) return { accountId: existing.value.id, created: false }
+            const name = Option.getOrElse(yield* repo.nameOf(companyId), () => companyId)
+            yield* repo.insertDefaultAccount({ id: accountId, companyId, environment: "live", name, at: now })
+            yield* billing.create(accountId, defaultBillingMethod.live)
+            return { accountId, created: true }
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /** Whether the company is live: it has a live default account (until then the dashboard shows "Sandbox"). */
+    const isLive = Effect.fn("Companies.isLive")(function* (companyId: string) {
+      return Option.isSome(yield* repo.defaultAccountOf(companyId, "live"))
+    })
+
     return {
       create,
       exists,
@@ -119,7 +149,9 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       setRateLimits,
       rateLimits,
       requireTwoFactor,
-      requiresTwoFactor
+      requiresTwoFactor,
+      activate,
+      isLive
     } as const
   }),
   dependencies: [CompaniesRepo.Default, KeyStore.Default, Billing.Default]

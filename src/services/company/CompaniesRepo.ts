@@ -125,6 +125,13 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("CompaniesRep
         WHERE id = ${id} AND company_id = ${companyId}`
     })
 
+    const findDefaultAccount = SqlSchema.findOne({
+      Request: Schema.Struct({ companyId: Schema.String, environment: Environment }),
+      Result: AccountRecord,
+      execute: ({ companyId, environment }) => sql`SELECT ${sql.literal(accountColumns)} FROM accounts
+        WHERE company_id = ${companyId} AND environment = ${environment} AND is_default`
+    })
+
     const findAccountInScope = SqlSchema.findOne({
       Request: Schema.Struct({ scope: ScopeParam, id: Schema.String }),
       Result: AccountRecord,
@@ -248,6 +255,11 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("CompaniesRep
       Effect.orDie(findAccount({ companyId, id: accountId }))
     )
 
+    /** The company's default account in one environment, or none. */
+    const defaultAccountOf = Effect.fn("CompaniesRepo.defaultAccountOf")(
+      (companyId: string, environment: Environment) => Effect.orDie(findDefaultAccount({ companyId, environment }))
+    )
+
     /** An account the scope reaches, or none. */
     const accountIn = Effect.fn("CompaniesRepo.accountIn")((scope: AccountScope, accountId: string) =>
       Effect.orDie(findAccountInScope({ scope, id: accountId }))
@@ -295,6 +307,7 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("CompaniesRep
       insertDefaultAccount: insertDefault,
       insertAccount: insertNamed,
       accountOf,
+      defaultAccountOf,
       accountIn,
       firstAccountsIn,
       firstAccountsWithMethodIn,

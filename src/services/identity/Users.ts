@@ -49,7 +49,7 @@ export const verifyPassword = (password: string, stored: string) =>
 /** A hash nobody's password matches, so an unknown e-mail costs as much as a wrong password. */
 const decoyHash = Effect.runSync(Effect.cached(hashPassword(randomBytes(16).toString("hex"))))
 
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,63}$/
+export const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}\.[^\s@]{2,63}$/
 
 export const PASSWORD_MIN = 8
 const PASSWORD_MAX = 200
