@@ -23,6 +23,15 @@ describe.skipIf(onPostgresRun)("ribbon company and keys", () => {
             apiKeyId: expect.stringMatching(/^[0-9a-f]{24}$/)
           })
 
+          // Already live (created so): activating again changes nothing and names its live default account.
+          const activated = yield* ribbon(["company", "activate", "--company", company.companyId, "--json"])
+          expect(activated.code, activated.stderr).toBe(0)
+          expect(JSON.parse(activated.stdout)).toEqual({
+            companyId: company.companyId,
+            accountId: company.accountId,
+            created: false
+          })
+
           const bad = yield* ribbon([
             "keys",
             "create",

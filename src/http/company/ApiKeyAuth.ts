@@ -8,13 +8,14 @@ import {
   OpenApi
 } from "@effect/platform"
 import { Context, Option, Schema, SchemaAST } from "effect"
-import type {
-  Account,
-  AccountScope,
-  ApiKeyRecord,
-  Permission,
-  RateScope,
-  RequestSource
+import {
+  type Account,
+  type AccountScope,
+  type ApiKeyRecord,
+  type Permission,
+  permissions,
+  type RateScope,
+  type RequestSource
 } from "../../domain/company/Company.js"
 import {
   AccountNotFound,
@@ -26,6 +27,7 @@ import {
   MtlsRequired,
   PermissionDenied
 } from "../../domain/company/Errors.js"
+import { memberRights, roleDescriptions, rolePermissions, roleRights, roles } from "../../domain/company/Members.js"
 import { InvalidRequest, NotFound, RateLimited } from "../../domain/platform/Errors.js"
 import { type Line, lineError } from "../ErrorLines.js"
 import { endpointsOf } from "../Reflection.js"
@@ -154,6 +156,35 @@ const permissionText = (permission: OperationPolicy["permission"]) =>
     ? "any key"
     : (typeof permission === "string" ? [permission] : permission).map((p) => `\`${p}\``).join(" or ")
 
+/** The "Dashboard roles" section of docs/permissions.md, from the role table in src/domain/company/Members.ts. */
+const rolesDoc = (): ReadonlyArray<string> => {
+  const mark = (held: boolean) => (held ? "✓" : "")
+  return [
+    "## Dashboard roles",
+    "",
+    "Generated from `src/domain/company/Members.ts` ([decisions/0054](decisions/0054-company-members-and-roles.md)).",
+    "Each member of a company holds one role: a named set of the permissions above, judged by the same Policy as a",
+    "key holding them, plus rights only people hold. A member may be limited to some accounts, as a key is. A member",
+    "gives (invites, changes, limits) only roles and accounts within its own, rights included, so only an owner makes",
+    "or changes an owner; the last owner cannot leave or be demoted.",
+    "",
+    "| Role | For |",
+    "|---|---|",
+    ...roles.map((role) => `| \`${role}\` | ${roleDescriptions[role]} |`),
+    "",
+    `| Permission or right | ${roles.map((role) => `\`${role}\``).join(" | ")} |`,
+    `|---|${roles.map(() => "---").join("|")}|`,
+    ...permissions.map(
+      (permission) =>
+        `| \`${permission}\` | ${roles.map((role) => mark(rolePermissions[role].includes(permission))).join(" | ")} |`
+    ),
+    ...memberRights.map(
+      (right) => `| \`${right}\` (right) | ${roles.map((role) => mark(roleRights[role].includes(right))).join(" | ")} |`
+    ),
+    ""
+  ]
+}
+
 /** docs/permissions.md, generated from the API definition. */
 export const permissionsDoc = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>
@@ -175,7 +206,8 @@ export const permissionsDoc = <Id extends string, Groups extends HttpApiGroup.Ht
     ...rows.map(
       (row) => `| ${row.method} | \`${row.path}\` | ${permissionText(row.permission)} | \`${row.rateClass}\` |`
     ),
-    ""
+    "",
+    ...rolesDoc()
   ]
   return lines.join("\n")
 }
