@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Option } from "effect"
+import { Clock, Context, Effect, Option, Schema } from "effect"
 import { type AccountsAccess, allAccounts } from "../../domain/company/Company.js"
 import {
   AlreadyMember,
@@ -18,7 +18,8 @@ import {
   invitationLifetimeDays,
   type Member,
   type MemberGrant,
-  type Role
+  Role,
+  roles
 } from "../../domain/company/Members.js"
 import { InvalidRequest, NotFound } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
@@ -51,6 +52,12 @@ const tokenPattern = /^[A-Za-z0-9_-]{43}$/
 const sha256 = (value: string) => createHash("sha256").update(value).digest("hex")
 
 const nameOf = (member: Pick<Member, "displayName" | "email">) => member.displayName ?? member.email
+
+const isRole = Schema.is(Role)
+
+/** A role the caller passed from a form: one of the five, or a 400 naming `path`. */
+const knownRole = (role: string, path: string) =>
+  isRole(role) ? Effect.void : InvalidRequest.field(path, `Expected one of ${roles.join(", ")}`)
 
 const aRole = (role: Role) => `${role === "owner" || role === "admin" ? "an" : "a"} ${role}`
 
@@ -202,6 +209,7 @@ export class Members extends Effect.Service<Members>()("Members", {
       readonly role: Role
       readonly accountsAccess?: AccountsAccess
     }) {
+      yield* knownRole(input.role, "role")
       const email = input.email.trim()
       if (!EMAIL.test(email) || email.length > 254) {
         return yield* InvalidRequest.field("email", "Expected an e-mail address")
@@ -333,6 +341,7 @@ export class Members extends Effect.Service<Members>()("Members", {
       readonly userId: string
       readonly role: Role
     }) {
+      yield* knownRole(input.role, "role")
       return yield* transaction(
         Effect.gen(function* () {
           const actor = yield* actingIn(input.companyId, input.by)

@@ -182,6 +182,40 @@ describe("Members", () => {
       })
     )
 
+    it.effect("a new person signs up and accepts in one transaction: a refused acceptance keeps no user", () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const members = yield* Members
+        const users = yield* Users
+        const company = yield* companyWithOwner
+        const email = `newcomer.${Math.random().toString(36).slice(2, 8)}@example.com`
+        const { invitation } = yield* members.invite({
+          companyId: company.companyId,
+          by: company.owner,
+          email,
+          role: "sender"
+        })
+        const { token } = yield* messageOf(invitation.id)
+        const signUpAndAccept = (address: string) =>
+          sql.withTransaction(
+            Effect.gen(function* () {
+              const user = yield* users.create({ email: address, password: "violet-harbour-lantern-42" })
+              return yield* members.accept(token, user.id)
+            })
+          )
+        const usersNamed = (address: string) =>
+          Effect.map(sql`SELECT id FROM users WHERE lower(email) = lower(${address})`, (rows) => rows.length)
+
+        const wrong = yield* refused(company.companyId, signUpAndAccept(`other.${email}`))
+        expect(wrong._tag).toBe("InvitationEmailMismatch")
+        expect(yield* usersNamed(`other.${email}`)).toBe(0)
+
+        const member = yield* signUpAndAccept(email)
+        expect(member).toMatchObject({ email, role: "sender", companyId: company.companyId })
+        expect(yield* usersNamed(email)).toBe(1)
+      })
+    )
+
     it.effect("only the person invited accepts; a bad, replaced, withdrawn or expired link is refused", () =>
       Effect.gen(function* () {
         const members = yield* Members
@@ -312,6 +346,10 @@ describe("Members", () => {
         expect(already).toMatchObject({
           _tag: "AlreadyMember",
           message: `${developer.email.toUpperCase()} is already a member of this company.`
+        })
+        expect(yield* invite(company.owner, "superuser" as Role)).toMatchObject({
+          _tag: "InvalidRequest",
+          errors: [{ path: "role", message: "Expected one of owner, admin, developer, sender, viewer" }]
         })
         const badEmail = yield* refused(
           company.companyId,
