@@ -16,7 +16,8 @@ import { KeyStore } from "./KeyStore.js"
 /**
  * Companies and their accounts (docs/company-api.md). A company is created from the CLI with a default
  * account, its default billing method (funded test money in `test`) and a first API key in one
- * environment; accounts and keys carry their environment. The rows are `CompaniesRepo`'s.
+ * environment, or by the dashboard's sign-up without a key; accounts and keys carry their environment. The
+ * rows are `CompaniesRepo`'s.
  */
 
 export class CompanyNotFound extends Data.TaggedError("CompanyNotFound")<{ readonly message: string }> {}
@@ -28,8 +29,12 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
     const keys = yield* KeyStore
     const billing = yield* Billing
 
-    /** A company, its default account and a first key with every permission (shown once). */
-    const create = Effect.fn("Companies.create")(function* (options: {
+    /**
+     * A company with its default account and that account's default billing method (funded test money in
+     * `test`), in one transaction (the caller's, when there is one); no API key. The dashboard's sign-up makes
+     * companies this way: its person makes keys once signed in.
+     */
+    const createWithoutKey = Effect.fn("Companies.createWithoutKey")(function* (options: {
       readonly name: string
       readonly environment: Environment
     }) {
@@ -51,9 +56,18 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
           })
         )
         .pipe(Effect.orDie)
+      return { companyId, accountId, environment: options.environment }
+    })
+
+    /** A company, its default account and a first key with every permission (shown once): what the CLI makes. */
+    const create = Effect.fn("Companies.create")(function* (options: {
+      readonly name: string
+      readonly environment: Environment
+    }) {
+      const created = yield* createWithoutKey(options)
       const first = yield* keys
         .create({
-          companyId,
+          companyId: created.companyId,
           environment: options.environment,
           name: "Default key",
           expirationInDays: defaultExpirationInDays,
@@ -63,7 +77,7 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
           requestSource: null
         })
         .pipe(Effect.orDie)
-      return { companyId, accountId, environment: options.environment, apiKey: first.apiKey, apiKeyId: first.record.id }
+      return { ...created, apiKey: first.apiKey, apiKeyId: first.record.id }
     })
 
     const exists = Effect.fn("Companies.exists")(function* (companyId: string) {
@@ -143,6 +157,7 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
 
     return {
       create,
+      createWithoutKey,
       exists,
       name,
       account,

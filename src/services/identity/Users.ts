@@ -90,6 +90,16 @@ export interface NewUser {
   readonly defaultCountry?: string | undefined
 }
 
+/** A new account that passed `Users.prepare`'s checks, its password hashed; only `Users.register` stores one. */
+export interface PreparedUser {
+  readonly [PreparedUserBrand]: true
+  readonly email: string
+  readonly passwordHash: string
+  readonly displayName: string | null
+  readonly defaultCountry: string
+}
+declare const PreparedUserBrand: unique symbol
+
 export class Users extends Effect.Service<Users>()("Users", {
   dependencies: [Addresses.Default, UsersRepo.Default],
   effect: Effect.gen(function* () {
@@ -98,10 +108,11 @@ export class Users extends Effect.Service<Users>()("Users", {
     const addresses = yield* Addresses
 
     /**
-     * A new account; the e-mail must be free (case-insensitively) and the password 8 to 200 characters, not a
-     * common password and not the e-mail address.
+     * A new account, checked and its password hashed, not yet stored: the e-mail must look like one and the
+     * password be 8 to 200 characters, not a common password and not the e-mail address. Hashing takes tens of
+     * milliseconds, so a caller that stores the user in a transaction prepares it before (the dashboard's sign-up).
      */
-    const create = Effect.fn("Users.create")(function* (input: NewUser) {
+    const prepare = Effect.fn("Users.prepare")(function* (input: NewUser) {
       const email = input.email.trim()
       if (!EMAIL.test(email)) return yield* InvalidRequest.field("email", "Expected an e-mail address")
       if (input.password.length < PASSWORD_MIN || input.password.length > PASSWORD_MAX) {
@@ -113,19 +124,29 @@ export class Users extends Effect.Service<Users>()("Users", {
       if (displayName !== null && displayName.length > 80)
         return yield* InvalidRequest.field("displayName", "At most 80 characters")
       const passwordHash = yield* hashPassword(input.password)
+      return { email, passwordHash, displayName, defaultCountry: input.defaultCountry ?? "US" } as PreparedUser
+    })
+
+    /** Stores a prepared account, in the caller's transaction if there is one; the e-mail must be free (case-insensitively). */
+    const register = Effect.fn("Users.register")(function* (prepared: PreparedUser) {
       const created = yield* repo.insert({
         id: yield* makeId,
-        email,
-        passwordHash,
-        displayName,
+        email: prepared.email,
+        passwordHash: prepared.passwordHash,
+        displayName: prepared.displayName,
         phone: null,
-        defaultCountry: input.defaultCountry ?? "US",
+        defaultCountry: prepared.defaultCountry,
         receiptPreference: "email",
         createdAt: yield* nowDate
       })
       if (Option.isNone(created))
         return yield* new EmailTaken({ message: "An account with this e-mail already exists." })
       return toUser(created.value)
+    })
+
+    /** A new account: `prepare`, then `register`. */
+    const create = Effect.fn("Users.create")(function* (input: NewUser) {
+      return yield* register(yield* prepare(input))
     })
 
     /** The user with that e-mail and password; the same failure whichever is wrong. */
@@ -230,6 +251,8 @@ export class Users extends Effect.Service<Users>()("Users", {
     })
 
     return {
+      prepare,
+      register,
       create,
       authenticate,
       confirmPassword,
