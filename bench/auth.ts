@@ -66,8 +66,9 @@ const store = Option.match(redisUrl, {
 })
 
 const Services = Layer.mergeAll(ServicesLive, RateLimits.Default.pipe(Layer.provideMerge(store))).pipe(
+  // The public URL stays in the context: the handlers read it too (the dashboard's cookies).
+  Layer.provideMerge(Layer.succeed(PublicUrl, "http://localhost")),
   Layer.provide([
-    Layer.succeed(PublicUrl, "http://localhost"),
     Signals.layerInProcess,
     SimulatorsLive.pipe(Layer.provide(FulfillmentSettings.Default)),
     OutboundPolicy.Default

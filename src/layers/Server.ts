@@ -36,6 +36,7 @@ import { OrderAddressesV3Live } from "../http/company/OrderAddressesLive.js"
 import { OrdersV3Live } from "../http/company/OrdersLive.js"
 import { RecipientsV2Live } from "../http/company/RecipientsLive.js"
 import { WebhooksV3Live } from "../http/company/WebhooksLive.js"
+import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
 import { ProfileLive } from "../http/identity/ProfileLive.js"
@@ -68,8 +69,11 @@ import { Campaigns } from "../services/company/Campaigns.js"
 import { Companies } from "../services/company/Companies.js"
 import { CompanyOrders } from "../services/company/CompanyOrders.js"
 import { CompanyWebhooks } from "../services/company/CompanyWebhooks.js"
+import { DashboardAccounts } from "../services/company/DashboardAccounts.js"
+import { DashboardSessions } from "../services/company/DashboardSessions.js"
 import { Gifts } from "../services/company/Gifts.js"
 import { KeyStore } from "../services/company/KeyStore.js"
+import { Members } from "../services/company/Members.js"
 import { CompanyPolicy } from "../services/company/Policy.js"
 import { Recipients } from "../services/company/Recipients.js"
 import { Fulfillment } from "../services/fulfillment/Fulfillment.js"
@@ -255,6 +259,9 @@ export const ServicesLive = Layer.mergeAll(
   Campaigns.Default,
   Recipients.Default,
   Gifts.Default,
+  Members.Default,
+  DashboardSessions.Default,
+  DashboardAccounts.Default,
   StockAvailability.Default,
   // checkout, its events and callbacks showing the /v1 resources
   Layer.mergeAll(
@@ -313,6 +320,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     CheckoutsLive,
     PayLive,
     GiftPageLive,
+    DashboardLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

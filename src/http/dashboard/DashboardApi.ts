@@ -1,0 +1,45 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+/**
+ * The company dashboard's own routes (docs/dashboard.md): HTML pages and their forms, for people in a browser,
+ * so not part of the API the OpenAPI document describes. Form fields are taken as any text: the services
+ * judge them and the page shows each problem beside its field, never a JSON error.
+ */
+
+const Html = HttpApiSchema.Text({ contentType: "text/html" })
+
+/** A form or query field; absent is empty. */
+export const FormText = Schema.optionalWith(Schema.String, { default: () => "" })
+
+/** A form's fields, each taken as text, with the CSRF token every dashboard form carries. */
+const form = <Fields extends Record<string, typeof FormText>>(fields: Fields) =>
+  HttpApiSchema.withEncoding(Schema.Struct({ csrf: FormText, ...fields }), { kind: "UrlParams" } as never)
+
+export class DashboardApi extends HttpApiGroup.make("dashboard")
+  .add(
+    HttpApiEndpoint.get("home", "/dashboard")
+      .setUrlParams(Schema.Struct({ environment: FormText, name: FormText, page: FormText }))
+      .addSuccess(Html)
+  )
+  .add(HttpApiEndpoint.get("signUpPage", "/dashboard/sign-up").addSuccess(Html))
+  .add(
+    HttpApiEndpoint.post("signUp", "/dashboard/sign-up")
+      .setPayload(form({ email: FormText, password: FormText, companyName: FormText }))
+      .addSuccess(Html)
+  )
+  .add(HttpApiEndpoint.get("signInPage", "/dashboard/sign-in").addSuccess(Html))
+  .add(
+    HttpApiEndpoint.post("signIn", "/dashboard/sign-in")
+      .setPayload(form({ email: FormText, password: FormText }))
+      .addSuccess(Html)
+  )
+  .add(HttpApiEndpoint.post("signOut", "/dashboard/sign-out").setPayload(form({})).addSuccess(Html))
+  .add(
+    HttpApiEndpoint.post("switchCompany", "/dashboard/switch-company")
+      .setPayload(form({ companyId: FormText }))
+      .addSuccess(Html)
+  )
+  // Any other dashboard path: the dashboard's own 404 page (the sections' routes, being static, come first).
+  .add(HttpApiEndpoint.get("notFound", "/dashboard/*").addSuccess(Html))
+  .annotate(OpenApi.Exclude, true) {}

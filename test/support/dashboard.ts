@@ -1,0 +1,93 @@
+/**
+ * Driving the company dashboard over HTTP as a browser would: a cookie jar (cleared cookies are dropped),
+ * redirects left to the caller, forms posted url-encoded with the CSRF token their page carries.
+ */
+
+const unescapeHtml = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&")
+
+/** The CSRF token of the first form of `html` (or of the form posting to `action`). */
+export const csrfOf = (html: string, action?: string): string => {
+  const forms = [...html.matchAll(/<form[\s\S]*?<\/form>/g)].map((m) => m[0])
+  const form = action === undefined ? forms[0] : forms.find((f) => f.includes(`action="${action}"`))
+  const token = form?.match(/name="csrf" value="([^"]*)"/)?.[1]
+  if (token === undefined) throw new Error(`No CSRF field${action === undefined ? "" : ` in the form to ${action}`}`)
+  return unescapeHtml(token)
+}
+
+export interface Page {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly location: string | null
+}
+
+let people = 0
+
+/** A fresh, unused e-mail address. */
+export const newEmail = (name = "owner") => `${name}${++people}-${Date.now()}@example.com`
+
+export const strongPassword = "velvet-harbor-lantern-42"
+
+export class DashboardBrowser {
+  readonly cookies = new Map<string, string>()
+
+  constructor(readonly baseUrl: string) {}
+
+  async request(path: string, init: RequestInit = {}): Promise<Page> {
+    const cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ")
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      ...init,
+      redirect: "manual",
+      headers: { ...(init.headers as Record<string, string>), ...(cookie === "" ? {} : { cookie }) }
+    })
+    for (const header of response.headers.getSetCookie()) {
+      const [pair] = header.split(";")
+      const eq = pair!.indexOf("=")
+      const [name, value] = [pair!.slice(0, eq), pair!.slice(eq + 1)]
+      if (value === "" || /max-age=0/i.test(header)) this.cookies.delete(name)
+      else this.cookies.set(name, value)
+    }
+    return {
+      status: response.status,
+      headers: response.headers,
+      text: await response.text(),
+      location: response.headers.get("location")
+    }
+  }
+
+  get(path: string) {
+    return this.request(path)
+  }
+
+  /** Posts `fields` url-encoded, as a form does (the caller includes `csrf`, or leaves it out on purpose). */
+  post(path: string, fields: Record<string, string>) {
+    return this.request(path, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields).toString()
+    })
+  }
+
+  /** Opens `formPage`, then posts its form (to the page's own path unless `action` says) with its CSRF token. */
+  async submit(formPage: string, fields: Record<string, string>, action = formPage): Promise<Page> {
+    const page = await this.get(formPage)
+    return this.post(action, { csrf: csrfOf(page.text, action), ...fields })
+  }
+
+  /** Signs up a new company; returns the e-mail used. */
+  async signUp(companyName: string, email = newEmail()): Promise<{ readonly email: string; readonly page: Page }> {
+    const page = await this.submit("/dashboard/sign-up", { email, password: strongPassword, companyName })
+    if (page.status !== 303) throw new Error(`Sign-up failed (${page.status}): ${page.text}`)
+    return { email, page }
+  }
+
+  signIn(email: string, password = strongPassword) {
+    return this.submit("/dashboard/sign-in", { email, password })
+  }
+}
