@@ -15,6 +15,7 @@ import {
 import { formatPath } from "../domain/platform/IssueMessages.js"
 import { databaseOutageOf, outageRetryAfterSeconds } from "../services/platform/Readiness.js"
 import { corsHeadersFor, OriginPolicy, preflightFor } from "./BrowserOrigins.js"
+import { dashboardErrorPage, isDashboardPath } from "./dashboard/pages.js"
 import { lineOf, render } from "./ErrorLines.js"
 import { screenRequest } from "./RequestScreen.js"
 import { type RouteTable, routeTableOf } from "./Routes.js"
@@ -89,6 +90,10 @@ const tooLarge = (maxBodyBytes: number) =>
 
 const respond = (path: string, error: AnyDomainError) => {
   const rendered = render(lineOf(path), error)
+  // The dashboard is read by people in a browser: its failures are pages, with the same status and headers.
+  if (isDashboardPath(path)) {
+    return HttpServerResponse.setHeaders(dashboardErrorPage(rendered.status, error.message), rendered.headers)
+  }
   return HttpServerResponse.unsafeJson(rendered.body, {
     status: rendered.status,
     contentType: rendered.contentType,

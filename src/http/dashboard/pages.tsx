@@ -249,3 +249,23 @@ export const tooManyAttemptsPage = (retryAfterSeconds: number) =>
     </>,
     { status: 429 }
   )
+
+/** Whether a request path is the dashboard's (its failures are rendered as pages, not JSON). */
+export const isDashboardPath = (path: string) => path === "/dashboard" || /^\/dashboard[/?]/.test(path)
+
+/**
+ * A failure no page handled (a body too large, a form sent as JSON, the database unavailable, a defect): the
+ * status and the message as a page (a 500's request id is in its `X-Request-Id` header).
+ */
+export const dashboardErrorPage = (status: number, message: string) =>
+  publicPage(
+    status >= 500 ? "Something went wrong" : "Request refused",
+    <>
+      <h1>{status >= 500 ? "Something went wrong" : "This request was refused"}</h1>
+      <p>{message}</p>
+      <p>
+        <a href="/dashboard">Back to the dashboard</a>
+      </p>
+    </>,
+    { status }
+  )

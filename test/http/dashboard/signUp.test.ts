@@ -134,5 +134,29 @@ describe("dashboard sign-up", () => {
         expect(yield* counts).toEqual(before)
       })
     )
+
+    it.effect("a form sent as JSON, or too large, gets a page saying why, not a JSON error, and makes nothing", () =>
+      Effect.gen(function* () {
+        const browser = new DashboardBrowser(yield* BaseUrl)
+        const before = yield* counts
+        const json = yield* Effect.promise(() =>
+          browser.request("/dashboard/sign-up", {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ email: newEmail(), password: strongPassword, companyName: "Json" })
+          })
+        )
+        expect(json.status).toBe(415)
+        expect(json.headers.get("content-type")).toContain("text/html")
+        expect(json.headers.get("content-security-policy")).toContain("default-src 'none'")
+        expect(json.text).toContain("This request was refused")
+        const large = yield* Effect.promise(() =>
+          browser.post("/dashboard/sign-up", { companyName: "x".repeat(70 * 1024) })
+        )
+        expect(large.status).toBe(413)
+        expect(large.headers.get("content-type")).toContain("text/html")
+        expect(yield* counts).toEqual(before)
+      })
+    )
   })
 })
