@@ -70,7 +70,7 @@ import { Companies } from "../services/company/Companies.js"
 import { CompanyOrders } from "../services/company/CompanyOrders.js"
 import { CompanyWebhooks } from "../services/company/CompanyWebhooks.js"
 import { DashboardAccounts } from "../services/company/DashboardAccounts.js"
-import { DashboardSessions } from "../services/company/DashboardSessions.js"
+import { DashboardSessions, MemberSessionsRevokerLive } from "../services/company/DashboardSessions.js"
 import { Gifts } from "../services/company/Gifts.js"
 import { KeyStore } from "../services/company/KeyStore.js"
 import { Members } from "../services/company/Members.js"
@@ -259,7 +259,8 @@ export const ServicesLive = Layer.mergeAll(
   Campaigns.Default,
   Recipients.Default,
   Gifts.Default,
-  Members.Default,
+  // A removed member's dashboard sessions end with the membership.
+  Members.Default.pipe(Layer.provide(MemberSessionsRevokerLive)),
   DashboardSessions.Default,
   DashboardAccounts.Default,
   StockAvailability.Default,

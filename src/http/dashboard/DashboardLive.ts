@@ -83,7 +83,9 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
               page: { number: page, size: accountsPerPage, cursor: undefined }
             }
             // The same operation and scope as `GET /public-api/v3/accounts`, for the member's accounts.
-            const found = yield* accounts.page(policy.scopeForMember(current.member, environment), query)
+            // No account named, so no account to refuse: the scope cannot fail.
+            const scope = yield* Effect.orDie(policy.scopeForMember(current.member, environment))
+            const found = yield* accounts.page(scope, query)
             return homePage(current, {
               environment,
               name,

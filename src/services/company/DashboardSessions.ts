@@ -1,9 +1,10 @@
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { type DashboardSession, dashboardSessionLifetimes } from "../../domain/company/Dashboard.js"
 import { NotFound } from "../../domain/platform/Errors.js"
 import { secret, sha256 } from "../identity/OAuthRules.js"
 import { nowDate } from "../platform/Time.js"
 import { DashboardSessionsRepo } from "./DashboardSessionsRepo.js"
+import { MemberSessionsRevoker } from "./Members.js"
 import { MembersRepo } from "./MembersRepo.js"
 
 const hours = (n: number) => n * 60 * 60 * 1000
@@ -79,3 +80,13 @@ export class DashboardSessions extends Effect.Service<DashboardSessions>()("Dash
     return { create, resolve, revoke, revokeAllFor, switchCompany } as const
   })
 }) {}
+
+/** What the Members service calls to sign a removed member out of the company: `revokeAllFor`. */
+export const MemberSessionsRevokerLive = Layer.effect(
+  MemberSessionsRevoker,
+  Effect.map(DashboardSessions, (sessions) =>
+    MemberSessionsRevoker.of({
+      revokeAllFor: (userId, companyId) => Effect.asVoid(sessions.revokeAllFor(userId, companyId))
+    })
+  )
+).pipe(Layer.provide(DashboardSessions.Default))

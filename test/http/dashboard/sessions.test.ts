@@ -183,6 +183,31 @@ describe("dashboard sessions", () => {
       })
     )
 
+    it.effect("a member removed from the company is signed out of it at the next request", () =>
+      Effect.gen(function* () {
+        const baseUrl = yield* BaseUrl
+        const owner = new DashboardBrowser(baseUrl)
+        const viewer = new DashboardBrowser(baseUrl)
+        const ownerEmail = (yield* promise(() => owner.signUp("Removing"))).email
+        const viewerEmail = (yield* promise(() => viewer.signUp("Viewer's own"))).email
+        const company = yield* idsOf(ownerEmail)
+        const person = yield* idsOf(viewerEmail)
+        const members = yield* Members
+        yield* members.add({ companyId: company.companyId, userId: person.userId, role: "viewer" })
+        const home = yield* promise(() => viewer.get("/dashboard"))
+        yield* promise(() =>
+          viewer.post("/dashboard/switch-company", {
+            csrf: csrfOf(home.text, "/dashboard/switch-company"),
+            companyId: company.companyId
+          })
+        )
+        expect((yield* promise(() => viewer.get("/dashboard"))).text).toContain("<h1>Removing</h1>")
+
+        yield* members.remove({ companyId: company.companyId, by: { userId: company.userId }, userId: person.userId })
+        expect((yield* promise(() => viewer.get("/dashboard"))).location).toBe("/dashboard/sign-in")
+      })
+    )
+
     it.effect("an unknown dashboard page is the dashboard's 404 when signed in, sign-in otherwise", () =>
       Effect.gen(function* () {
         const browser = new DashboardBrowser(yield* BaseUrl)
