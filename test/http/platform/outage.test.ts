@@ -110,9 +110,10 @@ const DatabaseThroughRelay = Layer.unwrapEffect(
   )
 ).pipe((db) => Layer.provideMerge(MigrationsLive, db), Layer.provideMerge(RelayLive))
 
-const tokenRequest = HttpClientRequest.post("/oauth/token").pipe(
-  HttpClientRequest.bodyUrlParams({ grant_type: "refresh_token", refresh_token: "x", client_id: "c" })
-)
+const tokenRequest = (refreshToken = "x") =>
+  HttpClientRequest.post("/oauth/token").pipe(
+    HttpClientRequest.bodyUrlParams({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: "c" })
+  )
 
 describe("a database outage", () => {
   it.layer(serveRibbon(DatabaseThroughRelay).pipe(Layer.provide(captureLogs)))((it) => {
@@ -128,7 +129,7 @@ describe("a database outage", () => {
         expect(v1.headers["content-type"]).toBe("application/problem+json")
         expect(v1.body).toMatchObject({ status: 503, code: "service_unavailable" })
 
-        const oauth = yield* raw(tokenRequest)
+        const oauth = yield* raw(tokenRequest())
         expect(oauth.status).toBe(503)
         expect(oauth.headers["retry-after"]).toBe("5")
         expect(oauth.body).toEqual({ error: "temporarily_unavailable", error_description: expect.any(String) })
@@ -158,13 +159,15 @@ describe("a database outage", () => {
     )
 
     it.effect(
-      "answers 503 while Postgres refuses connections (not accepting, starting up, too many), and recovers",
+      "answers 503 in each line's format while Postgres refuses connections (not accepting, terminated by an administrator or a crash, starting up, shutting down, too many), and recovers",
       () =>
         Effect.gen(function* () {
           const relay = yield* Relay
           const from = logged.length
           const refusals = [
             ["55000", 'database "ribbon" is not currently accepting connections'],
+            ["57P01", "terminating connection due to administrator command"],
+            ["57P02", "terminating connection because of crash of another server process"],
             ["57P03", "the database system is starting up"],
             ["57P03", "the database system is shutting down"],
             ["53300", "sorry, too many clients already"],
@@ -191,10 +194,19 @@ describe("a database outage", () => {
             expect(v1.headers["retry-after"]).toBe("5")
             const v2 = yield* get("/public-api/v2/authentication/apiKeys", apiKey)
             expect(v2.body).toEqual({ status: 503, errorCode: "SERVICE_UNAVAILABLE", message: expect.any(String) })
+            const oauth = yield* raw(tokenRequest(`refresh-${index}`))
+            expect({ sqlstate, status: oauth.status, body: oauth.body }).toEqual({
+              sqlstate,
+              status: 503,
+              body: { error: "temporarily_unavailable", error_description: expect.any(String) }
+            })
+            expect(oauth.headers["retry-after"]).toBe("5")
 
             yield* relay.restore
             expect((yield* get("/v1/me", bearer)).status).toBe(401)
             expect((yield* get("/public-api/v3/authentication/api-keys", apiKey)).status).toBe(401)
+            // The unknown client "c" is refused once the database answers again.
+            expect((yield* raw(tokenRequest(`refresh-${index}`))).body).toMatchObject({ error: "invalid_client" })
           }
           const since = logged.slice(from)
           expect(since.filter((message) => message === "Request failed")).toEqual([])
