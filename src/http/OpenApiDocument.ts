@@ -141,14 +141,19 @@ const finishOperation = (operation: Record<string, any>, line: Line) => {
 }
 
 /**
- * A JSON body with no required field may be left out: the request screening takes an empty body as `{}`
- * (`screenRequest`), so the document says `required: false` (the generator marks every body required).
+ * A body with no required field, in each media type it is taken in, may be left out: the request screening
+ * takes an empty JSON body as `{}` (`screenRequest`), and an empty form is one with no fields; so the
+ * document says `required: false` (the generator marks every body required).
  */
 const markOptionalBody = (operation: Record<string, any>, schemas: Record<string, any>) => {
-  const schema = operation.requestBody?.content?.["application/json"]?.schema
-  if (schema === undefined) return
-  const resolved = typeof schema.$ref === "string" ? schemas[schema.$ref.replace("#/components/schemas/", "")] : schema
-  if (resolved?.type === "object" && (resolved.required ?? []).length === 0) operation.requestBody.required = false
+  const content: Record<string, { readonly schema?: Record<string, any> }> | undefined = operation.requestBody?.content
+  if (content === undefined || Object.keys(content).length === 0) return
+  const optional = Object.values(content).every(({ schema }) => {
+    const resolved =
+      typeof schema?.$ref === "string" ? schemas[schema.$ref.replace("#/components/schemas/", "")] : schema
+    return resolved?.type === "object" && (resolved.required ?? []).length === 0
+  })
+  if (optional) operation.requestBody.required = false
 }
 
 /** An error declared by a group and again by a middleware appears twice among a status's alternatives. */

@@ -59,8 +59,9 @@ const mediaTypeOf = (contentType: string | undefined): string | undefined =>
  * - a body in a media type its operation does not take gets a 415 (no content type counts as JSON, as the
  *   decoder takes it);
  * - a JSON body nested deeper than `maxJsonDepth` gets a 400;
- * - an empty JSON body, where the operation's body has no required field, is taken as `{}` (the platform
- *   reads an empty body as `null`, which no object schema takes): `curl -X POST …/cancel` needs no `-d '{}'`.
+ * - an empty JSON body, or an empty body with no content type, where the operation's body has no required
+ *   field, is taken as `{}` (the platform reads an empty body as `null`, which no object schema takes):
+ *   `curl -X POST …/cancel` needs no `-d '{}'`.
  * The body is read here once; the decoder reads the same buffered text. Succeeds with the request to serve.
  */
 export const screenRequest = (
@@ -76,8 +77,12 @@ export const screenRequest = (
   const sent = mediaTypeOf(request.headers["content-type"])
   const mediaType = sent ?? "application/json"
   if (!accepted.includes(mediaType)) {
-    // A bodiless request without a content type is left to the decoder, which names the missing fields.
-    if (sent === undefined && (request.headers["content-length"] ?? "0") === "0") return Effect.succeed(request)
+    // A bodiless request without a content type is left to the decoder, which names the missing fields; or,
+    // where the body may be left out, it is `{}` whatever media type the operation takes (a form's too).
+    if (sent === undefined && (request.headers["content-length"] ?? "0") === "0") {
+      if (operation?.bodyOptional !== true) return Effect.succeed(request)
+      return Effect.map(request.text, (text) => (text.trim() === "" ? withEmptyObjectBody(request) : request))
+    }
     return Effect.fail(
       new UnsupportedMediaType({
         message: `This operation takes its body as ${accepted.join(" or ")}, not ${mediaType}.`,

@@ -1,4 +1,4 @@
-import { type HttpApi, HttpApiSchema } from "@effect/platform"
+import { type HttpApi, HttpApiSchema, type HttpMethod } from "@effect/platform"
 import { Either, Schema, type SchemaAST } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { endpointsOf } from "./Reflection.js"
@@ -17,6 +17,9 @@ export const routerConfig = { maxParamLength: 8192, ignoreDuplicateSlashes: fals
  * and whether that body may be left out (it has no required field).
  */
 export interface RouteOperation {
+  readonly method: HttpMethod.HttpMethod
+  /** As defined, with `:name` parameters. */
+  readonly path: string
   readonly bodyMediaTypes: ReadonlyArray<string> | undefined
   readonly bodyOptional: boolean
 }
@@ -30,6 +33,8 @@ export interface RouteTable {
   readonly find: (method: string, url: string) => RouteOperation | undefined
   /** The methods the path answers, empty when no route has it. */
   readonly methodsOf: (url: string) => ReadonlyArray<string>
+  /** Every operation, in definition order. */
+  readonly operations: ReadonlyArray<RouteOperation>
 }
 
 const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
@@ -46,16 +51,20 @@ export const routeTableOf = (api: HttpApi.HttpApi.Any): RouteTable => {
   const known = tables.get(api)
   if (known !== undefined) return known
   const router = FindMyWay.make<RouteOperation>(routerConfig)
+  const operations: Array<RouteOperation> = []
   for (const { endpoint } of endpointsOf(api as HttpApi.HttpApi<string, never>)) {
     const payload = endpoint.payloadSchema
     const bodyMediaTypes = payload._tag === "Some" ? mediaTypesOf(payload.value.ast) : undefined
     const bodyOptional =
       payload._tag === "Some" && Either.isRight(Schema.decodeUnknownEither(payload.value as Schema.Schema<unknown>)({}))
-    router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, { bodyMediaTypes, bodyOptional })
+    const operation = { method: endpoint.method, path: endpoint.path, bodyMediaTypes, bodyOptional }
+    operations.push(operation)
+    router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, operation)
   }
   const table: RouteTable = {
     find: (method, url) => router.find(method, url)?.handler,
-    methodsOf: (url) => methods.filter((method) => router.find(method, url) !== undefined)
+    methodsOf: (url) => methods.filter((method) => router.find(method, url) !== undefined),
+    operations
   }
   tables.set(api, table)
   return table
