@@ -7,7 +7,7 @@ import { Api } from "../../../src/http/Api.js"
 import { routeTableOf } from "../../../src/http/Routes.js"
 import { issueTestToken } from "../../support/auth.js"
 import { londonAddress, makeCheckoutTestServer, recipient } from "../../support/checkout.js"
-import { createCompany, keyHeaders, postWith, raiseLimits } from "../../support/company.js"
+import { createCompany, keyHeaders, postWith, postWithoutBody, raiseLimits } from "../../support/company.js"
 import { get } from "../../support/http.js"
 
 /**
@@ -191,7 +191,19 @@ const fixture = Effect.gen(function* () {
     Effect.flatMap((giftId) => get(`/public-api/v2/gifts/${giftId}`, headers)),
     Effect.map((response) => response.body.recipientId as string)
   )
-  return { headers, bearer, campaignId: campaign.id as string, recipientId, gift, order, checkout }
+  // Deliveries go to a loopback receiver nobody listens on: the test server allows loopback.
+  const webhook = expectCreated(
+    yield* postWith(
+      "/public-api/v3/webhooks",
+      { url: "https://127.0.0.1:9/hooks", eventTypes: ["order-created"] },
+      headers
+    )
+  ).data.id as string
+  const delivery = Effect.map(
+    postWithoutBody(`/public-api/v3/webhooks/${webhook}/test`, headers),
+    (response) => expectCreated(response).data.id as string
+  )
+  return { headers, bearer, campaignId: campaign.id as string, recipientId, gift, order, checkout, webhook, delivery }
 })
 
 type Fixture = Effect.Effect.Success<typeof fixture>
@@ -237,6 +249,14 @@ const waysTo = (f: Fixture): Record<string, Way> => {
     "POST /public-api/v3/orders/:orderId/cancel": {
       target: Effect.map(f.order, (id) => company(`/public-api/v3/orders/${id}/cancel`)),
       status: 200
+    },
+    "POST /public-api/v3/webhooks/:webhookId/test": {
+      target: fixed(company(`/public-api/v3/webhooks/${f.webhook}/test`)),
+      status: 202
+    },
+    "POST /public-api/v3/webhooks/:webhookId/deliveries/:deliveryId/resend": {
+      target: Effect.map(f.delivery, (id) => company(`/public-api/v3/webhooks/${f.webhook}/deliveries/${id}/resend`)),
+      status: 202
     },
     // One export runs at a time per company: each starts at a company of its own.
     "POST /public-api/v3/products/exports": {
