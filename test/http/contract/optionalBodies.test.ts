@@ -268,11 +268,14 @@ const waysTo = (f: Fixture): Record<string, Way> => {
     },
     // Every dashboard form carries its CSRF token (and, signed in, a session cookie): an empty one is refused
     // for want of them, with the dashboard's 403 page ("form expired", "signed out"), not a 400 about its body.
+    // Every form under /dashboard is walked; the token is checked first, so a placeholder fills its path ids.
     ...Object.fromEntries(
-      ["sign-up", "sign-in", "sign-out", "switch-company"].map((form) => [
-        `POST /dashboard/${form}`,
-        { target: fixed({ path: `/dashboard/${form}`, headers: {} }), status: 403 }
-      ])
+      [...bodyOptional, ...bodiless]
+        .filter((operation) => operation.path.startsWith("/dashboard/"))
+        .map((operation) => [
+          keyOf(operation),
+          { target: fixed({ path: operation.path.replace(/:\w+/g, "0"), headers: {} }), status: 403 }
+        ])
     ),
     // The gift page answers an empty claim form with the form again, saying what is missing.
     "POST /g/:token/claim": {
