@@ -30,6 +30,7 @@ import productsCategoryOrder from "./migrations/0025_products_category_order.js"
 import recipientIdentities from "./migrations/0026_recipient_identities.js"
 import companyMembers from "./migrations/0027_company_members.js"
 import dashboardSessions from "./migrations/0028_dashboard_sessions.js"
+import auditEvents from "./migrations/0029_audit_events.js"
 import webhookAttemptDetails from "./migrations/0030_webhook_attempt_details.js"
 import twoFactor from "./migrations/0031_two_factor.js"
 import invitationNotifications from "./migrations/0032_invitation_notifications.js"
@@ -64,6 +65,7 @@ export const migrations = {
   "0026_recipient_identities": recipientIdentities,
   "0027_company_members": companyMembers,
   "0028_dashboard_sessions": dashboardSessions,
+  "0029_audit_events": auditEvents,
   "0030_webhook_attempt_details": webhookAttemptDetails,
   "0031_two_factor": twoFactor,
   "0032_invitation_notifications": invitationNotifications

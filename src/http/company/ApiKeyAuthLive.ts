@@ -12,11 +12,13 @@ import { Effect, FiberRef, HashMap, Layer, Option, Redacted, Schema } from "effe
 import { type Account, type ApiKeyRecord, CompanyId, RequestSource } from "../../domain/company/Company.js"
 import { ApiKeyMissing, MtlsRequired } from "../../domain/company/Errors.js"
 import { InvalidRequest, NotFound, RateLimited } from "../../domain/platform/Errors.js"
+import { setActor } from "../../services/company/Audit.js"
 import { type AuthenticatedKey, KeyStore } from "../../services/company/KeyStore.js"
 import { readModesOf } from "../../services/company/Masking.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { RateLimits, rateLimitHeaders } from "../../services/platform/RateLimits.js"
 import { clientSource, makeAuthFailures } from "../AuthFailures.js"
+import { currentRequestId } from "../Middleware.js"
 import { ApiKeyAuthV2, ApiKeyAuthV3, type Caller, type OperationPolicy, operationsOf } from "./ApiKeyAuth.js"
 
 const isRequestSource = Schema.is(RequestSource)
@@ -35,7 +37,8 @@ const overMtls = (request: HttpServerRequest.HttpServerRequest): boolean => {
  * operation's permission (403), `companyId` (400/403), `Ribbon-Account-Id` (404, 403 across environments),
  * and for a sandbox control (`testKeysOnly`) a test key (404). The checks of access are the company Policy's
  * (src/services/company/Policy.ts). The caller it hands on carries how the request reads each resource's
- * personal data (`readModes`), so no handler works that out again.
+ * personal data (`readModes`), so no handler works that out again. The key becomes the actor of the request's
+ * fiber, which the handler runs in: whatever the request changes is recorded in the audit log as the key's doing.
  */
 export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>
@@ -166,6 +169,13 @@ export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.Ht
         yield* checkCompanyParam(key)
         const account = yield* namedAccount(key, request)
         yield* requireTestKey(key, operation)
+        yield* setActor({
+          type: "key",
+          id: key.id,
+          name: key.name,
+          sourceAddress: yield* clientSource,
+          requestId: yield* FiberRef.get(currentRequestId)
+        })
         return {
           key,
           account,

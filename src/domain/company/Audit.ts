@@ -1,0 +1,73 @@
+import { Schema } from "effect"
+import { Environment } from "./Company.js"
+
+/**
+ * The company audit log (docs/decisions/0057-audit-log.md, docs/company-api.md "Audit log"): one row per change a
+ * company's key, member or the operator made, written in the change's own transaction. A row names who (the key or
+ * member by id and name), what (a dotted, past-tense action and the id of the resource it changed), where (account,
+ * environment) and how the request came (source address, request id); never a secret or personal data.
+ */
+
+/** Every action the log records; the resource type is the part before the dot. */
+export const auditActions = [
+  "account.created",
+  "api_key.created",
+  "api_key.rotated",
+  "api_key.revoked",
+  "campaign.created",
+  "campaign.updated",
+  "export.started",
+  "gift.created",
+  "gift.updated",
+  "gift.cancelled",
+  "gift.expired",
+  "gift.claimed",
+  "order.created",
+  "order.cancelled",
+  "order.simulated",
+  "recipient.created",
+  "recipient.updated",
+  "recipient.deleted",
+  "webhook_endpoint.created",
+  "webhook_endpoint.deleted"
+] as const
+
+export const AuditAction = Schema.Literal(...auditActions)
+export type AuditAction = typeof AuditAction.Type
+
+/** The type of resource an action changes: `order` for `order.cancelled`. */
+export const targetTypeOf = (action: AuditAction): string => action.slice(0, action.indexOf("."))
+
+/** Who acted: an API key, a member through the dashboard, or the operator (the CLI, with no request). */
+export const ActorType = Schema.Literal("key", "member", "operator")
+export type ActorType = typeof ActorType.Type
+
+/**
+ * The actor of a request: the key or member (`id`, and its `name`: the key's name, the member's display name),
+ * the source address as the rate limits count it, and the request id the response carries.
+ */
+export interface Actor {
+  readonly type: "key" | "member"
+  readonly id: string
+  readonly name: string
+  readonly sourceAddress: string
+  readonly requestId: string
+}
+
+/** One row of the log. */
+export const AuditEvent = Schema.Struct({
+  id: Schema.String,
+  companyId: Schema.String,
+  occurredAt: Schema.DateFromSelf,
+  actorType: ActorType,
+  actorId: Schema.NullOr(Schema.String),
+  actorName: Schema.String,
+  action: AuditAction,
+  targetType: Schema.String,
+  targetId: Schema.String,
+  accountId: Schema.NullOr(Schema.String),
+  environment: Environment,
+  sourceAddress: Schema.NullOr(Schema.String),
+  requestId: Schema.NullOr(Schema.String)
+})
+export type AuditEvent = typeof AuditEvent.Type
