@@ -189,7 +189,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
               }
             })
             if (Either.isLeft(decoded)) return yield* again(formIssues(decoded.left))
-            const claimed = yield* Effect.either(gifts.claim(view.gift, claimOf(decoded.right)))
+            const claimed = yield* Effect.either(gifts.claimByRecipient(view.gift, claimOf(decoded.right)))
             if (Either.isRight(claimed)) return yield* claimedPage(view, claimed.right.gift)
             // Claimed meanwhile (a second tab, a double submit): the claim that won is the page to show.
             if (claimed.left._tag === "GiftClosed" && claimed.left.status === "claimed") {

@@ -20,6 +20,7 @@ import type { AccountScope } from "../../domain/company/Company.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
+import { Audit, soleAccount } from "../company/Audit.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { isUniqueViolation } from "../platform/Rows.js"
 import { nowDate } from "../platform/Time.js"
@@ -69,7 +70,14 @@ const sameText = (a: string, b: string) => {
 }
 
 export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExports", {
-  dependencies: [CatalogV3.Default, Pricing.Default, Jobs.Default, CatalogRepo.Default, CatalogExportsRepo.Default],
+  dependencies: [
+    CatalogV3.Default,
+    Pricing.Default,
+    Jobs.Default,
+    CatalogRepo.Default,
+    CatalogExportsRepo.Default,
+    Audit.Default
+  ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* CatalogExportsRepo
@@ -77,6 +85,7 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
     const catalog = yield* CatalogV3
     const pricing = yield* Pricing
     const jobs = yield* Jobs
+    const audit = yield* Audit
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
 
     /** Every location a supported country (400 on `locations` otherwise), upper-cased. */
@@ -103,8 +112,8 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
     })
 
     /**
-     * Records an export of the scope's company and environment `pending` and enqueues its job. 409 while the
-     * company has another export pending or processing, of either kind.
+     * Records an export of the scope's company and environment `pending`, enqueues its job and records the start in
+     * the company's audit log. 409 while the company has another export pending or processing, of either kind.
      */
     const start = (scope: AccountScope, kind: ExportKind, stored: ExportRequest) =>
       Effect.gen(function* () {
@@ -120,6 +129,13 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
             createdAt: now
           })
           yield* jobs.enqueue(RunCatalogExport, { exportId: id }, { key: id })
+          yield* audit.record({
+            companyId: scope.companyId,
+            environment: scope.environment,
+            accountId: soleAccount(scope.accountIds),
+            action: "export.started",
+            target: id
+          })
           return created
         })
         return yield* sql

@@ -6,6 +6,7 @@ import { AccountNameTaken, AccountNotFound } from "../../domain/company/Errors.j
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { nowDate } from "../platform/Time.js"
+import { Audit } from "./Audit.js"
 import { Billing } from "./Billing.js"
 import { CompaniesRepo } from "./CompaniesRepo.js"
 
@@ -29,11 +30,12 @@ const meant = <A extends { readonly isDefault: boolean }>(rows: ReadonlyArray<A>
   Option.fromNullable(rows.length === 1 ? rows[0] : rows.find((account) => account.isDefault))
 
 export class Accounts extends Effect.Service<Accounts>()("Accounts", {
-  dependencies: [CompaniesRepo.Default, Billing.Default],
+  dependencies: [CompaniesRepo.Default, Billing.Default, Audit.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* CompaniesRepo
     const billing = yield* Billing
+    const audit = yield* Audit
 
     /** A new account in the scope's company and environment, with its first billing method if given (409 on a taken name). */
     const create = Effect.fn("Accounts.create")(function* (
@@ -58,6 +60,13 @@ export class Accounts extends Effect.Service<Accounts>()("Accounts", {
         }
         const account = inserted.value
         if (input.billingMethod !== undefined) yield* billing.create(account.id, input.billingMethod)
+        yield* audit.record({
+          companyId: account.companyId,
+          environment: account.environment,
+          accountId: account.id,
+          action: "account.created",
+          target: account.id
+        })
         return account
       })
       return yield* sql.withTransaction(insert).pipe(Effect.catchTag("SqlError", Effect.die))

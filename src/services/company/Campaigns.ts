@@ -22,6 +22,7 @@ import { makeId } from "../../domain/platform/Ids.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { nowDate } from "../platform/Time.js"
 import { Accounts } from "./Accounts.js"
+import { Audit } from "./Audit.js"
 import { Billing } from "./Billing.js"
 import { CampaignsRepo } from "./CampaignsRepo.js"
 
@@ -175,13 +176,24 @@ const uniqueChannels = (channels: ReadonlyArray<SendingChannel>) =>
     : InvalidRequest.field("customization.notificationPolicy.sendingChannels", "Each channel may appear once.")
 
 export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
-  dependencies: [Accounts.Default, Billing.Default, Catalog.Default, CampaignsRepo.Default],
+  dependencies: [Accounts.Default, Billing.Default, Catalog.Default, CampaignsRepo.Default, Audit.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const accounts = yield* Accounts
     const billing = yield* Billing
     const catalog = yield* Catalog
     const repo = yield* CampaignsRepo
+    const audit = yield* Audit
+
+    /** A campaign's row in the audit log, in the change's transaction. */
+    const recordCampaign = (campaign: CampaignRecord, action: "campaign.created" | "campaign.updated") =>
+      audit.record({
+        companyId: campaign.companyId,
+        environment: campaign.environment,
+        accountId: campaign.accountId,
+        action,
+        target: campaign.id
+      })
 
     /** The product or collection the gift names, if it is in the catalog (the catalog's 404 otherwise). */
     const ensureInCatalog = (ids: { readonly productId: string | null; readonly collectionId: string | null }) =>
@@ -238,7 +250,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
       const account = yield* accountFor(caller, input.accountId)
       const method = yield* methodFor(caller.scope, account, input.billingMethodId)
       yield* ensureInCatalog(ids)
-      return yield* repo.insert({
+      const insert = repo.insert({
         id: yield* makeId,
         companyId: account.companyId,
         environment: account.environment,
@@ -262,6 +274,9 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
         createdAt: now,
         updatedAt: now
       })
+      return yield* sql
+        .withTransaction(Effect.tap(insert, (created) => recordCampaign(created, "campaign.created")))
+        .pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     const notFound = (campaignId: string) =>
@@ -350,7 +365,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
         const gift =
           change.giftProperties === undefined ? current : yield* changedGift(current, change.giftProperties, now)
         const policy = change.notificationPolicy ?? {}
-        return yield* repo.update({
+        const updated = yield* repo.update({
           id: current.id,
           name: change.name ?? current.name,
           status,
@@ -366,6 +381,8 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
           message: change.message === undefined ? current.message : change.message,
           updatedAt: now
         })
+        yield* recordCampaign(updated, "campaign.updated")
+        return updated
       })
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
     })

@@ -37,6 +37,7 @@ import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotenc
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { nowDate } from "../platform/Time.js"
 import { Accounts } from "./Accounts.js"
+import { Audit } from "./Audit.js"
 import { Billing, noDefaultMethod } from "./Billing.js"
 import { CompanyOrdersRepo } from "./CompanyOrdersRepo.js"
 import { CompanyWebhooks } from "./CompanyWebhooks.js"
@@ -109,7 +110,8 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
     Jobs.Default,
     CompanyWebhooks.Default,
     Catalog.Default,
-    CompanyOrdersRepo.Default
+    CompanyOrdersRepo.Default,
+    Audit.Default
   ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -122,6 +124,17 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
     const webhooks = yield* CompanyWebhooks
     const catalog = yield* Catalog
     const repo = yield* CompanyOrdersRepo
+    const audit = yield* Audit
+
+    /** An order's row in the audit log. */
+    const recordOrder = (order: CompanyOrderRecord, action: "order.created" | "order.cancelled" | "order.simulated") =>
+      audit.record({
+        companyId: order.companyId,
+        environment: order.environment,
+        accountId: order.accountId,
+        action,
+        target: order.id
+      })
 
     /**
      * The webhook events of a change to an order (`before` null: it was placed), in the change's transaction:
@@ -376,6 +389,8 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
               if (Option.isNone(written)) return yield* new KeyTaken()
               const inserted = written.value
               yield* emitChange(null, inserted)
+              // A gift's order is recorded as the gift's claim, by the Gifts operation that placed it.
+              if (request.giftId === undefined) yield* recordOrder(inserted, "order.created")
               if (caller.scope.environment === "live") yield* scheduleNext(inserted)
               // Last, so the billing method's row is locked only until the commit that follows.
               yield* billing.debit(order.method.id, order.charged, { type: "order", id, reason: "order placed" })
@@ -456,7 +471,9 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
                 fulfillmentStatus: order.shipmentStatus
               })
             }
-            return yield* close(order, "cancelled", reason ?? "Cancelled by the company")
+            const closed = yield* close(order, "cancelled", reason ?? "Cancelled by the company")
+            yield* recordOrder(closed, "order.cancelled")
+            return closed
           })
         )
         .pipe(Effect.catchTag("SqlError", Effect.die))
@@ -532,7 +549,9 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
                 to
               })
             }
-            return yield* move(order, to)
+            const moved = yield* move(order, to)
+            yield* recordOrder(moved, "order.simulated")
+            return moved
           })
         )
         .pipe(Effect.catchTags({ SqlError: Effect.die, FulfillmentUnavailable: Effect.die }))

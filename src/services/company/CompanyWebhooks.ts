@@ -24,6 +24,7 @@ import type { V3Query } from "../../domain/platform/V3Query.js"
 import { WebhookDeliveries } from "../checkout/WebhookDeliveries.js"
 import { OutboundHttp } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
+import { Audit } from "./Audit.js"
 import { CompaniesRepo } from "./CompaniesRepo.js"
 import { CompanyWebhooksRepo } from "./CompanyWebhooksRepo.js"
 
@@ -54,13 +55,27 @@ const disabledReasonOf = (endpoint: WebhookEndpointRecord, gone: boolean): Webho
   endpoint.disabledAt !== null ? "requested" : gone ? "gone" : null
 
 export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyWebhooks", {
-  dependencies: [CompanyWebhooksRepo.Default, CompaniesRepo.Default, WebhookDeliveries.Default, OutboundHttp.Default],
+  dependencies: [
+    CompanyWebhooksRepo.Default,
+    CompaniesRepo.Default,
+    WebhookDeliveries.Default,
+    OutboundHttp.Default,
+    Audit.Default
+  ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* CompanyWebhooksRepo
     const companies = yield* CompaniesRepo
     const webhooks = yield* WebhookDeliveries
     const outbound = yield* OutboundHttp
+    const audit = yield* Audit
+    /** An endpoint's row in the audit log: endpoints belong to the company and environment, not to an account. */
+    const recordEndpoint = (
+      scope: AccountScope,
+      id: string,
+      action: "webhook_endpoint.created" | "webhook_endpoint.deleted"
+    ) =>
+      audit.record({ companyId: scope.companyId, environment: scope.environment, accountId: null, action, target: id })
 
     const withStatus = Effect.fn("CompanyWebhooks.withStatus")(function* (
       endpoints: ReadonlyArray<WebhookEndpointRecord>
@@ -102,6 +117,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
           secret,
           at: now
         })
+        yield* recordEndpoint(scope, endpoint.id, "webhook_endpoint.created")
         return { endpoint, secret }
       })
       return yield* sql.withTransaction(insert).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -137,6 +153,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
           return yield* endpointNotFound(webhookId)
         }
         yield* webhooks.closeEndpoint(id, "deleted")
+        yield* recordEndpoint(scope, id, "webhook_endpoint.deleted")
       })
       return yield* sql.withTransaction(close).pipe(Effect.catchTag("SqlError", Effect.die))
     })

@@ -20,6 +20,7 @@ import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.j
 import { Notifications } from "../checkout/Notifications.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { nowDate } from "../platform/Time.js"
+import { Audit } from "./Audit.js"
 import { Billing } from "./Billing.js"
 import { Campaigns } from "./Campaigns.js"
 import { Companies } from "./Companies.js"
@@ -129,7 +130,8 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     Catalog.Default,
     Companies.Default,
     Notifications.Default,
-    GiftsRepo.Default
+    GiftsRepo.Default,
+    Audit.Default
   ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -146,6 +148,20 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     const policy = yield* CompanyPolicy
     const companyOrders = yield* CompanyOrders
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
+    const audit = yield* Audit
+
+    /** A gift's row in the audit log, in the change's transaction. */
+    const recordGift = (
+      gift: GiftRecord,
+      action: "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed"
+    ) =>
+      audit.record({
+        companyId: gift.companyId,
+        environment: gift.environment,
+        accountId: gift.accountId,
+        action,
+        target: gift.id
+      })
 
     /** The link a recipient opens. */
     const linkOf = (gift: GiftRecord) => `${publicUrl}/g/${gift.token}`
@@ -217,12 +233,16 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     const byKey = (campaignId: string, key: string) =>
       Effect.map(repo.findByKey(campaignId, key), Option.getOrUndefined)
 
-    /** One recipient's gift, in a transaction of its own: the gift its key already names, or a new one. */
+    /**
+     * One recipient's gift, in a transaction of its own: the gift its key already names, or a new one, recorded in
+     * the audit log when `audited` (a gift made for `order` is recorded as that order).
+     */
     const createOne = (
       caller: GiftCaller,
       campaign: CampaignRecord,
       input: GiftRecipientInput,
-      method: SendingMethod
+      method: SendingMethod,
+      audited: boolean
     ) =>
       Effect.gen(function* () {
         const existing = yield* byKey(campaign.id, input.key)
@@ -272,6 +292,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         yield* scheduleReminder(gift, campaign)
         yield* announce(gift, campaign, recipient, "gift.sent")
         yield* emitStatus(gift)
+        if (audited) yield* recordGift(gift, "gift.created")
         return { gift, created: true }
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
@@ -296,7 +317,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     const create = Effect.fn("Gifts.create")(function* (caller: GiftCaller, input: NewGifts) {
       const campaign = yield* activeCampaign(caller.scope, input.campaignId)
       return yield* Effect.forEach(input.recipients, (recipient) =>
-        createOne(caller, campaign, recipient, input.sendingMethod).pipe(
+        createOne(caller, campaign, recipient, input.sendingMethod, true).pipe(
           Effect.map((made): GiftResult => ({ success: true, ...made })),
           Effect.catchAll((error) =>
             Effect.succeed<GiftResult>({
@@ -358,6 +379,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           now
         )
         if (changed.expiresAt.getTime() !== gift.expiresAt.getTime()) yield* scheduleExpiry(changed)
+        yield* recordGift(changed, "gift.updated")
         return changed
       })
       return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -377,10 +399,14 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         return closed
       })
 
-    /** Cancels or expires an open gift now (422 once closed); what it held is released. */
+    /** Cancels or expires an open gift now, at the company's request (422 once closed); what it held is released. */
     const close = (scope: AccountScope, giftId: string, status: "expired" | "cancelled") =>
       sql
-        .withTransaction(Effect.flatMap(lockOpen(scope, giftId), (gift) => closeLocked(gift, status)))
+        .withTransaction(
+          Effect.flatMap(lockOpen(scope, giftId), (gift) => closeLocked(gift, status)).pipe(
+            Effect.tap((closed) => recordGift(closed, status === "expired" ? "gift.expired" : "gift.cancelled"))
+          )
+        )
         .pipe(Effect.catchTag("SqlError", Effect.die))
 
     const cancel = Effect.fn("Gifts.cancel")((scope: AccountScope, giftId: string) => close(scope, giftId, "cancelled"))
@@ -514,14 +540,14 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       )
 
     /**
-     * Claims an open gift for `variantId`, sent to `recipient` at `address`, in one transaction: the gift
+     * Claims an open gift for `variantId`, sent to `recipient` at `address`, in the caller's transaction: the gift
      * locked, the variant checked against the choices (the campaign's, deliverable to the address's country,
      * within the budget there: 422 otherwise), the reservation released, the order placed on the gift's
      * billing method (its checks: address, funds), and the gift `claimed` with its order. A claim repeated
      * after success finds the same order (the order's key is the gift's).
      */
-    const claim = Effect.fn("Gifts.claim")(function* (gift: GiftRecord, input: GiftClaim) {
-      const run = Effect.gen(function* () {
+    const claimIn = (gift: GiftRecord, input: GiftClaim) =>
+      Effect.gen(function* () {
         const locked = Option.getOrUndefined(yield* repo.lockById(gift.id))
         if (locked === undefined || !isOpenGift(locked.status)) {
           return yield* new GiftClosed({
@@ -550,13 +576,26 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         yield* emitStatus(claimed)
         return { gift: claimed, order }
       })
+
+    /** The company's claim of a gift for its recipient (`claimIn`, in one transaction), recorded in the audit log. */
+    const claim = Effect.fn("Gifts.claim")(function* (gift: GiftRecord, input: GiftClaim) {
+      const run = Effect.tap(claimIn(gift, input), (claimed) => recordGift(claimed.gift, "gift.claimed"))
       return yield* sql.withTransaction(run).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     /**
+     * The recipient's own claim on the gift page (`claimIn`, in one transaction): not the company's doing, so not in
+     * its audit log.
+     */
+    const claimByRecipient = Effect.fn("Gifts.claimByRecipient")(function* (gift: GiftRecord, input: GiftClaim) {
+      return yield* sql.withTransaction(claimIn(gift, input)).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    /**
      * `POST /v2/orders`: a gift made and claimed in one transaction, the recipient's `key` its idempotency
-     * key. Sent again, the same body finds the same gift and order; another choice or address for a claimed
-     * key is refused (`OrderKeyReused`). A refused claim leaves no gift behind.
+     * key, recorded in the audit log as the order it places. Sent again, the same body finds the same gift and
+     * order and records nothing; another choice or address for a claimed key is refused (`OrderKeyReused`). A
+     * refused claim leaves no gift behind.
      */
     const order = Effect.fn("Gifts.order")(function* (
       caller: GiftCaller,
@@ -564,8 +603,18 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     ) {
       const run = Effect.gen(function* () {
         const campaign = yield* activeCampaign(caller.scope, input.campaignId)
-        const { gift } = yield* createOne(caller, campaign, input.recipient, "link")
-        if (gift.status !== "claimed") return yield* claim(gift, input.claim)
+        const { gift } = yield* createOne(caller, campaign, input.recipient, "link", false)
+        if (gift.status !== "claimed") {
+          const claimed = yield* claimIn(gift, input.claim)
+          yield* audit.record({
+            companyId: claimed.order.companyId,
+            environment: claimed.order.environment,
+            accountId: claimed.order.accountId,
+            action: "order.created",
+            target: claimed.order.id
+          })
+          return claimed
+        }
         const { result } = yield* placeFor(gift, input.claim)
         return { gift, order: result }
       })
@@ -595,6 +644,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       visit,
       choices,
       claim,
+      claimByRecipient,
       order,
       byToken,
       destinations

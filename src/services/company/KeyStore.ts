@@ -24,6 +24,7 @@ import type { V3Query } from "../../domain/platform/V3Query.js"
 import { forgetWhere, foundFor, lookupIn } from "../platform/Caches.js"
 import { isUniqueViolation } from "../platform/Rows.js"
 import { ApiKeysRepo, type KeyForAuthentication } from "./ApiKeysRepo.js"
+import { Audit } from "./Audit.js"
 import { CompaniesRepo } from "./CompaniesRepo.js"
 
 /**
@@ -80,11 +81,21 @@ export interface AuthenticatedKey {
 const isActive = (key: ApiKeyRecord, now: number) => key.revokedAt === null && key.expiresAt.getTime() > now
 
 export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
-  dependencies: [ApiKeysRepo.Default, CompaniesRepo.Default],
+  dependencies: [ApiKeysRepo.Default, CompaniesRepo.Default, Audit.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ApiKeysRepo
     const companies = yield* CompaniesRepo
+    const audit = yield* Audit
+    /** A key's row in the audit log: keys belong to the company, not to an account. */
+    const recordKey = (key: ApiKeyRecord, action: "api_key.created" | "api_key.rotated" | "api_key.revoked") =>
+      audit.record({
+        companyId: key.companyId,
+        environment: key.environment,
+        accountId: null,
+        action,
+        target: key.id
+      })
 
     /** Creates a key (and, for a rotation, schedules the old one's expiry) in one transaction. */
     const create = Effect.fn("KeyStore.create")(function* (input: CreateKeyInput) {
@@ -150,10 +161,13 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
               createdAt: new Date(now),
               expiresAt
             })
+            yield* recordKey(row, "api_key.created")
             if (rotated === undefined || input.rotate === undefined) return { record: row, rotated: undefined }
             const until = new Date(now + input.rotate.graceSeconds * 1000)
-            const old = yield* repo.expireBy(rotated, until)
-            return { record: row, rotated: Option.getOrUndefined(old) }
+            const old = Option.getOrUndefined(yield* repo.expireBy(rotated, until))
+            // A rotation changes two keys: the new one's row above, and this one for the key it retires.
+            if (old !== undefined) yield* recordKey(old, "api_key.rotated")
+            return { record: row, rotated: old }
           })
         )
         .pipe(
@@ -198,7 +212,11 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
         yield* by.guard(key.value)
       }
       const now = yield* Clock.currentTimeMillis
-      yield* repo.revoke(key.value.id, new Date(now))
+      yield* sql
+        .withTransaction(
+          Effect.zipRight(repo.revoke(key.value.id, new Date(now)), recordKey(key.value, "api_key.revoked"))
+        )
+        .pipe(Effect.orDie)
       yield* forget((cached) => cached.id === key.value.id)
     })
 

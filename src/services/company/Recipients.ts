@@ -8,6 +8,7 @@ import { makeId } from "../../domain/platform/Ids.js"
 import { Addresses } from "../catalog/Addresses.js"
 import { nowDate } from "../platform/Time.js"
 import { Accounts } from "./Accounts.js"
+import { Audit, soleAccount } from "./Audit.js"
 import { RecipientIdentityTaken, RecipientsRepo } from "./RecipientsRepo.js"
 
 /**
@@ -36,12 +37,31 @@ export interface RecipientListQuery {
 }
 
 export class Recipients extends Effect.Service<Recipients>()("Recipients", {
-  dependencies: [Accounts.Default, Addresses.Default, RecipientsRepo.Default],
+  dependencies: [Accounts.Default, Addresses.Default, RecipientsRepo.Default, Audit.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const accounts = yield* Accounts
     const addresses = yield* Addresses
     const repo = yield* RecipientsRepo
+    const audit = yield* Audit
+
+    /**
+     * A recipient's row in the audit log: its id only, never its names or addresses. It is on the recipient's account
+     * when `accountIds` (its accounts, or the scope's) is one, else on none.
+     */
+    const recordRecipient = (
+      scope: AccountScope,
+      accountIds: "all" | ReadonlyArray<string>,
+      recipientId: string,
+      action: "recipient.created" | "recipient.updated" | "recipient.deleted"
+    ) =>
+      audit.record({
+        companyId: scope.companyId,
+        environment: scope.environment,
+        accountId: soleAccount(accountIds),
+        action,
+        target: recipientId
+      })
 
     /** A phone in any international form, as E.164 (400 on `path` otherwise). */
     const e164 = (path: string, phone: string | null | undefined) =>
@@ -105,33 +125,48 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
         })
       })
 
+    /**
+     * A new recipient (409 when one of its accounts lists another with its `externalId` or e-mail); `audited`, it is
+     * recorded as the request's own change (a gift's recipient is part of the gift's).
+     */
+    const insertNew = (caller: RecipientCaller, input: NewRecipient, audited: boolean) =>
+      Effect.gen(function* () {
+        const mobilePhone = yield* e164("mobilePhone", input.mobilePhone)
+        const accountIds = yield* accountsFor(caller, input.accountIds)
+        const id = yield* makeId
+        const now = yield* nowDate
+        const { scope } = caller
+        const inserted = yield* unlessTaken(
+          repo
+            .insert({
+              id,
+              companyId: scope.companyId,
+              environment: scope.environment,
+              accountIds,
+              firstName: input.firstName,
+              lastName: input.lastName,
+              email: input.email,
+              mobilePhone: mobilePhone ?? null,
+              country: input.country,
+              externalId: input.externalId,
+              source: caller.source,
+              createdAt: now,
+              updatedAt: now
+            })
+            .pipe(
+              Effect.tap((row) =>
+                audited ? recordRecipient(scope, row.accountIds, row.id, "recipient.created") : Effect.void
+              )
+            )
+        )
+        if (inserted === undefined) return yield* conflictWith(scope, input, accountIds, null)
+        return inserted
+      })
+
     /** A new recipient (409 when one of its accounts lists another with its `externalId` or e-mail). */
-    const create = Effect.fn("Recipients.create")(function* (caller: RecipientCaller, input: NewRecipient) {
-      const mobilePhone = yield* e164("mobilePhone", input.mobilePhone)
-      const accountIds = yield* accountsFor(caller, input.accountIds)
-      const id = yield* makeId
-      const now = yield* nowDate
-      const { scope } = caller
-      const inserted = yield* unlessTaken(
-        repo.insert({
-          id,
-          companyId: scope.companyId,
-          environment: scope.environment,
-          accountIds,
-          firstName: input.firstName,
-          lastName: input.lastName,
-          email: input.email,
-          mobilePhone: mobilePhone ?? null,
-          country: input.country,
-          externalId: input.externalId,
-          source: caller.source,
-          createdAt: now,
-          updatedAt: now
-        })
-      )
-      if (inserted === undefined) return yield* conflictWith(scope, input, accountIds, null)
-      return inserted
-    })
+    const create = Effect.fn("Recipients.create")((caller: RecipientCaller, input: NewRecipient) =>
+      insertNew(caller, input, true)
+    )
 
     const notFound = (recipientId: string) =>
       new RecipientNotFound({ message: `No recipient ${recipientId} is reachable with this key.`, recipientId })
@@ -194,7 +229,9 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
           externalId: keep(change.externalId, current.externalId)
         }
         attempted = { externalId: next.externalId, email: next.email, accountIds: [...accountIds] }
-        return yield* repo.update({ id: current.id, accountIds, ...next, updatedAt: now })
+        const updated = yield* repo.update({ id: current.id, accountIds, ...next, updatedAt: now })
+        yield* recordRecipient(scope, updated.accountIds, current.id, "recipient.updated")
+        return updated
       })
       const result = yield* unlessTaken(write)
       if (result !== undefined) return result
@@ -208,8 +245,12 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
      */
     const remove = Effect.fn("Recipients.remove")(function* (scope: AccountScope, recipientId: string) {
       const now = yield* nowDate
-      const erased = yield* repo.erase(scope, recipientId, now)
-      if (!erased) return yield* notFound(recipientId)
+      const erase = Effect.gen(function* () {
+        const erased = yield* repo.erase(scope, recipientId, now)
+        if (!erased) return yield* notFound(recipientId)
+        yield* recordRecipient(scope, scope.accountIds, recipientId.toLowerCase(), "recipient.deleted")
+      })
+      yield* sql.withTransaction(erase).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     /** `recipient` with `accountIds` added to its accounts (409 when one of them lists another with its values). */
@@ -247,7 +288,7 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
       )
       const found = yield* lookup
       if (found === undefined) {
-        const created = yield* Effect.either(create(caller, { ...input, accountIds }))
+        const created = yield* Effect.either(insertNew(caller, { ...input, accountIds }, false))
         if (created._tag === "Right") return { recipient: created.right, created: true } as const
         // Another request made it meanwhile: that one is the recipient.
         const winner = yield* lookup
