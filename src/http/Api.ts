@@ -9,6 +9,7 @@ import { AgentOrdersApi, CheckoutsApi, QuotesApi } from "./checkout/CheckoutsApi
 import { PayApi } from "./checkout/PayApi.js"
 import { AccountsV3Api } from "./company/AccountsApi.js"
 import { ApiKeysV2Api, ApiKeysV3Api } from "./company/ApiKeysApi.js"
+import { AuditEventsV3Api } from "./company/AuditApi.js"
 import { CampaignsV2Api } from "./company/CampaignsApi.js"
 import { GiftPageApi } from "./company/GiftPageApi.js"
 import { GiftClaimsV2Api, GiftsV2Api } from "./company/GiftsApi.js"
@@ -42,6 +43,7 @@ export class Api extends makeApi("ribbon")
   .add(OrdersV3Api.pipe(withRequestErrors("v3")))
   .add(OrderAddressesV3Api.pipe(withRequestErrors("v3")))
   .add(WebhooksV3Api.pipe(withRequestErrors("v3")))
+  .add(AuditEventsV3Api.pipe(withRequestErrors("v3")))
   .add(CatalogV2Api.pipe(withRequestErrors("v2")))
   .add(CampaignsV2Api.pipe(withRequestErrors("v2")))
   .add(RecipientsV2Api.pipe(withRequestErrors("v2")))

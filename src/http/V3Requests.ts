@@ -175,6 +175,11 @@ export const v3UrlParams = <const Extra extends Schema.Struct.Fields>(spec: V3Qu
   return Schema.Struct(fields as Extra & Record<string, Schema.optional<typeof Schema.String>>)
 }
 
+/** An ISO 8601 date-time, for a time range's filters (`filter[createdAt][gte]`, `filter[createdAt][lte]`). */
+export const DateTimeFilter = Schema.String.pipe(
+  Schema.filter((value) => !Number.isNaN(Date.parse(value)) || "Expected an ISO 8601 date-time")
+)
+
 export const Links = Schema.Struct({
   self: Schema.String,
   next: Schema.NullOr(Schema.String),

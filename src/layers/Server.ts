@@ -29,6 +29,7 @@ import { CheckoutPresenterV1 } from "../http/checkout/v1.js"
 import { AccountsV3Live } from "../http/company/AccountsLive.js"
 import { apiKeyAuthLayers } from "../http/company/ApiKeyAuthLive.js"
 import { ApiKeysV2Live, ApiKeysV3Live } from "../http/company/ApiKeysLive.js"
+import { AuditEventsV3Live } from "../http/company/AuditLive.js"
 import { CampaignsV2Live } from "../http/company/CampaignsLive.js"
 import { GiftPageLive } from "../http/company/GiftPageLive.js"
 import { GiftClaimsV2Live, GiftsV2Live } from "../http/company/GiftsLive.js"
@@ -64,6 +65,7 @@ import { PaymentsInFlight, Placement } from "../services/checkout/Placement.js"
 import { Quotes } from "../services/checkout/Quotes.js"
 import { deliverWebhookHandler, WebhookDeliveries } from "../services/checkout/WebhookDeliveries.js"
 import { Accounts } from "../services/company/Accounts.js"
+import { Audit } from "../services/company/Audit.js"
 import { Billing } from "../services/company/Billing.js"
 import { Campaigns } from "../services/company/Campaigns.js"
 import { Companies } from "../services/company/Companies.js"
@@ -253,6 +255,7 @@ export const ServicesLive = Layer.mergeAll(
   CompanyPolicy.Default,
   KeyStore.Default,
   Accounts.Default,
+  Audit.Default,
   Billing.Default,
   CompanyOrders.Default,
   CompanyWebhooks.Default,
@@ -329,6 +332,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
       OrderAddressesV3Live,
       OrdersV3Live,
       WebhooksV3Live,
+      AuditEventsV3Live,
       CatalogV2Live,
       CampaignsV2Live,
       RecipientsV2Live,

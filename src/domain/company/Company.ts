@@ -43,7 +43,8 @@ export const permissions = [
   "recipients:read:masked",
   "recipients:delete",
   "accounts:create",
-  "accounts:read"
+  "accounts:read",
+  "audit:read"
 ] as const
 
 export const Permission = Schema.Literal(...permissions)

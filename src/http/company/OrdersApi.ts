@@ -22,7 +22,7 @@ import { CompanyOrderStatus, FulfillmentStatus, ShipmentStatus } from "../../dom
 import { IdempotencyInFlight, NotFound } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { mayReplay } from "../OpenApiDocument.js"
-import { Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Requests.js"
+import { DateTimeFilter, Links, strictBody, type V3QuerySpec, v3UrlParams } from "../V3Requests.js"
 import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 
 /**
@@ -138,11 +138,6 @@ export const SimulateOrderV3 = strictBody(
   Schema.Struct({
     fulfillmentStatus: Schema.Literal("processing", "inTransit", "outForDelivery", "delivered", "failed")
   })
-)
-
-/** An ISO 8601 date-time, for `filter[createdAt][gte|lte]`. */
-const DateTimeFilter = Schema.String.pipe(
-  Schema.filter((value) => !Number.isNaN(Date.parse(value)) || "Expected an ISO 8601 date-time")
 )
 
 export const ordersV3Query = {

@@ -1,6 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { DateTime, Effect } from "effect"
 import type { AddressSuggestion } from "../../domain/catalog/Address.js"
+import type { AuditEvent } from "../../domain/company/Audit.js"
 import type { BillingMethodRecord } from "../../domain/company/Billing.js"
 import { type Account, type ApiKeyRecord, formatTimestamp } from "../../domain/company/Company.js"
 import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/company/Orders.js"
@@ -183,6 +184,19 @@ export const webhookDeliveryDetailV3 = (delivery: WebhookDelivery, attempts: Rea
     responseBodyTruncated: attempt.responseTruncated,
     error: attempt.error
   }))
+})
+
+/** An audit log event: who, what, where and from which request. */
+export const auditEventV3 = (event: AuditEvent) => ({
+  id: event.id,
+  occurredAt: formatTimestamp(event.occurredAt),
+  actor: { type: event.actorType, id: event.actorId, name: event.actorName },
+  action: event.action,
+  target: { type: event.targetType, id: event.targetId },
+  accountId: event.accountId,
+  environment: event.environment,
+  sourceAddress: event.sourceAddress,
+  requestId: event.requestId
 })
 
 /** A suggestion in the create-order address shape: what the suggestion does not know is null. */
