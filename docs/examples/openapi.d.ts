@@ -1091,6 +1091,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/public-api/v3/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the audit log, newest first: every change made by the company's keys and members, in the key's environment */
+        get: operations["auditEventsV3.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/public-api/v2/products": {
         parameters: {
             query?: never;
@@ -3267,6 +3284,45 @@ export interface components {
                     available: boolean;
                 }[];
             };
+        };
+        AuditEventListV3: {
+            data: components["schemas"]["AuditEventV3"][];
+            links: {
+                self: string;
+                next: string | null;
+                prev: string | null;
+            };
+        };
+        AuditEventV3: {
+            id: string;
+            /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
+            occurredAt: string;
+            actor: {
+                /**
+                 * @description `key`, `member` (the dashboard) or `operator` (the command line)
+                 * @enum {string}
+                 */
+                type: "key" | "member" | "operator";
+                /** @description The API key's or member's id; null for the operator */
+                id: string | null;
+                /** @description The key's or member's name when it acted */
+                name: string;
+            };
+            /** @enum {string} */
+            action: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "order.created" | "order.cancelled" | "order.simulated" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_endpoint.created" | "webhook_endpoint.deleted";
+            target: {
+                /** @description The resource changed: the action's part before the dot */
+                type: string;
+                id: string;
+            };
+            /** @description The account the change was on; null for a change of the company as a whole (keys, webhooks) */
+            accountId: string | null;
+            /** @enum {string} */
+            environment: "test" | "live";
+            /** @description The request's source address (an IPv6 one by its /64); null for the operator */
+            sourceAddress: string | null;
+            /** @description The `X-Request-Id` of the response to the request that made the change; null for the operator */
+            requestId: string | null;
         };
         ProductListV2: {
             results: components["schemas"]["ProductV2"][];
@@ -8242,7 +8298,7 @@ export interface operations {
                      */
                     expirationInDays?: number;
                     enforceMtls?: boolean;
-                    permissions?: ("gifts:create" | "gifts:create:demo" | "gifts:update" | "gifts:read:unmasked" | "gifts:read:masked" | "orders:create" | "orders:cancel" | "orders:read:unmasked" | "orders:read:masked" | "campaigns:create" | "campaigns:update" | "campaigns:read" | "collections:read" | "products:read" | "products:read:prices" | "recipients:create" | "recipients:update" | "recipients:read:unmasked" | "recipients:read:masked" | "recipients:delete" | "accounts:create" | "accounts:read")[];
+                    permissions?: ("gifts:create" | "gifts:create:demo" | "gifts:update" | "gifts:read:unmasked" | "gifts:read:masked" | "orders:create" | "orders:cancel" | "orders:read:unmasked" | "orders:read:masked" | "campaigns:create" | "campaigns:update" | "campaigns:read" | "collections:read" | "products:read" | "products:read:prices" | "recipients:create" | "recipients:update" | "recipients:read:unmasked" | "recipients:read:masked" | "recipients:delete" | "accounts:create" | "accounts:read" | "audit:read")[];
                     accountsAccess?: {
                         /** @enum {string} */
                         scope: "all-accounts" | "selected-accounts";
@@ -8654,7 +8710,7 @@ export interface operations {
                      */
                     expirationInDays?: number;
                     enforceMtls?: boolean;
-                    permissions?: ("gifts:create" | "gifts:create:demo" | "gifts:update" | "gifts:read:unmasked" | "gifts:read:masked" | "orders:create" | "orders:cancel" | "orders:read:unmasked" | "orders:read:masked" | "campaigns:create" | "campaigns:update" | "campaigns:read" | "collections:read" | "products:read" | "products:read:prices" | "recipients:create" | "recipients:update" | "recipients:read:unmasked" | "recipients:read:masked" | "recipients:delete" | "accounts:create" | "accounts:read")[];
+                    permissions?: ("gifts:create" | "gifts:create:demo" | "gifts:update" | "gifts:read:unmasked" | "gifts:read:masked" | "orders:create" | "orders:cancel" | "orders:read:unmasked" | "orders:read:masked" | "campaigns:create" | "campaigns:update" | "campaigns:read" | "collections:read" | "products:read" | "products:read:prices" | "recipients:create" | "recipients:update" | "recipients:read:unmasked" | "recipients:read:masked" | "recipients:delete" | "accounts:create" | "accounts:read" | "audit:read")[];
                     accountsAccess?: {
                         /** @enum {string} */
                         scope: "all-accounts" | "selected-accounts";
@@ -11887,6 +11943,130 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["V3UnsupportedMediaType"];
+                };
+            };
+            /** @description V3RateLimited */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3RateLimited"];
+                };
+            };
+            /** @description V3InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InternalError"];
+                };
+            };
+            /** @description V3ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "auditEventsV3.list": {
+        parameters: {
+            query?: {
+                /** @description 24 hexadecimal characters */
+                "filter[actorId]"?: string;
+                "filter[action]"?: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "order.created" | "order.cancelled" | "order.simulated" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_endpoint.created" | "webhook_endpoint.deleted";
+                "filter[occurredAt][gte]"?: string;
+                "filter[occurredAt][lte]"?: string;
+                /** @description occurredAt; -field descends */
+                sort?: string;
+                /** @description The page, from 1 (default 1) */
+                "page[number]"?: number;
+                /** @description Items per page, from 1 to 100 (default 50) */
+                "page[size]"?: number;
+            };
+            header?: {
+                /** @description The account the request acts in, within the key's `accountsAccess`. */
+                "Ribbon-Account-Id"?: components["parameters"]["RibbonAccountId"];
+                /** @description What sent the request, recorded on what it creates. */
+                "Request-Source"?: components["parameters"]["RequestSource"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AuditEventListV3 */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventListV3"];
+                };
+            };
+            /** @description V3InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3InvalidRequest"];
+                };
+            };
+            /** @description V3ApiKeyMissing */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3ApiKeyMissing"] | components["schemas"]["V3ApiKeyInvalid"] | components["schemas"]["V3ApiKeyExpired"];
+                };
+            };
+            /** @description V3PermissionDenied */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3PermissionDenied"] | components["schemas"]["V3EnvironmentMismatch"] | components["schemas"]["V3MtlsRequired"] | components["schemas"]["V3CompanyMismatch"];
+                };
+            };
+            /** @description V3AccountNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["V3AccountNotFound"];
                 };
             };
             /** @description V3RateLimited */
