@@ -12,13 +12,12 @@ import { Effect, FiberRef, HashMap, Layer, Option, Redacted, Schema } from "effe
 import { type Account, type ApiKeyRecord, CompanyId, RequestSource } from "../../domain/company/Company.js"
 import { ApiKeyMissing, MtlsRequired } from "../../domain/company/Errors.js"
 import { InvalidRequest, NotFound, RateLimited } from "../../domain/platform/Errors.js"
-import { setActor } from "../../services/company/Audit.js"
 import { type AuthenticatedKey, KeyStore } from "../../services/company/KeyStore.js"
 import { readModesOf } from "../../services/company/Masking.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { RateLimits, rateLimitHeaders } from "../../services/platform/RateLimits.js"
 import { clientSource, makeAuthFailures } from "../AuthFailures.js"
-import { currentRequestId } from "../Middleware.js"
+import { actAs } from "../RequestActor.js"
 import { ApiKeyAuthV2, ApiKeyAuthV3, type Caller, type OperationPolicy, operationsOf } from "./ApiKeyAuth.js"
 
 const isRequestSource = Schema.is(RequestSource)
@@ -169,13 +168,7 @@ export const makeApiKeyAuth = <Id extends string, Groups extends HttpApiGroup.Ht
         yield* checkCompanyParam(key)
         const account = yield* namedAccount(key, request)
         yield* requireTestKey(key, operation)
-        yield* setActor({
-          type: "key",
-          id: key.id,
-          name: key.name,
-          sourceAddress: yield* clientSource,
-          requestId: yield* FiberRef.get(currentRequestId)
-        })
+        yield* actAs({ type: "key", id: key.id, name: key.name })
         return {
           key,
           account,
