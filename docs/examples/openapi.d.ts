@@ -3309,7 +3309,7 @@ export interface components {
                 name: string;
             };
             /** @enum {string} */
-            action: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "order.created" | "order.cancelled" | "order.simulated" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_endpoint.created" | "webhook_endpoint.deleted";
+            action: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "order.created" | "order.cancelled" | "order.simulated" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_delivery.resent" | "webhook_endpoint.created" | "webhook_endpoint.deleted" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.tested";
             target: {
                 /** @description The resource changed: the action's part before the dot */
                 type: string;
@@ -11990,7 +11990,7 @@ export interface operations {
             query?: {
                 /** @description 24 hexadecimal characters */
                 "filter[actorId]"?: string;
-                "filter[action]"?: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "order.created" | "order.cancelled" | "order.simulated" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_endpoint.created" | "webhook_endpoint.deleted";
+                "filter[action]"?: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "order.created" | "order.cancelled" | "order.simulated" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_delivery.resent" | "webhook_endpoint.created" | "webhook_endpoint.deleted" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.tested";
                 "filter[occurredAt][gte]"?: string;
                 "filter[occurredAt][lte]"?: string;
                 /** @description occurredAt; -field descends */

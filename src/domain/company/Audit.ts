@@ -28,8 +28,12 @@ export const auditActions = [
   "recipient.created",
   "recipient.updated",
   "recipient.deleted",
+  "webhook_delivery.resent",
   "webhook_endpoint.created",
-  "webhook_endpoint.deleted"
+  "webhook_endpoint.deleted",
+  "webhook_endpoint.disabled",
+  "webhook_endpoint.enabled",
+  "webhook_endpoint.tested"
 ] as const
 
 export const AuditAction = Schema.Literal(...auditActions)

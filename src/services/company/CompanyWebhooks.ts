@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
+import type { AuditAction } from "../../domain/company/Audit.js"
 import { type AccountScope, formatTimestamp } from "../../domain/company/Company.js"
 import {
   WebhookDeliveryNotFound,
@@ -69,12 +70,11 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
     const webhooks = yield* WebhookDeliveries
     const outbound = yield* OutboundHttp
     const audit = yield* Audit
-    /** An endpoint's row in the audit log: endpoints belong to the company and environment, not to an account. */
-    const recordEndpoint = (
-      scope: AccountScope,
-      id: string,
-      action: "webhook_endpoint.created" | "webhook_endpoint.deleted"
-    ) =>
+    /**
+     * An endpoint's (or one of its deliveries') row in the audit log: endpoints belong to the company and
+     * environment, not to an account.
+     */
+    const recordEndpoint = (scope: AccountScope, id: string, action: Extract<AuditAction, `webhook_${string}`>) =>
       audit.record({ companyId: scope.companyId, environment: scope.environment, accountId: null, action, target: id })
 
     const withStatus = Effect.fn("CompanyWebhooks.withStatus")(function* (
@@ -177,6 +177,11 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
           return yield* endpointNotFound(webhookId)
         }
         yield* status === "disabled" ? webhooks.closeEndpoint(id, "disabled") : webhooks.reopenEndpoint(id)
+        yield* recordEndpoint(
+          scope,
+          id,
+          status === "disabled" ? "webhook_endpoint.disabled" : "webhook_endpoint.enabled"
+        )
         const [endpoint] = yield* withStatus([updated.value])
         return endpoint!
       })
@@ -251,6 +256,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
         const endpoint = yield* openEndpoint(scope, webhookId)
         const found = yield* findDelivery(endpoint.id, webhookId, deliveryId)
         const resent = yield* webhooks.resend(found.id)
+        yield* recordEndpoint(scope, found.eventId, "webhook_delivery.resent")
         return yield* Option.match(resent, {
           onNone: () => Effect.dieMessage(`CompanyWebhooks.resend: delivery ${found.id} vanished`),
           onSome: Effect.succeed
@@ -274,6 +280,7 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
           { companyId: endpoint.companyId, accountId: null, webhookId: endpoint.id },
           triggeredAt
         )
+        yield* recordEndpoint(scope, endpoint.id, "webhook_endpoint.tested")
         const made = yield* webhooks.get(id)
         return yield* Option.match(made, {
           onNone: () => Effect.dieMessage(`CompanyWebhooks.sendTest: delivery ${id} vanished`),

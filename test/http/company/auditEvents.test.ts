@@ -184,6 +184,23 @@ describe("audit log (/public-api/v3/audit-events)", () => {
         )
         const secret: string = endpoint.body.data.secret
         yield* wrote(endpoint, { action: "webhook_endpoint.created", targetId: endpoint.body.data.id, accountId: null })
+        const hook = `/public-api/v3/webhooks/${endpoint.body.data.id}`
+        yield* wrote(yield* patchWith(hook, { status: "disabled" }, headers), {
+          action: "webhook_endpoint.disabled",
+          targetId: endpoint.body.data.id
+        })
+        // Nothing is sent to a disabled endpoint: its test event is refused.
+        yield* unchanged(yield* postWith(`${hook}/test`, {}, headers), 409)
+        yield* wrote(yield* patchWith(hook, { status: "active" }, headers), {
+          action: "webhook_endpoint.enabled",
+          targetId: endpoint.body.data.id
+        })
+        const tested = yield* postWith(`${hook}/test`, {}, headers)
+        yield* wrote(tested, { action: "webhook_endpoint.tested", targetId: endpoint.body.data.id })
+        yield* wrote(yield* postWith(`${hook}/deliveries/${tested.body.data.id}/resend`, {}, headers), {
+          action: "webhook_delivery.resent",
+          targetId: tested.body.data.id
+        })
         yield* wrote(yield* deleteWith(`/public-api/v3/webhooks/${endpoint.body.data.id}`, headers), {
           action: "webhook_endpoint.deleted",
           targetId: endpoint.body.data.id

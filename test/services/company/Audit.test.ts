@@ -42,8 +42,8 @@ describe("Audit", () => {
             requestId: "req-1"
           } as const
           // A second after the company's first key, so the list's order is the changes' order.
-        yield* TestClock.adjust("1 second")
-        yield* audit.record(change).pipe(withActor(member))
+          yield* TestClock.adjust("1 second")
+          yield* audit.record(change).pipe(withActor(member))
           // A change that fails takes its row with it.
           const failed = yield* Effect.either(
             sql.withTransaction(
