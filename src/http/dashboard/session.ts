@@ -8,6 +8,7 @@ import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Companies } from "../../services/company/Companies.js"
 import { DashboardSessions } from "../../services/company/DashboardSessions.js"
 import { grantOf, type MemberGrant, Members } from "../../services/company/Members.js"
+import { actAs } from "../RequestActor.js"
 import type { FlashMessage } from "./components.js"
 import { csrfRefusedPage, forbiddenPage, sessionEndedPage } from "./pages.js"
 
@@ -142,6 +143,9 @@ export const makeDashboardAuth = Effect.gen(function* () {
       if (options.require !== undefined && !holds(current.value.grant, options.require)) {
         return clearFlash(request, forbiddenPage(current.value))
       }
+      // What the page changes is the member's doing in the audit log: named by the name they gave, never by e-mail.
+      const { user } = current.value
+      yield* actAs({ type: "member", id: user.id, name: user.displayName ?? "Member" })
       return clearFlash(request, yield* body(current.value))
     })
 
