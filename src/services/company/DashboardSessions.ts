@@ -10,6 +10,9 @@ import { MembersRepo } from "./MembersRepo.js"
 const hours = (n: number) => n * 60 * 60 * 1000
 const { idleHours, absoluteHours, touchSeconds } = dashboardSessionLifetimes
 
+/** More live sessions than a person keeps in practice; a list stops there. */
+const listLimit = 100
+
 /**
  * The company dashboard's sessions (docs/decisions/0056-dashboard-sessions-and-sign-up.md): server-side rows, so
  * that signing out, or being removed from the company, ends them at once. The browser holds a random secret;
@@ -66,6 +69,17 @@ export class DashboardSessions extends Effect.Service<DashboardSessions>()("Dash
       return yield* repo.revokeAll(userId, companyId, yield* nowDate)
     })
 
+    /** A person's live sessions in every company, the most recently used first (at most `listLimit`). */
+    const listFor = Effect.fn("DashboardSessions.listFor")(function* (userId: string) {
+      const at = yield* nowDate
+      return yield* repo.findLiveFor(userId, at, new Date(at.getTime() - hours(idleHours)), listLimit)
+    })
+
+    /** Ends every other session of the session's person, in every company ("sign out other sessions"): how many. */
+    const revokeOthers = Effect.fn("DashboardSessions.revokeOthers")(function* (session: DashboardSession) {
+      return yield* repo.revokeAllBut(session.userId, session.idHash, yield* nowDate)
+    })
+
     /** Moves a session to another company its person is a member of (NotFound otherwise, and nothing changes). */
     const switchCompany = Effect.fn("DashboardSessions.switchCompany")(function* (
       session: DashboardSession,
@@ -77,7 +91,7 @@ export class DashboardSessions extends Effect.Service<DashboardSessions>()("Dash
       return member.value
     })
 
-    return { create, resolve, revoke, revokeAllFor, switchCompany } as const
+    return { create, resolve, revoke, revokeAllFor, listFor, revokeOthers, switchCompany } as const
   })
 }) {}
 

@@ -38,6 +38,20 @@ export class DashboardSessionsRepo extends Effect.Service<DashboardSessionsRepo>
         WHERE id_hash = ${idHash} AND revoked_at IS NULL AND expires_at > ${at} AND last_seen_at > ${idleSince}`
     })
 
+    /** A person's live sessions in every company, the most recently used first; at most `limit`. */
+    const findLiveFor = SqlSchema.findAll({
+      Request: Schema.Struct({
+        userId: Schema.String,
+        at: Schema.DateFromSelf,
+        idleSince: Schema.DateFromSelf,
+        limit: Schema.Number
+      }),
+      Result: DashboardSession,
+      execute: ({ userId, at, idleSince, limit }) => sql`SELECT ${sql.literal(columns)} FROM dashboard_sessions
+        WHERE user_id = ${userId} AND revoked_at IS NULL AND expires_at > ${at} AND last_seen_at > ${idleSince}
+        ORDER BY last_seen_at DESC, created_at DESC LIMIT ${limit}`
+    })
+
     const touch = SqlSchema.void({
       Request: Schema.Struct({ idHash: Schema.String, at: Schema.DateFromSelf }),
       execute: ({ idHash, at }) => sql`UPDATE dashboard_sessions SET last_seen_at = ${at}
@@ -59,6 +73,15 @@ export class DashboardSessionsRepo extends Effect.Service<DashboardSessionsRepo>
           SELECT count(*)::int AS n FROM r`
     })
 
+    const revokeAllBut = SqlSchema.single({
+      Request: Schema.Struct({ userId: Schema.String, keepIdHash: Schema.String, at: Schema.DateFromSelf }),
+      Result: Schema.Struct({ n: Schema.Number }),
+      execute: ({ userId, keepIdHash, at }) =>
+        sql`WITH r AS (${sql`UPDATE dashboard_sessions SET revoked_at = ${at}
+          WHERE user_id = ${userId} AND id_hash <> ${keepIdHash} AND revoked_at IS NULL`} RETURNING 1)
+          SELECT count(*)::int AS n FROM r`
+    })
+
     const moveTo = SqlSchema.void({
       Request: Schema.Struct({ idHash: Schema.String, companyId: Schema.String }),
       execute: ({ idHash, companyId }) =>
@@ -70,6 +93,10 @@ export class DashboardSessionsRepo extends Effect.Service<DashboardSessionsRepo>
       findLive: Effect.fn("DashboardSessionsRepo.findLive")((idHash: string, at: Date, idleSince: Date) =>
         Effect.orDie(findLive({ idHash, at, idleSince }))
       ),
+      findLiveFor: Effect.fn("DashboardSessionsRepo.findLiveFor")(
+        (userId: string, at: Date, idleSince: Date, limit: number) =>
+          Effect.orDie(findLiveFor({ userId, at, idleSince, limit }))
+      ),
       /** Sets the session's last use to `at` (never backwards). */
       touch: Effect.fn("DashboardSessionsRepo.touch")((idHash: string, at: Date) =>
         Effect.orDie(touch({ idHash, at }))
@@ -80,6 +107,10 @@ export class DashboardSessionsRepo extends Effect.Service<DashboardSessionsRepo>
       /** Revokes every live session of a person in a company: how many were. */
       revokeAll: Effect.fn("DashboardSessionsRepo.revokeAll")((userId: string, companyId: string, at: Date) =>
         Effect.map(Effect.orDie(revokeAll({ userId, companyId, at })), (row) => row.n)
+      ),
+      /** Revokes every live session of a person, in every company, but the one with `keepIdHash`: how many were. */
+      revokeAllBut: Effect.fn("DashboardSessionsRepo.revokeAllBut")((userId: string, keepIdHash: string, at: Date) =>
+        Effect.map(Effect.orDie(revokeAllBut({ userId, keepIdHash, at })), (row) => row.n)
       ),
       /** Points a live session at another company. */
       moveTo: Effect.fn("DashboardSessionsRepo.moveTo")((idHash: string, companyId: string) =>

@@ -80,6 +80,21 @@ const wrongCode = () => new TwoFactorInvalidCode({ message: "This code is not ri
 
 const notEnrolled = () => new TwoFactorNotEnrolled({ message: "Two-factor sign-in is not turned on." })
 
+/** A secret as an app takes it: the base32 text, its `otpauth://` URI labelled `label`, and that URI's QR code. */
+const enrolmentOf = (secret: string, label: string) =>
+  Effect.gen(function* () {
+    const otpauthUri = new TOTP({
+      issuer,
+      label,
+      secret: Secret.fromBase32(secret),
+      algorithm: totpParameters.algorithm,
+      digits: totpParameters.digits,
+      period: totpParameters.periodSeconds
+    }).toString()
+    const qrSvg = yield* Effect.promise(() => QRCode.toString(otpauthUri, { type: "svg", errorCorrectionLevel: "M" }))
+    return TwoFactorEnrolment.make({ secret, otpauthUri, qrSvg })
+  })
+
 export class TwoFactor extends Effect.Service<TwoFactor>()("TwoFactor", {
   dependencies: [TwoFactorRepo.Default, Users.Default],
   effect: Effect.gen(function* () {
@@ -133,16 +148,17 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("TwoFactor", {
           message: "Two-factor sign-in is already on. Turn it off first to use another app."
         })
       }
-      const otpauthUri = new TOTP({
-        issuer,
-        label: trimmed,
-        secret: Secret.fromBase32(secret),
-        algorithm: totpParameters.algorithm,
-        digits: totpParameters.digits,
-        period: totpParameters.periodSeconds
-      }).toString()
-      const qrSvg = yield* Effect.promise(() => QRCode.toString(otpauthUri, { type: "svg", errorCorrectionLevel: "M" }))
-      return TwoFactorEnrolment.make({ secret, otpauthUri, qrSvg })
+      return yield* enrolmentOf(secret, trimmed)
+    })
+
+    /**
+     * The enrolment under way (begun, not yet confirmed), shown again: none when there is none or two-factor
+     * is already on. Lets a page show the same secret after a wrong first code.
+     */
+    const enrolment = Effect.fn("TwoFactor.enrolment")(function* (userId: string, label: string) {
+      const row = Option.getOrUndefined(yield* repo.find(userId))
+      if (row === undefined || row.confirmedAt !== null) return Option.none<TwoFactorEnrolment>()
+      return Option.some(yield* enrolmentOf(row.secret, label.trim()))
     })
 
     /**
@@ -236,6 +252,6 @@ export class TwoFactor extends Effect.Service<TwoFactor>()("TwoFactor", {
       )
     })
 
-    return { begin, confirm, verify, isEnabled, status, disable, regenerateRecoveryCodes } as const
+    return { begin, enrolment, confirm, verify, isEnabled, status, disable, regenerateRecoveryCodes } as const
   })
 }) {}
