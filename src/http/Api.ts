@@ -17,6 +17,7 @@ import { OrderAddressesV3Api } from "./company/OrderAddressesApi.js"
 import { OrdersV3Api } from "./company/OrdersApi.js"
 import { RecipientsV2Api } from "./company/RecipientsApi.js"
 import { WebhooksV3Api } from "./company/WebhooksApi.js"
+import { AccountPages } from "./dashboard/AccountPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
@@ -52,6 +53,7 @@ export class Api extends makeApi("ribbon")
   .add(CatalogV3Api.pipe(withRequestErrors("v3")))
   .add(ExportsV3Api.pipe(withRequestErrors("v3")))
   .add(ExportFilesApi.pipe(withRequestErrors("v1")))
+  .add(AccountPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

@@ -37,6 +37,7 @@ import { OrderAddressesV3Live } from "../http/company/OrderAddressesLive.js"
 import { OrdersV3Live } from "../http/company/OrdersLive.js"
 import { RecipientsV2Live } from "../http/company/RecipientsLive.js"
 import { WebhooksV3Live } from "../http/company/WebhooksLive.js"
+import { AccountPagesLive } from "../http/dashboard/AccountPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
@@ -324,6 +325,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     CheckoutsLive,
     PayLive,
     GiftPageLive,
+    AccountPagesLive,
     DashboardLive,
     Layer.mergeAll(
       ApiKeysV2Live,

@@ -7,13 +7,13 @@ import { Schema } from "effect"
  * judge them and the page shows each problem beside its field, never a JSON error.
  */
 
-const Html = HttpApiSchema.Text({ contentType: "text/html" })
+export const Html = HttpApiSchema.Text({ contentType: "text/html" })
 
 /** A form or query field; absent is empty. */
 export const FormText = Schema.optionalWith(Schema.String, { default: () => "" })
 
 /** A form's fields, each taken as text, with the CSRF token every dashboard form carries. */
-const form = <Fields extends Record<string, typeof FormText>>(fields: Fields) =>
+export const form = <Fields extends Record<string, typeof FormText>>(fields: Fields) =>
   HttpApiSchema.withEncoding(Schema.Struct({ csrf: FormText, ...fields }), { kind: "UrlParams" } as never)
 
 export class DashboardApi extends HttpApiGroup.make("dashboard")

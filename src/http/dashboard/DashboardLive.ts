@@ -21,6 +21,7 @@ import {
   tooManyAttemptsPage
 } from "./pages.js"
 import { makeDashboardAuth } from "./session.js"
+import { makeSignInSecondStep } from "./signInSecondStep.js"
 
 /** Accounts per page on the home page. */
 const accountsPerPage = 20
@@ -46,6 +47,7 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
     const policy = yield* CompanyPolicy
     const limits = yield* AuthRateLimits
     const failures = yield* makeAuthFailures
+    const secondStep = yield* makeSignInSecondStep(auth)
 
     const home = HttpServerResponse.redirect("/dashboard", { status: 303 })
 
@@ -167,6 +169,8 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
             const error = "This account is not a member of any company. Ask a company's owner for an invitation."
             return signInPage({ csrf, email: payload.email, error }, 403)
           }
+          const pending = yield* secondStep.afterPassword(request, { userId: user.id, companyId: first.companyId })
+          if (Option.isSome(pending)) return pending.value
           return yield* auth.startSession(request, home, {
             userId: user.id,
             companyId: first.companyId,
@@ -175,7 +179,7 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
         })
       )
       .handle("signOut", ({ request, payload }) =>
-        auth.form(request, payload.csrf, {}, () =>
+        auth.form(request, payload.csrf, { beforeTwoFactor: true }, () =>
           Effect.map(
             auth.signOut(request, HttpServerResponse.redirect("/dashboard/sign-in", { status: 303 })),
             (response) => auth.withFlash(response, { kind: "success", text: "You are signed out." })
@@ -183,7 +187,7 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
         )
       )
       .handle("switchCompany", ({ request, payload }) =>
-        auth.form(request, payload.csrf, {}, (current) =>
+        auth.form(request, payload.csrf, { beforeTwoFactor: true }, (current) =>
           Effect.gen(function* () {
             // Not a member there (or no such company): the same 404 either way, and the session stays put.
             const switched = yield* Effect.either(sessions.switchCompany(current.session, payload.companyId))

@@ -22,6 +22,8 @@ export interface FieldProps {
   readonly required?: boolean
   readonly autocomplete?: string
   readonly maxLength?: number
+  /** The on-screen keyboard to offer ("numeric" for a code). */
+  readonly inputMode?: "text" | "numeric"
 }
 
 /** A labelled input with its hint and its error (`aria-invalid`, `aria-describedby`). */
@@ -49,6 +51,7 @@ export const Field = (props: FieldProps) => {
         required={props.required !== false}
         autocomplete={props.autocomplete}
         maxLength={props.maxLength}
+        inputMode={props.inputMode}
         aria-invalid={props.error === undefined ? undefined : "true"}
         aria-describedby={describedBy === "" ? undefined : describedBy}
       />
@@ -212,6 +215,8 @@ export const ConfirmStep = (props: {
   readonly action: string
   readonly csrf: string
   readonly fields?: Readonly<Record<string, string>>
+  /** Inputs the person fills in to confirm (a password asked again), inside the form. */
+  readonly inputs?: ComponentChildren
   readonly confirmLabel: string
   readonly cancelHref: string
 }) => (
@@ -223,6 +228,7 @@ export const ConfirmStep = (props: {
       {Object.entries(props.fields ?? {}).map(([name, value]) => (
         <input type="hidden" name={name} value={value} key={name} />
       ))}
+      {props.inputs}
       <button type="submit" class="danger">
         {props.confirmLabel}
       </button>

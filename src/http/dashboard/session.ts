@@ -8,6 +8,7 @@ import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Companies } from "../../services/company/Companies.js"
 import { DashboardSessions } from "../../services/company/DashboardSessions.js"
 import { grantOf, type MemberGrant, Members } from "../../services/company/Members.js"
+import { TwoFactor } from "../../services/identity/TwoFactor.js"
 import { actAs } from "../RequestActor.js"
 import type { FlashMessage } from "./components.js"
 import { csrfRefusedPage, forbiddenPage, sessionEndedPage } from "./pages.js"
@@ -24,6 +25,8 @@ import { csrfRefusedPage, forbiddenPage, sessionEndedPage } from "./pages.js"
  *   before anything else runs (403, nothing changed), and without a session it is a 403 page, not a redirect.
  *   Every form carries `<CsrfField token={current.csrf} />`. After the action, redirect (303) with
  *   `auth.withFlash(HttpServerResponse.redirect(…, { status: 303 }), { kind: "success", text })`.
+ * When the company requires two-factor sign-in and the member has none, every page and form but those that
+ * pass `{ beforeTwoFactor: true }` (enrolment, sign-out) redirects to the account page to turn it on.
  * The service operations a page calls take `current.member` / `current.grant` and the CompanyPolicy scope
  * (`scopeForMember`), exactly as the API's handlers take a key's: a page never has SQL of its own.
  */
@@ -51,6 +54,15 @@ export interface CurrentMember {
 
 /** What a page or form may require of the member: a right only people hold, or an API permission. */
 export type Requirement = MemberRight | Permission
+
+export interface GuardOptions {
+  readonly require?: Requirement
+  /** Open to a member whose company requires two-factor sign-in before it is on (enrolment, sign-out). */
+  readonly beforeTwoFactor?: boolean
+}
+
+/** Where a member whose company requires two-factor sign-in, and who has none, is sent. */
+export const twoFactorEnrolmentPath = "/dashboard/account"
 
 export const holds = (grant: MemberGrant, requirement: Requirement) =>
   (grant.rights as ReadonlyArray<string>).includes(requirement) ||
@@ -88,6 +100,7 @@ export const makeDashboardAuth = Effect.gen(function* () {
   const sessions = yield* DashboardSessions
   const members = yield* Members
   const companies = yield* Companies
+  const twoFactor = yield* TwoFactor
   const secure = (yield* PublicUrl).startsWith("https:")
   const cookieOptions = { httpOnly: true, sameSite: "lax", path: "/dashboard", secure } as const
 
@@ -132,14 +145,27 @@ export const makeDashboardAuth = Effect.gen(function* () {
     return cookieOf(request, SESSION_COOKIE) === undefined ? response : endSession(response)
   }
 
+  /** Whether the member's company requires two-factor sign-in and the member has not turned it on. */
+  const lacksRequiredTwoFactor = (current: CurrentMember) =>
+    Effect.gen(function* () {
+      const required = yield* Effect.orDie(companies.requiresTwoFactor(current.company.id))
+      return required && !(yield* twoFactor.isEnabled(current.user.id))
+    })
+
   const guarded = <E, R>(
     request: HttpServerRequest.HttpServerRequest,
-    options: { readonly require?: Requirement },
+    options: GuardOptions,
     body: (current: CurrentMember) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
   ) =>
     Effect.gen(function* () {
       const current = yield* currentMember(request)
       if (Option.isNone(current)) return signedOut(request)
+      if (options.beforeTwoFactor !== true && (yield* lacksRequiredTwoFactor(current.value))) {
+        return withFlash(HttpServerResponse.redirect(twoFactorEnrolmentPath, { status: 303 }), {
+          kind: "error",
+          text: `${current.value.company.name} requires two-factor sign-in. Turn it on to continue.`
+        })
+      }
       if (options.require !== undefined && !holds(current.value.grant, options.require)) {
         return clearFlash(request, forbiddenPage(current.value))
       }
@@ -152,7 +178,7 @@ export const makeDashboardAuth = Effect.gen(function* () {
   /** A signed-in GET page (see the module's comment). */
   const page = <E, R>(
     request: HttpServerRequest.HttpServerRequest,
-    options: { readonly require?: Requirement },
+    options: GuardOptions,
     body: (current: CurrentMember) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
   ) => guarded(request, options, body)
 
@@ -160,7 +186,7 @@ export const makeDashboardAuth = Effect.gen(function* () {
   const form = <E, R>(
     request: HttpServerRequest.HttpServerRequest,
     csrf: string,
-    options: { readonly require?: Requirement },
+    options: GuardOptions,
     body: (current: CurrentMember) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
   ) => {
     const cookie = cookieOf(request, SESSION_COOKIE)
@@ -173,15 +199,19 @@ export const makeDashboardAuth = Effect.gen(function* () {
    * The CSRF token of a signed-out form (sign-in, sign-up), bound to the browser's session cookie if it has one,
    * else to its signed-out cookie; `cookie` is a new signed-out cookie to set when the browser has neither.
    */
+  /** What a signed-out form (and a sign-in waiting for its second factor) is bound to: the browser's cookie. */
+  const browserBinding = (request: HttpServerRequest.HttpServerRequest) =>
+    cookieOf(request, SESSION_COOKIE) ?? cookieOf(request, SIGNED_OUT_COOKIE)
+
   const signedOutCsrf = (request: HttpServerRequest.HttpServerRequest) => {
-    const binding = cookieOf(request, SESSION_COOKIE) ?? cookieOf(request, SIGNED_OUT_COOKIE)
+    const binding = browserBinding(request)
     const cookie = binding === undefined ? randomBytes(24).toString("base64url") : undefined
     return { token: csrfTokenOf(binding ?? cookie!), cookie }
   }
 
   /** Whether a signed-out form's token is the one its browser's cookie gives. */
   const signedOutCsrfValid = (request: HttpServerRequest.HttpServerRequest, presented: string) => {
-    const binding = cookieOf(request, SESSION_COOKIE) ?? cookieOf(request, SIGNED_OUT_COOKIE)
+    const binding = browserBinding(request)
     return binding !== undefined && sameToken(csrfTokenOf(binding), presented)
   }
 
@@ -239,6 +269,7 @@ export const makeDashboardAuth = Effect.gen(function* () {
     form,
     signedOutCsrf,
     signedOutCsrfValid,
+    browserBinding,
     withSignedOutCookie,
     startSession,
     signOut,
