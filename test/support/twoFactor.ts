@@ -1,4 +1,8 @@
+import { SqlClient } from "@effect/sql"
+import { expect } from "@effect/vitest"
+import { Effect } from "effect"
 import { Secret, TOTP } from "otpauth"
+import { csrfOf, type DashboardBrowser } from "./dashboard.js"
 
 /**
  * An authenticator app for tests: the key read from the dashboard's enrolment page, and codes computed for the
@@ -7,6 +11,8 @@ import { Secret, TOTP } from "otpauth"
  */
 
 const periodMillis = 30_000
+
+const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
 
 /** The key the enrolment page shows for typing by hand (grouped by four), without its spaces. */
 export const keyOf = (html: string): string => {
@@ -58,3 +64,63 @@ export class AuthenticatorApp {
     }
   }
 }
+
+// Driving the dashboard's two-factor pages over HTTP.
+
+/** The ids of a signed-up person and of their first company, by the person's e-mail. */
+export const idsOf = (email: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ userId: string; companyId: string }>`SELECT u.id AS user_id, m.company_id FROM users u
+        JOIN company_members m ON m.user_id = u.id WHERE u.email = ${email} ORDER BY m.created_at LIMIT 1`,
+      (rows) => rows[0]!
+    )
+  ).pipe(Effect.orDie)
+
+/** How many unrevoked dashboard sessions the person has. */
+export const liveSessions = (userId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{
+        n: number
+      }>`SELECT count(*)::int AS n FROM dashboard_sessions WHERE user_id = ${userId} AND revoked_at IS NULL`,
+      (rows) => rows[0]!.n
+    )
+  ).pipe(Effect.orDie)
+
+/**
+ * Turns two-factor on from the account page of a signed-in browser (the server's clock `serverAheadMillis`
+ * ahead of the wall clock): the app, the recovery codes and the page that showed them.
+ */
+export const enrolOver = (browser: DashboardBrowser, serverAheadMillis = 0) =>
+  Effect.gen(function* () {
+    const begun = yield* promise(() => browser.submit("/dashboard/account", {}, "/dashboard/account/two-factor/begin"))
+    expect(begun.status).toBe(303)
+    expect(begun.location).toBe("/dashboard/account/two-factor")
+    const enrolPage = yield* promise(() => browser.get("/dashboard/account/two-factor"))
+    const app = new AuthenticatorApp(keyOf(enrolPage.text))
+    app.offsetMillis = serverAheadMillis
+    const shown = yield* promise(() =>
+      browser.post("/dashboard/account/two-factor/confirm", {
+        csrf: csrfOf(enrolPage.text, "/dashboard/account/two-factor/confirm"),
+        code: app.code()
+      })
+    )
+    expect(shown.status).toBe(200)
+    const codes = recoveryCodesOf(shown.text)
+    expect(codes).toHaveLength(10)
+    return { app, codes, shown, enrolPage }
+  })
+
+/** The password step of a sign-in with two-factor on: it leads to the second step, and no session starts. */
+export const passwordStep = (browser: DashboardBrowser, email: string) =>
+  Effect.gen(function* () {
+    const step = yield* promise(() => browser.signIn(email))
+    expect(step.status).toBe(303)
+    expect(step.location).toBe("/dashboard/sign-in/two-factor")
+    expect(browser.cookies.has("ribbon_dashboard")).toBe(false)
+    return yield* promise(() => browser.get("/dashboard/sign-in/two-factor"))
+  })
+
+export const secondStep = (browser: DashboardBrowser, page: { readonly text: string }, code: string) =>
+  promise(() => browser.post("/dashboard/sign-in/two-factor", { csrf: csrfOf(page.text), code }))

@@ -4,7 +4,16 @@ import { Effect } from "effect"
 import { Members } from "../../../src/services/company/Members.js"
 import { BaseUrl, RealPortServer, TimeTravel } from "../../support/auth.js"
 import { csrfOf, DashboardBrowser, strongPassword } from "../../support/dashboard.js"
-import { AuthenticatorApp, keyOf, recoveryCodesOf } from "../../support/twoFactor.js"
+import {
+  AuthenticatorApp,
+  enrolOver,
+  idsOf,
+  keyOf,
+  liveSessions,
+  passwordStep,
+  recoveryCodesOf,
+  secondStep
+} from "../../support/twoFactor.js"
 
 /**
  * The account and security pages over HTTP: enrolment with a first code and the recovery codes shown once; the
@@ -32,24 +41,7 @@ const appFor = (page: { readonly text: string }) => {
   return app
 }
 
-const idsOf = (email: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ userId: string; companyId: string }>`SELECT u.id AS user_id, m.company_id FROM users u
-        JOIN company_members m ON m.user_id = u.id WHERE u.email = ${email} ORDER BY m.created_at LIMIT 1`,
-      (rows) => rows[0]!
-    )
-  ).pipe(Effect.orDie)
-
-const liveSessions = (userId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{
-        n: number
-      }>`SELECT count(*)::int AS n FROM dashboard_sessions WHERE user_id = ${userId} AND revoked_at IS NULL`,
-      (rows) => rows[0]!.n
-    )
-  ).pipe(Effect.orDie)
+const enrol = (browser: DashboardBrowser) => enrolOver(browser, serverAheadMillis)
 
 const twoFactorRow = (userId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -60,39 +52,6 @@ const twoFactorRow = (userId: string) =>
       (rows) => rows[0]
     )
   ).pipe(Effect.orDie)
-
-/** Signs up, turns two-factor on from the account page; the app, the recovery codes and the page that showed them. */
-const enrol = (browser: DashboardBrowser) =>
-  Effect.gen(function* () {
-    const begun = yield* promise(() => browser.submit("/dashboard/account", {}, "/dashboard/account/two-factor/begin"))
-    expect(begun.status).toBe(303)
-    expect(begun.location).toBe("/dashboard/account/two-factor")
-    const enrolPage = yield* promise(() => browser.get("/dashboard/account/two-factor"))
-    const app = appFor(enrolPage)
-    const shown = yield* promise(() =>
-      browser.post("/dashboard/account/two-factor/confirm", {
-        csrf: csrfOf(enrolPage.text, "/dashboard/account/two-factor/confirm"),
-        code: app.code()
-      })
-    )
-    expect(shown.status).toBe(200)
-    const codes = recoveryCodesOf(shown.text)
-    expect(codes).toHaveLength(10)
-    return { app, codes, shown, enrolPage }
-  })
-
-/** The password step of a sign-in with two-factor on: it leads to the second step, and no session starts. */
-const passwordStep = (browser: DashboardBrowser, email: string) =>
-  Effect.gen(function* () {
-    const step = yield* promise(() => browser.signIn(email))
-    expect(step.status).toBe(303)
-    expect(step.location).toBe("/dashboard/sign-in/two-factor")
-    expect(browser.cookies.has("ribbon_dashboard")).toBe(false)
-    return yield* promise(() => browser.get("/dashboard/sign-in/two-factor"))
-  })
-
-const secondStep = (browser: DashboardBrowser, page: { readonly text: string }, code: string) =>
-  promise(() => browser.post("/dashboard/sign-in/two-factor", { csrf: csrfOf(page.text), code }))
 
 describe("dashboard account and security", () => {
   it.layer(RealPortServer, { timeout: 180_000 })((it) => {

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, TestClock } from "effect"
+import { Effect, Either, Layer, Option, TestClock } from "effect"
 import { Secret, TOTP } from "otpauth"
 import { AuthFailureLimits, makeAuthFailures } from "../../../src/http/AuthFailures.js"
 import { RateLimiterMemoryLive } from "../../../src/layers/Redis.js"
@@ -101,6 +101,19 @@ describe("TwoFactor", () => {
         expect((yield* twoFactor.verify(user.id, "279037")).method).toBe("totp")
         yield* TestClock.setTime(20000000000 * 1000)
         expect((yield* twoFactor.verify(user.id, "353130")).method).toBe("totp")
+      })
+    )
+
+    it.effect("shows an enrolment under way again, the same secret; none before begin or once confirmed", () =>
+      Effect.gen(function* () {
+        const twoFactor = yield* TwoFactor
+        yield* TestClock.setTime(now)
+        const user = yield* newUser
+        expect(yield* twoFactor.enrolment(user.id, user.email)).toEqual(Option.none())
+        const begun = yield* twoFactor.begin(user.id, user.email)
+        expect(Option.getOrThrow(yield* twoFactor.enrolment(user.id, user.email))).toEqual(begun)
+        yield* twoFactor.confirm(user.id, codeAt(begun.secret, now))
+        expect(yield* twoFactor.enrolment(user.id, user.email)).toEqual(Option.none())
       })
     )
 
