@@ -123,6 +123,21 @@ export interface ServeOptions extends AppOptions {
   readonly publicApiOnly?: boolean
 }
 
+/**
+ * Scalar's light theme draws muted text and method names in greys and colours below WCAG AA contrast (4.5:1) on
+ * its backgrounds; these darker ones meet it (test/e2e/platform/docs.test.ts checks `/docs` with axe-core).
+ */
+const docsContrastCss = `.light-mode {
+  --scalar-color-2: #595959;
+  --scalar-color-3: #636363;
+  --scalar-color-blue: #005f9e;
+  --scalar-color-green: #006b45;
+  --scalar-color-yellow: #7a5c00;
+  --scalar-color-orange: #a04a00;
+  --scalar-color-red: #c20000;
+  --scalar-color-purple: #6b3fa0;
+}`
+
 /** The HttpApp every listener of one server serves. */
 class ServedApp extends Context.Tag("ribbon/ServedApp")<
   ServedApp,
@@ -142,7 +157,7 @@ const apiApp = <E, R>(apiLive: Layer.Layer<HttpApi.Api, E, R>, options: AppOptio
       Layer.merge(
         HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
         // Scalar's bundle is served inline; its default fonts would come from its CDN, which the page's policy refuses.
-        HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false } })
+        HttpApiScalar.layer({ path: "/docs", scalar: { withDefaultFonts: false, customCss: docsContrastCss } })
       ).pipe(Layer.provide(servedAtPublicUrl)),
       ribbonMiddleware(options)
     ]),

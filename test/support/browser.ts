@@ -1,9 +1,11 @@
 import * as Fs from "node:fs"
 import { chromium, type Page } from "playwright-core"
+import { onPostgresRun } from "./cli.js"
 
 /**
- * A real browser for end-to-end tests: Debian's chromium, headless. Suites are skipped with
- * `describe.skipIf(noChromium)` when it is absent, so `npm test` passes on a machine without a browser.
+ * A real browser for end-to-end tests: Debian's chromium, headless. Every suite in test/e2e is declared
+ * `describe.skipIf(browserSuiteSkipped)`: skipped when chromium is absent, so `npm test` passes on a machine
+ * without a browser, and on the run against a Postgres server (docs/decisions/0061-browser-tests-run-once.md).
  */
 
 export const chromiumPath = "/usr/bin/chromium"
@@ -20,8 +22,15 @@ export const chromiumArgs: ReadonlyArray<string> = [
   "--disable-sync"
 ]
 
-/** True when chromium is not installed: skip the suite. */
+/** True when chromium is not installed. */
 export const noChromium = !Fs.existsSync(chromiumPath)
+
+/**
+ * Whether this run skips the browser suites: without chromium, and on the run against a Postgres server, since
+ * the pages call the same services the HTTP tests cover on both databases (the browser suites run once, on the
+ * embedded database).
+ */
+export const browserSuiteSkipped = noChromium || onPostgresRun
 
 /** Launches chromium; close the browser when done. */
 export const launchChromium = () => chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs] })
@@ -36,17 +45,43 @@ export interface AxeViolation {
   readonly targets: ReadonlyArray<string>
 }
 
+/** Whether the page's timers fire: they do not where the page's context has JavaScript turned off. */
+const timersFire = new WeakMap<Page, boolean>()
+
+const probeTimers = async (page: Page): Promise<boolean> => {
+  const known = timersFire.get(page)
+  if (known !== undefined) return known
+  const fired = page.evaluate("new Promise((resolve) => setTimeout(() => resolve(true), 0))").catch(() => false)
+  const fires = (await Promise.race([fired, new Promise((resolve) => setTimeout(() => resolve(false), 2000))])) === true
+  timersFire.set(page, fires)
+  return fires
+}
+
 /**
  * The serious and critical violations axe-core finds on the page as it is now (WCAG 2.x A and AA, and axe's best
  * practices). axe is run through the DevTools protocol (`page.evaluate`), which the page's Content-Security-Policy
- * does not govern, so the pages are checked under their real policy, without `bypassCSP`.
+ * does not govern, so the pages are checked under their real policy, without `bypassCSP`. With JavaScript off, the
+ * page's timers never fire and axe, which yields with zero-delay timers, would never finish: for the run, those
+ * become microtasks (longer ones, axe's timeouts for frames, never fire, as on such a page anyway).
  */
 export const checkAccessibility = async (page: Page): Promise<ReadonlyArray<AxeViolation>> => {
   const loaded = await page.evaluate("typeof window.axe !== 'undefined'")
   if (loaded !== true) await page.evaluate(axeSource)
-  const violations = (await page.evaluate(`window.axe.run(document, { resultTypes: ["violations"] })
-    .then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
-      targets: v.nodes.map((n) => String(n.target)) })))`)) as ReadonlyArray<AxeViolation>
+  const shimTimers = !(await probeTimers(page))
+  const violations = (await page.evaluate(`(async (shimTimers) => {
+    const setTimeout = window.setTimeout
+    if (shimTimers) window.setTimeout = (run, delay, ...args) => {
+      if (!delay) Promise.resolve().then(() => run(...args))
+      return 0
+    }
+    try {
+      const result = await window.axe.run(document, { resultTypes: ["violations"] })
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help,
+        targets: v.nodes.map((n) => String(n.target)) }))
+    } finally {
+      window.setTimeout = setTimeout
+    }
+  })(${shimTimers})`)) as ReadonlyArray<AxeViolation>
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical")
 }
 

@@ -3,16 +3,16 @@ import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { BaseUrl, issueTestToken } from "../../support/auth.js"
-import { launchChromium, noChromium } from "../../support/browser.js"
+import { browserSuiteSkipped, checkAccessibility, launchChromium } from "../../support/browser.js"
 import { availableVariants, londonAddress, makeCheckoutRealPortServer, recipient } from "../../support/checkout.js"
 import { ribbonClient } from "../../support/http.js"
 
 /**
  * The hosted payment page in a real browser (Debian's chromium), against the seeded server with its
  * background worker on a real loopback port: a declined card first, then the test card, and the status
- * page's live region following the checkout's SSE stream to `confirmed`. The confirmed page's screenshot
- * goes to test-output/pay-confirmed.png (the declined form's to pay-declined.png). Skipped when
- * /usr/bin/chromium is absent.
+ * page's live region following the checkout's SSE stream to `confirmed`; each page with no serious or critical
+ * axe-core finding. The confirmed page's screenshot goes to test-output/pay-confirmed.png (the declined form's to
+ * pay-declined.png). Skipped as `browserSuiteSkipped` says (no chromium, or the run on a Postgres server).
  */
 
 const output = new URL("../../../test-output/", import.meta.url)
@@ -20,7 +20,7 @@ const output = new URL("../../../test-output/", import.meta.url)
 /** "£1,234.56" → 123456 (two-decimal currencies). */
 const minorUnits = (display: string) => Number(display.replace(/[^\d]/g, ""))
 
-describe.skipIf(noChromium)("payment page in chromium", () => {
+describe.skipIf(browserSuiteSkipped)("payment page in chromium", () => {
   it.layer(makeCheckoutRealPortServer(), { timeout: 180_000 })((it) => {
     it.effect("shows the checkout, survives a declined card, pays, and follows the live status to confirmed", () =>
       Effect.gen(function* () {
@@ -96,6 +96,7 @@ describe.skipIf(noChromium)("payment page in chromium", () => {
             await expect(page.title()).resolves.toBe(`Pay ${totalDisplay} · Ribbon`)
             const payButton = page.getByRole("button", { name: `Pay ${totalDisplay}`, exact: true })
             await payButton.waitFor()
+            expect(await checkAccessibility(page), "the payment form: accessibility").toEqual([])
 
             // The items: titles, variants, quantities and line amounts.
             const lines = page.locator("ul.items li")
@@ -156,6 +157,7 @@ describe.skipIf(noChromium)("payment page in chromium", () => {
             await expect(page.getByLabel("Expiry (MM/YY)").inputValue()).resolves.toBe(expiry)
             await expect(payButton.isVisible()).resolves.toBe(true)
             expect(await page.content()).not.toContain("4000 0000 0000 0002")
+            expect(await checkAccessibility(page), "the declined form: accessibility").toEqual([])
             await page.screenshot({ path: new URL("pay-declined.png", output).pathname, fullPage: true })
 
             // The test card: paid, then the live region follows the stream to confirmed.
@@ -178,6 +180,7 @@ describe.skipIf(noChromium)("payment page in chromium", () => {
             await expect(status.textContent()).resolves.toBe("Confirmed — everything has been ordered")
             await expect(page.getByRole("status").getAttribute("id")).resolves.toBe("checkout-status")
             expect(await page.locator("ul.items li").count()).toBe(2)
+            expect(await checkAccessibility(page), "the confirmed page: accessibility").toEqual([])
 
             // The live region's stream: same origin, with the payment token.
             expect(streams.length).toBeGreaterThan(0)

@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Companies } from "../../../src/services/company/Companies.js"
 import { BaseUrl } from "../../support/auth.js"
-import { launchChromium, noChromium } from "../../support/browser.js"
+import { browserSuiteSkipped, checkAccessibility, launchChromium } from "../../support/browser.js"
 import { makeCheckoutRealPortServer } from "../../support/checkout.js"
 import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
 
@@ -14,8 +14,9 @@ import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } fro
  * with its background worker on a real loopback port: the recipient opens the link, picks the country, sees
  * the choices, chooses a product, picks one of its options by its label, fills the address by the labels
  * docs/decisions/0048-gift-page-and-claims.md names and claims; the page then says the gift is claimed and shows the
- * order's status. The claimed page's screenshot goes to test-output/gift-claimed.png. Skipped when /usr/bin/chromium is
- * absent.
+ * order's status. Every page it visits has no serious or critical axe-core finding. The claimed page's screenshot
+ * goes to test-output/gift-claimed.png. Skipped as `browserSuiteSkipped` says (no chromium, or the run on a
+ * Postgres server).
  */
 
 const output = new URL("../../../test-output/", import.meta.url)
@@ -87,6 +88,10 @@ const giftFor = (productId: string, key: string, recipientCountry?: string) =>
     }).pipe(Effect.provideService(HttpClient.HttpClient, http))
   })
 
+/** axe-core's serious and critical findings on the page as it is: none. */
+const expectAccessible = async (page: import("playwright-core").Page, name: string) =>
+  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
+
 /** In `page` at the claim form: the address filled by its labels. */
 const fillAddress = async (page: import("playwright-core").Page) => {
   await page.getByLabel("First name").fill("Grace")
@@ -99,7 +104,7 @@ const fillAddress = async (page: import("playwright-core").Page) => {
   await page.getByLabel("Country").selectOption("GB")
 }
 
-describe.skipIf(noChromium)("gift page in chromium", () => {
+describe.skipIf(browserSuiteSkipped)("gift page in chromium", () => {
   it.layer(makeCheckoutRealPortServer(), { timeout: 180_000 })((it) => {
     it.effect("opens, chooses an option, fills the address and claims, without JavaScript", () =>
       Effect.gen(function* () {
@@ -118,16 +123,20 @@ describe.skipIf(noChromium)("gift page in chromium", () => {
             })
             const page = await context.newPage()
             await page.goto(link)
+            await expectAccessible(page, "the gift's first page")
             const greeting = await page.locator("h1").textContent()
             const note = await page.locator(".note").textContent()
             await page.getByLabel("Country").selectOption("GB")
             await page.getByRole("button", { name: "See your gift options" }).click()
             const offered = await page.locator(".choice h3").allTextContents()
+            await expectAccessible(page, "the choices")
             await page.getByRole("button", { name: `Choose ${product.title}` }).click()
             // The second option, picked by its label.
+            await expectAccessible(page, "the claim form")
             await page.getByLabel(variants[1]!.title, { exact: true }).check()
             await fillAddress(page)
             await page.getByRole("button", { name: "Claim gift" }).click()
+            await expectAccessible(page, "the claimed page")
             const heading = await page.locator("h1").textContent()
             const status = await page.locator("#order-status").textContent()
             await page.screenshot({ path: new URL("gift-claimed.png", output).pathname, fullPage: true })
@@ -164,6 +173,7 @@ describe.skipIf(noChromium)("gift page in chromium", () => {
               const page = await context.newPage()
               await page.goto(unknown.link)
               const browsers = await page.getByLabel("Country").inputValue()
+              await expectAccessible(page, "the first page in German")
               await page.goto(inFrance.link)
               const recipients = await page.getByLabel("Country").inputValue()
 
@@ -177,6 +187,7 @@ describe.skipIf(noChromium)("gift page in chromium", () => {
               await fillAddress(page)
               await page.getByLabel("Address line 2").fill("Flat 1")
               await page.getByRole("button", { name: "Claim gift" }).click()
+              await expectAccessible(page, "the claimed page with the address's second line")
               const item = await page.locator("#claimed-item").textContent()
               const address = await page.locator("#claimed-address").innerHTML()
 
@@ -241,6 +252,7 @@ describe.skipIf(noChromium)("gift page in chromium", () => {
             )
             await Promise.all(pages.map((page) => page.getByRole("button", { name: "Claim gift" }).click()))
             await pages[1]!.screenshot({ path: new URL("gift-claimed-twice.png", output).pathname, fullPage: true })
+            for (const page of pages) await expectAccessible(page, "a claimed page claimed twice")
             return await Promise.all(pages.map((page) => page.locator("h1").textContent()))
           } finally {
             await browser.close()
@@ -267,6 +279,7 @@ describe.skipIf(noChromium)("gift page in chromium", () => {
             await opened.goto(`${link}/choose?productId=${product.id}&country=GB`)
             await fillAddress(opened)
             await opened.getByRole("button", { name: "Claim gift" }).click()
+            await expectAccessible(opened, "the claimed page with JavaScript")
             return opened
           })
           expect(yield* Effect.promise(() => page.locator("#order-status").textContent())).toBe("Order received")

@@ -3,9 +3,9 @@ import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
 import {
+  browserSuiteSkipped,
   checkAccessibility,
   launchChromium,
-  noChromium,
   screenshot,
   scrollsHorizontally
 } from "../../support/browser.js"
@@ -15,7 +15,7 @@ import { newEmail, strongPassword } from "../../support/dashboard.js"
  * The dashboard in a real browser (Debian's chromium): sign up, see the company as a sandbox, sign out and in
  * again; the sign-up once more with the keyboard only (Tab, typing, Enter); every page visited checked with
  * axe-core (no serious or critical violation) and, at 390 px wide, for sideways scrolling. Screenshots go to
- * test-output/dashboard-*.png. Skipped when /usr/bin/chromium is absent.
+ * test-output/dashboard-*.png. Skipped as `browserSuiteSkipped` says (no chromium, or the run on a Postgres server).
  */
 
 /** axe's serious and critical findings on the page, and whether it scrolls sideways: none and no. */
@@ -34,7 +34,7 @@ const tabTo = async (page: Page, id: string) => {
   throw new Error(`Tab never reached #${id}`)
 }
 
-describe.skipIf(noChromium)("dashboard in chromium", () => {
+describe.skipIf(browserSuiteSkipped)("dashboard in chromium", () => {
   it.layer(makeRealPortServer(), { timeout: 180_000 })((it) => {
     it.effect("signs up, sees the sandbox company, signs out and in again; every page passes axe", () =>
       Effect.gen(function* () {

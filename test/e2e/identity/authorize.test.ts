@@ -3,17 +3,18 @@ import * as Fs from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { BaseUrl, RealPortServer } from "../../support/auth.js"
-import { launchChromium, noChromium } from "../../support/browser.js"
+import { browserSuiteSkipped, checkAccessibility, launchChromium } from "../../support/browser.js"
 
 /**
  * The authorize pages in a real browser (Debian's chromium): create an account, consent, land on the
- * client's redirect URI with a code. Screenshots of both pages go to test-output/e2e/. Skipped when
- * /usr/bin/chromium is absent, so `npm test` passes on a machine without a browser.
+ * client's redirect URI with a code; both pages with no serious or critical axe-core finding. Screenshots of both
+ * pages go to test-output/e2e/. Skipped as `browserSuiteSkipped` says (no chromium, or the run on a Postgres
+ * server).
  */
 
 const output = new URL("../../../test-output/e2e/", import.meta.url)
 
-describe.skipIf(noChromium)("authorize pages in chromium", () => {
+describe.skipIf(browserSuiteSkipped)("authorize pages in chromium", () => {
   it.layer(RealPortServer, { timeout: 120_000 })((it) => {
     it.effect(
       "signs up, shows the client and every scope on the consent page, and lands on the redirect with a code",
@@ -56,6 +57,7 @@ describe.skipIf(noChromium)("authorize pages in chromium", () => {
               })
               await page.goto(url.toString())
               await expect(page.title()).resolves.toBe("Sign in to Ribbon")
+              expect(await checkAccessibility(page), "the sign-in page: accessibility").toEqual([])
               await page.screenshot({ path: new URL("sign-in.png", output).pathname, fullPage: true })
 
               await page.getByLabel("Your name (optional)").fill("Browser User")
@@ -71,6 +73,7 @@ describe.skipIf(noChromium)("authorize pages in chromium", () => {
               const listed = await page.locator("ul.scopes li code").allTextContents()
               expect(listed).toEqual(scopes)
               await expect(page.getByRole("button", { name: "Deny" }).isVisible()).resolves.toBe(true)
+              expect(await checkAccessibility(page), "the consent page: accessibility").toEqual([])
               await page.screenshot({ path: new URL("consent.png", output).pathname, fullPage: true })
 
               await page.getByRole("button", { name: "Allow" }).click()
@@ -89,7 +92,8 @@ describe.skipIf(noChromium)("authorize pages in chromium", () => {
             expect(Fs.statSync(new URL("sign-in.png", output)).size).toBeGreaterThan(1000)
             expect(Fs.statSync(new URL("consent.png", output)).size).toBeGreaterThan(1000)
           })
-        )
+        ),
+      120_000
     )
   })
 })

@@ -178,9 +178,11 @@ describe("claiming gifts", () => {
         expect(claimed.status, claimed.text.slice(0, 500)).toBe(200)
         expect(claimed.text).toContain("Your gift is claimed")
         expect(claimed.text).toContain("Order received")
-        // Followed live: a script (under the page's nonce) asks the status; without JavaScript, a refresh.
+        // Followed live: a script (under the page's nonce) asks the status; without JavaScript, the Refresh link (the
+        // page never reloads itself on a timer).
         expect(claimed.text).toContain(`fetch("${path}/status"`)
-        expect(claimed.text).toContain('<noscript><meta http-equiv="refresh" content="30"></noscript>')
+        expect(claimed.text).toContain(`<a href="${path}">Refresh</a>`)
+        expect(claimed.text).not.toContain("http-equiv")
         expect(claimed.headers["content-security-policy"]).toContain("connect-src 'self'")
 
         const read = yield* getWith(`${gifts}/${gift.id}`, company.headers)
