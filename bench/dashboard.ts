@@ -1,0 +1,368 @@
+/**
+ * `npm run bench:dashboard`: how long each company dashboard page takes to serve for a company with 10,000
+ * rows of each kind, against the company API's list of the same rows.
+ *
+ *   npm run bench:dashboard -- [--rows 10000] [--requests 200] [--warmup 20] [--database ribbon_bench_dashboard]
+ *
+ * 1. The database: embedded PGlite in memory by default (as `npm start` without DATABASE_URL); with
+ *    DATABASE_URL, a database of its own on that server (created unless it exists, its companies emptied if it
+ *    does). The server runs in this process on a loopback port, telemetry off, as bench:auth runs it.
+ * 2. One company, signed up as the dashboard's sign-up makes it (its owner, a sandbox account), and a session
+ *    of the owner's. Through the services: the most active API keys a company may hold (`maxActiveKeys`).
+ *    Through SQL: `--rows` revoked keys, one webhook endpoint with `--rows` deliveries (one attempt each), and
+ *    `--rows` audit events when the audit log's table exists; then VACUUM ANALYZE.
+ * 3. The pages: every GET route under /dashboard in `Api` (read off the definition, as src/http/Reflection.ts
+ *    does), with the path parameters it can fill with real ids (the endpoint, a delivery, a key, the owner);
+ *    routes with others are listed as skipped. The baselines, in the same rounds: `/health`, and the v3 list of
+ *    the endpoint's deliveries with one of the keys.
+ * 4. `--warmup` requests to each, then `--requests` to each, one at a time over one keep-alive connection,
+ *    round-robin over the routes so that a change in the machine's load falls on all alike. The time of a
+ *    request is from sending it to its body's last byte on loopback: the server's time plus the loopback and
+ *    this client's reading (well under a millisecond), since both run in this process, one request at a time.
+ *
+ * Prints p50/p95/p99 per page with its status and size, each page's p95 ÷ the v3 list's p95, and the goal:
+ * every page's p95 ≤ 50 ms. Exits non-zero when a request answers with an error status.
+ */
+
+import * as Http from "node:http"
+import { createServer } from "node:http"
+import * as Os from "node:os"
+import { performance } from "node:perf_hooks"
+import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { Config, Console, Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
+import pg from "pg"
+import { allAccounts, permissions } from "../src/domain/company/Company.js"
+import { Api } from "../src/http/Api.js"
+import { endpointsOf } from "../src/http/Reflection.js"
+import { embedded, postgres } from "../src/layers/Database.js"
+import { MigrationsLive } from "../src/layers/Migrations.js"
+import { RateLimiterMemoryLive } from "../src/layers/Redis.js"
+import { makeHandlersLive, ServicesLive, SimulatorsLive, serveApi } from "../src/layers/Server.js"
+import { PublicUrl } from "../src/services/catalog/Catalog.js"
+import { Companies } from "../src/services/company/Companies.js"
+import { DashboardAccounts } from "../src/services/company/DashboardAccounts.js"
+import { DashboardSessions } from "../src/services/company/DashboardSessions.js"
+import { KeyStore, maxActiveKeys } from "../src/services/company/KeyStore.js"
+import { OutboundPolicy } from "../src/services/platform/OutboundHttp.js"
+import { RateLimits } from "../src/services/platform/RateLimits.js"
+import { Signals } from "../src/services/platform/Signals.js"
+import { FulfillmentSettings } from "../src/services/simulators/FulfillmentSimulator.js"
+import { benchDatabase, host, option, percentile } from "./support.js"
+
+const rows = Number(option("rows", "10000"))
+const requestCount = Number(option("requests", "200"))
+const warmupCount = Number(option("warmup", "20"))
+const databaseName = option("database", "ribbon_bench_dashboard")
+const goalMillis = 50
+
+const databaseUrl = Effect.runSync(Config.option(Config.string("DATABASE_URL")))
+
+/** With DATABASE_URL: the bench's own database on that server, created if absent, its companies emptied if not. */
+const preparePostgres = async () => {
+  const { serverUrl, databaseUrl } = benchDatabase(databaseName)
+  const admin = new pg.Client({ connectionString: serverUrl.toString() })
+  await admin.connect()
+  const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [databaseName])
+  if (rowCount === 0) await admin.query(`CREATE DATABASE ${databaseName}`)
+  await admin.end()
+  if (rowCount !== 0) {
+    const db = new pg.Client({ connectionString: databaseUrl.toString() })
+    await db.connect()
+    const { rows } = await db.query("SELECT to_regclass('public.companies')::text AS migrated")
+    // CASCADE reaches every table that refers to a company: keys, endpoints and their deliveries, members, audit.
+    if (rows[0].migrated !== null) await db.query("TRUNCATE companies CASCADE")
+    await db.end()
+  }
+  return databaseUrl
+}
+
+const databaseLayer = Option.isNone(databaseUrl)
+  ? embedded({ dataDir: Option.none(), exposeSocket: false })
+  : Layer.unwrapEffect(
+      Effect.map(
+        Effect.promise(() => preparePostgres()),
+        (url) => postgres(Redacted.make(url.toString()), { maxConnections: 10 })
+      )
+    )
+
+const Services = Layer.mergeAll(ServicesLive, RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))).pipe(
+  Layer.provideMerge(Layer.succeed(PublicUrl, "http://localhost")),
+  Layer.provide([
+    Signals.layerInProcess,
+    SimulatorsLive.pipe(Layer.provide(FulfillmentSettings.Default)),
+    OutboundPolicy.Default
+  ]),
+  Layer.provideMerge(Layer.provideMerge(MigrationsLive, databaseLayer))
+)
+
+/** The whole API on a loopback port, as the server serves it (telemetry off); its port. */
+const listen = Effect.gen(function* () {
+  const services = yield* Effect.context<Layer.Layer.Success<typeof Services>>()
+  const api = HttpApiBuilder.api(Api).pipe(Layer.provide(makeHandlersLive()))
+  const built = yield* Layer.build(
+    serveApi(api, { maxBodyBytes: 1024 * 1024, telemetry: false }).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host })),
+      Layer.provide(Layer.succeedContext(services))
+    )
+  )
+  return (Context.get(built, HttpServer.HttpServer).address as HttpServer.TcpAddress).port
+})
+
+// ---------------------------------------------------------------------------------------------------------
+// The company and its rows
+
+interface Seeded {
+  readonly companyId: string
+  readonly userId: string
+  readonly cookie: string
+  readonly apiKey: string
+  readonly keyId: string
+  readonly endpointId: string
+  readonly deliveryId: string
+  readonly auditRows: number
+}
+
+const seed = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const signedUp = yield* Effect.flatMap(DashboardAccounts, (accounts) =>
+    accounts.signUp({
+      email: `bench-${Date.now().toString(36)}@example.com`,
+      password: "velvet-harbor-lantern-42",
+      companyName: "Bench Dashboard"
+    })
+  )
+  const companyId = signedUp.companyId
+  const userId = signedUp.user.id
+  const cookie = yield* Effect.flatMap(DashboardSessions, (sessions) =>
+    sessions.create({ userId, companyId, sourceAddress: host })
+  )
+  // The v3 baseline's key is limited as any key is: raised so the limiter runs but never refuses.
+  const raised = { rate: 1_000_000, burst: 1_000_000 }
+  yield* Effect.flatMap(Companies, (companies) =>
+    companies.setRateLimits(companyId, { global: raised, "administration:read": raised })
+  )
+  const keys = yield* Effect.forEach(
+    Array.from({ length: maxActiveKeys }, (_, i) => i),
+    (i) =>
+      Effect.flatMap(KeyStore, (store) =>
+        store.create({
+          companyId,
+          environment: "test",
+          name: `Active key ${i + 1}`,
+          expirationInDays: 365,
+          enforceMtls: false,
+          permissions,
+          accountsAccess: allAccounts,
+          requestSource: null
+        })
+      )
+  )
+  const first = keys[0]!
+  // Ids as makeId makes them: 4 bytes of seconds, 8 random bytes, in hex.
+  const newId = sql.literal(
+    "lpad(to_hex(extract(epoch FROM at)::bigint), 8, '0') || substr(md5(random()::text || i::text), 1, 16)"
+  )
+  yield* sql`
+    INSERT INTO api_keys (id, company_id, environment, name, key_hash, permissions, accounts_access, created_at,
+      expires_at, revoked_at)
+    SELECT ${newId}, ${companyId}::text, 'test', 'Revoked key ' || i, encode(sha256(convert_to(i::text || random()::text, 'UTF8')), 'hex'),
+      ${JSON.stringify(permissions)}::jsonb, ${JSON.stringify(allAccounts)}::jsonb, at, at + interval '365 days',
+      at + interval '1 hour'
+    FROM generate_series(1, ${rows}::int) AS i, LATERAL (SELECT now() - i * interval '10 minutes' AS at) AS t`
+  const endpointId = first.record.id.slice(0, 8) + "e".repeat(16)
+  const url = "https://hooks.example.com/ribbon"
+  yield* sql`
+    INSERT INTO company_webhook_endpoints (id, company_id, environment, url, event_types, secret, created_at)
+    VALUES (${endpointId}, ${companyId}, 'test', ${url}, '["order-created", "order-status-changed"]',
+      ${`whsec_${"A".repeat(43)}=`}, now() - interval '90 days')`
+  // Most delivered at the first attempt; every tenth failed, every hundredth still pending.
+  yield* sql`
+    INSERT INTO webhook_deliveries (id, url, event_id, event_type, payload, status, attempts, next_attempt_at,
+      last_status_code, last_error, created_at, updated_at, delivered_at, endpoint_id, signing_secret)
+    SELECT id, ${url}::text, id, 'order-created',
+      jsonb_build_object('webhookData', jsonb_build_object('id', id, 'eventType', 'order-created', 'target', ${url}::text,
+        'triggeredAt', at), 'eventData', jsonb_build_object('companyId', ${companyId}::text, 'orderId', md5(id))),
+      CASE WHEN i % 100 = 0 THEN 'pending' WHEN i % 10 = 0 THEN 'failed' ELSE 'delivered' END,
+      1, CASE WHEN i % 100 = 0 THEN at + interval '1 minute' END,
+      CASE WHEN i % 10 = 0 THEN 500 ELSE 200 END, CASE WHEN i % 10 = 0 THEN 'HTTP 500' END,
+      at, at, CASE WHEN i % 10 <> 0 THEN at END, ${endpointId}::text, ${`whsec_${"A".repeat(43)}=`}::text
+    FROM generate_series(1, ${rows}::int) AS i,
+      LATERAL (SELECT now() - i * interval '4 minutes' AS at) AS t,
+      LATERAL (SELECT ${newId} AS id) AS d`
+  yield* sql`
+    INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+    SELECT id, 1, created_at, 120, last_status_code, last_error, 'ok'
+    FROM webhook_deliveries WHERE endpoint_id = ${endpointId}`
+  const [newest] = yield* sql<{ id: string }>`
+    SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpointId} ORDER BY created_at DESC, id DESC LIMIT 1`
+  // The audit log's table, where this build has it: its rows as a member's changes would write them.
+  const [audit] = yield* sql<{ present: boolean }>`SELECT to_regclass('public.audit_events') IS NOT NULL AS present`
+  if (audit!.present) {
+    const actions = sql.literal(
+      "ARRAY['api_key.created', 'api_key.revoked', 'webhook_endpoint.updated', 'order.created']"
+    )
+    yield* sql`
+      INSERT INTO audit_events (id, company_id, occurred_at, actor_type, actor_id, actor_name, action, target_type,
+        target_id, account_id, environment, source_address, request_id)
+      SELECT ${newId}, ${companyId}::text, at, 'member', ${userId}::text, 'Bench owner',
+        (${actions})[1 + i % 4], split_part((${actions})[1 + i % 4], '.', 1),
+        md5(i::text), ${signedUp.accountId}::text, 'test', '127.0.0.1', md5(random()::text)
+      FROM generate_series(1, ${rows}::int) AS i, LATERAL (SELECT now() - i * interval '3 minutes' AS at) AS t`
+  }
+  yield* sql`VACUUM ANALYZE api_keys`
+  yield* sql`VACUUM ANALYZE company_webhook_endpoints`
+  yield* sql`VACUUM ANALYZE webhook_deliveries`
+  yield* sql`VACUUM ANALYZE webhook_attempts`
+  if (audit!.present) yield* sql`VACUUM ANALYZE audit_events`
+  return {
+    companyId,
+    userId,
+    cookie,
+    apiKey: first.apiKey,
+    keyId: first.record.id,
+    endpointId,
+    deliveryId: newest!.id,
+    auditRows: audit!.present ? rows : 0
+  } satisfies Seeded
+})
+
+// ---------------------------------------------------------------------------------------------------------
+// The routes
+
+interface Route {
+  readonly label: string
+  readonly path: string
+  readonly headers: Record<string, string>
+}
+
+/** Every GET page under /dashboard with the ids it needs filled in; those needing ids the bench has not, skipped. */
+const dashboardRoutes = (seeded: Seeded) => {
+  const ids: Record<string, string> = {
+    webhookId: seeded.endpointId,
+    endpointId: seeded.endpointId,
+    deliveryId: seeded.deliveryId,
+    apiKeyId: seeded.keyId,
+    keyId: seeded.keyId,
+    userId: seeded.userId,
+    memberId: seeded.userId
+  }
+  const headers = { cookie: `ribbon_dashboard=${seeded.cookie}` }
+  const pages: Array<Route> = []
+  const skipped: Array<string> = []
+  for (const { endpoint } of endpointsOf(Api)) {
+    // The catch-all is the 404 page, not a page of its own.
+    if (endpoint.method !== "GET" || !endpoint.path.startsWith("/dashboard") || endpoint.path.includes("*")) continue
+    const params = [...endpoint.path.matchAll(/:(\w+)/g)].map((m) => m[1]!)
+    const missing = params.filter((name) => ids[name] === undefined)
+    if (missing.length > 0) {
+      skipped.push(`${endpoint.path} (no ${missing.join(", ")})`)
+      continue
+    }
+    const path = endpoint.path.replace(/:(\w+)/g, (_, name: string) => ids[name]!)
+    pages.push({ label: endpoint.path, path, headers })
+  }
+  return { pages, skipped }
+}
+
+const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+
+interface Answer {
+  readonly millis: number
+  readonly status: number
+  readonly bytes: number
+}
+
+const get = (port: number, route: Route) =>
+  new Promise<Answer>((resolve, reject) => {
+    const t0 = performance.now()
+    const request = Http.get({ host, port, path: route.path, agent, headers: route.headers }, (response) => {
+      let bytes = 0
+      response.on("data", (chunk: Buffer) => {
+        bytes += chunk.length
+      })
+      response.on("end", () => resolve({ millis: performance.now() - t0, status: response.statusCode!, bytes }))
+    })
+    request.on("error", reject)
+  })
+
+const loadAverage = () =>
+  Os.loadavg()
+    .map((n) => n.toFixed(1))
+    .join(" ")
+
+const main = Effect.gen(function* () {
+  const seedStarted = performance.now()
+  const seeded = yield* seed
+  const seedSeconds = (performance.now() - seedStarted) / 1000
+  const port = yield* listen
+  const { pages, skipped } = dashboardRoutes(seeded)
+  const v3List: Route = {
+    label: "v3 list of the same deliveries",
+    path: `/public-api/v3/webhooks/${seeded.endpointId}/deliveries`,
+    headers: { "x-api-key": seeded.apiKey }
+  }
+  const health: Route = { label: "/health", path: "/health", headers: {} }
+  const routes = [...pages, v3List, health]
+
+  const timings = new Map(routes.map((route) => [route, [] as Array<number>]))
+  const last = new Map<Route, Answer>()
+  const failures: Array<string> = []
+  const round = (count: number, record: boolean) =>
+    Effect.promise(async () => {
+      for (let i = 0; i < count; i++) {
+        for (const route of routes) {
+          const answer = await get(port, route)
+          if (answer.status >= 400) failures.push(`${route.path}: ${answer.status}`)
+          last.set(route, answer)
+          if (record) timings.get(route)!.push(answer.millis)
+        }
+      }
+    })
+  yield* round(warmupCount, false)
+  const loadBefore = loadAverage()
+  yield* round(requestCount, true)
+
+  const ms = (n: number) => n.toFixed(2).padStart(7)
+  const v3p95 = percentile(timings.get(v3List)!, 95)
+  yield* Console.log(
+    `${Option.isNone(databaseUrl) ? "embedded PGlite" : `PostgreSQL, database ${databaseName}`}; one company with ` +
+      `${maxActiveKeys} active and ${rows.toLocaleString("en-US")} revoked keys, one endpoint with ` +
+      `${rows.toLocaleString("en-US")} deliveries, ${seeded.auditRows.toLocaleString("en-US")} audit events ` +
+      `(seeded in ${seedSeconds.toFixed(1)} s); ${warmupCount} warm-up and ${requestCount} measured requests per ` +
+      `route, one at a time; ${Os.cpus().length} cores, load average ${loadBefore} before, ${loadAverage()} after`
+  )
+  yield* Console.log(
+    "\n| route                                              | status |     KB |  p50 ms |  p95 ms |  p99 ms | p95 ÷ v3 |"
+  )
+  yield* Console.log(
+    "|----------------------------------------------------|--------|--------|---------|---------|---------|----------|"
+  )
+  for (const route of routes) {
+    const values = timings.get(route)!
+    const answer = last.get(route)!
+    yield* Console.log(
+      `| ${route.label.padEnd(50)} | ${String(answer.status).padStart(6)} | ${(answer.bytes / 1024).toFixed(1).padStart(6)} ` +
+        `| ${ms(percentile(values, 50))} | ${ms(percentile(values, 95))} | ${ms(percentile(values, 99))} ` +
+        `| ${(percentile(values, 95) / v3p95).toFixed(2).padStart(8)} |`
+    )
+  }
+  if (skipped.length > 0) yield* Console.log(`\nskipped (path parameters the bench cannot fill): ${skipped.join("; ")}`)
+  const missed = pages.filter((page) => percentile(timings.get(page)!, 95) > goalMillis)
+  yield* Console.log(
+    `\nevery page's p95 ≤ ${goalMillis} ms: ${missed.length === 0 ? "met" : `NOT met (${missed.map((p) => p.label).join(", ")})`}`
+  )
+  if (failures.length > 0) {
+    yield* Console.log(`\n${failures.length} requests answered with an error status, first: ${failures[0]}`)
+    process.exitCode = 1
+  }
+  agent.destroy()
+}).pipe(
+  Effect.scoped,
+  Effect.provide(Services),
+  Effect.provide(Layer.setTracerEnabled(false)),
+  Effect.provide(Logger.minimumLogLevel(LogLevel.Warning))
+)
+
+NodeRuntime.runMain(main)
