@@ -3,9 +3,9 @@ import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
 import {
+  browserSuiteSkipped,
   checkAccessibility,
   launchChromium,
-  noChromium,
   screenshot,
   scrollsHorizontally
 } from "../../support/browser.js"
@@ -18,7 +18,7 @@ import { AuthenticatorApp } from "../../support/twoFactor.js"
  * code an <svg> in the page under its real CSP, the key read from the page and the code computed from it for
  * the current time), see the recovery codes, sign out; sign in with the password and a code; a wrong code
  * refused; a recovery code works once. Every page visited passes axe and does not scroll sideways; screenshots
- * go to test-output/dashboard-*.png. Skipped when /usr/bin/chromium is absent.
+ * go to test-output/dashboard-*.png. Skipped as `browserSuiteSkipped` says (no chromium, or the run on a Postgres server).
  */
 
 const expectSound = async (page: Page, name: string) => {
@@ -54,7 +54,7 @@ const typeInto = async (page: Page, id: string, text: string) => {
   await page.keyboard.type(text)
 }
 
-describe.skipIf(noChromium)("dashboard two-factor sign-in in chromium", () => {
+describe.skipIf(browserSuiteSkipped)("dashboard two-factor sign-in in chromium", () => {
   it.layer(makeRealPortServer(), { timeout: 180_000 })((it) => {
     it.effect("enrols with a code from the page's key, then signs in with password and code; keyboard only", () =>
       Effect.gen(function* () {
