@@ -34,6 +34,7 @@ import auditEvents from "./migrations/0029_audit_events.js"
 import webhookAttemptDetails from "./migrations/0030_webhook_attempt_details.js"
 import twoFactor from "./migrations/0031_two_factor.js"
 import invitationNotifications from "./migrations/0032_invitation_notifications.js"
+import apiKeyPrefixAndLastUse from "./migrations/0033_api_key_prefix_and_last_use.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -68,7 +69,8 @@ export const migrations = {
   "0029_audit_events": auditEvents,
   "0030_webhook_attempt_details": webhookAttemptDetails,
   "0031_two_factor": twoFactor,
-  "0032_invitation_notifications": invitationNotifications
+  "0032_invitation_notifications": invitationNotifications,
+  "0033_api_key_prefix_and_last_use": apiKeyPrefixAndLastUse
 }
 
 /** The id of the newest migration: the number its name starts with. */

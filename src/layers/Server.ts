@@ -38,6 +38,7 @@ import { OrdersV3Live } from "../http/company/OrdersLive.js"
 import { RecipientsV2Live } from "../http/company/RecipientsLive.js"
 import { WebhooksV3Live } from "../http/company/WebhooksLive.js"
 import { AccountPagesLive } from "../http/dashboard/AccountPagesLive.js"
+import { ApiKeysPagesLive } from "../http/dashboard/ApiKeysPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
@@ -75,6 +76,7 @@ import { CompanyWebhooks } from "../services/company/CompanyWebhooks.js"
 import { DashboardAccounts } from "../services/company/DashboardAccounts.js"
 import { DashboardSessions, MemberSessionsRevokerLive } from "../services/company/DashboardSessions.js"
 import { Gifts } from "../services/company/Gifts.js"
+import { KeyManagement } from "../services/company/KeyManagement.js"
 import { KeyStore } from "../services/company/KeyStore.js"
 import { Members } from "../services/company/Members.js"
 import { CompanyPolicy } from "../services/company/Policy.js"
@@ -270,6 +272,7 @@ export const ServicesLive = Layer.mergeAll(
   Companies.Default,
   CompanyPolicy.Default,
   KeyStore.Default,
+  KeyManagement.Default,
   Accounts.Default,
   Audit.Default,
   Billing.Default,
@@ -342,6 +345,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     GiftPageLive,
     AccountPagesLive,
     DashboardLive,
+    ApiKeysPagesLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

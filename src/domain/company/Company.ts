@@ -50,9 +50,38 @@ export const permissions = [
 export const Permission = Schema.Literal(...permissions)
 export type Permission = typeof Permission.Type
 
+/** What each permission lets a key (or a member) do, in the words docs/permissions.md and the dashboard show. */
+export const permissionDescriptions: Readonly<Record<Permission, string>> = {
+  "gifts:create": "Send gifts",
+  "gifts:create:demo": "Send demonstration gifts (no operation asks for it yet)",
+  "gifts:update": "Change, cancel and expire gifts",
+  "gifts:read:unmasked": "Read gifts with their personal data in full",
+  "gifts:read:masked": "Read gifts with their personal data masked",
+  "orders:create": "Place orders, claim gifts, simulate orders and check addresses",
+  "orders:cancel": "Cancel orders",
+  "orders:read:unmasked": "Read orders with their personal data in full",
+  "orders:read:masked": "Read orders with their personal data masked",
+  "campaigns:create": "Create campaigns",
+  "campaigns:update": "Change campaigns",
+  "campaigns:read": "Read campaigns",
+  "collections:read": "Read and export collections",
+  "products:read": "Read and export products, their variants and tags",
+  "products:read:prices": "See products' prices (without it, products come without them)",
+  "recipients:create": "Add recipients",
+  "recipients:update": "Change recipients",
+  "recipients:read:unmasked": "Read recipients with their personal data in full",
+  "recipients:read:masked": "Read recipients with their personal data masked",
+  "recipients:delete": "Delete recipients",
+  "accounts:create": "Create accounts",
+  "accounts:read": "Read accounts and their billing methods"
+}
+
 /** Permitted key lifetimes in days; other values inside the schema bounds are refused with a clear 400. */
 export const expirationChoices = [30, 60, 90, 180, 365] as const
 export const defaultExpirationInDays = 90
+
+/** A key's name: unique among the company's keys. */
+export const ApiKeyName = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
 
 /** `expirationInDays` as the spec bounds it (0.00069 to 365), then narrowed to the permitted values. */
 export const ExpirationInDays = Schema.Number.pipe(
@@ -139,7 +168,11 @@ export const ApiKeyRecord = Schema.Struct({
   requestSource: Schema.NullOr(RequestSource),
   createdAt: Schema.DateFromSelf,
   expiresAt: Schema.DateFromSelf,
-  revokedAt: Schema.NullOr(Schema.DateFromSelf)
+  revokedAt: Schema.NullOr(Schema.DateFromSelf),
+  /** The key's first characters, to recognise it by (none for keys made before they were kept). */
+  prefix: Schema.NullOr(Schema.String),
+  /** When the key last authenticated a request, recorded at most once a minute; none if never. */
+  lastUsedAt: Schema.NullOr(Schema.DateFromSelf)
 })
 export type ApiKeyRecord = typeof ApiKeyRecord.Type
 

@@ -13,6 +13,7 @@ import {
   type AccountScope,
   type ApiKeyRecord,
   type Permission,
+  permissionDescriptions,
   permissions,
   type RateScope,
   type RequestSource
@@ -156,6 +157,18 @@ const permissionText = (permission: OperationPolicy["permission"]) =>
     ? "any key"
     : (typeof permission === "string" ? [permission] : permission).map((p) => `\`${p}\``).join(" or ")
 
+/** The "What each permission allows" section of docs/permissions.md: the words the dashboard's key form shows too. */
+const permissionsAllowDoc = (): ReadonlyArray<string> => [
+  "## What each permission allows",
+  "",
+  "Generated from `permissionDescriptions` in `src/domain/company/Company.ts`, which the dashboard's API key form shows.",
+  "",
+  "| Permission | Allows |",
+  "|---|---|",
+  ...permissions.map((permission) => `| \`${permission}\` | ${permissionDescriptions[permission]} |`),
+  ""
+]
+
 /** The "Dashboard roles" section of docs/permissions.md, from the role table in src/domain/company/Members.ts. */
 const rolesDoc = (): ReadonlyArray<string> => {
   const mark = (held: boolean) => (held ? "✓" : "")
@@ -207,6 +220,7 @@ export const permissionsDoc = <Id extends string, Groups extends HttpApiGroup.Ht
       (row) => `| ${row.method} | \`${row.path}\` | ${permissionText(row.permission)} | \`${row.rateClass}\` |`
     ),
     "",
+    ...permissionsAllowDoc(),
     ...rolesDoc()
   ]
   return lines.join("\n")

@@ -2,6 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import {
   AccountsAccess,
+  ApiKeyName,
   allAccounts,
   CompanyId,
   defaultExpirationInDays,
@@ -35,7 +36,7 @@ const PermissionInput = Permission.annotations({
 })
 
 const createFields = {
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)).annotations({
+  name: ApiKeyName.annotations({
     description: "Unique among the company's keys"
   }),
   expirationInDays: Schema.optionalWith(ExpirationInDays, { exact: true, default: () => defaultExpirationInDays }),

@@ -20,6 +20,7 @@ export interface NewApiKey {
   readonly environment: Environment
   readonly name: string
   readonly keyHash: string
+  readonly prefix: string
   readonly permissions: ReadonlyArray<string>
   readonly accountsAccess: { readonly scope: string; readonly ids: ReadonlyArray<string> }
   readonly enforceMtls: boolean
@@ -37,7 +38,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
     const sql = yield* SqlClient.SqlClient
 
     const columns = sql`id, company_id, environment, name, permissions, accounts_access, enforce_mtls,
-      request_source, created_at, expires_at, revoked_at`
+      request_source, created_at, expires_at, revoked_at, key_prefix AS prefix, last_used_at`
 
     /** How the v3 key list's query reaches the table (filters, sorts and pages in SQL). */
     const listColumns: V3Columns<ApiKeyRecord> = {
@@ -72,6 +73,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
         environment: Schema.String,
         name: Schema.String,
         keyHash: Schema.String,
+        prefix: Schema.String,
         permissions: Schema.Array(Schema.String),
         accountsAccess: Schema.Struct({ scope: Schema.String, ids: Schema.Array(Schema.String) }),
         enforceMtls: Schema.Boolean,
@@ -81,9 +83,9 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
       }),
       Result: ApiKeyRecord,
       execute: (key) => sql`INSERT INTO api_keys
-                (id, company_id, environment, name, key_hash, permissions, accounts_access, enforce_mtls,
+                (id, company_id, environment, name, key_hash, key_prefix, permissions, accounts_access, enforce_mtls,
                  request_source, created_at, expires_at)
-              VALUES (${key.id}, ${key.companyId}, ${key.environment}, ${key.name}, ${key.keyHash},
+              VALUES (${key.id}, ${key.companyId}, ${key.environment}, ${key.name}, ${key.keyHash}, ${key.prefix},
                 ${JSON.stringify(key.permissions)}::jsonb, ${JSON.stringify(key.accountsAccess)}::jsonb,
                 ${key.enforceMtls}, ${key.requestSource}, ${key.createdAt}, ${key.expiresAt})
               RETURNING ${columns}`
@@ -120,11 +122,18 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
       execute: ({ id, at }) => sql`UPDATE api_keys SET revoked_at = ${at} WHERE id = ${id}`
     })
 
+    const updateLastUsed = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf, unlessAfter: Schema.DateFromSelf }),
+      execute: ({ id, at, unlessAfter }) => sql`UPDATE api_keys SET last_used_at = ${at}
+        WHERE id = ${id} AND (last_used_at IS NULL OR last_used_at <= ${unlessAfter})`
+    })
+
     const findByHash = SqlSchema.findOne({
       Request: Schema.String,
       Result: KeyForAuthentication,
       execute: (hash) => sql`SELECT k.id, k.company_id, k.environment, k.name, k.permissions, k.accounts_access,
-          k.enforce_mtls, k.request_source, k.created_at, k.expires_at, k.revoked_at, k.key_hash, c.rate_limits
+          k.enforce_mtls, k.request_source, k.created_at, k.expires_at, k.revoked_at, k.key_prefix AS prefix,
+          k.last_used_at, k.key_hash, c.rate_limits
         FROM api_keys k JOIN companies c ON c.id = k.company_id WHERE k.key_hash = ${hash}`
     })
 
@@ -162,9 +171,17 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
       Effect.orDie(updateRevoked({ id: apiKeyId, at }))
     )
 
+    /**
+     * Records a use of the key at `at`, unless a use after `unlessAfter` is recorded already (by another
+     * instance, say): so the row is written at most once a period, however many instances serve the key.
+     */
+    const recordUse = Effect.fn("ApiKeysRepo.recordUse")((apiKeyId: string, at: Date, unlessAfter: Date) =>
+      Effect.orDie(updateLastUsed({ id: apiKeyId, at, unlessAfter }))
+    )
+
     /** The key with this hash, deleted or not, with its company's rate-limit overrides; or none. */
     const byHash = Effect.fn("ApiKeysRepo.byHash")((hash: string) => Effect.orDie(findByHash(hash)))
 
-    return { find, ofCompany, insert, expireBy, list, page, revoke, byHash } as const
+    return { find, ofCompany, insert, expireBy, list, page, revoke, recordUse, byHash } as const
   })
 }) {}

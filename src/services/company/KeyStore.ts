@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto"
 import { SqlClient } from "@effect/sql"
-import { Cache, Clock, Effect, Option } from "effect"
+import { Cache, Clock, Effect, FiberSet, Option } from "effect"
 import type {
   AccountsAccess,
   ApiKeyRecord,
@@ -29,7 +29,7 @@ import { CompaniesRepo } from "./CompaniesRepo.js"
 
 /**
  * API keys (docs/company-api.md): 24 hex characters (96 random bits), stored only as their SHA-256 and
- * looked up by it. At most `maxActiveKeys` active keys per company, enforced in a transaction that locks
+ * looked up by it, with their first `keyPrefixLength` characters to be recognised by. At most `maxActiveKeys` active keys per company, enforced in a transaction that locks
  * the company row, so parallel creations cannot overshoot. The rows are `ApiKeysRepo`'s.
  */
 
@@ -37,6 +37,12 @@ export const maxActiveKeys = 3
 
 /** How long an authenticated key is reused without a query (see `authenticate`). */
 export const authCacheMillis = 1000
+
+/** A key's use is recorded (`lastUsedAt`) at most this often: a busy key does not write on every request. */
+export const keyUseRecordMillis = 60_000
+
+/** How many of a key's characters are kept in the clear, to recognise it by: 24 of its 96 bits. */
+export const keyPrefixLength = 6
 
 const maxCachedKeys = 10_000
 
@@ -82,7 +88,7 @@ const isActive = (key: ApiKeyRecord, now: number) => key.revokedAt === null && k
 
 export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
   dependencies: [ApiKeysRepo.Default, CompaniesRepo.Default, Audit.Default],
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ApiKeysRepo
     const companies = yield* CompaniesRepo
@@ -154,6 +160,7 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
               environment: input.environment,
               name: input.name,
               keyHash: sha256(value),
+              prefix: value.slice(0, keyPrefixLength),
               permissions: input.permissions,
               accountsAccess,
               enforceMtls: input.enforceMtls,
@@ -201,6 +208,11 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       repo.page(companyId, environment, query)
     )
 
+    /** A key of the company that is not deleted, or none. */
+    const find = Effect.fn("KeyStore.find")((companyId: string, apiKeyId: string) =>
+      repo.find(companyId, apiKeyId.toLowerCase())
+    )
+
     /** Deletes a key at once: its next request is a 401. */
     const revoke = Effect.fn("KeyStore.revoke")(function* (companyId: string, apiKeyId: string, by: KeyRevoker) {
       const key = yield* repo.find(companyId, apiKeyId.toLowerCase())
@@ -235,7 +247,28 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
     /** Drops a company's cached keys (its rate limits changed). */
     const forgetCompany = (companyId: string) => forget((key) => key.companyId === companyId)
 
-    /** The key a request presents, if it is well formed, known, not deleted and not expired. */
+    /**
+     * Uses of keys, recorded off the request's path: a write per key at most every `keyUseRecordMillis` from
+     * this instance (the repository's condition holds the other instances to it too). The writes still running
+     * when the service stops are interrupted: a use not recorded is no loss.
+     */
+    const recording = yield* FiberSet.make()
+    const recordedAt = new Map<string, number>()
+    const recordUse = (apiKeyId: string, now: number) =>
+      Effect.suspend(() => {
+        const last = recordedAt.get(apiKeyId)
+        if (last !== undefined && now - last < keyUseRecordMillis) return Effect.void
+        // Bounded as the cache is; forgetting only means one more write for a key.
+        if (recordedAt.size >= maxCachedKeys) recordedAt.clear()
+        recordedAt.set(apiKeyId, now)
+        const write = repo.recordUse(apiKeyId, new Date(now), new Date(now - keyUseRecordMillis))
+        return FiberSet.run(
+          recording,
+          Effect.catchAllCause(write, (cause) => Effect.logWarning("Recording an API key's use failed", cause))
+        )
+      })
+
+    /** The key a request presents, if it is well formed, known, not deleted and not expired; its use is recorded. */
     const authenticate = Effect.fn("KeyStore.authenticate")(function* (presented: string) {
       if (!keyPattern.test(presented)) return yield* new ApiKeyInvalid({ message: "The API key is not valid." })
       const hash = sha256(presented)
@@ -250,10 +283,11 @@ export class KeyStore extends Effect.Service<KeyStore>()("KeyStore", {
       if (row.expiresAt.getTime() <= now) {
         return yield* new ApiKeyExpired({ message: "The API key has expired; create a new one." })
       }
+      yield* recordUse(row.id, now)
       const { keyHash, rateLimits, ...key } = row
       return { key, rateLimits } satisfies AuthenticatedKey
     })
 
-    return { create, list, page, revoke, authenticate, forgetCompany } as const
+    return { create, list, page, find, revoke, authenticate, forgetCompany } as const
   })
 }) {}
