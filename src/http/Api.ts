@@ -18,6 +18,7 @@ import { OrdersV3Api } from "./company/OrdersApi.js"
 import { RecipientsV2Api } from "./company/RecipientsApi.js"
 import { WebhooksV3Api } from "./company/WebhooksApi.js"
 import { AccountPages } from "./dashboard/AccountPages.js"
+import { ApiKeysPages } from "./dashboard/ApiKeysPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
@@ -54,6 +55,7 @@ export class Api extends makeApi("ribbon")
   .add(ExportsV3Api.pipe(withRequestErrors("v3")))
   .add(ExportFilesApi.pipe(withRequestErrors("v1")))
   .add(AccountPages)
+  .add(ApiKeysPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

@@ -71,7 +71,19 @@ const css = `
   dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .3rem 1rem; }
   dl.facts dt { font-weight: 600; }
   dl.facts dd { margin: 0; overflow-wrap: anywhere; }
-  @media (max-width: 30rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } }`
+  @media (max-width: 30rem) { dl.facts { grid-template-columns: 1fr; } dl.facts dd { margin-bottom: .5rem; } }
+  a.button { display: inline-block; padding: .55rem 1.1rem; border-radius: 6px; background: #b3261e; color: #fff;
+    text-decoration: none; }
+  fieldset { border: 1px solid #e5e1dc; border-radius: 8px; margin: 1.1rem 0 0; padding: .5rem 1rem 1rem; min-width: 0; }
+  legend { font-weight: 600; padding: 0 .3rem; }
+  .choice { display: flex; gap: .6rem; align-items: flex-start; margin: .45rem 0; }
+  .choice input { width: auto; margin: .25rem 0 0; flex: none; }
+  .choice label { margin: 0; font-weight: 400; overflow-wrap: anywhere; }
+  ul.plain { list-style: none; margin: 0; padding: 0; }
+  ul.indented { padding-left: 1.6rem; }
+  pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f4f1; padding: .75rem; border-radius: 6px; }
+  .secret input { font-family: ui-monospace, monospace; }
+  .secret button { margin-top: .5rem; }`
 
 /** The company switcher submits as soon as another company is picked; without JavaScript its button does. */
 const switcherScript = `document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {
@@ -146,6 +158,8 @@ export interface PageOptions {
   readonly flash?: FlashMessage | undefined
   /** Narrow pages: forms of a few fields. */
   readonly narrow?: boolean
+  /** The page's own small script (an enhancement: the page works without it), run under the page's nonce. */
+  readonly script?: string
 }
 
 const Document = (props: {
@@ -182,6 +196,12 @@ const Document = (props: {
   </html>
 )
 
+/** The page's scripts as one (the layout's and the page's own), or none. */
+const scriptOf = (...scripts: ReadonlyArray<string | undefined>) => {
+  const present = scripts.filter((script) => script !== undefined)
+  return present.length === 0 ? undefined : present.join("\n")
+}
+
 const respond = (status: number, build: (nonce: string) => string) => {
   const nonce = randomBytes(16).toString("base64")
   return htmlResponse(build(nonce), { status, csp: noncedPageCsp(nonce) })
@@ -205,7 +225,7 @@ export const dashboardPage = (
         header={<Header current={current} {...(options.section === undefined ? {} : { section: options.section })} />}
         flash={options.flash ?? current.flash}
         narrow={options.narrow === true}
-        script={current.memberships.length > 1 ? switcherScript : undefined}
+        script={scriptOf(current.memberships.length > 1 ? switcherScript : undefined, options.script)}
       >
         {body}
       </Document>

@@ -100,7 +100,7 @@ export const signInPage = (state: SignInState, status = 200) =>
     { status, flash: state.flash }
   )
 
-const environmentNames: Readonly<Record<Environment, string>> = { test: "Test (sandbox)", live: "Live" }
+export const environmentNames: Readonly<Record<Environment, string>> = { test: "Test (sandbox)", live: "Live" }
 
 export interface HomeState {
   readonly environment: Environment
