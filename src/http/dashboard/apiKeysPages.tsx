@@ -31,9 +31,14 @@ import type { CurrentMember } from "./session.js"
 const section = "/dashboard/api-keys"
 
 /** A moment as the pages show it: to the minute, in UTC. */
-const formatMoment = (date: Date) => `${date.toISOString().slice(0, 16).replace("T", " ")} UTC`
+const Moment = ({ date }: { readonly date: Date }) => (
+  <time dateTime={date.toISOString()}>{`${date.toISOString().slice(0, 16).replace("T", " ")} UTC`}</time>
+)
 
-const formatDay = (date: Date) => date.toISOString().slice(0, 10)
+/** A day as the pages show it (UTC). */
+const Day = ({ date }: { readonly date: Date }) => (
+  <time dateTime={date.toISOString()}>{date.toISOString().slice(0, 10)}</time>
+)
 
 /** What the list and the pages show of a key's value: its first characters, never more. */
 const Prefix = ({ keyRecord }: { readonly keyRecord: ApiKeyRecord }) =>
@@ -121,19 +126,21 @@ export const keyListPage = (current: CurrentMember, state: KeyListState) =>
             header: "Accounts",
             cell: (key: ApiKeyRecord) => <AccountsOf keyRecord={key} names={state.accountNames} />
           },
-          { header: "Created", cell: (key: ApiKeyRecord) => formatDay(key.createdAt) },
+          { header: "Created", cell: (key: ApiKeyRecord) => <Day date={key.createdAt} /> },
           {
             header: "Expires",
             cell: (key: ApiKeyRecord) =>
               key.expiresAt.getTime() <= state.now ? (
-                <Badge tone="warning">Expired {formatDay(key.expiresAt)}</Badge>
+                <Badge tone="warning">
+                  Expired <Day date={key.expiresAt} />
+                </Badge>
               ) : (
-                formatDay(key.expiresAt)
+                <Day date={key.expiresAt} />
               )
           },
           {
             header: "Last used",
-            cell: (key: ApiKeyRecord) => (key.lastUsedAt === null ? "Never" : formatMoment(key.lastUsedAt))
+            cell: (key: ApiKeyRecord) => (key.lastUsedAt === null ? "Never" : <Moment date={key.lastUsedAt} />)
           },
           {
             header: "Actions",
@@ -412,7 +419,9 @@ export const createdKeyPage = (current: CurrentMember, state: CreatedKeyState) =
         <dt>Environment</dt>
         <dd>{environmentNames[key.environment]}</dd>
         <dt>Expires</dt>
-        <dd>{formatMoment(key.expiresAt)}</dd>
+        <dd>
+          <Moment date={key.expiresAt} />
+        </dd>
         <dt>Permissions</dt>
         <dd>
           {key.permissions.length === 0 ? (
@@ -470,7 +479,7 @@ export const confirmRevokePage = (current: CurrentMember, state: RevokeState, st
         <dt>Environment</dt>
         <dd>{environmentNames[key.environment]}</dd>
         <dt>Last used</dt>
-        <dd>{key.lastUsedAt === null ? "Never" : formatMoment(key.lastUsedAt)}</dd>
+        <dd>{key.lastUsedAt === null ? "Never" : <Moment date={key.lastUsedAt} />}</dd>
       </dl>
       {state.refusal === undefined ? (
         <ConfirmStep

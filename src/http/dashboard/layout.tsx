@@ -59,7 +59,7 @@ const css = `
   caption { text-align: left; font-weight: 600; padding-bottom: .4rem; }
   th, td { text-align: left; padding: .5rem .6rem; border-bottom: 1px solid #e5e1dc; }
   td { overflow-wrap: break-word; }
-  td code { white-space: nowrap; }
+  td code, td time { white-space: nowrap; }
   .filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: flex-end; margin-bottom: 1rem; }
   .filter { flex: 1 1 10rem; }
   .filter label { margin-top: 0; }
