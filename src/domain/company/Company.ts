@@ -73,7 +73,8 @@ export const permissionDescriptions: Readonly<Record<Permission, string>> = {
   "recipients:read:masked": "Read recipients with their personal data masked",
   "recipients:delete": "Delete recipients",
   "accounts:create": "Create accounts",
-  "accounts:read": "Read accounts and their billing methods"
+  "accounts:read": "Read accounts and their billing methods",
+  "audit:read": "Read the company's audit log: who changed what, and when"
 }
 
 /** Permitted key lifetimes in days; other values inside the schema bounds are refused with a clear 400. */
