@@ -126,7 +126,7 @@ describe("dashboard API keys", () => {
         const baseUrl = yield* BaseUrl
         const owner = new DashboardBrowser(baseUrl)
         const { email } = yield* promise(() => owner.signUp("Key Makers"))
-        const { companyId, accountId } = yield* idsOf(email)
+        const { userId, companyId, accountId } = yield* idsOf(email)
 
         const empty = yield* promise(() => owner.get("/dashboard/api-keys"))
         expect(empty.status).toBe(200)
@@ -203,6 +203,17 @@ describe("dashboard API keys", () => {
         const after = yield* promise(() => owner.get("/dashboard/api-keys"))
         expect(after.text).toContain("The key “Warehouse sync” is revoked")
         expect(after.text).toContain("No test keys yet.")
+        // The audit log names the member as the one who made and revoked the key.
+        const audited = yield* Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) =>
+            sql<{ action: string; actorType: string; actorId: string }>`SELECT action, actor_type, actor_id
+            FROM audit_events WHERE company_id = ${companyId} AND target_id = ${row!.id} ORDER BY occurred_at`
+        ).pipe(Effect.orDie)
+        expect(audited).toEqual([
+          { action: "api_key.created", actorType: "member", actorId: userId },
+          { action: "api_key.revoked", actorType: "member", actorId: userId }
+        ])
         // Revoked once, it is gone: a second revocation finds nothing.
         const again = yield* promise(() =>
           owner.post(`/dashboard/api-keys/${row!.id}/revoke`, {
