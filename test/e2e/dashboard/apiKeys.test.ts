@@ -3,9 +3,9 @@ import { Context, Effect, Layer } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
 import {
+  browserSuiteSkipped,
   checkAccessibility,
   launchChromium,
-  noChromium,
   screenshot,
   scrollsHorizontally
 } from "../../support/browser.js"
@@ -79,7 +79,7 @@ const ChromiumLive = Layer.scoped(
 const accountsStatus = async (baseUrl: string, apiKey: string) =>
   (await fetch(`${baseUrl}/public-api/v3/accounts`, { headers: { "x-api-key": apiKey } })).status
 
-describe.skipIf(noChromium)("dashboard API keys in chromium", () => {
+describe.skipIf(browserSuiteSkipped)("dashboard API keys in chromium", () => {
   it.layer(Layer.merge(makeRealPortServer(), ChromiumLive), { timeout: 180_000 })((it) => {
     it.effect("creates a key shown once, copies it, uses it, revokes it; the key then gets 401", () =>
       Effect.gen(function* () {
