@@ -20,6 +20,17 @@ export const companyEventTypes = [
 export const CompanyEventType = Schema.Literal(...companyEventTypes)
 export type CompanyEventType = typeof CompanyEventType.Type
 
+/** What each event type tells, in a sentence (the dashboard's choice of types shows them). */
+export const companyEventTypeDescriptions: Readonly<Record<CompanyEventType, string>> = {
+  "order-created": "An order was placed.",
+  "order-status-changed": "An order's status changed (for example, to completed).",
+  "order-fulfillment-status-changed": "An order's shipment moved (processing, shipped, delivered).",
+  "order-cancelled": "An order was cancelled.",
+  "gift-status-changed": "A gift's status changed (opened, claimed, expired, cancelled).",
+  "gift-delivery-status-changed": "The shipment of a claimed gift moved.",
+  "stock-availability-updates": "A variant became available, or stopped being available, in a country."
+}
+
 /**
  * The event an endpoint gets when its company asks for a test (`POST /public-api/v3/webhooks/{id}/test`), whatever
  * types it subscribes to; it cannot be subscribed to (docs/decisions/0058-webhook-resend-and-test-events.md).

@@ -482,13 +482,18 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
       return yield* withNextAttempts(yield* "eventId" in by ? repo.byEvent(by.eventId) : repo.byUrl(by.url))
     })
 
-    /** A company endpoint's deliveries, newest first, paged in SQL. */
+    /**
+     * A company endpoint's deliveries, newest first, paged in SQL, with `latencies`: by delivery id, the
+     * duration in milliseconds of its latest attempt that has an outcome (none before the first).
+     */
     const endpointDeliveries = Effect.fn("WebhookDeliveries.endpointDeliveries")(function* (
       endpointId: string,
       query: V3Query
     ) {
       const page = yield* repo.endpointPage(endpointId, query)
-      return { ...page, rows: yield* withNextAttempts(page.rows) }
+      const timed = page.rows.length === 0 ? [] : yield* repo.lastLatencies(page.rows.map((row) => row.id))
+      const latencies: ReadonlyMap<string, number> = new Map(timed.map((row) => [row.deliveryId, row.durationMs]))
+      return { ...page, rows: yield* withNextAttempts(page.rows), latencies }
     })
 
     /** A company endpoint's delivery of one event (by its `webhook-id`), or none. */

@@ -84,6 +84,16 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
         FROM webhook_attempts WHERE delivery_id = ${deliveryId} ORDER BY attempt`
     })
 
+    /** Each delivery's latest attempt that has an outcome (one still in flight is not a latency yet). */
+    const findLastLatencies = SqlSchema.findAll({
+      Request: Schema.Array(Id),
+      Result: Schema.Struct({ deliveryId: Id, durationMs: Schema.Int }),
+      execute: (deliveryIds) => sql`
+        SELECT DISTINCT ON (delivery_id) delivery_id, duration_ms FROM webhook_attempts
+        WHERE delivery_id IN ${sql.in(deliveryIds)} AND (status_code IS NOT NULL OR error IS NOT NULL)
+        ORDER BY delivery_id, attempt DESC`
+    })
+
     const findOfEndpoint = SqlSchema.findOne({
       Request: Schema.Struct({ endpointId: Schema.String, eventId: Schema.String }),
       Result: WebhookDelivery,
@@ -298,6 +308,10 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
       byUrl: Effect.fn("WebhookDeliveriesRepo.byUrl")((url: string) => Effect.orDie(findByUrl(url))),
       /** The attempts log of a delivery, oldest first. */
       attempts: Effect.fn("WebhookDeliveriesRepo.attempts")((deliveryId: Id) => Effect.orDie(findAttempts(deliveryId))),
+      /** The latency of each delivery's latest attempt with an outcome, for the deliveries that have one. */
+      lastLatencies: Effect.fn("WebhookDeliveriesRepo.lastLatencies")((deliveryIds: ReadonlyArray<Id>) =>
+        Effect.orDie(findLastLatencies(deliveryIds))
+      ),
       insert,
       /** The id of the delivery of this event to this URL. */
       idOf: Effect.fn("WebhookDeliveriesRepo.idOf")((url: string, eventId: string) =>

@@ -290,7 +290,10 @@ export class CompanyWebhooks extends Effect.Service<CompanyWebhooks>()("CompanyW
       return yield* sql.withTransaction(test).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
-    /** An endpoint's deliveries, newest first (404 if the endpoint is not the scope's). */
+    /**
+     * An endpoint's deliveries, newest first, with each one's latest latency (`latencies`, by delivery id); 404
+     * if the endpoint is not the scope's.
+     */
     const deliveries = Effect.fn("CompanyWebhooks.deliveries")(function* (
       scope: AccountScope,
       webhookId: string,
