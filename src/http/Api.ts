@@ -20,6 +20,7 @@ import { WebhooksV3Api } from "./company/WebhooksApi.js"
 import { AccountPages } from "./dashboard/AccountPages.js"
 import { ApiKeysPages } from "./dashboard/ApiKeysPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
+import { WebhooksPages } from "./dashboard/WebhooksPages.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
 import { ProfileApi } from "./identity/ProfileApi.js"
@@ -56,6 +57,7 @@ export class Api extends makeApi("ribbon")
   .add(ExportFilesApi.pipe(withRequestErrors("v1")))
   .add(AccountPages)
   .add(ApiKeysPages)
+  .add(WebhooksPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

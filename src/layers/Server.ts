@@ -40,6 +40,7 @@ import { WebhooksV3Live } from "../http/company/WebhooksLive.js"
 import { AccountPagesLive } from "../http/dashboard/AccountPagesLive.js"
 import { ApiKeysPagesLive } from "../http/dashboard/ApiKeysPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
+import { WebhooksPagesLive } from "../http/dashboard/WebhooksPagesLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
 import { ProfileLive } from "../http/identity/ProfileLive.js"
@@ -346,6 +347,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     AccountPagesLive,
     DashboardLive,
     ApiKeysPagesLive,
+    WebhooksPagesLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

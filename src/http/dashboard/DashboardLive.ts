@@ -1,6 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
-import type { Environment } from "../../domain/company/Company.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Accounts } from "../../services/company/Accounts.js"
 import { DashboardAccounts } from "../../services/company/DashboardAccounts.js"
@@ -20,16 +19,12 @@ import {
   signUpPage,
   tooManyAttemptsPage
 } from "./pages.js"
+import { environmentParam, pageNumber } from "./params.js"
 import { makeDashboardAuth } from "./session.js"
 import { makeSignInSecondStep } from "./signInSecondStep.js"
 
 /** Accounts per page on the home page. */
 const accountsPerPage = 20
-
-const pageNumber = (text: string) => {
-  const n = Number(text)
-  return Number.isInteger(n) && n >= 1 && n <= 10_000 ? n : 1
-}
 
 /**
  * The dashboard's sign-up, sign-in, sign-out, company switch and home (docs/dashboard.md). Sign-in and sign-up
@@ -69,12 +64,7 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
       .handle("home", ({ request, urlParams }) =>
         auth.page(request, {}, (current) =>
           Effect.gen(function* () {
-            const environment: Environment =
-              urlParams.environment === "live" || urlParams.environment === "test"
-                ? urlParams.environment
-                : current.company.live
-                  ? "live"
-                  : "test"
+            const environment = environmentParam(urlParams.environment, current)
             const name = urlParams.name.trim().slice(0, 200)
             const page = pageNumber(urlParams.page)
             const query: V3Query = {

@@ -83,7 +83,15 @@ const css = `
   ul.indented { padding-left: 1.6rem; }
   pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f4f1; padding: .75rem; border-radius: 6px; }
   .secret input { font-family: ui-monospace, monospace; }
-  .secret button { margin-top: .5rem; }`
+  .secret button { margin-top: .5rem; }
+  fieldset.choices { border: 0; padding: 0; margin: .9rem 0 0; }
+  fieldset.choices legend { padding: 0; }
+  .choice > .hint { flex-basis: 100%; margin: 0 0 0 1.6rem; }
+  .choice { flex-wrap: wrap; }
+  .actions { display: flex; flex-wrap: wrap; gap: .75rem; align-items: center; margin: 1rem 0; }
+  .actions form { margin: 0; }
+  .actions form > button[type="submit"] { margin-top: 0; }
+  pre.payload { margin: .5rem 0; font-size: .9rem; }`
 
 /** The company switcher submits as soon as another company is picked; without JavaScript its button does. */
 const switcherScript = `document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {
