@@ -12,8 +12,8 @@ export const Html = HttpApiSchema.Text({ contentType: "text/html" })
 /** A form or query field; absent is empty. */
 export const FormText = Schema.optionalWith(Schema.String, { default: () => "" })
 
-/** A form's fields, each taken as text, with the CSRF token every dashboard form carries. */
-export const form = <Fields extends Record<string, typeof FormText>>(fields: Fields) =>
+/** A form's fields (each taken as text unless said otherwise), with the CSRF token every dashboard form carries. */
+export const form = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   HttpApiSchema.withEncoding(Schema.Struct({ csrf: FormText, ...fields }), { kind: "UrlParams" } as never)
 
 export class DashboardApi extends HttpApiGroup.make("dashboard")

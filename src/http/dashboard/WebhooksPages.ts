@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { FormText } from "./DashboardApi.js"
+import { FormText, form } from "./DashboardApi.js"
 
 /**
  * The dashboard's webhooks section (docs/dashboard.md "Webhooks"): the company's endpoints, each with its
@@ -9,10 +9,6 @@ import { FormText } from "./DashboardApi.js"
  */
 
 const Html = HttpApiSchema.Text({ contentType: "text/html" })
-
-/** A form's fields (each as text, absent is empty) with the CSRF token every dashboard form carries. */
-const form = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
-  HttpApiSchema.withEncoding(Schema.Struct({ csrf: FormText, ...fields }), { kind: "UrlParams" } as never)
 
 /** Checkboxes of one name: none, one (a string) or several (an array) ticked. */
 const Ticked = Schema.optionalWith(Schema.Union(Schema.String, Schema.Array(Schema.String)), { default: () => [] })

@@ -88,6 +88,7 @@ const css = `
   fieldset.choices legend { padding: 0; }
   .choice > .hint { flex-basis: 100%; margin: 0 0 0 1.6rem; }
   .choice { flex-wrap: wrap; }
+  h3 { font-size: 1rem; margin: 1.25rem 0 .5rem; }
   .actions { display: flex; flex-wrap: wrap; gap: .75rem; align-items: center; margin: 1rem 0; }
   .actions form { margin: 0; }
   .actions form > button[type="submit"] { margin-top: 0; }

@@ -466,7 +466,7 @@ export const deliveryPage = (current: CurrentMember, state: DeliveryState) => {
         <dt>Attempts</dt>
         <dd>{delivery.attempts}</dd>
         <dt>Resent</dt>
-        <dd>{delivery.resends === 0 ? "Never" : `${delivery.resends} times`}</dd>
+        <dd>{delivery.resends === 0 ? "Never" : delivery.resends === 1 ? "Once" : `${delivery.resends} times`}</dd>
         <dt>Next retry</dt>
         <dd>
           <When at={delivery.nextAttemptAt} />
