@@ -1,14 +1,12 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { FormText, form } from "./DashboardApi.js"
+import { FormText, form, Html } from "./DashboardApi.js"
 
 /**
  * The dashboard's webhooks section (docs/dashboard.md "Webhooks"): the company's endpoints, each with its
  * deliveries, a delivery's request and attempts, and the forms that create, test, disable, enable, delete and
  * resend. Ids in paths are taken as any text: one that names nothing of the member's company is the 404 page.
  */
-
-const Html = HttpApiSchema.Text({ contentType: "text/html" })
 
 /** Checkboxes of one name: none, one (a string) or several (an array) ticked. */
 const Ticked = Schema.optionalWith(Schema.Union(Schema.String, Schema.Array(Schema.String)), { default: () => [] })

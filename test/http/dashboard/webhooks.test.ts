@@ -106,7 +106,7 @@ describe("dashboard webhooks pages", () => {
       "creates an endpoint, shows its secret once, sends a test event, resends, disables, enables, deletes",
       () =>
         Effect.gen(function* () {
-          const { browser, companyId } = yield* signedUp("Hooked Gifts")
+          const { browser, companyId, userId } = yield* signedUp("Hooked Gifts")
           const empty = yield* promise(() => browser.get("/dashboard/webhooks"))
           expect(empty.status).toBe(200)
           expect(empty.headers.get("cache-control")).toContain("no-store")
@@ -232,6 +232,25 @@ describe("dashboard webhooks pages", () => {
           expect(yield* count("company_webhook_endpoints", companyId)).toBe(0)
           expect((yield* promise(() => browser.get(endpointPath))).status).toBe(404)
           expect((yield* promise(() => browser.get(deliveryPath))).status).toBe(404)
+
+          // Each change is in the audit log as the member's doing, as the API's would be the key's.
+          const audited = yield* Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) =>
+              sql<{ action: string; actorType: string; actorId: string }>`SELECT action, actor_type, actor_id
+              FROM audit_events WHERE company_id = ${companyId} AND action LIKE 'webhook%' ORDER BY occurred_at, id`
+          ).pipe(Effect.orDie)
+          expect(audited.map((row) => row.action)).toEqual([
+            "webhook_endpoint.created",
+            "webhook_endpoint.tested",
+            "webhook_delivery.resent",
+            "webhook_endpoint.disabled",
+            "webhook_endpoint.enabled",
+            "webhook_endpoint.deleted"
+          ])
+          expect(new Set(audited.map((row) => `${row.actorType} ${row.actorId}`))).toEqual(
+            new Set([`member ${userId}`])
+          )
         })
     )
 
