@@ -9,9 +9,9 @@ import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { BaseUrl } from "../../support/auth.js"
 import {
+  browserSuiteSkipped,
   checkAccessibility,
   launchChromium,
-  noChromium,
   screenshot,
   scrollsHorizontally
 } from "../../support/browser.js"
@@ -26,7 +26,7 @@ import { signatureHeaders } from "../../support/webhooks.js"
  * sandbox order through the API, see its delivery, resend it and see the second attempt arrive, signed with that
  * secret. Then a test event, disable and enable, and deletion through its confirm step; and the main flow again
  * at 390 px with the keyboard only. Every page visited passes axe-core and does not scroll sideways; screenshots go
- * to test-output/dashboard-webhooks-*.png. Skipped when /usr/bin/chromium is absent.
+ * to test-output/dashboard-webhooks-*.png. Skipped without chromium and on the Postgres run (`browserSuiteSkipped`).
  */
 
 const Server = makeCheckoutRealPortServer(
@@ -131,7 +131,7 @@ const placeOrder = (baseUrl: string, companyId: string) =>
 /** The requests the receiver got at `path`. */
 const at = (received: ReadonlyArray<Received>, path: string) => received.filter((request) => request.path === path)
 
-describe.skipIf(noChromium)("dashboard webhooks in chromium", () => {
+describe.skipIf(browserSuiteSkipped)("dashboard webhooks in chromium", () => {
   it.layer(Server, { timeout: 180_000 })((it) => {
     it.scoped(
       "create, an API order's delivery, resend to an HTTPS receiver; then by keyboard at 390 px",
