@@ -21,6 +21,7 @@ import { AccountPages } from "./dashboard/AccountPages.js"
 import { ApiKeysPages } from "./dashboard/ApiKeysPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
 import { WebhooksPages } from "./dashboard/WebhooksPages.js"
+import { MembersPages } from "./dashboard/MembersPages.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
 import { ProfileApi } from "./identity/ProfileApi.js"
@@ -58,6 +59,7 @@ export class Api extends makeApi("ribbon")
   .add(AccountPages)
   .add(ApiKeysPages)
   .add(WebhooksPages)
+  .add(MembersPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

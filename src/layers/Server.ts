@@ -41,6 +41,7 @@ import { AccountPagesLive } from "../http/dashboard/AccountPagesLive.js"
 import { ApiKeysPagesLive } from "../http/dashboard/ApiKeysPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { WebhooksPagesLive } from "../http/dashboard/WebhooksPagesLive.js"
+import { MembersPagesLive } from "../http/dashboard/MembersPagesLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
 import { ProfileLive } from "../http/identity/ProfileLive.js"
@@ -345,6 +346,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     PayLive,
     GiftPageLive,
     AccountPagesLive,
+    MembersPagesLive,
     DashboardLive,
     ApiKeysPagesLive,
     WebhooksPagesLive,

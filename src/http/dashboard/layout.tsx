@@ -92,7 +92,12 @@ const css = `
   .actions { display: flex; flex-wrap: wrap; gap: .75rem; align-items: center; margin: 1rem 0; }
   .actions form { margin: 0; }
   .actions form > button[type="submit"] { margin-top: 0; }
-  pre.payload { margin: .5rem 0; font-size: .9rem; }`
+  pre.payload { margin: .5rem 0; font-size: .9rem; }
+  fieldset.choices.invalid { border: 2px solid #b3261e; border-radius: 8px; padding: .5rem 1rem; }
+  label.choice { font-weight: 400; margin: .5rem 0 0; }
+  ul.picks { list-style: none; margin: .25rem 0 0 1.5rem; padding: 0; }
+  form.inline { margin: 0; }
+  form.inline button { padding: .3rem .7rem; }`
 
 /** The company switcher submits as soon as another company is picked; without JavaScript its button does. */
 const switcherScript = `document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {

@@ -64,6 +64,34 @@ export class DashboardAccounts extends Effect.Service<DashboardAccounts>()("Dash
         .pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
-    return { signUp } as const
+    /**
+     * A new person joining by an invitation's link: the password (and an optional name) checked and hashed
+     * first, then the user, made with the invitation's e-mail, and the membership written in one transaction,
+     * so a refused acceptance (expired, withdrawn meanwhile) leaves no user behind. An e-mail already
+     * registered is `EmailTaken`: that person signs in to accept.
+     */
+    const joinByInvitation = Effect.fn("DashboardAccounts.joinByInvitation")(function* (input: {
+      readonly token: string
+      readonly password: string
+      readonly displayName?: string | undefined
+    }) {
+      const invitation = yield* members.invitation(input.token)
+      const prepared = yield* users.prepare({
+        email: invitation.email,
+        password: input.password,
+        displayName: input.displayName
+      })
+      return yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const user = yield* users.register(prepared)
+            const member = yield* members.accept(input.token, user.id)
+            return { user, member }
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
+    return { signUp, joinByInvitation } as const
   })
 }) {}
