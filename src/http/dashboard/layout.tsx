@@ -96,6 +96,7 @@ const css = `
   fieldset.choices.invalid { border: 2px solid #b3261e; border-radius: 8px; padding: .5rem 1rem; }
   label.choice { font-weight: 400; margin: .5rem 0 0; }
   ul.picks { list-style: none; margin: .25rem 0 0 1.5rem; padding: 0; }
+  .flash, main h1, main h2 { overflow-wrap: anywhere; }
   form.inline { margin: 0; }
   form.inline button { padding: .3rem .7rem; }`
 

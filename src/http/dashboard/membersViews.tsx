@@ -68,31 +68,40 @@ const Choices = (props: {
   </fieldset>
 )
 
-/** The roles to pick from, each with what it is for. */
-const RoleChoices = (props: {
+/**
+ * The roles to pick from, each with what it is for. A select rather than radio buttons: typing a role's first
+ * letter picks it, so the keyboard alone needs no arrow keys.
+ */
+const RoleSelect = (props: {
   readonly idPrefix: string
   readonly roles: ReadonlyArray<Role>
   readonly selected: string | undefined
   readonly error?: string | undefined
-}) => (
-  <Choices id={`${props.idPrefix}role`} legend="Role" error={props.error}>
-    {props.roles.map((role) => (
-      <label class="choice" key={role}>
-        <input
-          type="radio"
-          name="role"
-          value={role}
-          id={`${props.idPrefix}role-${role}`}
-          checked={role === props.selected}
-          required
-        />
-        <span>
-          <strong>{role}</strong>: {roleDescriptions[role]}
-        </span>
-      </label>
-    ))}
-  </Choices>
-)
+}) => {
+  const id = `${props.idPrefix}role`
+  return (
+    <div class={props.error === undefined ? "field" : "field invalid"}>
+      <label htmlFor={id}>Role</label>
+      <select
+        id={id}
+        name="role"
+        aria-invalid={props.error === undefined ? undefined : "true"}
+        aria-describedby={props.error === undefined ? undefined : `${id}-error`}
+      >
+        {props.roles.map((role) => (
+          <option value={role} selected={role === props.selected} key={role}>
+            {role}: {roleDescriptions[role]}
+          </option>
+        ))}
+      </select>
+      {props.error === undefined ? null : (
+        <p class="field-error" id={`${id}-error`}>
+          {props.error}
+        </p>
+      )}
+    </div>
+  )
+}
 
 /** All of the company's accounts, or some of them (checkboxes). */
 const AccountsChoices = (props: {
@@ -225,13 +234,13 @@ export const membersPage = (current: CurrentMember, state: MembersState) => {
         links={noPages}
         empty={<EmptyState title="No pending invitations." />}
       />
-      <h2 id="invite">Invite a member</h2>
+      <h2 id="invite-heading">Invite a member</h2>
       <p>
         The person gets an e-mail with a link valid 7 days; accepting it signs them in, or lets them create their
         password. Inviting the same e-mail again replaces the invitation.
       </p>
       {errors.form === undefined ? null : <FormError>{errors.form}</FormError>}
-      <form method="post" action={`${membersPath}/invitations`} noValidate aria-labelledby="invite">
+      <form method="post" action={`${membersPath}/invitations`} noValidate aria-labelledby="invite-heading">
         <CsrfField token={current.csrf} />
         <Field
           name="email"
@@ -242,7 +251,7 @@ export const membersPage = (current: CurrentMember, state: MembersState) => {
           error={errors.email}
           maxLength={254}
         />
-        <RoleChoices idPrefix="invite-" roles={state.roles} selected={invite.role ?? "viewer"} error={errors.role} />
+        <RoleSelect idPrefix="invite-" roles={state.roles} selected={invite.role ?? "viewer"} error={errors.role} />
         <AccountsChoices
           idPrefix="invite-"
           accounts={state.accounts}
@@ -306,11 +315,11 @@ export const memberPage = (current: CurrentMember, state: MemberState) => {
       {self ? <p>This is you.</p> : null}
       {state.refusal === undefined ? (
         <>
-          <h2 id="change-role">Change the role</h2>
+          <h2 id="role-heading">Change the role</h2>
           {roleErrors.form === undefined ? null : <FormError>{roleErrors.form}</FormError>}
-          <form method="post" action={`${memberPath(member.userId)}/role`} aria-labelledby="change-role">
+          <form method="post" action={`${memberPath(member.userId)}/role`} aria-labelledby="role-heading">
             <CsrfField token={current.csrf} />
-            <RoleChoices
+            <RoleSelect
               idPrefix="change-"
               roles={state.roles.includes(member.role) ? state.roles : [member.role, ...state.roles]}
               selected={state.role?.role ?? member.role}
@@ -318,13 +327,13 @@ export const memberPage = (current: CurrentMember, state: MemberState) => {
             />
             <button type="submit">Change role</button>
           </form>
-          <h2 id="limit-accounts">Accounts</h2>
+          <h2 id="accounts-heading">Accounts reached</h2>
           {member.role === "owner" ? (
             <p>An owner reaches every account.</p>
           ) : (
             <>
               {limitErrors.form === undefined ? null : <FormError>{limitErrors.form}</FormError>}
-              <form method="post" action={`${memberPath(member.userId)}/accounts`} aria-labelledby="limit-accounts">
+              <form method="post" action={`${memberPath(member.userId)}/accounts`} aria-labelledby="accounts-heading">
                 <CsrfField token={current.csrf} />
                 <AccountsChoices
                   idPrefix="limit-"

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { Companies } from "../../../src/services/company/Companies.js"
 import { BaseUrl, RealPortServer, TimeTravel } from "../../support/auth.js"
 import { csrfOf, DashboardBrowser, newEmail, type Page, strongPassword } from "../../support/dashboard.js"
 import { invitationPathFor } from "../../support/invitations.js"
@@ -52,7 +53,11 @@ const tablesOf = (companyId: string) =>
   )
 
 /** Runs `act`, expects its page's status, and that the company's members and invitations did not change. */
-const unchanged = <R = never>(companyId: string, status: number, act: (() => Promise<Page>) | Effect.Effect<Page, never, R>) =>
+const unchanged = <R = never>(
+  companyId: string,
+  status: number,
+  act: (() => Promise<Page>) | Effect.Effect<Page, never, R>
+) =>
   Effect.gen(function* () {
     const before = yield* tablesOf(companyId)
     const page = yield* typeof act === "function" ? promise(act) : act
@@ -208,6 +213,12 @@ describe("dashboard members", () => {
         )
         expect(refused.text).toContain("The password is not right.")
         expect(signedOut.cookies.has("ribbon_dashboard")).toBe(false)
+
+        // Pat has an account: choosing a new password is refused, and makes nothing.
+        const taken = yield* unchanged(alpha.companyId, 409, () =>
+          signedOut.post(`${path}/join`, { csrf, newPassword: "another-long-passphrase-7" })
+        )
+        expect(taken.text).toContain("already has a Ribbon account: sign in with its password above.")
 
         const accepted = yield* promise(() => signedOut.post(`${path}/sign-in`, { csrf, password: strongPassword }))
         expect(accepted.status).toBe(303)
@@ -432,6 +443,31 @@ describe("dashboard members", () => {
         expect(left.location).toBe("/dashboard/sign-in")
         expect(owner.browser.cookies.has("ribbon_dashboard")).toBe(false)
         expect(yield* membership(owner.companyId, owner.userId)).toBeUndefined()
+      })
+    )
+
+    it.effect("joining a company that requires a second factor sends the new member to sign in", () =>
+      Effect.gen(function* () {
+        const owner = yield* company("Two Factors")
+        yield* Effect.flatMap(Companies, (companies) => companies.requireTwoFactor(owner.companyId, true)).pipe(
+          Effect.orDie
+        )
+        const email = newEmail("careful")
+        expect((yield* invite(owner.browser, email, "viewer")).status).toBe(303)
+        const path = yield* invitationPathFor(email)
+        const person = new DashboardBrowser(yield* BaseUrl)
+        const page = yield* promise(() => person.get(path))
+        const joined = yield* promise(() =>
+          person.post(`${path}/join`, { csrf: csrfOf(page.text, `${path}/join`), newPassword: strongPassword })
+        )
+        expect(joined.status).toBe(303)
+        expect(joined.location).toBe("/dashboard/sign-in")
+        expect(person.cookies.has("ribbon_dashboard")).toBe(false)
+        expect((yield* promise(() => person.get("/dashboard/sign-in"))).text).toContain(
+          "You joined Two Factors as viewer. Sign in to continue."
+        )
+        const { userId } = yield* idsOf(email)
+        expect((yield* membership(owner.companyId, userId))?.role).toBe("viewer")
       })
     )
 
