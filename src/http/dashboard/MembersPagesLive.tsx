@@ -10,7 +10,6 @@ import { DashboardAccounts } from "../../services/company/DashboardAccounts.js"
 import { DashboardSessions } from "../../services/company/DashboardSessions.js"
 import { type InvitationDetails, Members } from "../../services/company/Members.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
-import { TwoFactor } from "../../services/identity/TwoFactor.js"
 import { Users } from "../../services/identity/Users.js"
 import { Api } from "../Api.js"
 import { clientSource, makeAuthFailures } from "../AuthFailures.js"
@@ -31,6 +30,7 @@ import {
 import { csrfRefusedPage, notFoundPage, tooManyAttemptsPage } from "./pages.js"
 import type { CurrentMember } from "./session.js"
 import { makeDashboardAuth } from "./session.js"
+import { makeSignInSecondStep } from "./signInSecondStep.js"
 
 /** The accounts a picker offers, per environment (a member limited to more sees the first ones). */
 const accountsPerPicker = 100
@@ -85,7 +85,7 @@ export const MembersPagesLive = HttpApiBuilder.group(Api, "dashboardMembers", (h
     const signUps = yield* DashboardAccounts
     const sessions = yield* DashboardSessions
     const users = yield* Users
-    const twoFactor = yield* TwoFactor
+    const secondStep = yield* makeSignInSecondStep(auth)
     const companies = yield* Companies
     const accounts = yield* Accounts
     const policy = yield* CompanyPolicy
@@ -173,30 +173,26 @@ export const MembersPagesLive = HttpApiBuilder.group(Api, "dashboardMembers", (h
     })
 
     /**
-     * After a person signed out joined by an invitation: a session in the company, unless signing in asks more
-     * (the person's second factor, or the company's requirement of one): then the sign-in page, which asks it.
+     * After a person signed out joined by an invitation: signed in to the company joined, as the sign-in page
+     * signs in (the second factor first, when the person has it on).
      */
     const afterJoining = (
       request: HttpServerRequest.HttpServerRequest,
       input: { readonly userId: string; readonly member: Member; readonly companyName: string }
     ) =>
       Effect.gen(function* () {
-        const joined = `You joined ${input.companyName} as ${input.member.role}.`
-        const secondFactor =
-          (yield* twoFactor.isEnabled(input.userId)) ||
-          (yield* Effect.orElseSucceed(companies.requiresTwoFactor(input.member.companyId), () => true))
-        if (secondFactor) {
-          return auth.withFlash(redirect("/dashboard/sign-in"), {
-            kind: "success",
-            text: `${joined} Sign in to continue.`
-          })
-        }
+        const joined = { kind: "success", text: `You joined ${input.companyName} as ${input.member.role}.` } as const
+        const pending = yield* secondStep.afterPassword(request, {
+          userId: input.userId,
+          companyId: input.member.companyId
+        })
+        if (Option.isSome(pending)) return auth.withFlash(pending.value, joined)
         const started = yield* auth.startSession(request, redirect("/dashboard"), {
           userId: input.userId,
           companyId: input.member.companyId,
           sourceAddress: yield* clientSource
         })
-        return auth.withFlash(started, { kind: "success", text: joined })
+        return auth.withFlash(started, joined)
       })
 
     /** The invitation a link names, or the page saying why it cannot be used. */
@@ -286,9 +282,11 @@ export const MembersPagesLive = HttpApiBuilder.group(Api, "dashboardMembers", (h
           })
         )
       )
-      .handle("leavePage", ({ request }) => auth.page(request, {}, (current) => Effect.succeed(leavePage(current))))
+      .handle("leavePage", ({ request }) =>
+        auth.page(request, { beforeTwoFactor: true }, (current) => Effect.succeed(leavePage(current)))
+      )
       .handle("leave", ({ request, payload }) =>
-        auth.form(request, payload.csrf, {}, (current) =>
+        auth.form(request, payload.csrf, { beforeTwoFactor: true }, (current) =>
           Effect.gen(function* () {
             const left = yield* Effect.either(
               members.remove({ companyId: current.company.id, by: current.member, userId: current.member.userId })
@@ -456,7 +454,8 @@ export const MembersPagesLive = HttpApiBuilder.group(Api, "dashboardMembers", (h
         )
       )
       .handle("acceptInvitation", ({ request, payload, path }) =>
-        auth.form(request, payload.csrf, {}, (current) =>
+        // Joining another company is open before this one's required second factor is on (as leaving is).
+        auth.form(request, payload.csrf, { beforeTwoFactor: true }, (current) =>
           Effect.gen(function* () {
             const accepted = yield* Effect.either(members.accept(path.token, current.user.id))
             if (Either.isLeft(accepted)) {

@@ -1,7 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
+import { Secret, TOTP } from "otpauth"
 import { Companies } from "../../../src/services/company/Companies.js"
+import { TwoFactor } from "../../../src/services/identity/TwoFactor.js"
 import { BaseUrl, RealPortServer, TimeTravel } from "../../support/auth.js"
 import { csrfOf, DashboardBrowser, newEmail, type Page, strongPassword } from "../../support/dashboard.js"
 import { invitationPathFor } from "../../support/invitations.js"
@@ -446,29 +448,56 @@ describe("dashboard members", () => {
       })
     )
 
-    it.effect("joining a company that requires a second factor sends the new member to sign in", () =>
-      Effect.gen(function* () {
-        const owner = yield* company("Two Factors")
-        yield* Effect.flatMap(Companies, (companies) => companies.requireTwoFactor(owner.companyId, true)).pipe(
-          Effect.orDie
-        )
-        const email = newEmail("careful")
-        expect((yield* invite(owner.browser, email, "viewer")).status).toBe(303)
-        const path = yield* invitationPathFor(email)
-        const person = new DashboardBrowser(yield* BaseUrl)
-        const page = yield* promise(() => person.get(path))
-        const joined = yield* promise(() =>
-          person.post(`${path}/join`, { csrf: csrfOf(page.text, `${path}/join`), newPassword: strongPassword })
-        )
-        expect(joined.status).toBe(303)
-        expect(joined.location).toBe("/dashboard/sign-in")
-        expect(person.cookies.has("ribbon_dashboard")).toBe(false)
-        expect((yield* promise(() => person.get("/dashboard/sign-in"))).text).toContain(
-          "You joined Two Factors as viewer. Sign in to continue."
-        )
-        const { userId } = yield* idsOf(email)
-        expect((yield* membership(owner.companyId, userId))?.role).toBe("viewer")
-      })
+    it.effect(
+      "joining asks for the second factor as signing in does: the person's own, or the company's requirement",
+      () =>
+        Effect.gen(function* () {
+          const owner = yield* company("Two Factors")
+          const careful = yield* company("Careful Person's")
+          const email = newEmail("careful")
+          // Invited first: once the company requires a second factor, its owner (without one) must turn it on.
+          expect((yield* invite(owner.browser, email, "viewer")).status).toBe(303)
+          expect((yield* invite(owner.browser, careful.email, "sender")).status).toBe(303)
+          yield* Effect.flatMap(Companies, (companies) => companies.requireTwoFactor(owner.companyId, true)).pipe(
+            Effect.orDie
+          )
+          const path = yield* invitationPathFor(email)
+          const person = new DashboardBrowser(yield* BaseUrl)
+          const page = yield* promise(() => person.get(path))
+          const joined = yield* promise(() =>
+            person.post(`${path}/join`, { csrf: csrfOf(page.text, `${path}/join`), newPassword: strongPassword })
+          )
+          expect(joined.status).toBe(303)
+          // Signed in, and sent to turn two-factor sign-in on before anything else.
+          expect((yield* promise(() => person.get("/dashboard"))).location).toBe("/dashboard/account")
+          const { userId } = yield* idsOf(email)
+          expect((yield* membership(owner.companyId, userId))?.role).toBe("viewer")
+
+          // Someone with two-factor sign-in on gives the second factor before any session starts.
+          const twoFactor = yield* TwoFactor
+          const { secret } = yield* twoFactor.begin(careful.userId, careful.email).pipe(Effect.orDie)
+          const code = TOTP.generate({
+            secret: Secret.fromBase32(secret),
+            algorithm: "SHA1",
+            digits: 6,
+            period: 30,
+            timestamp: yield* Clock.currentTimeMillis
+          })
+          yield* twoFactor.confirm(careful.userId, code).pipe(Effect.orDie)
+          const carefulPath = yield* invitationPathFor(careful.email)
+          const signedOut = new DashboardBrowser(owner.browser.baseUrl)
+          const offer = yield* promise(() => signedOut.get(carefulPath))
+          const signedIn = yield* promise(() =>
+            signedOut.post(`${carefulPath}/sign-in`, {
+              csrf: csrfOf(offer.text, `${carefulPath}/sign-in`),
+              password: strongPassword
+            })
+          )
+          expect(signedIn.status).toBe(303)
+          expect(signedIn.location).toBe("/dashboard/sign-in/two-factor")
+          expect(signedOut.cookies.has("ribbon_dashboard")).toBe(false)
+          expect((yield* membership(owner.companyId, careful.userId))?.role).toBe("sender")
+        })
     )
 
     // Last: it moves the server's clock a week ahead.
