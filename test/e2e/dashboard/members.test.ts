@@ -3,9 +3,9 @@ import { Effect } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
 import {
+  browserSuiteSkipped,
   checkAccessibility,
   launchChromium,
-  noChromium,
   screenshot,
   scrollsHorizontally
 } from "../../support/browser.js"
@@ -17,7 +17,7 @@ import { invitationPathFor } from "../../support/invitations.js"
  * the outbox, creates a password and is signed in as a developer, and is refused the members pages; the owner's
  * member, confirm and leave pages; the same invitation once more at 390 px with the keyboard only. Every page
  * visited is checked with axe-core (no serious or critical violation) and for sideways scrolling; screenshots go
- * to test-output/dashboard-*.png. Skipped when /usr/bin/chromium is absent.
+ * to test-output/dashboard-*.png. Skipped as `browserSuiteSkipped` says (no chromium, or the run on a Postgres server).
  */
 
 const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
@@ -67,7 +67,7 @@ const tabTo = async (page: Page, target: string) => {
 const ownerOf = (name: string) =>
   Effect.flatMap(BaseUrl, (baseUrl) => promise(async () => (await new DashboardBrowser(baseUrl).signUp(name)).email))
 
-describe.skipIf(noChromium)("dashboard members in chromium", () => {
+describe.skipIf(browserSuiteSkipped)("dashboard members in chromium", () => {
   it.layer(makeRealPortServer(), { timeout: 180_000 })((it) => {
     it.effect(
       "an owner invites a developer, who accepts, is signed in as a developer and kept off the members pages",
