@@ -13,7 +13,7 @@ import {
   regeneratePage,
   secondStepPage,
   signOutOthersPage
-} from "./accountPages.js"
+} from "./accountViews.js"
 import { csrfRefusedPage, tooManyAttemptsPage } from "./pages.js"
 import { type CurrentMember, holds, makeDashboardAuth } from "./session.js"
 import { makeSignInSecondStep } from "./signInSecondStep.js"

@@ -28,7 +28,7 @@ import {
   type KeyFormValues,
   keyFormPage,
   keyListPage
-} from "./apiKeysPages.js"
+} from "./apiKeysViews.js"
 import { notFoundPage } from "./pages.js"
 import type { CurrentMember } from "./session.js"
 import { makeDashboardAuth } from "./session.js"
