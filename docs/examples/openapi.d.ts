@@ -1098,7 +1098,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the audit log, newest first: every change made by the company's keys and members, in the key's environment */
+        /** List the audit log, newest first: every change made by the company's keys and members, in the key's environment and to the company as a whole */
         get: operations["auditEventsV3.list"];
         put?: never;
         post?: never;
@@ -3309,16 +3309,16 @@ export interface components {
                 name: string;
             };
             /** @enum {string} */
-            action: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "order.created" | "order.cancelled" | "order.simulated" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_delivery.resent" | "webhook_endpoint.created" | "webhook_endpoint.deleted" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.tested";
+            action: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "company.activated" | "company.two_factor_not_required" | "company.two_factor_required" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "invitation.revoked" | "member.accounts_limited" | "member.invited" | "member.joined" | "member.removed" | "member.role_changed" | "order.created" | "order.cancelled" | "order.simulated" | "ownership.transferred" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_delivery.resent" | "webhook_endpoint.created" | "webhook_endpoint.deleted" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.tested";
             target: {
                 /** @description The resource changed: the action's part before the dot */
                 type: string;
                 id: string;
             };
-            /** @description The account the change was on; null for a change of the company as a whole (keys, webhooks) */
+            /** @description The account the change was on; null for a change of the company in the environment (keys, webhooks) or as a whole */
             accountId: string | null;
-            /** @enum {string} */
-            environment: "test" | "live";
+            /** @description The key's environment; null for a change of the company as a whole (members, invitations, ownership, settings), which every key reads */
+            environment: ("test" | "live") | null;
             /** @description The request's source address (an IPv6 one by its /64); null for the operator */
             sourceAddress: string | null;
             /** @description The `X-Request-Id` of the response to the request that made the change; null for the operator */
@@ -11990,7 +11990,7 @@ export interface operations {
             query?: {
                 /** @description 24 hexadecimal characters */
                 "filter[actorId]"?: string;
-                "filter[action]"?: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "order.created" | "order.cancelled" | "order.simulated" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_delivery.resent" | "webhook_endpoint.created" | "webhook_endpoint.deleted" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.tested";
+                "filter[action]"?: "account.created" | "api_key.created" | "api_key.rotated" | "api_key.revoked" | "campaign.created" | "campaign.updated" | "company.activated" | "company.two_factor_not_required" | "company.two_factor_required" | "export.started" | "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "invitation.revoked" | "member.accounts_limited" | "member.invited" | "member.joined" | "member.removed" | "member.role_changed" | "order.created" | "order.cancelled" | "order.simulated" | "ownership.transferred" | "recipient.created" | "recipient.updated" | "recipient.deleted" | "webhook_delivery.resent" | "webhook_endpoint.created" | "webhook_endpoint.deleted" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.tested";
                 "filter[occurredAt][gte]"?: string;
                 "filter[occurredAt][lte]"?: string;
                 /** @description occurredAt; -field descends */

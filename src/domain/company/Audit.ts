@@ -16,15 +16,25 @@ export const auditActions = [
   "api_key.revoked",
   "campaign.created",
   "campaign.updated",
+  "company.activated",
+  "company.two_factor_not_required",
+  "company.two_factor_required",
   "export.started",
   "gift.created",
   "gift.updated",
   "gift.cancelled",
   "gift.expired",
   "gift.claimed",
+  "invitation.revoked",
+  "member.accounts_limited",
+  "member.invited",
+  "member.joined",
+  "member.removed",
+  "member.role_changed",
   "order.created",
   "order.cancelled",
   "order.simulated",
+  "ownership.transferred",
   "recipient.created",
   "recipient.updated",
   "recipient.deleted",
@@ -39,8 +49,14 @@ export const auditActions = [
 export const AuditAction = Schema.Literal(...auditActions)
 export type AuditAction = typeof AuditAction.Type
 
-/** The type of resource an action changes: `order` for `order.cancelled`. */
-export const targetTypeOf = (action: AuditAction): string => action.slice(0, action.indexOf("."))
+/** Where the resource changed is not the action's first part: an invitation is sent, ownership goes to a member. */
+const targetTypes: Partial<Record<AuditAction, string>> = {
+  "member.invited": "invitation",
+  "ownership.transferred": "member"
+}
+
+/** The type of resource an action changes: `order` for `order.cancelled`, `invitation` for `member.invited`. */
+export const targetTypeOf = (action: AuditAction): string => targetTypes[action] ?? action.slice(0, action.indexOf("."))
 
 /** Who acted: an API key, a member through the dashboard, or the operator (the CLI, with no request). */
 export const ActorType = Schema.Literal("key", "member", "operator")
@@ -58,6 +74,9 @@ export interface Actor {
   readonly requestId: string
 }
 
+/** How a member is named as an actor: by the name they gave, never by their e-mail. */
+export const memberActorName = (displayName: string | null): string => displayName ?? "Member"
+
 /** One row of the log. */
 export const AuditEvent = Schema.Struct({
   id: Schema.String,
@@ -70,7 +89,8 @@ export const AuditEvent = Schema.Struct({
   targetType: Schema.String,
   targetId: Schema.String,
   accountId: Schema.NullOr(Schema.String),
-  environment: Environment,
+  /** None for a change of the company as a whole (its members, invitations, ownership and settings). */
+  environment: Schema.NullOr(Environment),
   sourceAddress: Schema.NullOr(Schema.String),
   requestId: Schema.NullOr(Schema.String)
 })

@@ -27,9 +27,13 @@ export class AuditEventV3 extends Schema.Class<AuditEventV3>("AuditEventV3")({
     id: Schema.String
   }),
   accountId: Schema.NullOr(Schema.String).annotations({
-    description: "The account the change was on; null for a change of the company as a whole (keys, webhooks)"
+    description:
+      "The account the change was on; null for a change of the company in the environment (keys, webhooks) or as a whole"
   }),
-  environment: Environment,
+  environment: Schema.NullOr(Environment).annotations({
+    description:
+      "The key's environment; null for a change of the company as a whole (members, invitations, ownership, settings), which every key reads"
+  }),
   sourceAddress: Schema.NullOr(Schema.String).annotations({
     description: "The request's source address (an IPv6 one by its /64); null for the operator"
   }),
@@ -65,7 +69,7 @@ export class AuditEventsV3Api extends HttpApiGroup.make("auditEventsV3")
       .annotate(Operation, { permission: "audit:read", rateClass: "administration:read" })
       .annotate(
         OpenApi.Summary,
-        "List the audit log, newest first: every change made by the company's keys and members, in the key's environment"
+        "List the audit log, newest first: every change made by the company's keys and members, in the key's environment and to the company as a whole"
       )
   )
   .prefix("/public-api/v3")

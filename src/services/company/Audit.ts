@@ -36,24 +36,39 @@ export const withActor =
 export const soleAccount = (accountIds: "all" | ReadonlyArray<string>): string | null =>
   accountIds !== "all" && accountIds.length === 1 ? accountIds[0]! : null
 
-/** A change to record: of which company and environment, on which account if one, what and on which resource. */
+/**
+ * A change to record: of which company and environment (none for a change of the company as a whole: its members,
+ * invitations, ownership and settings), on which account if one, what and on which resource.
+ */
 export interface AuditedChange {
   readonly companyId: string
-  readonly environment: Environment
+  readonly environment: Environment | null
   readonly accountId: string | null
   readonly action: AuditAction
   /** The id of the resource changed; its type is the action's (`targetTypeOf`). */
   readonly target: string
+  /**
+   * Who acted, when it is not the fiber's actor: a person accepting an invitation acts as themselves, who may
+   * have no session yet. The request's source address and id are still the fiber's actor's, if it has one.
+   */
+  readonly as?: Pick<Actor, "type" | "id" | "name">
 }
+
+/** The request an actor came by, if known. */
+const requestOf = (actor: Actor | undefined) => ({
+  sourceAddress: actor?.sourceAddress ?? null,
+  requestId: actor?.requestId ?? null
+})
 
 export class Audit extends Effect.Service<Audit>()("Audit", {
   dependencies: [AuditRepo.Default],
   effect: Effect.gen(function* () {
     const repo = yield* AuditRepo
 
-    /** Writes the change's row, as the fiber's actor, in the caller's transaction. */
+    /** Writes the change's row, as the fiber's actor (or `as`), in the caller's transaction. */
     const record = Effect.fn("Audit.record")(function* (change: AuditedChange) {
-      const actor = yield* FiberRef.get(CurrentActor)
+      const fiberActor = yield* FiberRef.get(CurrentActor)
+      const actor = change.as ?? fiberActor
       yield* repo.insert({
         id: yield* makeId,
         companyId: change.companyId,
@@ -66,12 +81,14 @@ export class Audit extends Effect.Service<Audit>()("Audit", {
         targetId: change.target,
         accountId: change.accountId,
         environment: change.environment,
-        sourceAddress: actor?.sourceAddress ?? null,
-        requestId: actor?.requestId ?? null
+        ...requestOf(fiberActor)
       })
     })
 
-    /** One page of the log as the scope reads it (its accounts' rows and the company-wide ones), newest first. */
+    /**
+     * One page of the log as the scope reads it, newest first: its environment's rows, of those on an account only
+     * its accounts', and the rows of the company as a whole.
+     */
     const page = Effect.fn("Audit.page")((scope: AccountScope, query: V3Query) => repo.page(scope, query))
 
     return { record, page } as const

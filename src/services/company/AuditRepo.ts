@@ -3,7 +3,7 @@ import { Effect, Schema } from "effect"
 import { AuditEvent } from "../../domain/company/Audit.js"
 import type { AccountScope } from "../../domain/company/Company.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
-import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
+import { compileV3Query, likeEscape, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 import { QueryParam, ScopeParam } from "./Scope.js"
 
 /**
@@ -14,11 +14,15 @@ export class AuditRepo extends Effect.Service<AuditRepo>()("AuditRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    /** How the v3 list's query reaches the table: newest first, filtered by actor, action and time. */
+    /**
+     * How a list's query reaches the table: newest first, filtered by actor, action and time. `actor` (the
+     * dashboard's: a key's or member's id, or part of its name) is not a filter of the v3 list.
+     */
     const listColumns: V3Columns<AuditEvent> = {
       paging: "number",
       filters: {
         actorId: (value) => sql`actor_id = ${value.toLowerCase()}`,
+        actor: (value) => sql`(actor_id = ${value.toLowerCase()} OR actor_name ILIKE ${`%${likeEscape(value)}%`})`,
         action: (value) => sql`action = ${value}`,
         "occurredAt][gte": (value) => sql`occurred_at >= ${new Date(value)}`,
         "occurredAt][lte": (value) => sql`occurred_at <= ${new Date(value)}`
@@ -29,11 +33,12 @@ export class AuditRepo extends Effect.Service<AuditRepo>()("AuditRepo", {
     }
 
     /**
-     * The rows a scope reads: its company and environment, and of those tied to an account, only the accounts it
-     * reaches (a change of the company as a whole, such as a key or an endpoint, ties to none).
+     * The rows a scope reads: its company's in its environment, and of those tied to an account, only the accounts
+     * it reaches (a change of the company in one environment, such as a key or an endpoint, ties to none); and the
+     * changes of the company as a whole (its members, ownership, settings), which belong to no environment.
      */
     const inScope = (scope: AccountScope) =>
-      sql`company_id = ${scope.companyId} AND environment = ${scope.environment}
+      sql`company_id = ${scope.companyId} AND (environment IS NULL OR environment = ${scope.environment})
         AND (account_id IS NULL OR ${scope.accountIds === "all" ? sql`TRUE` : sql.in("account_id", scope.accountIds)})`
 
     const insertEvent = SqlSchema.void({

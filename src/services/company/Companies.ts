@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option } from "effect"
+import type { AuditAction } from "../../domain/company/Audit.js"
 import { defaultBillingMethod } from "../../domain/company/Billing.js"
 import {
   allAccounts,
@@ -9,6 +10,7 @@ import {
   type RateLimitOverrides
 } from "../../domain/company/Company.js"
 import { makeId } from "../../domain/platform/Ids.js"
+import { Audit } from "./Audit.js"
 import { Billing } from "./Billing.js"
 import { CompaniesRepo } from "./CompaniesRepo.js"
 import { KeyStore } from "./KeyStore.js"
@@ -28,6 +30,11 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
     const repo = yield* CompaniesRepo
     const keys = yield* KeyStore
     const billing = yield* Billing
+    const audit = yield* Audit
+
+    /** The audit row of a change to the company as a whole: of no environment and no account. */
+    const recorded = (companyId: string, action: AuditAction) =>
+      audit.record({ companyId, environment: null, accountId: null, action, target: companyId })
 
     /**
      * A company with its default account and that account's default billing method (funded test money in
@@ -113,9 +120,16 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
      * enrol after signing in (docs/decisions/0059-two-factor-sign-in.md).
      */
     const requireTwoFactor = Effect.fn("Companies.requireTwoFactor")(function* (companyId: string, required: boolean) {
-      if (!(yield* repo.setRequireTwoFactor(companyId, required))) {
-        return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
-      }
+      yield* sql
+        .withTransaction(
+          Effect.gen(function* () {
+            if (!(yield* repo.setRequireTwoFactor(companyId, required))) {
+              return yield* new CompanyNotFound({ message: `No company ${companyId}.` })
+            }
+            yield* recorded(companyId, required ? "company.two_factor_required" : "company.two_factor_not_required")
+          })
+        )
+        .pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     /** Whether the company requires a second factor of its members. */
@@ -144,6 +158,7 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
             const name = Option.getOrElse(yield* repo.nameOf(companyId), () => companyId)
             yield* repo.insertDefaultAccount({ id: accountId, companyId, environment: "live", name, at: now })
             yield* billing.create(accountId, defaultBillingMethod.live)
+            yield* recorded(companyId, "company.activated")
             return { accountId, created: true }
           })
         )
@@ -169,5 +184,5 @@ export class Companies extends Effect.Service<Companies>()("Companies", {
       isLive
     } as const
   }),
-  dependencies: [CompaniesRepo.Default, KeyStore.Default, Billing.Default]
+  dependencies: [CompaniesRepo.Default, KeyStore.Default, Billing.Default, Audit.Default]
 }) {}

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Option, Schema } from "effect"
+import { type AuditAction, memberActorName } from "../../domain/company/Audit.js"
 import { type AccountsAccess, allAccounts } from "../../domain/company/Company.js"
 import {
   AlreadyMember,
@@ -26,6 +27,7 @@ import { makeId } from "../../domain/platform/Ids.js"
 import { PublicUrl } from "../catalog/Catalog.js"
 import { Notifications } from "../checkout/Notifications.js"
 import { EMAIL, Users } from "../identity/Users.js"
+import { Audit, type AuditedChange } from "./Audit.js"
 import { CompaniesRepo } from "./CompaniesRepo.js"
 import { type InvitationDetails, MembersRepo } from "./MembersRepo.js"
 import { CompanyPolicy } from "./Policy.js"
@@ -102,7 +104,8 @@ export class Members extends Effect.Service<Members>()("Members", {
     CompaniesRepo.Default,
     CompanyPolicy.Default,
     Notifications.Default,
-    Users.Default
+    Users.Default,
+    Audit.Default
   ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -111,11 +114,23 @@ export class Members extends Effect.Service<Members>()("Members", {
     const policy = yield* CompanyPolicy
     const notifications = yield* Notifications
     const users = yield* Users
+    const audit = yield* Audit
     const sessions = yield* Effect.serviceOption(MemberSessionsRevoker)
     const publicUrl = (yield* PublicUrl).replace(/\/$/, "")
 
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       sql.withTransaction(effect).pipe(Effect.catchTag("SqlError", Effect.die))
+
+    /** The audit row of a change to the company's people: of no environment and no account. */
+    const recorded = (companyId: string, action: AuditAction, target: string, as?: AuditedChange["as"]) =>
+      audit.record({
+        companyId,
+        environment: null,
+        accountId: null,
+        action,
+        target,
+        ...(as === undefined ? {} : { as })
+      })
 
     /** Adds a person to a company; runs in the caller's transaction (sign-up's, an invitation's acceptance). */
     const add = Effect.fn("Members.add")(function* (input: {
@@ -246,6 +261,7 @@ export class Members extends Effect.Service<Members>()("Members", {
             revokedAt: null
           }
           yield* repo.insertInvitation({ ...invitation, tokenHash: sha256(token) })
+          yield* recorded(input.companyId, "member.invited", invitation.id)
           const companyName = yield* companies.nameOf(input.companyId)
           yield* notifications.invitation({
             invitationId: invitation.id,
@@ -303,6 +319,12 @@ export class Members extends Effect.Service<Members>()("Members", {
           }
           yield* add({ companyId, userId, role: invitation.role, accountsAccess: invitation.accountsAccess })
           yield* repo.markAccepted(invitation.id, new Date(yield* Clock.currentTimeMillis))
+          // The person joining acts, signed in or not yet.
+          yield* recorded(companyId, "member.joined", userId, {
+            type: "member",
+            id: userId,
+            name: memberActorName(user.value.displayName)
+          })
           return yield* memberIn(companyId, userId)
         })
       )
@@ -327,6 +349,7 @@ export class Members extends Effect.Service<Members>()("Members", {
           if (invitation.revokedAt !== null) return
           yield* policy.canManageMember(actor, invitation, `withdraw an invitation for ${aRole(invitation.role)}`)
           yield* repo.markRevoked(invitation.id, new Date(yield* Clock.currentTimeMillis))
+          yield* recorded(input.companyId, "invitation.revoked", invitation.id)
         })
       )
     })
@@ -361,6 +384,7 @@ export class Members extends Effect.Service<Members>()("Members", {
             "The company's last owner cannot be given another role; make another member owner first."
           )
           yield* repo.update(input.companyId, target.userId, input.role, accountsAccess)
+          yield* recorded(input.companyId, "member.role_changed", target.userId)
           return yield* memberIn(input.companyId, target.userId)
         })
       )
@@ -392,6 +416,7 @@ export class Members extends Effect.Service<Members>()("Members", {
               : "The company's last owner cannot be removed; make another member owner first."
           )
           yield* repo.remove(input.companyId, target.userId)
+          yield* recorded(input.companyId, "member.removed", target.userId)
           // Signed out of this company at once, in the same transaction (DashboardSessions.revokeAllFor).
           if (Option.isSome(sessions)) yield* sessions.value.revokeAllFor(target.userId, input.companyId)
         })
@@ -412,6 +437,7 @@ export class Members extends Effect.Service<Members>()("Members", {
           if (target.userId === actor.userId) return yield* InvalidRequest.field("to", "You already own the company.")
           yield* repo.update(input.companyId, target.userId, "owner", allAccounts)
           yield* repo.update(input.companyId, actor.userId, "admin", allAccounts)
+          yield* recorded(input.companyId, "ownership.transferred", target.userId)
         })
       )
     })
@@ -438,6 +464,7 @@ export class Members extends Effect.Service<Members>()("Members", {
           yield* policy.canManageMember(actor, target, action)
           yield* policy.canManageMember(actor, { role: target.role, accountsAccess }, action)
           yield* repo.update(input.companyId, target.userId, target.role, accountsAccess)
+          yield* recorded(input.companyId, "member.accounts_limited", target.userId)
           return yield* memberIn(input.companyId, target.userId)
         })
       )

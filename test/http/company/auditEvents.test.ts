@@ -1,7 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { type Context, Effect, TestClock } from "effect"
+import { allAccounts, defaultExpirationInDays } from "../../../src/domain/company/Company.js"
+import { withActor } from "../../../src/services/company/Audit.js"
+import { Companies } from "../../../src/services/company/Companies.js"
+import { KeyStore } from "../../../src/services/company/KeyStore.js"
 import {
+  CompanyServicesLive,
   createCompany,
   deleteWith,
   getWith,
@@ -15,6 +20,10 @@ import {
 } from "../../support/company.js"
 import type { RawResponse } from "../../support/http.js"
 import { SeededTestServer } from "../../support/http.js"
+
+/** Runs `use` with one of the company services, on the test server's database. */
+const companyServices = <S, I, A, E>(tag: Context.Tag<I, S>, use: (service: S) => Effect.Effect<A, E>) =>
+  Effect.flatMap(tag, use).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
 
 /**
  * The company audit log over real HTTP (docs/decisions/0057-audit-log.md): each mutating operation writes exactly one
@@ -481,6 +490,84 @@ describe("audit log (/public-api/v3/audit-events)", () => {
         expect(targets).toContain(second.body.data.id)
         expect(targets).toContain(limited.body.data.id)
         expect(targets).not.toContain(third.body.data.id)
+      })
+    )
+
+    it.effect("the company-wide rows (no environment) are read by every key of the company, not by another's", () =>
+      Effect.gen(function* () {
+        const company = yield* setup
+        const other = yield* setup
+        // The operator activates the company; a member requires a second factor of everyone.
+        const { created } = yield* companyServices(Companies, (companies) => companies.activate(company.companyId))
+        expect(created).toBe(true)
+        const member = {
+          type: "member",
+          id: "aaaaaaaaaaaaaaaaaaaaaaaa",
+          name: "Olivia",
+          sourceAddress: "203.0.113.9",
+          requestId: "req-2fa"
+        } as const
+        // A second later, so that the list's order is the changes' order.
+        yield* TestClock.adjust("1 second")
+        yield* companyServices(Companies, (companies) =>
+          withActor(member)(companies.requireTwoFactor(company.companyId, true))
+        )
+        const live = yield* companyServices(KeyStore, (keys) =>
+          keys.create({
+            companyId: company.companyId,
+            environment: "live",
+            name: "live auditor",
+            expirationInDays: defaultExpirationInDays,
+            enforceMtls: false,
+            permissions: ["audit:read"],
+            accountsAccess: allAccounts,
+            requestSource: null
+          })
+        )
+        const limited = yield* postWith(
+          v3Keys,
+          {
+            name: "default account only",
+            permissions: ["audit:read"],
+            accountsAccess: { scope: "selected-accounts", ids: [company.accountId] }
+          },
+          company.headers
+        )
+        const expected = [
+          {
+            actor: { type: "member", id: member.id, name: "Olivia" },
+            action: "company.two_factor_required",
+            target: { type: "company", id: company.companyId },
+            accountId: null,
+            environment: null,
+            sourceAddress: "203.0.113.9",
+            requestId: "req-2fa"
+          },
+          {
+            actor: { type: "operator", id: null, name: "operator" },
+            action: "company.activated",
+            target: { type: "company", id: company.companyId },
+            accountId: null,
+            environment: null,
+            sourceAddress: null,
+            requestId: null
+          }
+        ]
+        const companyWide = (response: RawResponse) => {
+          expect(response.status, JSON.stringify(response.body)).toBe(200)
+          return response.body.data.filter((event: { environment: string | null }) => event.environment === null)
+        }
+        for (const apiKey of [company.apiKey, live.apiKey, limited.body.data.apiKey]) {
+          expect(companyWide(yield* getWith(auditEvents, keyHeaders(apiKey)))).toEqual(
+            expected.map((event) => expect.objectContaining(event))
+          )
+        }
+        // The live key reads the company-wide rows, and none of the test environment's.
+        const liveRead = yield* getWith(auditEvents, keyHeaders(live.apiKey))
+        expect(liveRead.body.data.map((event: { environment: string | null }) => event.environment)).not.toContain(
+          "test"
+        )
+        expect(companyWide(yield* getWith(auditEvents, other.headers))).toEqual([])
       })
     )
   })
