@@ -19,6 +19,7 @@ import { RecipientsV2Api } from "./company/RecipientsApi.js"
 import { WebhooksV3Api } from "./company/WebhooksApi.js"
 import { AccountPages } from "./dashboard/AccountPages.js"
 import { ApiKeysPages } from "./dashboard/ApiKeysPages.js"
+import { AuditLogPages } from "./dashboard/AuditLogPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
 import { WebhooksPages } from "./dashboard/WebhooksPages.js"
 import { MembersPages } from "./dashboard/MembersPages.js"
@@ -60,6 +61,7 @@ export class Api extends makeApi("ribbon")
   .add(ApiKeysPages)
   .add(WebhooksPages)
   .add(MembersPages)
+  .add(AuditLogPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

@@ -39,6 +39,7 @@ import { RecipientsV2Live } from "../http/company/RecipientsLive.js"
 import { WebhooksV3Live } from "../http/company/WebhooksLive.js"
 import { AccountPagesLive } from "../http/dashboard/AccountPagesLive.js"
 import { ApiKeysPagesLive } from "../http/dashboard/ApiKeysPagesLive.js"
+import { AuditLogPagesLive } from "../http/dashboard/AuditLogPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { WebhooksPagesLive } from "../http/dashboard/WebhooksPagesLive.js"
 import { MembersPagesLive } from "../http/dashboard/MembersPagesLive.js"
@@ -350,6 +351,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     DashboardLive,
     ApiKeysPagesLive,
     WebhooksPagesLive,
+    AuditLogPagesLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

@@ -177,6 +177,8 @@ export interface FilterField {
   readonly value: string
   /** A select's options (value, label); a text input when absent. */
   readonly options?: ReadonlyArray<readonly [string, string]>
+  /** A text input's type: `search` unless a date is asked for. */
+  readonly type?: "search" | "date"
 }
 
 /** A list's filters as a GET form (they travel in the URL, so a filtered page can be linked and reloaded). */
@@ -186,7 +188,13 @@ export const FilterForm = (props: { readonly path: string; readonly fields: Read
       <div class="filter" key={field.name}>
         <label htmlFor={`filter-${field.name}`}>{field.label}</label>
         {field.options === undefined ? (
-          <input id={`filter-${field.name}`} name={field.name} type="search" value={field.value} />
+          <input
+            id={`filter-${field.name}`}
+            name={field.name}
+            // preact's types tell input types apart by role; both are plain inputs here.
+            type={(field.type ?? "search") as "search"}
+            value={field.value}
+          />
         ) : (
           <select id={`filter-${field.name}`} name={field.name}>
             {field.options.map(([value, label]) => (
