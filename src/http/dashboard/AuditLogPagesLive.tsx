@@ -90,7 +90,17 @@ const listQuery = (filters: Record<string, string>, number: number, size: number
 
 const environmentNames: Readonly<Record<Environment, string>> = { test: "Test (sandbox)", live: "Live" }
 
-const utcTime = (at: Date) => `${at.toISOString().slice(0, 19).replace("T", " ")} UTC`
+/** The day, then the time in UTC, on two lines: a narrow column. */
+const UtcTime = ({ at }: { readonly at: Date }) => {
+  const iso = at.toISOString()
+  return (
+    <time dateTime={iso}>
+      {iso.slice(0, 10)}
+      <br />
+      {iso.slice(11, 19)} UTC
+    </time>
+  )
+}
 
 const Missing = () => <span class="hint">none</span>
 
@@ -163,9 +173,7 @@ const AuditLogBody = (props: {
             columns={[
               {
                 header: "Time",
-                cell: (event: AuditEvent) => (
-                  <time dateTime={event.occurredAt.toISOString()}>{utcTime(event.occurredAt)}</time>
-                )
+                cell: (event: AuditEvent) => <UtcTime at={event.occurredAt} />
               },
               {
                 header: "Actor",
