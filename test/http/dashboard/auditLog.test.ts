@@ -121,9 +121,9 @@ describe("dashboard audit log", () => {
             }).then(async (response) => ({ status: response.status, body: await response.json() }))
           )
           expect(second.status).toBe(201)
-          // The member requires a second factor: a company-wide event.
+          // The member leaves a second factor to each member (a company-wide event; requiring it would send them to enrol).
           yield* withActor(member)(
-            Effect.flatMap(Companies, (companies) => companies.requireTwoFactor(companyId, true))
+            Effect.flatMap(Companies, (companies) => companies.requireTwoFactor(companyId, false))
           )
           // Another company's events never show.
           const other = new DashboardBrowser(baseUrl)
@@ -149,7 +149,7 @@ describe("dashboard audit log", () => {
             [
               ["Member member", "api_key.created"],
               [`${formula} key`, "api_key.created"],
-              ["Member member", "company.two_factor_required"]
+              ["Member member", "company.two_factor_not_required"]
             ].sort()
           )
           const [keyRow] = tableOf(page).filter((cells) => cells[1] === `${formula} key`)
@@ -163,7 +163,7 @@ describe("dashboard audit log", () => {
             expect.stringMatching(/^(127\.0\.0\.1|0:0:0:0::\/64)$/),
             expect.stringMatching(/^[0-9a-f-]{36}$/)
           ])
-          const [companyRow] = tableOf(page).filter((cells) => cells[2] === "company.two_factor_required")
+          const [companyRow] = tableOf(page).filter((cells) => cells[2] === "company.two_factor_not_required")
           expect(companyRow!.slice(3)).toEqual([
             `company ${companyId}`,
             "none",
@@ -177,8 +177,10 @@ describe("dashboard audit log", () => {
           expect(page.text).not.toContain('name="environment"')
 
           // Filters: by action, by actor (name or id), by dates.
-          const byAction = yield* promise(() => browser.get("/dashboard/audit-log?action=company.two_factor_required"))
-          expect(actorsAndActions(byAction)).toEqual([["Member member", "company.two_factor_required"]])
+          const byAction = yield* promise(() =>
+            browser.get("/dashboard/audit-log?action=company.two_factor_not_required")
+          )
+          expect(actorsAndActions(byAction)).toEqual([["Member member", "company.two_factor_not_required"]])
           const byName = yield* promise(() =>
             browser.get(`/dashboard/audit-log?actor=${encodeURIComponent("hyperlink")}`)
           )
@@ -228,12 +230,12 @@ describe("dashboard audit log", () => {
             `,key,${made.record.id},"'=HYPERLINK(""https://evil.example"",""open"")",api_key.created,`
           )
           expect(csv.text).not.toMatch(/(^|,)=/m)
-          const companyLine = lines.find((line) => line.includes("company.two_factor_required"))!
+          const companyLine = lines.find((line) => line.includes("company.two_factor_not_required"))!
           expect(companyLine.split(",").slice(1)).toEqual([
             "member",
             userId,
             "Member",
-            "company.two_factor_required",
+            "company.two_factor_not_required",
             "company",
             companyId,
             "",
