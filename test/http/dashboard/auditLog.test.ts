@@ -9,7 +9,7 @@ import { Companies } from "../../../src/services/company/Companies.js"
 import { KeyStore } from "../../../src/services/company/KeyStore.js"
 import { BaseUrl, RealPortServer } from "../../support/auth.js"
 import { keyHeaders, v3Keys } from "../../support/company.js"
-import { DashboardBrowser, type Page } from "../../support/dashboard.js"
+import { csrfOf, DashboardBrowser, type Page } from "../../support/dashboard.js"
 
 /**
  * The dashboard's audit log over HTTP: the member's company's events only, filtered by actor, action and dates in SQL
@@ -252,6 +252,41 @@ describe("dashboard audit log", () => {
           expect(filteredLines).toHaveLength(2)
           expect(filteredLines[1]).toContain(`,api_key,${second.body.data.id},,test,`)
           expect(accountId).toMatch(/^[0-9a-f]{24}$/)
+        })
+      )
+    )
+
+    it.effect("an invitation made on the Members page is the signed-in member's, company-wide", () =>
+      onWallClock(
+        Effect.gen(function* () {
+          const browser = new DashboardBrowser(yield* BaseUrl)
+          const { email } = yield* promise(() => browser.signUp("Inviters"))
+          const { userId } = yield* idsOf(email)
+          const members = yield* promise(() => browser.get("/dashboard/members"))
+          const invited = yield* promise(() =>
+            browser.post("/dashboard/members/invitations", {
+              csrf: csrfOf(members.text, "/dashboard/members/invitations"),
+              email: "invitee@example.com",
+              role: "viewer",
+              accounts: "all"
+            })
+          )
+          expect(invited.status, invited.text).toBeLessThan(400)
+          const page = yield* promise(() => browser.get("/dashboard/audit-log?action=member.invited"))
+          const rows = tableOf(page)
+          expect(rows).toHaveLength(1)
+          expect(rows[0]!.slice(1, 6)).toEqual([
+            "Member member",
+            "member.invited",
+            expect.stringMatching(/^invitation [0-9a-f]{24}$/),
+            "none",
+            "Company-wide"
+          ])
+          const csv = csvLines(
+            (yield* promise(() => browser.get("/dashboard/audit-log.csv?action=member.invited"))).text
+          )
+          expect(csv[1]).toContain(`,member,${userId},Member,member.invited,invitation,`)
+          expect(csv.join("\n")).not.toContain("invitee@example.com")
         })
       )
     )
