@@ -200,7 +200,7 @@ export const AccountPagesLive = HttpApiBuilder.group(Api, "dashboardAccount", (h
         )
       )
       .handle("companySecurity", ({ request, payload }) =>
-        auth.form(request, payload.csrf, { require: "company:manage" }, (current) =>
+        auth.form(request, payload.csrf, { require: "company:manage", beforeTwoFactor: true }, (current) =>
           Effect.gen(function* () {
             if (payload.requireTwoFactor !== "yes" && payload.requireTwoFactor !== "no") {
               const state = yield* accountState(current, "Choose whether to require two-factor sign-in: yes or no.")

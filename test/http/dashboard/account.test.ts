@@ -312,6 +312,19 @@ describe("dashboard account and security", () => {
         )
         expect(bad.status).toBe(400)
         expect(yield* required()).toBe(false)
+        // An owner without two-factor who requires it is sent to enrol, and may still take the requirement back.
+        const setting = (value: "yes" | "no") =>
+          promise(() =>
+            owner.post("/dashboard/account/company-security", {
+              csrf: csrfOf(ownerAccount.text, "/dashboard/account/company-security"),
+              requireTwoFactor: value
+            })
+          )
+        expect((yield* setting("yes")).location).toBe("/dashboard/account")
+        expect(yield* required()).toBe(true)
+        expect((yield* promise(() => owner.get("/dashboard"))).location).toBe("/dashboard/account")
+        expect((yield* setting("no")).location).toBe("/dashboard/account")
+        expect(yield* required()).toBe(false)
         yield* enrol(owner)
         const set = yield* promise(() =>
           owner.post("/dashboard/account/company-security", {
