@@ -1,23 +1,12 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { FormText } from "./DashboardApi.js"
+import { FormList, FormText, form, Html } from "./DashboardApi.js"
 
 /**
  * The dashboard's API keys section (docs/dashboard.md, "API keys"): the list of an environment's keys, the
  * creation form and the page that shows a new key once, and revocation's confirm step. HTML for people, so
  * not in the OpenAPI document; every field is taken as text and judged by the handlers and services.
  */
-
-const Html = HttpApiSchema.Text({ contentType: "text/html" })
-
-/** A form field that may repeat (checkboxes): none, one or several values, as a list. */
-export const FormList = Schema.optionalWith(Schema.Union(Schema.String, Schema.Array(Schema.String)), {
-  default: () => []
-})
-
-/** The values of a `FormList` field. */
-export const listOf = (value: string | ReadonlyArray<string>): ReadonlyArray<string> =>
-  typeof value === "string" ? [value] : value
 
 const KeyPath = Schema.Struct({ apiKeyId: Schema.String })
 
@@ -35,19 +24,15 @@ export class ApiKeysPages extends HttpApiGroup.make("dashboardApiKeys")
   .add(
     HttpApiEndpoint.post("create", "/dashboard/api-keys")
       .setPayload(
-        HttpApiSchema.withEncoding(
-          Schema.Struct({
-            csrf: FormText,
-            environment: FormText,
-            name: FormText,
-            expirationInDays: FormText,
-            permissions: FormList,
-            accounts: FormText,
-            accountIds: FormList,
-            enforceMtls: FormText
-          }),
-          { kind: "UrlParams" } as never
-        )
+        form({
+          environment: FormText,
+          name: FormText,
+          expirationInDays: FormText,
+          permissions: FormList,
+          accounts: FormText,
+          accountIds: FormList,
+          enforceMtls: FormText
+        })
       )
       .addSuccess(Html)
   )
@@ -55,7 +40,7 @@ export class ApiKeysPages extends HttpApiGroup.make("dashboardApiKeys")
   .add(
     HttpApiEndpoint.post("revoke", "/dashboard/api-keys/:apiKeyId/revoke")
       .setPath(KeyPath)
-      .setPayload(HttpApiSchema.withEncoding(Schema.Struct({ csrf: FormText }), { kind: "UrlParams" } as never))
+      .setPayload(form({}))
       .addSuccess(Html)
   )
   .annotate(OpenApi.Exclude, true) {}

@@ -19,7 +19,6 @@ import { KeyManagement } from "../../services/company/KeyManagement.js"
 import { KeyStore } from "../../services/company/KeyStore.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
-import { listOf } from "./ApiKeysPages.js"
 import {
   confirmRevokePage,
   createdKeyPage,
@@ -29,6 +28,7 @@ import {
   keyFormPage,
   keyListPage
 } from "./apiKeysViews.js"
+import { listOf } from "./DashboardApi.js"
 import { notFoundPage } from "./pages.js"
 import type { CurrentMember } from "./session.js"
 import { makeDashboardAuth } from "./session.js"

@@ -1,13 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { FormText } from "./DashboardApi.js"
+import { FormText, Html } from "./DashboardApi.js"
 
 /**
  * The dashboard's audit log (docs/dashboard.md "Audit log"): the company's audit events, filtered by actor, action
  * and dates, as a page and as a CSV download with the same filters.
  */
 
-const Html = HttpApiSchema.Text({ contentType: "text/html" })
 const Csv = HttpApiSchema.Text({ contentType: "text/csv" })
 
 /** The filters of the page and of its download, taken as any text: the page says what is wrong with one. */

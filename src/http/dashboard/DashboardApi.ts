@@ -12,6 +12,15 @@ export const Html = HttpApiSchema.Text({ contentType: "text/html" })
 /** A form or query field; absent is empty. */
 export const FormText = Schema.optionalWith(Schema.String, { default: () => "" })
 
+/** A field that may repeat (checkboxes): none, one or several values. */
+export const FormList = Schema.optionalWith(Schema.Union(Schema.String, Schema.Array(Schema.String)), {
+  default: () => []
+})
+
+/** The values of a `FormList` field, as a list. */
+export const listOf = (value: string | ReadonlyArray<string>): ReadonlyArray<string> =>
+  typeof value === "string" ? [value] : value
+
 /** A form's fields (each taken as text unless said otherwise), with the CSRF token every dashboard form carries. */
 export const form = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   HttpApiSchema.withEncoding(Schema.Struct({ csrf: FormText, ...fields }), { kind: "UrlParams" } as never)

@@ -9,7 +9,6 @@ import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Users } from "../../services/identity/Users.js"
 import { Api } from "../Api.js"
 import { clientSource, makeAuthFailures } from "../AuthFailures.js"
-import { AuthRateLimits, consume } from "../identity/AuthRateLimits.js"
 import {
   csrfRefusedPage,
   emailTaken,
@@ -21,6 +20,7 @@ import {
 } from "./pages.js"
 import { environmentParam, pageNumber } from "./params.js"
 import { makeDashboardAuth } from "./session.js"
+import { makeSignInFormLimit } from "./signInLimit.js"
 import { makeSignInSecondStep } from "./signInSecondStep.js"
 
 /** Accounts per page on the home page. */
@@ -40,25 +40,12 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
     const members = yield* Members
     const accounts = yield* Accounts
     const policy = yield* CompanyPolicy
-    const limits = yield* AuthRateLimits
     const failures = yield* makeAuthFailures
     const secondStep = yield* makeSignInSecondStep(auth)
 
     const home = HttpServerResponse.redirect("/dashboard", { status: 303 })
 
-    /** The sign-in and sign-up forms' limit per source; the refusal page when it is spent. */
-    const formLimit = Effect.gen(function* () {
-      const limited = yield* Effect.flip(consume(`sign-in:ip:${yield* clientSource}`, limits.signInPerIp)).pipe(
-        Effect.option
-      )
-      return Option.map(limited, (error) =>
-        HttpServerResponse.setHeader(
-          tooManyAttemptsPage(error.retryAfterSeconds),
-          "retry-after",
-          String(error.retryAfterSeconds)
-        )
-      )
-    })
+    const formLimit = yield* makeSignInFormLimit
 
     return handlers
       .handle("home", ({ request, urlParams }) =>

@@ -1,6 +1,6 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { FormText } from "./DashboardApi.js"
+import { FormList, FormText, form, Html } from "./DashboardApi.js"
 
 /**
  * The dashboard's Members pages (docs/dashboard.md, "Members"): the company's members and pending invitations,
@@ -8,17 +8,6 @@ import { FormText } from "./DashboardApi.js"
  * leaving the company; and the page an invitation's link opens. Pages for people, not part of the OpenAPI
  * document; each form's fields are taken as text for the services to judge.
  */
-
-const Html = HttpApiSchema.Text({ contentType: "text/html" })
-
-/** A field a form may send several times (checkboxes): none, one or many values. */
-const FormList = Schema.optionalWith(Schema.Union(Schema.String, Schema.Array(Schema.String)), {
-  default: () => []
-})
-
-/** A form's fields with the CSRF token every dashboard form carries, url-encoded. */
-const form = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
-  HttpApiSchema.withEncoding(Schema.Struct({ csrf: FormText, ...fields }), { kind: "UrlParams" } as never)
 
 /** The accounts a form gives: `accounts` "all" or "selected", and the `accountIds` picked. */
 const accountsFields = { accounts: FormText, accountIds: FormList }

@@ -13,7 +13,7 @@ import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Users } from "../../services/identity/Users.js"
 import { Api } from "../Api.js"
 import { clientSource, makeAuthFailures } from "../AuthFailures.js"
-import { AuthRateLimits, consume } from "../identity/AuthRateLimits.js"
+import { listOf } from "./DashboardApi.js"
 import {
   type AccountChoice,
   acceptInvitationPage,
@@ -30,6 +30,7 @@ import {
 import { csrfRefusedPage, notFoundPage, tooManyAttemptsPage } from "./pages.js"
 import type { CurrentMember } from "./session.js"
 import { makeDashboardAuth } from "./session.js"
+import { makeSignInFormLimit } from "./signInLimit.js"
 import { makeSignInSecondStep } from "./signInSecondStep.js"
 
 /** The accounts a picker offers, per environment (a member limited to more sees the first ones). */
@@ -55,7 +56,7 @@ const refusalOf = (error: AnyDomainError): Refusal => ({ message: error.message,
 const accessFrom = (accounts: string, accountIds: string | ReadonlyArray<string>): AccountsAccess | undefined => {
   if (accounts === "all") return allAccounts
   if (accounts !== "selected") return undefined
-  return { scope: "selected-accounts", ids: typeof accountIds === "string" ? [accountIds] : [...accountIds] }
+  return { scope: "selected-accounts", ids: [...listOf(accountIds)] }
 }
 
 const pickAccounts = "Pick all accounts or some of them"
@@ -89,7 +90,6 @@ export const MembersPagesLive = HttpApiBuilder.group(Api, "dashboardMembers", (h
     const companies = yield* Companies
     const accounts = yield* Accounts
     const policy = yield* CompanyPolicy
-    const limits = yield* AuthRateLimits
     const failures = yield* makeAuthFailures
 
     /** The accounts the member reaches, in both environments: what it may give. */
@@ -158,19 +158,7 @@ export const MembersPagesLive = HttpApiBuilder.group(Api, "dashboardMembers", (h
         })
       })
 
-    /** The sign-in and sign-up forms' limit per source, as on the sign-in page; the refusal page when spent. */
-    const formLimit = Effect.gen(function* () {
-      const limited = yield* Effect.flip(consume(`sign-in:ip:${yield* clientSource}`, limits.signInPerIp)).pipe(
-        Effect.option
-      )
-      return Option.map(limited, (error) =>
-        HttpServerResponse.setHeader(
-          tooManyAttemptsPage(error.retryAfterSeconds),
-          "retry-after",
-          String(error.retryAfterSeconds)
-        )
-      )
-    })
+    const formLimit = yield* makeSignInFormLimit
 
     /**
      * After a person signed out joined by an invitation: signed in to the company joined, as the sign-in page

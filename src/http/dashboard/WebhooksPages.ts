@@ -1,15 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { FormText, form, Html } from "./DashboardApi.js"
+import { FormList, FormText, form, Html } from "./DashboardApi.js"
 
 /**
  * The dashboard's webhooks section (docs/dashboard.md "Webhooks"): the company's endpoints, each with its
  * deliveries, a delivery's request and attempts, and the forms that create, test, disable, enable, delete and
  * resend. Ids in paths are taken as any text: one that names nothing of the member's company is the 404 page.
  */
-
-/** Checkboxes of one name: none, one (a string) or several (an array) ticked. */
-const Ticked = Schema.optionalWith(Schema.Union(Schema.String, Schema.Array(Schema.String)), { default: () => [] })
 
 const Endpoint = Schema.Struct({ webhookId: Schema.String })
 const Delivery = Schema.Struct({ webhookId: Schema.String, deliveryId: Schema.String })
@@ -27,7 +24,7 @@ export class WebhooksPages extends HttpApiGroup.make("dashboardWebhooks")
   )
   .add(
     HttpApiEndpoint.post("create", "/dashboard/webhooks")
-      .setPayload(form({ environment: FormText, url: FormText, eventTypes: Ticked }))
+      .setPayload(form({ environment: FormText, url: FormText, eventTypes: FormList }))
       .addSuccess(Html)
   )
   .add(

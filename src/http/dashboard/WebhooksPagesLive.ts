@@ -7,6 +7,7 @@ import { CompanyWebhooks } from "../../services/company/CompanyWebhooks.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { CreateWebhookV3 } from "../company/WebhooksApi.js"
+import { listOf } from "./DashboardApi.js"
 import { dashboardErrorPage, notFoundPage } from "./pages.js"
 import { environmentParam, pageNumber } from "./params.js"
 import type { CurrentMember } from "./session.js"
@@ -46,7 +47,7 @@ const decodeCreate = Schema.decodeUnknownEither(CreateWebhookV3, { errors: "all"
 
 /** The form's fields as the API's body, or each field's first problem (`url`, `eventTypes`). */
 const createInput = (url: string, eventTypes: string | ReadonlyArray<string>) => {
-  const types = typeof eventTypes === "string" ? [eventTypes] : eventTypes
+  const types = listOf(eventTypes)
   const errors: Record<string, string> = {}
   if (url === "") errors.url = "Enter the endpoint's URL."
   if (types.length === 0) errors.eventTypes = "Choose at least one event type."
@@ -136,7 +137,7 @@ export const WebhooksPagesLive = HttpApiBuilder.group(Api, "dashboardWebhooks", 
           Effect.gen(function* () {
             const environment = environmentParam(payload.environment, current)
             const url = payload.url.trim()
-            const ticked = typeof payload.eventTypes === "string" ? [payload.eventTypes] : payload.eventTypes
+            const ticked = listOf(payload.eventTypes)
             const again = (errors: Record<string, string> | undefined, status: number, error?: string) =>
               newEndpointPage(
                 current,
