@@ -21,7 +21,8 @@
  *    this client's reading (well under a millisecond), since both run in this process, one request at a time.
  *
  * Prints p50/p95/p99 per page with its status and size, each page's p95 ÷ the v3 list's p95, and the goal:
- * every page's p95 ≤ 50 ms. Exits non-zero when a request answers with an error status.
+ * every page's p95 ≤ 50 ms (downloads, such as the audit log's CSV, are printed but are files, not pages). Exits
+ * non-zero when a request answers with an error status.
  */
 
 import * as Http from "node:http"
@@ -33,6 +34,7 @@ import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { Config, Console, Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import pg from "pg"
+import type { AuditAction } from "../src/domain/company/Audit.js"
 import { allAccounts, permissions } from "../src/domain/company/Company.js"
 import { Api } from "../src/http/Api.js"
 import { endpointsOf } from "../src/http/Reflection.js"
@@ -197,25 +199,26 @@ const seed = Effect.gen(function* () {
     FROM webhook_deliveries WHERE endpoint_id = ${endpointId}`
   const [newest] = yield* sql<{ id: string }>`
     SELECT id FROM webhook_deliveries WHERE endpoint_id = ${endpointId} ORDER BY created_at DESC, id DESC LIMIT 1`
-  // The audit log's table, where this build has it: its rows as a member's changes would write them.
-  const [audit] = yield* sql<{ present: boolean }>`SELECT to_regclass('public.audit_events') IS NOT NULL AS present`
-  if (audit!.present) {
-    const actions = sql.literal(
-      "ARRAY['api_key.created', 'api_key.revoked', 'webhook_endpoint.updated', 'order.created']"
-    )
-    yield* sql`
-      INSERT INTO audit_events (id, company_id, occurred_at, actor_type, actor_id, actor_name, action, target_type,
-        target_id, account_id, environment, source_address, request_id)
-      SELECT ${newId}, ${companyId}::text, at, 'member', ${userId}::text, 'Bench owner',
-        (${actions})[1 + i % 4], split_part((${actions})[1 + i % 4], '.', 1),
-        md5(i::text), ${signedUp.accountId}::text, 'test', '127.0.0.1', md5(random()::text)
-      FROM generate_series(1, ${rows}::int) AS i, LATERAL (SELECT now() - i * interval '3 minutes' AS at) AS t`
-  }
+  // The audit log's rows as a member's changes would write them, with actions of the domain's list.
+  const actions: ReadonlyArray<AuditAction> = [
+    "api_key.created",
+    "api_key.revoked",
+    "webhook_endpoint.disabled",
+    "order.created"
+  ]
+  const actionArray = sql.literal(`ARRAY[${actions.map((action) => `'${action}'`).join(", ")}]`)
+  yield* sql`
+    INSERT INTO audit_events (id, company_id, occurred_at, actor_type, actor_id, actor_name, action, target_type,
+      target_id, account_id, environment, source_address, request_id)
+    SELECT ${newId}, ${companyId}::text, at, 'member', ${userId}::text, 'Bench owner',
+      (${actionArray})[1 + i % 4], split_part((${actionArray})[1 + i % 4], '.', 1),
+      md5(i::text), ${signedUp.accountId}::text, 'test', '127.0.0.1', md5(random()::text)
+    FROM generate_series(1, ${rows}::int) AS i, LATERAL (SELECT now() - i * interval '3 minutes' AS at) AS t`
   yield* sql`VACUUM ANALYZE api_keys`
   yield* sql`VACUUM ANALYZE company_webhook_endpoints`
   yield* sql`VACUUM ANALYZE webhook_deliveries`
   yield* sql`VACUUM ANALYZE webhook_attempts`
-  if (audit!.present) yield* sql`VACUUM ANALYZE audit_events`
+  yield* sql`VACUUM ANALYZE audit_events`
   return {
     companyId,
     userId,
@@ -224,7 +227,7 @@ const seed = Effect.gen(function* () {
     keyId: first.record.id,
     endpointId,
     deliveryId: newest!.id,
-    auditRows: audit!.present ? rows : 0
+    auditRows: rows
   } satisfies Seeded
 })
 
@@ -349,7 +352,8 @@ const main = Effect.gen(function* () {
     )
   }
   if (skipped.length > 0) yield* Console.log(`\nskipped (path parameters the bench cannot fill): ${skipped.join("; ")}`)
-  const missed = pages.filter((page) => percentile(timings.get(page)!, 95) > goalMillis)
+  // A download (the audit log's CSV, up to 10,000 rows) is a file, not a page: shown above, outside the goal.
+  const missed = pages.filter((page) => !page.label.endsWith(".csv") && percentile(timings.get(page)!, 95) > goalMillis)
   yield* Console.log(
     `\nevery page's p95 ≤ ${goalMillis} ms: ${missed.length === 0 ? "met" : `NOT met (${missed.map((p) => p.label).join(", ")})`}`
   )
