@@ -78,7 +78,8 @@ const css = `
   legend { font-weight: 600; padding: 0 .3rem; }
   .choice { display: flex; gap: .6rem; align-items: flex-start; margin: .45rem 0; }
   .choice input { width: auto; margin: .25rem 0 0; flex: none; }
-  .choice label { margin: 0; font-weight: 400; overflow-wrap: anywhere; flex: 1 1 0; min-width: 0; }
+  .choice label { margin: 0; font-weight: 400; overflow-wrap: anywhere; }
+  .choice > label, .choice > span { flex: 1 1 0; min-width: 0; }
   ul.plain { list-style: none; margin: 0; padding: 0; }
   ul.indented { padding-left: 1.6rem; }
   pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f4f1; padding: .75rem; border-radius: 6px; }
