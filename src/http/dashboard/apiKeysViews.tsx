@@ -12,6 +12,7 @@ import {
   Badge,
   ConfirmStep,
   CsrfField,
+  copySecretScript,
   EmptyState,
   Field,
   FilterForm,
@@ -352,29 +353,6 @@ export const keyFormPage = (current: CurrentMember, state: KeyFormState, status 
   )
 }
 
-/**
- * Copies the new key when the button is pressed (the button shows only with JavaScript); without it, the key's
- * field selects its text when focused, to copy by hand.
- */
-const copyScript = `document.querySelectorAll("button[data-copy]").forEach(function (button) {
-  var field = document.getElementById(button.getAttribute("data-copy"));
-  var status = document.getElementById(button.getAttribute("data-status"));
-  button.hidden = false;
-  button.addEventListener("click", function () {
-    field.select();
-    var say = function (text) { status.textContent = text; };
-    if (navigator.clipboard) {
-      navigator.clipboard.writeText(field.value).then(function () { say("Copied."); },
-        function () { say("Could not copy: the key is selected, copy it with your keyboard."); });
-    } else {
-      say(document.execCommand("copy") ? "Copied." : "Could not copy: the key is selected, copy it with your keyboard.");
-    }
-  });
-});
-document.querySelectorAll("input[data-select]").forEach(function (field) {
-  field.addEventListener("focus", function () { field.select(); });
-});`
-
 export interface CreatedKeyState {
   readonly keyRecord: ApiKeyRecord
   /** The key's value: on this page only, never stored. */
@@ -452,7 +430,7 @@ export const createdKeyPage = (current: CurrentMember, state: CreatedKeyState) =
         <a href={`${section}?environment=${key.environment}`}>Back to API keys</a>
       </p>
     </>,
-    { section, status: 201, script: copyScript }
+    { section, status: 201, script: copySecretScript }
   )
 }
 

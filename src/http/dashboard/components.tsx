@@ -251,3 +251,25 @@ export const ConfirmStep = (props: {
 export const Badge = (props: { readonly children: ComponentChildren; readonly tone?: "warning" | "neutral" }) => (
   <span class={`badge badge-${props.tone ?? "neutral"}`}>{props.children}</span>
 )
+
+/**
+ * The script of a page that shows a secret once: a `button[data-copy]` (hidden until this runs) copies the field
+ * its `data-copy` names and says so in the element its `data-status` names; an `input[data-select]` selects its
+ * text when focused, so that without JavaScript it is copied by hand.
+ */
+export const copySecretScript = `document.querySelectorAll("button[data-copy]").forEach(function (button) {
+  var field = document.getElementById(button.getAttribute("data-copy"));
+  var status = document.getElementById(button.getAttribute("data-status"));
+  button.hidden = false;
+  button.addEventListener("click", function () {
+    field.select();
+    var done = function () { status.textContent = "Copied."; };
+    var failed = function () { status.textContent = "Could not copy: it is selected, copy it with your keyboard."; };
+    if (navigator.clipboard) navigator.clipboard.writeText(field.value).then(done, failed);
+    else if (document.execCommand("copy")) done();
+    else failed();
+  });
+});
+document.querySelectorAll("input[data-select]").forEach(function (field) {
+  field.addEventListener("focus", function () { field.select(); });
+});`

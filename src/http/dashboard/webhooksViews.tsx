@@ -14,6 +14,7 @@ import {
   Badge,
   ConfirmStep,
   CsrfField,
+  copySecretScript,
   EmptyState,
   Field,
   FilterForm,
@@ -222,21 +223,6 @@ export const newEndpointPage = (current: CurrentMember, state: NewEndpointState,
   )
 }
 
-/** Copies the secret field when its button is pressed; the button shows only where this script runs. */
-const copyScript = `document.querySelectorAll("button[data-copy]").forEach(function (button) {
-  var field = document.getElementById(button.getAttribute("data-copy"));
-  var status = document.getElementById(button.getAttribute("data-status"));
-  button.hidden = false;
-  button.addEventListener("click", function () {
-    field.select();
-    var done = function () { status.textContent = "Copied to the clipboard."; };
-    var failed = function () { status.textContent = "Could not copy: select the secret and copy it."; };
-    if (navigator.clipboard) navigator.clipboard.writeText(field.value).then(done, failed);
-    else if (document.execCommand("copy")) done();
-    else failed();
-  });
-});`
-
 /** After creation: the secret, shown this once. */
 export const createdEndpointPage = (current: CurrentMember, endpoint: WebhookEndpointRecord, secret: string) =>
   dashboardPage(
@@ -273,7 +259,7 @@ export const createdEndpointPage = (current: CurrentMember, endpoint: WebhookEnd
         <a href={endpointHref(endpoint.id)}>Go to the endpoint</a>
       </p>
     </>,
-    { section, script: copyScript }
+    { section, script: copySecretScript }
   )
 
 export interface EndpointState {

@@ -179,7 +179,7 @@ describe.skipIf(browserSuiteSkipped)("dashboard webhooks in chromium", () => {
             const secret = await page.getByLabel("Signing secret").inputValue()
             expect(secret).toMatch(/^whsec_/)
             await page.getByRole("button", { name: "Copy secret" }).click()
-            await expect.poll(() => page.getByRole("status").textContent()).toBe("Copied to the clipboard.")
+            await expect.poll(() => page.getByRole("status").textContent()).toBe("Copied.")
             expect(await page.evaluate("navigator.clipboard.readText()")).toBe(secret)
             await expectSound(page, "created")
 
@@ -276,7 +276,7 @@ describe.skipIf(browserSuiteSkipped)("dashboard webhooks in chromium", () => {
             await expectSound(keys, "created-390")
             await tabTo(keys, "Copy secret")
             await keys.keyboard.press("Space")
-            await expect.poll(() => keys.getByRole("status").textContent()).toBe("Copied to the clipboard.")
+            await expect.poll(() => keys.getByRole("status").textContent()).toBe("Copied.")
             await tabTo(keys, "Go to the endpoint")
             await keys.keyboard.press("Enter")
             await expect.poll(() => keys.locator("h1").textContent()).toBe("Webhook endpoint")
