@@ -29,10 +29,6 @@ const accountPath = "/dashboard/account"
 
 const toAccount = HttpServerResponse.redirect(accountPath, { status: 303 })
 
-/** The 429 page with its `Retry-After`. */
-const tooMany = (retryAfterSeconds: number) =>
-  HttpServerResponse.setHeader(tooManyAttemptsPage(retryAfterSeconds), "retry-after", String(retryAfterSeconds))
-
 export const AccountPagesLive = HttpApiBuilder.group(Api, "dashboardAccount", (handlers) =>
   Effect.gen(function* () {
     const auth = yield* makeDashboardAuth
@@ -126,7 +122,7 @@ export const AccountPagesLive = HttpApiBuilder.group(Api, "dashboardAccount", (h
               return recoveryCodesPage(current, confirmed.right, "Two-factor sign-in is on.")
             }
             const error = confirmed.left
-            if (error._tag === "RateLimited") return tooMany(error.retryAfterSeconds)
+            if (error._tag === "RateLimited") return tooManyAttemptsPage(error.retryAfterSeconds)
             if (error._tag !== "TwoFactorInvalidCode")
               return auth.withFlash(toAccount, { kind: "error", text: error.message })
             const enrolment = yield* twoFactor.enrolment(current.user.id, current.user.email)
@@ -151,7 +147,7 @@ export const AccountPagesLive = HttpApiBuilder.group(Api, "dashboardAccount", (h
               return auth.withFlash(toAccount, { kind: "success", text: "Two-factor sign-in is off." })
             }
             const error = disabled.left
-            if (error._tag === "RateLimited") return tooMany(error.retryAfterSeconds)
+            if (error._tag === "RateLimited") return tooManyAttemptsPage(error.retryAfterSeconds)
             if (error._tag === "TwoFactorNotEnrolled")
               return auth.withFlash(toAccount, { kind: "error", text: error.message })
             return disablePage(current, { companyRequires: yield* companyRequires(current), error: error.message }, 401)
@@ -174,7 +170,7 @@ export const AccountPagesLive = HttpApiBuilder.group(Api, "dashboardAccount", (h
               return recoveryCodesPage(current, codes.right, "New recovery codes: the old ones no longer work.")
             }
             const error = codes.left
-            if (error._tag === "RateLimited") return tooMany(error.retryAfterSeconds)
+            if (error._tag === "RateLimited") return tooManyAttemptsPage(error.retryAfterSeconds)
             if (error._tag === "TwoFactorNotEnrolled")
               return auth.withFlash(toAccount, { kind: "error", text: error.message })
             return regeneratePage(current, { error: error.message }, 401)
@@ -245,7 +241,7 @@ export const AccountPagesLive = HttpApiBuilder.group(Api, "dashboardAccount", (h
           )
           if (Either.isLeft(verified)) {
             const error = verified.left
-            if (error._tag === "RateLimited") return tooMany(error.retryAfterSeconds)
+            if (error._tag === "RateLimited") return tooManyAttemptsPage(error.retryAfterSeconds)
             // Turned off since the password step: start again from the password.
             if (error._tag === "TwoFactorNotEnrolled") return signInAgain(error.message)
             return secondStepPage({ csrf: auth.signedOutCsrf(request).token, error: error.message }, 401)

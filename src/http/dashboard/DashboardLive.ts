@@ -132,11 +132,7 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
           if (Either.isLeft(signedIn)) {
             const error = signedIn.left
             if (error._tag === "RateLimited") {
-              return HttpServerResponse.setHeader(
-                tooManyAttemptsPage(error.retryAfterSeconds),
-                "retry-after",
-                String(error.retryAfterSeconds)
-              )
+              return tooManyAttemptsPage(error.retryAfterSeconds)
             }
             return signInPage({ csrf, email: payload.email, error: error.message }, 401)
           }

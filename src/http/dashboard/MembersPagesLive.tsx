@@ -486,11 +486,7 @@ export const MembersPagesLive = HttpApiBuilder.group(Api, "dashboardMembers", (h
               if (Either.isLeft(signedIn)) {
                 const error = signedIn.left
                 if (error._tag === "RateLimited") {
-                  return HttpServerResponse.setHeader(
-                    tooManyAttemptsPage(error.retryAfterSeconds),
-                    "retry-after",
-                    String(error.retryAfterSeconds)
-                  )
+                  return tooManyAttemptsPage(error.retryAfterSeconds)
                 }
                 return again({ password: "The password is not right." }, 401)
               }

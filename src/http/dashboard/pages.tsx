@@ -1,4 +1,4 @@
-import type { HttpServerResponse } from "@effect/platform"
+import { HttpServerResponse } from "@effect/platform"
 import type { Account, Environment } from "../../domain/company/Company.js"
 import { roleDescriptions } from "../../domain/company/Members.js"
 import { Badge, CsrfField, EmptyState, Field, FilterForm, FormError, type PageLinks, Table } from "./components.js"
@@ -236,18 +236,22 @@ export const sessionEndedPage = () =>
     { status: 403 }
   )
 
-/** Too many sign-in attempts from this address or for this account. */
+/** Too many sign-in attempts from this address or for this account: the 429 page with its `Retry-After`. */
 export const tooManyAttemptsPage = (retryAfterSeconds: number) =>
-  publicPage(
-    "Too many attempts",
-    <>
-      <h1>Too many attempts</h1>
-      <p>Wait {retryAfterSeconds} seconds, then try again.</p>
-      <p>
-        <a href="/dashboard/sign-in">Back to sign-in</a>
-      </p>
-    </>,
-    { status: 429 }
+  HttpServerResponse.setHeader(
+    publicPage(
+      "Too many attempts",
+      <>
+        <h1>Too many attempts</h1>
+        <p>Wait {retryAfterSeconds} seconds, then try again.</p>
+        <p>
+          <a href="/dashboard/sign-in">Back to sign-in</a>
+        </p>
+      </>,
+      { status: 429 }
+    ),
+    "retry-after",
+    String(retryAfterSeconds)
   )
 
 /** Whether a request path is the dashboard's (its failures are rendered as pages, not JSON). */

@@ -1,4 +1,3 @@
-import { HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { clientSource } from "../AuthFailures.js"
 import { AuthRateLimits, consume } from "../identity/AuthRateLimits.js"
@@ -13,12 +12,6 @@ export const makeSignInFormLimit = Effect.map(AuthRateLimits, (limits) =>
     const limited = yield* Effect.flip(consume(`sign-in:ip:${yield* clientSource}`, limits.signInPerIp)).pipe(
       Effect.option
     )
-    return Option.map(limited, (error) =>
-      HttpServerResponse.setHeader(
-        tooManyAttemptsPage(error.retryAfterSeconds),
-        "retry-after",
-        String(error.retryAfterSeconds)
-      )
-    )
+    return Option.map(limited, (error) => tooManyAttemptsPage(error.retryAfterSeconds))
   })
 )
