@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect, Either, Option } from "effect"
+import { memberActorName } from "../../domain/company/Audit.js"
 import type { Permission } from "../../domain/company/Company.js"
 import { type DashboardSession, dashboardSessionLifetimes } from "../../domain/company/Dashboard.js"
 import type { Member, MemberRight, Role } from "../../domain/company/Members.js"
@@ -171,7 +172,7 @@ export const makeDashboardAuth = Effect.gen(function* () {
       }
       // What the page changes is the member's doing in the audit log: named by the name they gave, never by e-mail.
       const { user } = current.value
-      yield* actAs({ type: "member", id: user.id, name: user.displayName ?? "Member" })
+      yield* actAs({ type: "member", id: user.id, name: memberActorName(user.displayName) })
       return clearFlash(request, yield* body(current.value))
     })
 
