@@ -22,6 +22,7 @@ import { ApiKeysPages } from "./dashboard/ApiKeysPages.js"
 import { AuditLogPages } from "./dashboard/AuditLogPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
 import { MembersPages } from "./dashboard/MembersPages.js"
+import { OutboxPages } from "./dashboard/OutboxPages.js"
 import { WebhooksPages } from "./dashboard/WebhooksPages.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
@@ -62,6 +63,7 @@ export class Api extends makeApi("ribbon")
   .add(WebhooksPages)
   .add(MembersPages)
   .add(AuditLogPages)
+  .add(OutboxPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

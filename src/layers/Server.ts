@@ -42,6 +42,7 @@ import { ApiKeysPagesLive } from "../http/dashboard/ApiKeysPagesLive.js"
 import { AuditLogPagesLive } from "../http/dashboard/AuditLogPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { MembersPagesLive } from "../http/dashboard/MembersPagesLive.js"
+import { OutboxPagesLive } from "../http/dashboard/OutboxPagesLive.js"
 import { WebhooksPagesLive } from "../http/dashboard/WebhooksPagesLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
@@ -65,7 +66,7 @@ import { AgentOrders } from "../services/checkout/AgentOrders.js"
 import { CheckoutPayments } from "../services/checkout/CheckoutPayments.js"
 import { Checkouts, ExpireCheckout } from "../services/checkout/Checkouts.js"
 import { Events } from "../services/checkout/Events.js"
-import { Notifications } from "../services/checkout/Notifications.js"
+import { Notifications, ProductionServer } from "../services/checkout/Notifications.js"
 import { PaymentsInFlight, Placement } from "../services/checkout/Placement.js"
 import { Quotes } from "../services/checkout/Quotes.js"
 import { deliverWebhookHandler, WebhookDeliveries } from "../services/checkout/WebhookDeliveries.js"
@@ -352,6 +353,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     ApiKeysPagesLive,
     WebhooksPagesLive,
     AuditLogPagesLive,
+    OutboxPagesLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,
@@ -508,6 +510,8 @@ export const makeServerLive = (listen: { readonly host?: string } = {}) =>
           apiApp(ApiLive, { maxBodyBytes }).pipe(
             // What `/openapi.json` names as its servers (AppLive keeps its settings to itself).
             Layer.provide(Layer.succeed(PublicUrl, config.publicUrl)),
+            // Where the dashboard's outbox shows (docs/dashboard.md "Outbox").
+            Layer.provide(Layer.succeed(ProductionServer, config.environment === "production")),
             Layer.provide(
               Option.match(config.mtls, {
                 onNone: () => Layer.empty,

@@ -10,6 +10,7 @@ import { AuthRateLimits } from "../../src/http/identity/AuthRateLimits.js"
 import { httpListener } from "../../src/layers/HttpListener.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
+import { ProductionServer } from "../../src/services/checkout/Notifications.js"
 import { OAuthClients } from "../../src/services/identity/OAuthClients.js"
 import { Tokens } from "../../src/services/identity/Tokens.js"
 import { Users } from "../../src/services/identity/Users.js"
@@ -216,6 +217,8 @@ export const realPortServerOn = <ROut extends SqlClient.SqlClient, E>(
     readonly host?: string
     readonly failureLimits?: AuthFailureLimits["Type"]
     readonly allowedOrigins?: ReadonlyArray<string>
+    /** Serve as in production (NODE_ENV=production), where some dashboard pages are for sandboxes only. */
+    readonly production?: boolean
   } = {}
 ) =>
   onRealPort(
@@ -229,6 +232,7 @@ export const realPortServerOn = <ROut extends SqlClient.SqlClient, E>(
         Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
         Layer.provide(Layer.setClock(clock)),
         Layer.provide(Layer.succeed(AuthRateLimits, limits)),
+        Layer.provide(Layer.succeed(ProductionServer, options.production === true)),
         Layer.provide(
           options.failureLimits === undefined ? Layer.empty : Layer.succeed(AuthFailureLimits, options.failureLimits)
         )

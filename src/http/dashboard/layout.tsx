@@ -113,6 +113,7 @@ export const sections = [
   { href: "/dashboard/webhooks", label: "Webhooks" },
   { href: "/dashboard/members", label: "Members" },
   { href: "/dashboard/audit-log", label: "Audit log" },
+  { href: "/dashboard/outbox", label: "Outbox" },
   { href: "/dashboard/account", label: "Account and security" }
 ] as const
 
@@ -151,13 +152,16 @@ const Header = ({ current, section }: { readonly current: CurrentMember; readonl
     </div>
     <nav class="main" aria-label="Dashboard">
       <ul>
-        {sections.map((s) => (
-          <li key={s.href}>
-            <a href={s.href} aria-current={s.href === section ? "page" : undefined}>
-              {s.label}
-            </a>
-          </li>
-        ))}
+        {sections
+          // The outbox is for sandboxes and servers outside production only.
+          .filter((s) => s.href !== "/dashboard/outbox" || current.outboxShown)
+          .map((s) => (
+            <li key={s.href}>
+              <a href={s.href} aria-current={s.href === section ? "page" : undefined}>
+                {s.label}
+              </a>
+            </li>
+          ))}
       </ul>
     </nav>
     <p class="hint">

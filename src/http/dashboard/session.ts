@@ -6,6 +6,7 @@ import type { Permission } from "../../domain/company/Company.js"
 import { type DashboardSession, dashboardSessionLifetimes } from "../../domain/company/Dashboard.js"
 import type { Member, MemberRight, Role } from "../../domain/company/Members.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
+import { outboxShown, ProductionServer } from "../../services/checkout/Notifications.js"
 import { Companies } from "../../services/company/Companies.js"
 import { DashboardSessions } from "../../services/company/DashboardSessions.js"
 import { grantOf, type MemberGrant, Members } from "../../services/company/Members.js"
@@ -47,6 +48,8 @@ export interface CurrentMember {
   readonly member: Member
   readonly grant: MemberGrant
   readonly company: { readonly id: string; readonly name: string; readonly live: boolean }
+  /** Whether the outbox page (and its navigation link) shows: a sandbox company, or a server not in production. */
+  readonly outboxShown: boolean
   /** Every company the person belongs to, for the switcher. */
   readonly memberships: ReadonlyArray<{ readonly companyId: string; readonly companyName: string; readonly role: Role }>
   /** The message the previous action left for this page, if any. */
@@ -103,6 +106,7 @@ export const makeDashboardAuth = Effect.gen(function* () {
   const companies = yield* Companies
   const twoFactor = yield* TwoFactor
   const secure = (yield* PublicUrl).startsWith("https:")
+  const production = yield* ProductionServer
   const cookieOptions = { httpOnly: true, sameSite: "lax", path: "/dashboard", secure } as const
 
   /** The member behind the request's session cookie; none without a live session or a membership. */
@@ -128,6 +132,7 @@ export const makeDashboardAuth = Effect.gen(function* () {
         member: member.right,
         grant: grantOf(member.right),
         company: { id: companyId, name: Option.getOrElse(name, () => companyId), live },
+        outboxShown: outboxShown({ live }, production),
         memberships,
         flash: flashOf(request)
       })

@@ -1,4 +1,4 @@
-import { Clock, Effect, Option } from "effect"
+import { Clock, Context, Effect, Option } from "effect"
 import type { CheckoutItemStatus, CheckoutStatus, Order } from "../../domain/checkout/Checkout.js"
 import { NotificationRow } from "../../domain/checkout/Notifications.js"
 import { makeId } from "../../domain/platform/Ids.js"
@@ -43,6 +43,17 @@ export interface ItemSummary {
 }
 
 export { NotificationRow }
+
+/**
+ * Whether this server runs in production (NODE_ENV): there the dashboard's outbox shows only for sandbox companies.
+ * Provided from AppConfig at start; elsewhere (tests) not production.
+ */
+export class ProductionServer extends Context.Reference<ProductionServer>()("ProductionServer", {
+  defaultValue: () => false
+}) {}
+
+/** Whether a company's outbox may be shown: a sandbox company, or any company outside production. */
+export const outboxShown = (company: { readonly live: boolean }, production: boolean) => !company.live || !production
 
 const money = (checkout: CheckoutSummary, amount: number) =>
   formatMoney(amount, checkout.currency, checkout.locale).display
@@ -178,6 +189,14 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       return yield* repo.forCheckout(checkoutId)
     })
 
-    return { receipt, outcome, shipped, gift, invitation, forCheckout } as const
+    /**
+     * A page (from 1) of the messages that concern a company (invitations to it, its gifts' messages), newest
+     * first: the dashboard's outbox (docs/dashboard.md "Outbox").
+     */
+    const forCompany = Effect.fn("Notifications.forCompany")(function* (companyId: string, page: number, size: number) {
+      return yield* repo.forCompany(companyId, page, size)
+    })
+
+    return { receipt, outcome, shipped, gift, invitation, forCheckout, forCompany } as const
   })
 }) {}

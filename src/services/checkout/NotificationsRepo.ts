@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { NotificationRow } from "../../domain/checkout/Notifications.js"
+import { CompanyOutboxMessage, NotificationRow } from "../../domain/checkout/Notifications.js"
 
 /** A gift's message to its recipient, written by the company context's gifts. */
 export interface GiftMessage {
@@ -56,6 +56,20 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
         sql`SELECT * FROM notifications WHERE checkout_id = ${checkoutId} ORDER BY created_at, kind, channel`
     })
 
+    // Checkout messages belong to a person, not a company: only gift and invitation messages are a company's.
+    const findForCompany = SqlSchema.findAll({
+      Request: Schema.Struct({ companyId: Schema.String, limit: Schema.Number, offset: Schema.Number }),
+      Result: CompanyOutboxMessage,
+      execute: ({ companyId, limit, offset }) =>
+        sql`SELECT n.id, n.kind, n.channel, n.recipient, n.subject, n.body, n.gift_id, n.invitation_id, n.created_at
+          FROM notifications n
+            LEFT JOIN gifts g ON g.id = n.gift_id
+            LEFT JOIN member_invitations i ON i.id = n.invitation_id
+          WHERE g.company_id = ${companyId} OR i.company_id = ${companyId}
+          ORDER BY n.created_at DESC, n.id DESC
+          LIMIT ${limit} OFFSET ${offset}`
+    })
+
     return {
       /** Writes a message, unless the checkout already has one of its kind on its channel. */
       insert: Effect.fn("NotificationsRepo.insert")((row: NotificationRow) => Effect.orDie(insert(row))),
@@ -71,7 +85,12 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
       /** The messages of a checkout, oldest first. */
       forCheckout: Effect.fn("NotificationsRepo.forCheckout")((checkoutId: string) =>
         Effect.orDie(findForCheckout(checkoutId))
-      )
+      ),
+      /** A page (from 1) of a company's gift and invitation messages, newest first, and whether more follow. */
+      forCompany: Effect.fn("NotificationsRepo.forCompany")(function* (companyId: string, page: number, size: number) {
+        const rows = yield* Effect.orDie(findForCompany({ companyId, limit: size + 1, offset: (page - 1) * size }))
+        return { rows: rows.slice(0, size), hasNext: rows.length > size }
+      })
     } as const
   })
 }) {}
