@@ -20,6 +20,7 @@ import { WebhooksV3Api } from "./company/WebhooksApi.js"
 import { AccountPages } from "./dashboard/AccountPages.js"
 import { ApiKeysPages } from "./dashboard/ApiKeysPages.js"
 import { AuditLogPages } from "./dashboard/AuditLogPages.js"
+import { BillingPages } from "./dashboard/BillingPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
 import { MembersPages } from "./dashboard/MembersPages.js"
 import { OutboxPages } from "./dashboard/OutboxPages.js"
@@ -64,6 +65,7 @@ export class Api extends makeApi("ribbon")
   .add(MembersPages)
   .add(AuditLogPages)
   .add(OutboxPages)
+  .add(BillingPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

@@ -40,6 +40,7 @@ import { WebhooksV3Live } from "../http/company/WebhooksLive.js"
 import { AccountPagesLive } from "../http/dashboard/AccountPagesLive.js"
 import { ApiKeysPagesLive } from "../http/dashboard/ApiKeysPagesLive.js"
 import { AuditLogPagesLive } from "../http/dashboard/AuditLogPagesLive.js"
+import { BillingPagesLive } from "../http/dashboard/BillingPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { MembersPagesLive } from "../http/dashboard/MembersPagesLive.js"
 import { OutboxPagesLive } from "../http/dashboard/OutboxPagesLive.js"
@@ -354,6 +355,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     WebhooksPagesLive,
     AuditLogPagesLive,
     OutboxPagesLive,
+    BillingPagesLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

@@ -44,6 +44,30 @@ export const LedgerSubject = Schema.Struct({
 })
 export type LedgerSubject = typeof LedgerSubject.Type
 
+/**
+ * One ledger entry as a method's ledger reads: the money it moved, for which order or gift, and the running
+ * balance after it, `spentToDate` (debits less credits so far: what the method's `spent` was once it was written).
+ */
+export const LedgerEntry = Schema.Struct({
+  id: Schema.String,
+  kind: Schema.Literal("debit", "credit"),
+  amount: Schema.Int,
+  subjectType: Schema.Literal("order", "gift"),
+  subjectId: Schema.String,
+  reason: Schema.String,
+  createdAt: Schema.DateFromSelf,
+  spentToDate: Schema.Int
+})
+export type LedgerEntry = typeof LedgerEntry.Type
+
+/** Which of a method's entries to read: those in `[from, to)` (either open), one page of them, newest first. */
+export interface LedgerFilter {
+  readonly from: Date | null
+  readonly to: Date | null
+  readonly page: number
+  readonly size: number
+}
+
 /** The currency company billing is kept in: order totals are converted to it when they are debited. */
 export const billingCurrency = "USD" as CurrencyCode
 

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import type {
   BillingMethodRecord as BillingMethod,
+  LedgerFilter,
   LedgerSubject,
   NewBillingMethod
 } from "../../domain/company/Billing.js"
@@ -64,6 +65,17 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
     /** The methods of the accounts the scope reaches, filtered, sorted and paged in SQL. */
     const page = Effect.fn("Billing.page")((scope: AccountScope, query: V3Query) => repo.page(scope, query))
 
+    /** A page of the ledger of a method the scope reaches (404 otherwise), newest first, with running balances. */
+    const ledger = Effect.fn("Billing.ledger")(function* (
+      scope: AccountScope,
+      billingMethodId: string,
+      filter: LedgerFilter
+    ) {
+      const method = yield* find(scope, billingMethodId)
+      const found = yield* repo.ledger(method.id, filter)
+      return { method, ...found }
+    })
+
     /** Whether the method's remaining funds cover `amount` (422 when they do not); uncapped ones always do. */
     const ensureFunds = (method: BillingMethod, amount: number) =>
       method.remaining === null || method.remaining >= amount
@@ -118,6 +130,6 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
         return yield* repo.record(billingMethodId, kind, amount, subject, now)
       })
 
-    return { create, find, defaultOf, page, ensureFunds, debit, credit } as const
+    return { create, find, defaultOf, page, ledger, ensureFunds, debit, credit } as const
   })
 }) {}

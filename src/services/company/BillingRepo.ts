@@ -5,6 +5,8 @@ import {
   BillingMethodRecord,
   BillingType,
   billingCurrency,
+  LedgerEntry,
+  type LedgerFilter,
   LedgerSubject,
   type NewBillingMethod
 } from "../../domain/company/Billing.js"
@@ -124,6 +126,31 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
       }
     })
 
+    /**
+     * A method's entries, newest first, each with the running balance after it (debits less credits up to and
+     * including it, by a window over the whole ledger so a page or a date filter does not change it), filtered
+     * by dates and paged in SQL; one row more than the page, to tell whether another follows.
+     */
+    const findLedger = SqlSchema.findAll({
+      Request: Schema.Struct({
+        billingMethodId: Schema.String,
+        from: Schema.NullOr(Schema.DateFromSelf),
+        to: Schema.NullOr(Schema.DateFromSelf),
+        limit: Schema.Number,
+        offset: Schema.Number
+      }),
+      Result: LedgerEntry,
+      execute: ({ billingMethodId, from, to, limit, offset }) => sql`SELECT * FROM (
+          SELECT id::text AS id, kind, amount::int AS amount, subject_type, subject_id, reason, created_at,
+            (SUM(CASE kind WHEN 'debit' THEN amount ELSE -amount END)
+              OVER (ORDER BY created_at, id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))::int AS spent_to_date
+          FROM billing_entries WHERE billing_method_id = ${billingMethodId}
+        ) AS ledger
+        WHERE ${from === null ? sql`TRUE` : sql`created_at >= ${from}`}
+          AND ${to === null ? sql`TRUE` : sql`created_at < ${to}`}
+        ORDER BY created_at DESC, id::bigint DESC LIMIT ${limit} OFFSET ${offset}`
+    })
+
     /** Adds a method to an account (its default when it is the account's first). */
     const insert = Effect.fn("BillingRepo.insert")(
       (id: string, accountId: string, method: NewBillingMethod, at: Date) =>
@@ -164,6 +191,20 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
       return written.length > 0
     })
 
-    return { insert, find, defaultOf, byId, page, record } as const
+    /** A page of a method's ledger, newest first, with the running balance after each entry; whether another follows. */
+    const ledger = Effect.fn("BillingRepo.ledger")(function* (billingMethodId: string, filter: LedgerFilter) {
+      const rows = yield* Effect.orDie(
+        findLedger({
+          billingMethodId,
+          from: filter.from,
+          to: filter.to,
+          limit: filter.size + 1,
+          offset: (filter.page - 1) * filter.size
+        })
+      )
+      return { rows: rows.slice(0, filter.size), hasNext: rows.length > filter.size }
+    })
+
+    return { insert, find, defaultOf, byId, page, record, ledger } as const
   })
 }) {}

@@ -1,0 +1,195 @@
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { Role } from "../../../src/domain/company/Members.js"
+import { Billing } from "../../../src/services/company/Billing.js"
+import { Members } from "../../../src/services/company/Members.js"
+import { BaseUrl, RealPortServer } from "../../support/auth.js"
+import { csrfOf, DashboardBrowser, type Page } from "../../support/dashboard.js"
+
+/**
+ * The dashboard's billing over HTTP: the methods of the member's accounts with what remains; a method's ledger newest
+ * first with the order or gift of each entry and the running total spent after it (computed over the whole ledger, so paging and
+ * date filters do not change it), paged and filtered by dates; the same entries as CSV; owners and admins only
+ * (a sender and a viewer get the 403 page); another company's method is a 404.
+ */
+
+const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
+
+/** The ids of a signed-up person and company, with its test account's default method, by the person's e-mail. */
+const idsOf = (email: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ userId: string; companyId: string; accountId: string; methodId: string }>`SELECT u.id AS user_id,
+          m.company_id, a.id AS account_id, b.id AS method_id
+        FROM users u JOIN company_members m ON m.user_id = u.id
+          JOIN accounts a ON a.company_id = m.company_id AND a.is_default AND a.environment = 'test'
+          JOIN billing_methods b ON b.account_id = a.id AND b.is_default
+        WHERE u.email = ${email} ORDER BY m.created_at LIMIT 1`,
+      (rows) => rows[0]!
+    )
+  ).pipe(Effect.orDie)
+
+const memberOf = (baseUrl: string, companyId: string, role: Role) =>
+  Effect.gen(function* () {
+    const browser = new DashboardBrowser(baseUrl)
+    const { email } = yield* promise(() => browser.signUp(`${role}'s own`))
+    const { userId } = yield* idsOf(email)
+    yield* Effect.flatMap(Members, (members) => members.add({ companyId, userId, role }))
+    const home = yield* promise(() => browser.get("/dashboard"))
+    const switched = yield* promise(() =>
+      browser.post("/dashboard/switch-company", { csrf: csrfOf(home.text, "/dashboard/switch-company"), companyId })
+    )
+    expect(switched.status).toBe(303)
+    return browser
+  })
+
+const textOf = (html: string) =>
+  html
+    .replace(/<[^>]*>/g, " ")
+    .replace(/&amp;/g, "&")
+    .replace(/\s+/g, " ")
+    .trim()
+
+/** The first table's rows, each as its cells' text. */
+const tableOf = (page: Page): ReadonlyArray<ReadonlyArray<string>> => {
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(page.text)?.[1] ?? ""
+  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
+    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => textOf(cell[1]!))
+  )
+}
+
+/** Each ledger row as [kind, subject, spent to date]. */
+const ledgerOf = (page: Page) => tableOf(page).map((cells) => [cells[1], cells[3], cells[5]])
+
+/** Four dated entries in January 2026, then `extra` debits of 0.01 on 1 February. */
+const seedLedger = (methodId: string, extra: number) =>
+  Effect.gen(function* () {
+    const billing = yield* Billing
+    const sql = yield* SqlClient.SqlClient
+    yield* billing.debit(methodId, 1000, { type: "order", id: "ord-1", reason: "order placed" })
+    yield* billing.debit(methodId, 2000, { type: "gift", id: "gift-2", reason: "gift sent" })
+    yield* billing.debit(methodId, 500, { type: "order", id: "ord-3", reason: "order placed" })
+    yield* billing.credit(methodId, 2000, { type: "gift", id: "gift-2", reason: "gift expired" })
+    yield* sql`UPDATE billing_entries SET created_at = TIMESTAMPTZ '2026-01-01T12:00:00Z' + (
+        (SELECT count(*) FROM billing_entries e WHERE e.billing_method_id = ${methodId} AND e.id < billing_entries.id)
+        * INTERVAL '1 day')
+      WHERE billing_method_id = ${methodId}`
+    for (let n = 0; n < extra; n++) {
+      yield* billing.debit(methodId, 1, { type: "order", id: `ord-x${n}`, reason: "order placed" })
+    }
+    yield* sql`UPDATE billing_entries SET created_at = TIMESTAMPTZ '2026-02-01T12:00:00Z'
+      WHERE billing_method_id = ${methodId} AND subject_id LIKE 'ord-x%'`
+  }).pipe(Effect.orDie)
+
+describe("dashboard billing", () => {
+  it.layer(RealPortServer, { timeout: 240_000 })((it) => {
+    it.effect("lists methods with remaining funds and a ledger with running balances, paged, filtered, as CSV", () =>
+      Effect.gen(function* () {
+        const baseUrl = yield* BaseUrl
+        const owner = new DashboardBrowser(baseUrl)
+        const { email } = yield* promise(() => owner.signUp("Billed"))
+        const { accountId, methodId } = yield* idsOf(email)
+        yield* seedLedger(methodId, 50)
+
+        const methods = yield* promise(() => owner.get("/dashboard/billing"))
+        expect(methods.status).toBe(200)
+        expect(methods.headers.get("cache-control")).toBe("no-store")
+        expect(tableOf(methods)).toEqual([
+          [accountId, "Test funds default", "prepaid", "active", "100,000.00 USD", "99,984.50 USD"]
+        ])
+        expect(methods.text).not.toContain(">Live<")
+
+        const first = yield* promise(() => owner.get(`/dashboard/billing/${methodId}`))
+        expect(first.status).toBe(200)
+        expect(ledgerOf(first)).toHaveLength(50)
+        expect(ledgerOf(first)[0]).toEqual(["debit", "order ord-x49", "15.50 USD"])
+        expect(ledgerOf(first)[49]).toEqual(["debit", "order ord-x0", "15.01 USD"])
+        expect(first.text).toContain("Next page")
+        const second = yield* promise(() => owner.get(`/dashboard/billing/${methodId}?page=2`))
+        expect(ledgerOf(second)).toEqual([
+          ["credit", "gift gift-2", "15.00 USD"],
+          ["debit", "order ord-3", "35.00 USD"],
+          ["debit", "gift gift-2", "30.00 USD"],
+          ["debit", "order ord-1", "10.00 USD"]
+        ])
+
+        // Dates are whole days in UTC, both included; the running total is the whole ledger's.
+        const filtered = yield* promise(() => owner.get(`/dashboard/billing/${methodId}?from=2026-01-02&to=2026-01-03`))
+        expect(ledgerOf(filtered)).toEqual([
+          ["debit", "order ord-3", "35.00 USD"],
+          ["debit", "gift gift-2", "30.00 USD"]
+        ])
+        const none = yield* promise(() => owner.get(`/dashboard/billing/${methodId}?from=2025-01-01&to=2025-12-31`))
+        expect(none.text).toContain("No entries match these dates.")
+        const bad = yield* promise(() => owner.get(`/dashboard/billing/${methodId}?from=2026-02-30&to=soon`))
+        expect(bad.status).toBe(400)
+        expect(bad.text).toContain("From: expected a date as YYYY-MM-DD.")
+        expect(bad.text).toContain("To: expected a date as YYYY-MM-DD.")
+        expect(tableOf(bad)).toEqual([])
+
+        const csv = yield* promise(() =>
+          owner.get(`/dashboard/billing/${methodId}/ledger.csv?from=2026-01-02&to=2026-01-04`)
+        )
+        expect(csv.status).toBe(200)
+        expect(csv.headers.get("content-type")).toContain("text/csv")
+        expect(csv.headers.get("content-disposition")).toBe(`attachment; filename="ledger-${methodId}.csv"`)
+        expect(csv.text).toBe(
+          [
+            "created_at,kind,amount,currency,subject_type,subject_id,reason,spent_to_date",
+            "2026-01-04T12:00:00.000Z,credit,2000,USD,gift,gift-2,gift expired,1500",
+            "2026-01-03T12:00:00.000Z,debit,500,USD,order,ord-3,order placed,3500",
+            "2026-01-02T12:00:00.000Z,debit,2000,USD,gift,gift-2,gift sent,3000",
+            ""
+          ].join("\r\n")
+        )
+
+        // Another company's method is not found, as page and as download.
+        const other = new DashboardBrowser(baseUrl)
+        const { email: otherEmail } = yield* promise(() => other.signUp("Elsewhere"))
+        const theirs = yield* idsOf(otherEmail)
+        for (const path of [
+          `/dashboard/billing/${theirs.methodId}`,
+          `/dashboard/billing/${theirs.methodId}/ledger.csv`
+        ]) {
+          const page = yield* promise(() => owner.get(path))
+          expect(page.status, path).toBe(404)
+        }
+      })
+    )
+
+    it.effect("a sender and a viewer get the 403 page; an admin sees billing", () =>
+      Effect.gen(function* () {
+        const baseUrl = yield* BaseUrl
+        const owner = new DashboardBrowser(baseUrl)
+        const { email } = yield* promise(() => owner.signUp("Guarded Billing"))
+        const { companyId, methodId } = yield* idsOf(email)
+        for (const role of ["sender", "viewer"] as const) {
+          const member = yield* memberOf(baseUrl, companyId, role)
+          for (const path of [
+            "/dashboard/billing",
+            `/dashboard/billing/${methodId}`,
+            `/dashboard/billing/${methodId}/ledger.csv`
+          ]) {
+            const page = yield* promise(() => member.get(path))
+            expect(page.status, `${role} ${path}`).toBe(403)
+            expect(page.text).not.toContain("Test funds")
+          }
+        }
+        const admin = yield* memberOf(baseUrl, companyId, "admin")
+        const page = yield* promise(() => admin.get(`/dashboard/billing/${methodId}`))
+        expect(page.status).toBe(200)
+        expect(page.text).toContain("No entries yet.")
+      })
+    )
+
+    it.effect("signed out, the pages send the browser to sign in", () =>
+      Effect.gen(function* () {
+        const browser = new DashboardBrowser(yield* BaseUrl)
+        const page = yield* promise(() => browser.get("/dashboard/billing"))
+        expect(page.status).toBe(303)
+        expect(page.location).toBe("/dashboard/sign-in")
+      })
+    )
+  })
+})
