@@ -14,6 +14,7 @@ export const auditActions = [
   "api_key.created",
   "api_key.rotated",
   "api_key.revoked",
+  "billing_method.test_funds_added",
   "campaign.created",
   "campaign.updated",
   "company.activated",

@@ -68,6 +68,13 @@ export interface LedgerFilter {
   readonly size: number
 }
 
+/**
+ * Test funds a sandbox may add to a prepaid test method in one go, and the spending limit they may raise it to
+ * (minor units): enough to try anything, bounded so a limit stays a plausible sum.
+ */
+export const testFundsMaximum = 10_000_00
+export const testLimitCeiling = 1_000_000_00
+
 /** The currency company billing is kept in: order totals are converted to it when they are debited. */
 export const billingCurrency = "USD" as CurrencyCode
 

@@ -1,10 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { FormText, Html } from "./DashboardApi.js"
+import { FormText, form, Html } from "./DashboardApi.js"
 
 /**
  * The dashboard's billing (docs/dashboard.md "Billing"): each reachable account's billing methods with their
- * remaining funds, and a method's ledger with running balances, filtered by dates, as a page and as a CSV download.
+ * remaining funds, and a method's ledger with running balances, filtered by dates, as a page and as a CSV download;
+ * in the sandbox, adding test funds to a test method.
  */
 
 const Csv = HttpApiSchema.Text({ contentType: "text/csv" })
@@ -24,5 +25,11 @@ export class BillingPages extends HttpApiGroup.make("dashboardBilling")
       .setPath(Schema.Struct({ billingMethodId: Schema.String }))
       .setUrlParams(Schema.Struct(filters))
       .addSuccess(Csv)
+  )
+  .add(
+    HttpApiEndpoint.post("addTestFunds", "/dashboard/billing/:billingMethodId/test-funds")
+      .setPath(Schema.Struct({ billingMethodId: Schema.String }))
+      .setPayload(form({ amount: FormText }))
+      .addSuccess(Html)
   )
   .annotate(OpenApi.Exclude, true) {}

@@ -1,12 +1,17 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
-import type { BillingMethodRecord, LedgerEntry } from "../../domain/company/Billing.js"
+import { Effect, Option } from "effect"
+import {
+  type BillingMethodRecord,
+  type LedgerEntry,
+  testFundsMaximum,
+  testLimitCeiling
+} from "../../domain/company/Billing.js"
 import type { Environment } from "../../domain/company/Company.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Billing } from "../../services/company/Billing.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
-import { Badge, EmptyState, FilterForm, FormError, type PageLinks, Table } from "./components.js"
+import { Badge, CsrfField, EmptyState, Field, FilterForm, FormError, type PageLinks, Table } from "./components.js"
 import { csvOf } from "./csv.js"
 import { dashboardPage } from "./layout.js"
 import { notFoundPage } from "./pages.js"
@@ -51,6 +56,16 @@ const readFilters = (params: Filters) => {
 /** Minor units as the currency's major ones ("1,234.50 USD"). */
 const money = (amount: number, currency: string) =>
   `${(amount / 100).toLocaleString("en", { minimumFractionDigits: 2, maximumFractionDigits: 2 })} ${currency}`
+
+/** An amount in major units with at most two decimals ("250", "12.5") as minor units, if within the bound. */
+const testFundsOf = (text: string): number | undefined => {
+  const match = /^(\d{1,7})(?:\.(\d{1,2}))?$/.exec(text.trim())
+  if (match === null) return undefined
+  const minor = Number(match[1]) * 100 + Number((match[2] ?? "").padEnd(2, "0"))
+  return minor >= 1 && minor <= testFundsMaximum ? minor : undefined
+}
+
+const redirect = (to: string) => HttpServerResponse.redirect(to, { status: 303 })
 
 const methodHref = (method: BillingMethodRecord) => `/dashboard/billing/${encodeURIComponent(method.id)}`
 
@@ -117,7 +132,24 @@ const MethodsBody = (props: {
   </>
 )
 
+/** The sandbox's form raising a capped test method's limit: test money only. */
+const TestFundsForm = ({ method, csrf }: { readonly method: BillingMethodRecord; readonly csrf: string }) => (
+  <form method="post" action={`${methodHref(method)}/test-funds`} aria-labelledby="test-funds">
+    <h2 id="test-funds">Add test funds</h2>
+    <CsrfField token={csrf} />
+    <Field
+      name="amount"
+      label={`Amount (${method.currency})`}
+      hint={`Test money, up to ${money(testFundsMaximum, method.currency)} at a time; a limit of at most ${money(testLimitCeiling, method.currency)}.`}
+      inputMode="text"
+      required
+    />
+    <button type="submit">Add test funds</button>
+  </form>
+)
+
 const LedgerBody = (props: {
+  readonly csrf: string
   readonly method: BillingMethodRecord
   readonly filters: Filters
   readonly problems: ReadonlyArray<string>
@@ -141,6 +173,10 @@ const LedgerBody = (props: {
         <dt>Remaining</dt>
         <dd>{method.remaining === null ? "Uncapped" : money(method.remaining, method.currency)}</dd>
       </dl>
+      {method.environment === "test" && method.spendingLimit !== null ? (
+        <TestFundsForm method={method} csrf={props.csrf} />
+      ) : null}
+      <h2>Ledger</h2>
       {props.problems.length === 0 ? null : (
         <FormError>
           <p>These filters cannot be used:</p>
@@ -255,7 +291,14 @@ export const BillingPagesLive = HttpApiBuilder.group(Api, "dashboardBilling", (h
       dashboardPage(
         `Billing: ${method.name}`,
         current,
-        <LedgerBody method={method} filters={read.filters} problems={read.problems} entries={entries} links={links} />,
+        <LedgerBody
+          csrf={current.csrf}
+          method={method}
+          filters={read.filters}
+          problems={read.problems}
+          entries={entries}
+          links={links}
+        />,
         { section: "/dashboard/billing", status: read.problems.length === 0 ? 200 : 400 }
       )
 
@@ -320,6 +363,41 @@ export const BillingPagesLive = HttpApiBuilder.group(Api, "dashboardBilling", (h
                 "content-disposition": `attachment; filename="ledger-${method.id}.csv"`,
                 ...(hasNext ? { "ribbon-rows-truncated": String(downloadRowLimit) } : {})
               }
+            })
+          })
+        )
+      )
+      .handle("addTestFunds", ({ request, path, payload }) =>
+        auth.form(request, payload.csrf, { require: "billing:manage" }, (current) =>
+          Effect.gen(function* () {
+            // Only the test environment's scope: a live method is not found here.
+            const scope = yield* Effect.orDie(policy.scopeForMember(current.member, "test"))
+            const back = `/dashboard/billing/${encodeURIComponent(path.billingMethodId)}`
+            const amount = testFundsOf(payload.amount)
+            if (amount === undefined) {
+              return auth.withFlash(redirect(back), {
+                kind: "error",
+                text: `Amount: expected a sum from 0.01 to ${money(testFundsMaximum, "USD")}, such as 250 or 12.50.`
+              })
+            }
+            const added = yield* billing.addTestFunds(scope, path.billingMethodId, amount).pipe(
+              Effect.catchTags({
+                BillingMethodNotFound: () => Effect.succeed(undefined),
+                // The scope is the test environment's.
+                EnvironmentMismatch: Effect.die
+              })
+            )
+            if (added === undefined) return notFoundPage(current)
+            if (Option.isNone(added)) {
+              return auth.withFlash(redirect(back), {
+                kind: "error",
+                text: `No funds were added: a test limit stays within ${money(testLimitCeiling, "USD")}.`
+              })
+            }
+            const method = added
+            return auth.withFlash(redirect(back), {
+              kind: "success",
+              text: `Added test funds: ${money(method.value.remaining ?? 0, method.value.currency)} remain.`
             })
           })
         )

@@ -1,15 +1,24 @@
+import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
-import type {
-  BillingMethodRecord as BillingMethod,
-  LedgerFilter,
-  LedgerSubject,
-  NewBillingMethod
+import {
+  type BillingMethodRecord as BillingMethod,
+  type LedgerFilter,
+  type LedgerSubject,
+  type NewBillingMethod,
+  testFundsMaximum,
+  testLimitCeiling
 } from "../../domain/company/Billing.js"
 import type { AccountScope } from "../../domain/company/Company.js"
-import { BillingMethodArchived, BillingMethodNotFound, InsufficientFunds } from "../../domain/company/Errors.js"
+import {
+  BillingMethodArchived,
+  BillingMethodNotFound,
+  EnvironmentMismatch,
+  InsufficientFunds
+} from "../../domain/company/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { nowDate } from "../platform/Time.js"
+import { Audit } from "./Audit.js"
 import { BillingRepo } from "./BillingRepo.js"
 
 export type { LedgerSubject } from "../../domain/company/Billing.js"
@@ -31,9 +40,11 @@ export const noDefaultMethod = (accountId: string) =>
   })
 
 export class Billing extends Effect.Service<Billing>()("Billing", {
-  dependencies: [BillingRepo.Default],
+  dependencies: [BillingRepo.Default, Audit.Default],
   effect: Effect.gen(function* () {
     const repo = yield* BillingRepo
+    const audit = yield* Audit
+    const sql = yield* SqlClient.SqlClient
 
     /** Adds a method to an account, in the caller's transaction; the first one of an account is its default. */
     const create = Effect.fn("Billing.create")(function* (accountId: string, method: NewBillingMethod) {
@@ -74,6 +85,38 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
       const method = yield* find(scope, billingMethodId)
       const found = yield* repo.ledger(method.id, filter)
       return { method, ...found }
+    })
+
+    /**
+     * Adds test funds to a capped method of a test account the scope reaches: its limit rises by `amount`
+     * (1 to `testFundsMaximum` minor units), up to `testLimitCeiling`. Only test money: a live scope is refused
+     * (403). The method as it then is, or none when the ceiling (or an uncapped method) left it unchanged.
+     */
+    const addTestFunds = Effect.fn("Billing.addTestFunds")(function* (
+      scope: AccountScope,
+      billingMethodId: string,
+      amount: number
+    ) {
+      if (scope.environment !== "test") {
+        return yield* new EnvironmentMismatch({ message: "Test funds are added in the test environment only." })
+      }
+      if (!Number.isInteger(amount) || amount < 1 || amount > testFundsMaximum) {
+        return yield* Effect.dieMessage(`test funds of ${amount} are out of bounds`)
+      }
+      const method = yield* find(scope, billingMethodId)
+      // The limit and its audit row together, or neither.
+      const raise = Effect.gen(function* () {
+        if (!(yield* repo.addTestFunds(method.id, amount, testLimitCeiling))) return Option.none<BillingMethod>()
+        yield* audit.record({
+          companyId: scope.companyId,
+          environment: "test",
+          accountId: method.accountId,
+          action: "billing_method.test_funds_added",
+          target: method.id
+        })
+        return Option.some(yield* find(scope, method.id))
+      })
+      return yield* sql.withTransaction(raise).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
     /** Whether the method's remaining funds cover `amount` (422 when they do not); uncapped ones always do. */
@@ -130,6 +173,6 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
         return yield* repo.record(billingMethodId, kind, amount, subject, now)
       })
 
-    return { create, find, defaultOf, page, ledger, ensureFunds, debit, credit } as const
+    return { create, find, defaultOf, page, ledger, addTestFunds, ensureFunds, debit, credit } as const
   })
 }) {}

@@ -151,6 +151,17 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
         ORDER BY created_at DESC, id::bigint DESC LIMIT ${limit} OFFSET ${offset}`
     })
 
+    /** Raises a capped test method's limit by `amount`, up to `ceiling`; the ids raised (none when refused). */
+    const raiseTestLimit = SqlSchema.findAll({
+      Request: Schema.Struct({ id: Schema.String, amount: Schema.Number, ceiling: Schema.Number }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ id, amount, ceiling }) => sql`UPDATE billing_methods m SET spending_limit = spending_limit + ${amount}
+        FROM accounts a
+        WHERE m.id = ${id} AND a.id = m.account_id AND a.environment = 'test' AND m.spending_limit IS NOT NULL
+          AND m.spending_limit + ${amount} <= ${ceiling}
+        RETURNING m.id`
+    })
+
     /** Adds a method to an account (its default when it is the account's first). */
     const insert = Effect.fn("BillingRepo.insert")(
       (id: string, accountId: string, method: NewBillingMethod, at: Date) =>
@@ -205,6 +216,16 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
       return { rows: rows.slice(0, filter.size), hasNext: rows.length > filter.size }
     })
 
-    return { insert, find, defaultOf, byId, page, record, ledger } as const
+    /** Raises a test method's limit by `amount` if it stays within `ceiling`; whether it was raised. */
+    const addTestFunds = Effect.fn("BillingRepo.addTestFunds")(function* (
+      billingMethodId: string,
+      amount: number,
+      ceiling: number
+    ) {
+      const raised = yield* Effect.orDie(raiseTestLimit({ id: billingMethodId, amount, ceiling }))
+      return raised.length > 0
+    })
+
+    return { insert, find, defaultOf, byId, page, record, ledger, addTestFunds } as const
   })
 }) {}

@@ -183,6 +183,79 @@ describe("dashboard billing", () => {
       })
     )
 
+    it.effect(
+      "adds test funds to a test method, with its CSRF token, within bounds, audited; never to a live one",
+      () =>
+        Effect.gen(function* () {
+          const baseUrl = yield* BaseUrl
+          const sql = yield* SqlClient.SqlClient
+          const owner = new DashboardBrowser(baseUrl)
+          const { email } = yield* promise(() => owner.signUp("Funded"))
+          const { companyId, methodId } = yield* idsOf(email)
+          const path = `/dashboard/billing/${methodId}`
+          const limitOf = (id: string) =>
+            Effect.map(
+              sql<{ spendingLimit: number | null }>`SELECT spending_limit::int AS spending_limit
+              FROM billing_methods WHERE id = ${id}`,
+              (rows) => rows[0]!.spendingLimit
+            ).pipe(Effect.orDie)
+          const auditCount = Effect.map(
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM audit_events
+            WHERE company_id = ${companyId} AND action = 'billing_method.test_funds_added'`,
+            (rows) => rows[0]!.n
+          ).pipe(Effect.orDie)
+
+          const page = yield* promise(() => owner.get(path))
+          expect(page.text).toContain("Add test funds")
+          const csrf = csrfOf(page.text, `${path}/test-funds`)
+
+          const added = yield* promise(() => owner.post(`${path}/test-funds`, { csrf, amount: "250.50" }))
+          expect(added.status).toBe(303)
+          expect(added.location).toBe(path)
+          expect(yield* limitOf(methodId)).toBe(100_000_00 + 250_50)
+          expect(yield* auditCount).toBe(1)
+          const after = yield* promise(() => owner.get(path))
+          expect(after.text).toContain("Added test funds: 100,250.50 USD remain.")
+
+          // Refused, changing nothing: no CSRF token, a bad amount, too much, a limit past the ceiling.
+          const forged = yield* promise(() => owner.post(`${path}/test-funds`, { csrf: "forged", amount: "10" }))
+          expect(forged.status).toBe(403)
+          for (const amount of ["", "-5", "abc", "0", "10000.01", "1.234"]) {
+            const bad = yield* promise(() => owner.post(`${path}/test-funds`, { csrf, amount }))
+            expect(bad.status, amount).toBe(303)
+            const shown = yield* promise(() => owner.get(path))
+            expect(shown.text, amount).toContain("Amount: expected a sum from 0.01 to 10,000.00 USD")
+          }
+          yield* sql`UPDATE billing_methods SET spending_limit = 99999000 WHERE id = ${methodId}`.pipe(Effect.orDie)
+          yield* promise(() => owner.post(`${path}/test-funds`, { csrf, amount: "100" }))
+          expect(yield* limitOf(methodId)).toBe(99_999_000)
+          expect((yield* promise(() => owner.get(path))).text).toContain("No funds were added")
+          expect(yield* auditCount).toBe(1)
+
+          // A live method (the company's once it is live) takes no test funds: it is not found there.
+          const liveId = "live-method-" + methodId
+          yield* sql`INSERT INTO accounts (id, company_id, environment, name, is_default, created_at)
+            SELECT ${`live-acc-${methodId}`}, company_id, 'live', 'Live', false, created_at FROM accounts
+            WHERE id = (SELECT account_id FROM billing_methods WHERE id = ${methodId})`.pipe(Effect.orDie)
+          yield* sql`INSERT INTO billing_methods (id, account_id, name, type, status, is_default, currency, spending_limit,
+            created_at) VALUES (${liveId}, ${`live-acc-${methodId}`}, 'Prepaid', 'prepaid', 'active', true, 'USD', 500,
+            now())`.pipe(Effect.orDie)
+          const live = yield* promise(() =>
+            owner.post(`/dashboard/billing/${liveId}/test-funds`, { csrf, amount: "10" })
+          )
+          expect(live.status).toBe(404)
+          expect(yield* limitOf(liveId)).toBe(500)
+          expect(yield* auditCount).toBe(1)
+          const sender = yield* memberOf(baseUrl, companyId, "sender")
+          const home = yield* promise(() => sender.get("/dashboard"))
+          const refused = yield* promise(() =>
+            sender.post(`${path}/test-funds`, { csrf: csrfOf(home.text, "/dashboard/switch-company"), amount: "10" })
+          )
+          expect(refused.status).toBe(403)
+          expect(yield* limitOf(methodId)).toBe(99_999_000)
+        })
+    )
+
     it.effect("signed out, the pages send the browser to sign in", () =>
       Effect.gen(function* () {
         const browser = new DashboardBrowser(yield* BaseUrl)
