@@ -1,4 +1,5 @@
 import * as Fs from "node:fs"
+import { expect } from "@effect/vitest"
 import { chromium, type Page } from "playwright-core"
 import { onPostgresRun } from "./cli.js"
 
@@ -96,3 +97,13 @@ export const screenshot = async (page: Page, name: string) => {
 /** Whether the page scrolls sideways at its current viewport (it should not: content wraps or scrolls in place). */
 export const scrollsHorizontally = (page: Page) =>
   page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth") as Promise<boolean>
+
+/**
+ * What every page a browser test visits must be: no serious or critical axe-core violation, no sideways scroll at
+ * its viewport; its screenshot goes to `test-output/<name>.png`.
+ */
+export const expectSoundPage = async (page: Page, name: string) => {
+  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
+  expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
+  await screenshot(page, name)
+}

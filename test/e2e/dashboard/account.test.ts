@@ -2,13 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
-import {
-  browserSuiteSkipped,
-  checkAccessibility,
-  launchChromium,
-  screenshot,
-  scrollsHorizontally
-} from "../../support/browser.js"
+import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { newEmail, strongPassword } from "../../support/dashboard.js"
 import { AuthenticatorApp } from "../../support/twoFactor.js"
 
@@ -21,11 +15,7 @@ import { AuthenticatorApp } from "../../support/twoFactor.js"
  * go to test-output/dashboard-*.png. Skipped as `browserSuiteSkipped` says (no chromium, or the run on a Postgres server).
  */
 
-const expectSound = async (page: Page, name: string) => {
-  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
-  expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
-  await screenshot(page, `dashboard-${name}`)
-}
+const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
 
 const focused = (page: Page) =>
   page.evaluate("[document.activeElement.id, document.activeElement.textContent.trim()]") as Promise<[string, string]>

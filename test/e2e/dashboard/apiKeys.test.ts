@@ -2,13 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
-import {
-  browserSuiteSkipped,
-  checkAccessibility,
-  launchChromium,
-  screenshot,
-  scrollsHorizontally
-} from "../../support/browser.js"
+import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { DashboardBrowser } from "../../support/dashboard.js"
 
 /**
@@ -20,11 +14,7 @@ import { DashboardBrowser } from "../../support/dashboard.js"
  */
 
 /** axe's serious and critical findings on the page, and whether it scrolls sideways: none and no. */
-const expectSound = async (page: Page, name: string) => {
-  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
-  expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
-  await screenshot(page, `dashboard-${name}`)
-}
+const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
 
 /** The focused element's id, its accessible label, or its text. */
 const focused = (page: Page) =>

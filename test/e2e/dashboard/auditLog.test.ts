@@ -5,13 +5,7 @@ import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { Users } from "../../../src/services/identity/Users.js"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
-import {
-  browserSuiteSkipped,
-  checkAccessibility,
-  launchChromium,
-  screenshot,
-  scrollsHorizontally
-} from "../../support/browser.js"
+import { browserSuiteSkipped, checkAccessibility, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { keyHeaders } from "../../support/company.js"
 import { DashboardBrowser, newEmail } from "../../support/dashboard.js"
 import { enrolOver } from "../../support/twoFactor.js"
@@ -25,11 +19,7 @@ import { enrolOver } from "../../support/twoFactor.js"
  * test-output/dashboard-audit-log*.png. Skipped as the other browser suites are (`browserSuiteSkipped`).
  */
 
-const expectSound = async (page: Page, name: string) => {
-  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
-  expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
-  await screenshot(page, `dashboard-${name}`)
-}
+const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
 
 /** Tabs forward until the element with `id` (or, given `text`, the link or button saying it) has the focus. */
 const tabTo = async (page: Page, target: { readonly id?: string; readonly text?: string }) => {

@@ -2,13 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
-import {
-  browserSuiteSkipped,
-  checkAccessibility,
-  launchChromium,
-  screenshot,
-  scrollsHorizontally
-} from "../../support/browser.js"
+import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { newEmail, strongPassword } from "../../support/dashboard.js"
 
 /**
@@ -17,11 +11,7 @@ import { newEmail, strongPassword } from "../../support/dashboard.js"
  * sideways scrolling, and written to test-output/dashboard-billing*.png.
  */
 
-const expectSound = async (page: Page, name: string) => {
-  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
-  expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
-  await screenshot(page, `dashboard-${name}`)
-}
+const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
 
 /** Tabs forward until `script` holds of the focused element (at most 40 presses). */
 const tabUntil = async (page: Page, script: string, what: string) => {

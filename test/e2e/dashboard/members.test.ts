@@ -2,13 +2,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
-import {
-  browserSuiteSkipped,
-  checkAccessibility,
-  launchChromium,
-  screenshot,
-  scrollsHorizontally
-} from "../../support/browser.js"
+import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { DashboardBrowser, newEmail, strongPassword } from "../../support/dashboard.js"
 import { invitationPathFor } from "../../support/invitations.js"
 
@@ -33,11 +27,7 @@ afterAll(async () => {
 })
 
 /** axe's serious and critical findings on the page, and whether it scrolls sideways: none and no. */
-const expectSound = async (page: Page, name: string) => {
-  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
-  expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
-  await screenshot(page, `dashboard-${name}`)
-}
+const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
 
 /** Console errors other than the failed loads of the statuses a test asks for (403, 409). */
 const consoleErrors = (page: Page) => {

@@ -2,13 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
-import {
-  browserSuiteSkipped,
-  checkAccessibility,
-  launchChromium,
-  screenshot,
-  scrollsHorizontally
-} from "../../support/browser.js"
+import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { DashboardBrowser, newEmail } from "../../support/dashboard.js"
 import { invitationPathFor } from "../../support/invitations.js"
 
@@ -19,11 +13,7 @@ import { invitationPathFor } from "../../support/invitations.js"
  * screenshots go to test-output/dashboard-outbox*.png. Skipped as the other browser suites are.
  */
 
-const expectSound = async (page: Page, name: string) => {
-  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
-  expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
-  await screenshot(page, `dashboard-${name}`)
-}
+const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
 
 /** Tabs forward until the link or button whose text (or href) is `target` has the focus. */
 const tabTo = async (page: Page, target: { readonly text?: string; readonly href?: string }) => {

@@ -2,13 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
-import {
-  browserSuiteSkipped,
-  checkAccessibility,
-  launchChromium,
-  screenshot,
-  scrollsHorizontally
-} from "../../support/browser.js"
+import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { newEmail, strongPassword } from "../../support/dashboard.js"
 
 /**
@@ -19,11 +13,7 @@ import { newEmail, strongPassword } from "../../support/dashboard.js"
  */
 
 /** axe's serious and critical findings on the page, and whether it scrolls sideways: none and no. */
-const expectSound = async (page: Page, name: string) => {
-  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
-  expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
-  await screenshot(page, `dashboard-${name}`)
-}
+const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
 
 /** Tabs forward until the element with `id` has the focus (at most 20 presses). */
 const tabTo = async (page: Page, id: string) => {

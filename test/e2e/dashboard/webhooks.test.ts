@@ -8,13 +8,7 @@ import { KeyStore } from "../../../src/services/company/KeyStore.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { BaseUrl } from "../../support/auth.js"
-import {
-  browserSuiteSkipped,
-  checkAccessibility,
-  launchChromium,
-  screenshot,
-  scrollsHorizontally
-} from "../../support/browser.js"
+import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { londonAddress, makeCheckoutRealPortServer, recipient } from "../../support/checkout.js"
 import { DashboardBrowser } from "../../support/dashboard.js"
 import { certificate, httpsReceiver, type Received } from "../../support/receiver.js"
@@ -37,11 +31,7 @@ const Server = makeCheckoutRealPortServer(
 )
 
 /** axe's serious and critical findings on the page, and whether it scrolls sideways: none and no. */
-const expectSound = async (page: Page, name: string) => {
-  expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
-  expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
-  await screenshot(page, `dashboard-webhooks-${name}`)
-}
+const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-webhooks-${name}`)
 
 const focusedText = (page: Page) =>
   page.evaluate(
