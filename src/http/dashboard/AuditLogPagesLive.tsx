@@ -9,22 +9,13 @@ import { Api } from "../Api.js"
 import { Badge, EmptyState, FilterForm, FormError, type PageLinks, Table } from "./components.js"
 import { csvOf } from "./csv.js"
 import { dashboardPage } from "./layout.js"
-import { environmentParam, pageNumber } from "./params.js"
+import { dayOf, environmentParam, pageNumber } from "./params.js"
 import { type CurrentMember, makeDashboardAuth } from "./session.js"
 
 /** Events per page. */
 const eventsPerPage = 50
 /** The most rows one download holds: the newest, as the page orders them. */
 export const downloadRowLimit = 10_000
-
-const datePattern = /^\d{4}-\d{2}-\d{2}$/
-
-/** A `YYYY-MM-DD` day that exists, or none. */
-const isDay = (text: string) => {
-  if (!datePattern.test(text)) return false
-  const day = new Date(`${text}T00:00:00.000Z`)
-  return !Number.isNaN(day.getTime()) && day.toISOString().startsWith(text)
-}
 
 interface FilterParams {
   readonly environment: string
@@ -64,7 +55,7 @@ const readFilters = (params: FilterParams, current: CurrentMember) => {
     ["From", filters.from],
     ["To", filters.to]
   ] as const) {
-    if (value !== "" && !isDay(value)) problems.push(`${label}: expected a date as YYYY-MM-DD.`)
+    if (value !== "" && dayOf(value) === undefined) problems.push(`${label}: expected a date as YYYY-MM-DD.`)
   }
   if (problems.length === 0 && filters.from !== "" && filters.to !== "" && filters.from > filters.to) {
     problems.push("From: must not be after To.")

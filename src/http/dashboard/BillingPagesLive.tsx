@@ -11,11 +11,22 @@ import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Billing } from "../../services/company/Billing.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
-import { Badge, CsrfField, EmptyState, Field, FilterForm, FormError, type PageLinks, Table } from "./components.js"
+import {
+  Badge,
+  CsrfField,
+  EmptyState,
+  Field,
+  FilterForm,
+  FormError,
+  type PageLinks,
+  Table,
+  When
+} from "./components.js"
 import { csvOf } from "./csv.js"
+import { money } from "./format.js"
 import { dashboardPage } from "./layout.js"
 import { notFoundPage } from "./pages.js"
-import { pageNumber } from "./params.js"
+import { dateRangeOf, pageNumber } from "./params.js"
 import { type CurrentMember, makeDashboardAuth } from "./session.js"
 
 /** Ledger entries per page. */
@@ -26,36 +37,6 @@ const downloadRowLimit = 10_000
 const methodsShown = 100
 
 const environmentNames: Readonly<Record<Environment, string>> = { test: "Test (sandbox)", live: "Live" }
-
-const datePattern = /^\d{4}-\d{2}-\d{2}$/
-
-/** A `YYYY-MM-DD` day that exists, or none. */
-const dayOf = (text: string): Date | undefined => {
-  if (!datePattern.test(text)) return undefined
-  const day = new Date(`${text}T00:00:00.000Z`)
-  return !Number.isNaN(day.getTime()) && day.toISOString().startsWith(text) ? day : undefined
-}
-
-interface Filters {
-  readonly from: string
-  readonly to: string
-}
-
-/** The date filters (whole days in UTC, `to` included), what is wrong with them, and the ledger's bounds. */
-const readFilters = (params: Filters) => {
-  const filters: Filters = { from: params.from.trim(), to: params.to.trim() }
-  const problems: Array<string> = []
-  const from = filters.from === "" ? null : (dayOf(filters.from) ?? null)
-  const to = filters.to === "" ? null : (dayOf(filters.to) ?? null)
-  if (filters.from !== "" && from === null) problems.push("From: expected a date as YYYY-MM-DD.")
-  if (filters.to !== "" && to === null) problems.push("To: expected a date as YYYY-MM-DD.")
-  if (problems.length === 0 && from !== null && to !== null && from > to) problems.push("From: must not be after To.")
-  return { filters, problems, from, to: to === null ? null : new Date(to.getTime() + 86_400_000) }
-}
-
-/** Minor units as the currency's major ones ("1,234.50 USD"). */
-const money = (amount: number, currency: string) =>
-  `${(amount / 100).toLocaleString("en", { minimumFractionDigits: 2, maximumFractionDigits: 2 })} ${currency}`
 
 /** An amount in major units with at most two decimals ("250", "12.5") as minor units, if within the bound. */
 const testFundsOf = (text: string): number | undefined => {
@@ -151,7 +132,7 @@ const TestFundsForm = ({ method, csrf }: { readonly method: BillingMethodRecord;
 const LedgerBody = (props: {
   readonly csrf: string
   readonly method: BillingMethodRecord
-  readonly filters: Filters
+  readonly filters: { readonly from: string; readonly to: string }
   readonly problems: ReadonlyArray<string>
   readonly entries: ReadonlyArray<LedgerEntry>
   readonly links: PageLinks
@@ -206,11 +187,7 @@ const LedgerBody = (props: {
             columns={[
               {
                 header: "Time",
-                cell: (entry: LedgerEntry) => (
-                  <time dateTime={entry.createdAt.toISOString()}>
-                    {entry.createdAt.toISOString().slice(0, 19).replace("T", " ")} UTC
-                  </time>
-                )
+                cell: (entry: LedgerEntry) => <When at={entry.createdAt} />
               },
               { header: "Kind", cell: (entry: LedgerEntry) => entry.kind },
               {
@@ -284,7 +261,7 @@ export const BillingPagesLive = HttpApiBuilder.group(Api, "dashboardBilling", (h
     const ledgerPage = (
       current: CurrentMember,
       method: BillingMethodRecord,
-      read: ReturnType<typeof readFilters>,
+      read: ReturnType<typeof dateRangeOf>,
       entries: ReadonlyArray<LedgerEntry>,
       links: PageLinks
     ) =>
@@ -322,11 +299,11 @@ export const BillingPagesLive = HttpApiBuilder.group(Api, "dashboardBilling", (h
       .handle("ledger", ({ request, path, urlParams }) =>
         auth.page(request, { require: "billing:manage" }, (current) =>
           Effect.gen(function* () {
-            const read = readFilters(urlParams)
+            const read = dateRangeOf(urlParams)
             const page = pageNumber(urlParams.page)
             const found = yield* ledgerOf(current, path.billingMethodId, {
               from: read.from,
-              to: read.to,
+              to: read.until,
               page: read.problems.length === 0 ? page : 1,
               size: read.problems.length === 0 ? entriesPerPage : 0
             })
@@ -340,10 +317,10 @@ export const BillingPagesLive = HttpApiBuilder.group(Api, "dashboardBilling", (h
       .handle("download", ({ request, path, urlParams }) =>
         auth.page(request, { require: "billing:manage" }, (current) =>
           Effect.gen(function* () {
-            const read = readFilters(urlParams)
+            const read = dateRangeOf(urlParams)
             const found = yield* ledgerOf(current, path.billingMethodId, {
               from: read.from,
-              to: read.to,
+              to: read.until,
               page: 1,
               size: read.problems.length === 0 ? downloadRowLimit : 0
             })

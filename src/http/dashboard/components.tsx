@@ -1,3 +1,4 @@
+import { DateTime } from "effect"
 import type { ComponentChildren } from "preact"
 
 /**
@@ -273,3 +274,10 @@ export const copySecretScript = `document.querySelectorAll("button[data-copy]").
 document.querySelectorAll("input[data-select]").forEach(function (field) {
   field.addEventListener("focus", function () { field.select(); });
 });`
+
+/** A moment as UTC text to the second, with its machine-readable form; none as a dash. */
+export const When = ({ at }: { readonly at: Date | DateTime.Utc | null }) => {
+  if (at === null) return <>—</>
+  const iso = at instanceof Date ? at.toISOString() : DateTime.formatIso(at)
+  return <time dateTime={iso}>{`${iso.slice(0, 19).replace("T", " ")} UTC`}</time>
+}

@@ -1,4 +1,3 @@
-import { DateTime } from "effect"
 import type { WebhookAttempt, WebhookDelivery } from "../../domain/checkout/Webhooks.js"
 import type { Environment } from "../../domain/company/Company.js"
 import {
@@ -20,7 +19,8 @@ import {
   FilterForm,
   FormError,
   type PageLinks,
-  Table
+  Table,
+  When
 } from "./components.js"
 import { dashboardPage } from "./layout.js"
 import { environmentNames } from "./pages.js"
@@ -37,13 +37,6 @@ const section = "/dashboard/webhooks" as const
 export const endpointHref = (endpointId: string) => `/dashboard/webhooks/${endpointId}`
 export const deliveryHref = (endpointId: string, deliveryId: string) =>
   `/dashboard/webhooks/${endpointId}/deliveries/${deliveryId}`
-
-/** A moment as UTC text to the second, with its machine-readable form. */
-const When = ({ at }: { readonly at: Date | DateTime.Utc | null }) => {
-  if (at === null) return <>—</>
-  const iso = at instanceof Date ? at.toISOString() : DateTime.formatIso(at)
-  return <time dateTime={iso}>{`${iso.slice(0, 19).replace("T", " ")} UTC`}</time>
-}
 
 const EventTypes = ({ types }: { readonly types: ReadonlyArray<string> }) => (
   <>
