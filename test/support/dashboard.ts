@@ -91,3 +91,19 @@ export class DashboardBrowser {
     return this.submit("/dashboard/sign-in", { email, password })
   }
 }
+
+/** A page's visible text: tags dropped (with styles and scripts), entities read, spaces collapsed. */
+export const textOf = (html: string) =>
+  unescapeHtml(html.replace(/<(style|script)[^>]*>[\s\S]*?<\/\1>/g, "").replace(/<[^>]+>/g, " "))
+    .replace(/\s+/g, " ")
+    .trim()
+
+/** The rows of a page's first table body (or of the table captioned `caption`), each as its cells' text. */
+export const tableOf = (page: Page, caption?: string): ReadonlyArray<ReadonlyArray<string>> => {
+  const tables = [...page.text.matchAll(/<table[\s\S]*?<\/table>/g)].map((m) => m[0])
+  const table = caption === undefined ? tables[0] : tables.find((t) => t.includes(`<caption>${caption}`))
+  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(table ?? "")?.[1] ?? ""
+  return [...body.matchAll(/<tr[^>]*>([\s\S]*?)<\/tr>/g)].map((row) =>
+    [...row[1]!.matchAll(/<t[dh][^>]*>([\s\S]*?)<\/t[dh]>/g)].map((cell) => textOf(cell[1]!))
+  )
+}
