@@ -2,7 +2,8 @@
  * `npm run bench:dashboard`: how long each company dashboard page takes to serve for a company with 10,000
  * rows of each kind, against the company API's list of the same rows.
  *
- *   npm run bench:dashboard -- [--rows 10000] [--requests 200] [--warmup 20] [--database ribbon_bench_dashboard]
+ *   npm run bench:dashboard -- [--rows 10000] [--orders 100000] [--gifts 100000] [--requests 200] [--warmup 20]
+ *     [--database ribbon_bench_dashboard]
  *
  * 1. The database: embedded PGlite in memory by default (as `npm start` without DATABASE_URL); with
  *    DATABASE_URL, a database of its own on that server (created unless it exists, its companies emptied if it
@@ -10,7 +11,9 @@
  * 2. One company, signed up as the dashboard's sign-up makes it (its owner, a sandbox account), and a session
  *    of the owner's. Through the services: the most active API keys a company may hold (`maxActiveKeys`).
  *    Through SQL: `--rows` revoked keys, one webhook endpoint with `--rows` deliveries (one attempt each), and
- *    `--rows` audit events when the audit log's table exists; then VACUUM ANALYZE.
+ *    `--rows` audit events; `--orders` orders, each with its supplier booking and its ledger debit (every tenth
+ *    cancelled and credited back), spread over the last 35 days; one product campaign with `--gifts` gifts, each
+ *    to a recipient of its own, in every status (every fifth claimed, with one of the orders); then VACUUM ANALYZE.
  * 3. The pages: every GET route under /dashboard in `Api` (read off the definition, as src/http/Reflection.ts
  *    does), with the path parameters it can fill with real ids (the endpoint, a delivery, a key, the owner);
  *    routes with others are listed as skipped. The baselines, in the same rounds: `/health`, and the v3 list of
@@ -31,7 +34,7 @@ import * as Os from "node:os"
 import { performance } from "node:perf_hooks"
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Config, Console, Context, Effect, Layer, Logger, LogLevel, Option, Redacted } from "effect"
 import pg from "pg"
 import type { AuditAction } from "../src/domain/company/Audit.js"
@@ -43,6 +46,7 @@ import { MigrationsLive } from "../src/layers/Migrations.js"
 import { RateLimiterMemoryLive } from "../src/layers/Redis.js"
 import { makeHandlersLive, ServicesLive, SimulatorsLive, serveApi } from "../src/layers/Server.js"
 import { PublicUrl } from "../src/services/catalog/Catalog.js"
+import { Seed } from "../src/services/catalog/Seed.js"
 import { Companies } from "../src/services/company/Companies.js"
 import { DashboardAccounts } from "../src/services/company/DashboardAccounts.js"
 import { DashboardSessions } from "../src/services/company/DashboardSessions.js"
@@ -54,6 +58,8 @@ import { FulfillmentSettings } from "../src/services/simulators/FulfillmentSimul
 import { benchDatabase, host, option, percentile } from "./support.js"
 
 const rows = Number(option("rows", "10000"))
+const orderRows = Number(option("orders", "100000"))
+const giftRows = Number(option("gifts", "100000"))
 const requestCount = Number(option("requests", "200"))
 const warmupCount = Number(option("warmup", "20"))
 const databaseName = option("database", "ribbon_bench_dashboard")
@@ -89,7 +95,11 @@ const databaseLayer = Option.isNone(databaseUrl)
       )
     )
 
-const Services = Layer.mergeAll(ServicesLive, RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))).pipe(
+const Services = Layer.mergeAll(
+  ServicesLive,
+  Seed.Default,
+  RateLimits.Default.pipe(Layer.provideMerge(RateLimiterMemoryLive))
+).pipe(
   Layer.provideMerge(Layer.succeed(PublicUrl, "http://localhost")),
   Layer.provide([
     Signals.layerInProcess,
@@ -124,6 +134,11 @@ interface Seeded {
   readonly endpointId: string
   readonly deliveryId: string
   readonly auditRows: number
+  readonly orderId: string
+  readonly giftId: string
+  readonly campaignId: string
+  readonly recipientId: string
+  readonly methodId: string
 }
 
 const seed = Effect.gen(function* () {
@@ -214,11 +229,16 @@ const seed = Effect.gen(function* () {
       (${actionArray})[1 + i % 4], split_part((${actionArray})[1 + i % 4], '.', 1),
       md5(i::text), ${signedUp.accountId}::text, 'test', '127.0.0.1', md5(random()::text)
     FROM generate_series(1, ${rows}::int) AS i, LATERAL (SELECT now() - i * interval '3 minutes' AS at) AS t`
+  yield* Effect.flatMap(Seed, (catalog) => catalog.ensureDemoCatalog())
+  const sales = yield* seedOrdersAndGifts(companyId, signedUp.accountId, newId)
   yield* sql`VACUUM ANALYZE api_keys`
   yield* sql`VACUUM ANALYZE company_webhook_endpoints`
   yield* sql`VACUUM ANALYZE webhook_deliveries`
   yield* sql`VACUUM ANALYZE webhook_attempts`
   yield* sql`VACUUM ANALYZE audit_events`
+  for (const table of ["orders", "company_orders", "billing_entries", "campaigns", "recipients", "gifts"]) {
+    yield* sql`VACUUM ANALYZE ${sql(table)}`
+  }
   return {
     companyId,
     userId,
@@ -227,9 +247,103 @@ const seed = Effect.gen(function* () {
     keyId: first.record.id,
     endpointId,
     deliveryId: newest!.id,
-    auditRows: rows
+    auditRows: rows,
+    ...sales
   } satisfies Seeded
 })
+
+/**
+ * `--orders` orders of one variant to the US, as `CompanyOrders.place` writes them (the supplier booking, the company
+ * order, the ledger's debit; every tenth cancelled with its credit, the others in the shipment statuses in turn), one
+ * every 30 seconds back from now; and one product campaign's `--gifts` gifts, each to a recipient of its own, in
+ * every status, every fifth claimed with the order of the same number. Returns the ids the pages need.
+ */
+const seedOrdersAndGifts = (companyId: string, accountId: string, newId: Statement.Fragment) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const [variant] = yield* sql<{ variantId: string; productId: string; productTitle: string; variantTitle: string }>`
+      SELECT v.id AS variant_id, v.product_id, p.title AS product_title, v.title AS variant_title
+      FROM variants v JOIN products p ON p.id = v.product_id WHERE p.catalog = 'marketplace' ORDER BY v.id LIMIT 1`
+    const [method] = yield* sql<{ id: string }>`
+      SELECT id FROM billing_methods WHERE account_id = ${accountId} AND is_default`
+    const { variantId, productId, productTitle, variantTitle } = variant!
+    const methodId = method!.id
+    const shipment = sql.literal(
+      "(ARRAY['orderReceived', 'processing', 'inTransit', 'outForDelivery', 'delivered', 'failed'])[1 + i % 6]"
+    )
+    // One transaction (below): the temporary tables live on its connection.
+    yield* sql`
+      CREATE TEMPORARY TABLE bench_orders AS
+      SELECT i, ${newId} AS id, substr(md5('supplier' || i), 1, 24) AS supplier_id, at,
+        CASE WHEN i % 10 = 0 THEN 'cancelled' ELSE ${shipment} END AS shipment_status
+      FROM generate_series(1, ${orderRows}::int) AS i, LATERAL (SELECT now() - i * interval '30 seconds' AS at) AS t`
+    yield* sql`
+            INSERT INTO orders (id, idempotency_key, variant_id, product_id, product_title, variant_title, quantity,
+              amount, currency, country_code, status, created_at, updated_at, cancelled_at)
+            SELECT supplier_id, 'company-order:' || id, ${variantId}, ${productId}, ${productTitle}, ${variantTitle}, 1,
+              2500, 'USD', 'US', CASE WHEN shipment_status = 'cancelled' THEN 'cancelled' ELSE 'placed' END, at, at,
+              CASE WHEN shipment_status = 'cancelled' THEN at + interval '5 minutes' END
+            FROM bench_orders`
+    yield* sql`
+            INSERT INTO company_orders (id, company_id, environment, account_id, billing_method_id, idempotency_key,
+              fingerprint, status, shipment_status, supplier_order_id, variant_id, product_id, title, quantity,
+              unit_price, total, currency, charged, recipient_first_name, recipient_last_name, recipient_email,
+              recipient_phone, address1, city, province_code, postal_code, country_code, created_at, updated_at,
+              cancelled_at)
+            SELECT id, ${companyId}, 'test', ${accountId}, ${methodId}, 'bench-order-' || i, md5(i::text),
+              CASE WHEN shipment_status = 'cancelled' THEN 'cancelled' WHEN shipment_status = 'delivered' THEN 'completed'
+                ELSE 'active' END,
+              shipment_status, supplier_id, ${variantId}, ${productId}, ${productTitle}, 1, 2500, 2500, 'USD', 3125,
+              'Ada' || i, 'Lovelace', 'ada' || i || '@example.com', '+15555550100', '1 Main Street', 'Springfield', 'IL',
+              '62701', 'US', at, at, CASE WHEN shipment_status = 'cancelled' THEN at + interval '5 minutes' END
+            FROM bench_orders`
+    yield* sql`
+            INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
+            SELECT ${methodId}, 'debit', 3125, 'order', id, 'order placed', at FROM bench_orders
+            UNION ALL
+            SELECT ${methodId}, 'credit', 3125, 'order', id, 'order cancelled', at + interval '5 minutes'
+            FROM bench_orders WHERE shipment_status = 'cancelled'`
+    const campaignId = `${"b".repeat(8)}${"c".repeat(16)}`
+    yield* sql`
+      INSERT INTO campaigns (id, company_id, environment, account_id, billing_method_id, name, status, gift_type,
+        product_id, budget_min, budget_max, currency, expiration_days, sending_channels, created_at, updated_at)
+      VALUES (${campaignId}, ${companyId}, 'test', ${accountId}, ${methodId}, 'Bench thank-yous', 'active', 'product',
+        ${productId}, 1000, 5000, 'USD', 30, ARRAY['email'], now() - interval '40 days', now() - interval '40 days')`
+    const giftStatus = sql.literal(
+      "CASE WHEN i % 5 = 0 AND i <= " +
+        String(orderRows) +
+        " THEN 'claimed' ELSE (ARRAY['unopened', 'opened', 'unwrapped', 'expired', 'cancelled'])[1 + i % 5] END"
+    )
+    yield* sql`
+      CREATE TEMPORARY TABLE bench_gifts AS
+      SELECT i, ${newId} AS id, ${newId} AS recipient_id, at, ${giftStatus} AS status
+      FROM generate_series(1, ${giftRows}::int) AS i, LATERAL (SELECT now() - i * interval '30 seconds' AS at) AS t`
+    yield* sql`
+            INSERT INTO recipients (id, company_id, environment, account_ids, first_name, last_name, email, country,
+              external_id, created_at, updated_at)
+            SELECT recipient_id, ${companyId}, 'test', ARRAY[${accountId}], 'Grace' || i, 'Hopper',
+              'grace' || i || '@example.com', 'US', 'employee-' || i, at, at
+            FROM bench_gifts`
+    yield* sql`
+            INSERT INTO gifts (id, company_id, environment, campaign_id, account_id, billing_method_id, recipient_id, key,
+              status, token, budget_min, budget_max, currency, reserved, sending_method, order_id, expires_at,
+              created_at, updated_at, opened_at, unwrapped_at, claimed_at, closed_at)
+            SELECT g.id, ${companyId}, 'test', ${campaignId}, ${accountId}, ${methodId}, g.recipient_id, 'employee-' || g.i,
+              g.status, md5('token' || g.i) || md5(g.id), 1000, 5000, 'USD',
+              CASE WHEN g.status IN ('unopened', 'opened', 'unwrapped') THEN 5000 ELSE 0 END, 'email', o.id,
+              g.at + interval '30 days', g.at, g.at,
+              CASE WHEN g.status NOT IN ('unopened', 'expired', 'cancelled') THEN g.at + interval '1 hour' END,
+              CASE WHEN g.status IN ('unwrapped', 'claimed') THEN g.at + interval '2 hours' END,
+              CASE WHEN g.status = 'claimed' THEN g.at + interval '3 hours' END,
+              CASE WHEN g.status IN ('expired', 'cancelled') THEN g.at + interval '1 day' END
+            FROM bench_gifts g LEFT JOIN bench_orders o ON g.status = 'claimed' AND o.i = g.i`
+    yield* sql`DROP TABLE bench_orders, bench_gifts`
+    const [order] = yield* sql<{ id: string }>`
+      SELECT id FROM company_orders WHERE company_id = ${companyId} ORDER BY created_at DESC, id DESC LIMIT 1`
+    const [gift] = yield* sql<{ id: string; recipientId: string }>`
+      SELECT id, recipient_id FROM gifts WHERE campaign_id = ${campaignId} ORDER BY created_at DESC, id DESC LIMIT 1`
+    return { orderId: order!.id, giftId: gift!.id, recipientId: gift!.recipientId, campaignId, methodId }
+  }).pipe((seeding) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(seeding)))
 
 // ---------------------------------------------------------------------------------------------------------
 // The routes
@@ -249,7 +363,12 @@ const dashboardRoutes = (seeded: Seeded) => {
     apiKeyId: seeded.keyId,
     keyId: seeded.keyId,
     userId: seeded.userId,
-    memberId: seeded.userId
+    memberId: seeded.userId,
+    orderId: seeded.orderId,
+    giftId: seeded.giftId,
+    campaignId: seeded.campaignId,
+    recipientId: seeded.recipientId,
+    billingMethodId: seeded.methodId
   }
   const headers = { cookie: `ribbon_dashboard=${seeded.cookie}` }
   const pages: Array<Route> = []
@@ -332,7 +451,8 @@ const main = Effect.gen(function* () {
   yield* Console.log(
     `${Option.isNone(databaseUrl) ? "embedded PGlite" : `PostgreSQL, database ${databaseName}`}; one company with ` +
       `${maxActiveKeys} active and ${rows.toLocaleString("en-US")} revoked keys, one endpoint with ` +
-      `${rows.toLocaleString("en-US")} deliveries, ${seeded.auditRows.toLocaleString("en-US")} audit events ` +
+      `${rows.toLocaleString("en-US")} deliveries, ${seeded.auditRows.toLocaleString("en-US")} audit events, ` +
+      `${orderRows.toLocaleString("en-US")} orders and ${giftRows.toLocaleString("en-US")} gifts ` +
       `(seeded in ${seedSeconds.toFixed(1)} s); ${warmupCount} warm-up and ${requestCount} measured requests per ` +
       `route, one at a time; ${Os.cpus().length} cores, load average ${loadBefore} before, ${loadAverage()} after`
   )
