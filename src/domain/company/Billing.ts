@@ -86,3 +86,23 @@ export const defaultBillingMethod: Readonly<Record<Environment, NewBillingMethod
   test: { name: "Test funds", type: "prepaid", spendingLimit: 100_000_00 },
   live: { name: "Invoice", type: "invoice", spendingLimit: null }
 }
+
+/** One UTC day's net spend in one currency: the day's debits less its credits (minor units; negative when credits won). */
+export const DaySpend = Schema.Struct({
+  day: Schema.String,
+  currency: Schema.String,
+  amount: Schema.Int
+})
+export type DaySpend = typeof DaySpend.Type
+
+/**
+ * Net spend per UTC day over a run of days, per currency: `days` the days in order (`YYYY-MM-DD`, oldest first),
+ * and for each currency with entries in them, one amount per day (0 for a day without entries).
+ */
+export interface DailySpend {
+  readonly days: ReadonlyArray<string>
+  readonly byCurrency: ReadonlyArray<{ readonly currency: string; readonly amounts: ReadonlyArray<number> }>
+}
+
+/** The days a spend chart covers, ending with today (UTC). */
+export const spendChartDays = 30

@@ -66,3 +66,17 @@ export interface GiftRecipientInput {
 export type GiftResult =
   | { readonly success: true; readonly gift: GiftRecord; readonly created: boolean }
   | { readonly success: false; readonly key: string; readonly errorCode: string; readonly message: string }
+
+/**
+ * How far the gifts sent in a period went (docs/decisions/0063-dashboard-home-charts.md): cumulative stages, each
+ * a part of the one before (`sent` ⊇ `opened` ⊇ `claimed` ⊇ `delivered`), and the gifts that ended unclaimed.
+ */
+export const GiftFunnel = Schema.Struct({
+  sent: Schema.Int,
+  opened: Schema.Int,
+  claimed: Schema.Int,
+  delivered: Schema.Int,
+  expired: Schema.Int,
+  cancelled: Schema.Int
+})
+export type GiftFunnel = typeof GiftFunnel.Type

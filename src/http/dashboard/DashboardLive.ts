@@ -1,30 +1,37 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, Option } from "effect"
+import { spendChartDays } from "../../domain/company/Billing.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { Accounts } from "../../services/company/Accounts.js"
+import { Billing } from "../../services/company/Billing.js"
+import { CompanyOrders } from "../../services/company/CompanyOrders.js"
 import { DashboardAccounts } from "../../services/company/DashboardAccounts.js"
 import { DashboardSessions } from "../../services/company/DashboardSessions.js"
+import { Gifts } from "../../services/company/Gifts.js"
 import { Members } from "../../services/company/Members.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Users } from "../../services/identity/Users.js"
 import { Api } from "../Api.js"
 import { clientSource, makeAuthFailures } from "../AuthFailures.js"
-import {
-  csrfRefusedPage,
-  emailTaken,
-  homePage,
-  notFoundPage,
-  signInPage,
-  signUpPage,
-  tooManyAttemptsPage
-} from "./pages.js"
+import { homePage } from "./homeViews.js"
+import { csrfRefusedPage, emailTaken, notFoundPage, signInPage, signUpPage, tooManyAttemptsPage } from "./pages.js"
 import { environmentParam, pageNumber } from "./params.js"
-import { makeDashboardAuth } from "./session.js"
+import { holds, makeDashboardAuth } from "./session.js"
 import { makeSignInFormLimit } from "./signInLimit.js"
 import { makeSignInSecondStep } from "./signInSecondStep.js"
 
 /** Accounts per page on the home page. */
 const accountsPerPage = 20
+/** The latest orders and gifts the home page shows. */
+const latestShown = 5
+
+const latestOrders: V3Query = {
+  filters: {},
+  include: [],
+  fields: [],
+  sort: [],
+  page: { number: 1, size: latestShown, cursor: undefined }
+}
 
 /**
  * The dashboard's sign-up, sign-in, sign-out, company switch and home (docs/dashboard.md). Sign-in and sign-up
@@ -40,6 +47,9 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
     const members = yield* Members
     const accounts = yield* Accounts
     const policy = yield* CompanyPolicy
+    const billing = yield* Billing
+    const gifts = yield* Gifts
+    const orders = yield* CompanyOrders
     const failures = yield* makeAuthFailures
     const secondStep = yield* makeSignInSecondStep(auth)
 
@@ -65,11 +75,53 @@ export const DashboardLive = HttpApiBuilder.group(Api, "dashboard", (handlers) =
             // No account named, so no account to refuse: the scope cannot fail.
             const scope = yield* Effect.orDie(policy.scopeForMember(current.member, environment))
             const found = yield* accounts.page(scope, query)
+            // Each part only for a role that reads what it is made of (docs/decisions/0063-dashboard-home-charts.md),
+            // through the operation the API's read calls, in the member's scope.
+            const may = (...any: ReadonlyArray<Parameters<typeof holds>[1]>) =>
+              any.some((requirement) => holds(current.grant, requirement))
+            const readsBilling = may("accounts:read")
+            const readsGifts = may("gifts:read:masked", "gifts:read:unmasked")
+            const readsOrders = may("orders:read:masked", "orders:read:unmasked")
+            const whenAllowed = <A, E, R>(allowed: boolean, read: Effect.Effect<A, E, R>) =>
+              allowed ? Effect.map(read, (value): A | undefined => value) : Effect.succeed(undefined)
+            const [methods, spend, funnel, latestGifts, latest] = yield* Effect.all(
+              [
+                whenAllowed(
+                  readsBilling,
+                  billing.ofAccounts(
+                    scope,
+                    found.rows.map((account) => account.id)
+                  )
+                ),
+                whenAllowed(readsBilling, billing.spendPerDay(scope, spendChartDays)),
+                whenAllowed(readsGifts, gifts.funnel(scope, spendChartDays)),
+                whenAllowed(
+                  readsGifts,
+                  gifts.page(scope, {
+                    skip: 0,
+                    limit: latestShown,
+                    statuses: [],
+                    campaignIds: [],
+                    keys: [],
+                    createdBefore: undefined,
+                    createdAfter: undefined
+                  })
+                ),
+                whenAllowed(readsOrders, orders.page(scope, latestOrders))
+              ],
+              { concurrency: "unbounded" }
+            )
             return homePage(current, {
               environment,
               name,
               accounts: found.rows,
-              links: { path: "/dashboard", params: { name, environment }, page, hasNext: found.hasNext }
+              links: { path: "/dashboard", params: { name, environment }, page, hasNext: found.hasNext },
+              methods,
+              ledgerLinks: holds(current.grant, "billing:manage"),
+              spend,
+              funnel,
+              gifts: latestGifts,
+              orders: latest?.rows
             })
           })
         )

@@ -99,7 +99,10 @@ const css = `
   ul.picks { list-style: none; margin: .25rem 0 0 1.5rem; padding: 0; }
   .flash, main h1, main h2 { overflow-wrap: anywhere; }
   form.inline { margin: 0; }
-  form.inline button { padding: .3rem .7rem; }`
+  form.inline button { padding: .3rem .7rem; }
+  figure.chart-figure { margin: 0 0 1.5rem; }
+  svg.chart { display: block; max-width: 100%; height: auto; }
+  details > summary { cursor: pointer; margin: .5rem 0; color: #8c1d18; text-decoration: underline; }`
 
 /** The company switcher submits as soon as another company is picked; without JavaScript its button does. */
 const switcherScript = `document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {

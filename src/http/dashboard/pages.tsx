@@ -1,13 +1,12 @@
 import { HttpServerResponse } from "@effect/platform"
-import type { Account, Environment } from "../../domain/company/Company.js"
-import { roleDescriptions } from "../../domain/company/Members.js"
-import { Badge, CsrfField, EmptyState, Field, FilterForm, FormError, type PageLinks, Table } from "./components.js"
+import type { Environment } from "../../domain/company/Company.js"
+import { CsrfField, Field, FormError } from "./components.js"
 import { dashboardPage, publicPage } from "./layout.js"
 import type { CurrentMember } from "./session.js"
 
 /**
- * The dashboard's own pages: sign-up, sign-in, home, and the refusals (403, 404, an expired form, a
- * session that ended). Other sections add their pages beside these (see src/http/dashboard/session.ts).
+ * The dashboard's own pages: sign-up, sign-in, and the refusals (403, 404, an expired form, a
+ * session that ended); the home is homeViews.tsx. Other sections add their pages beside these (see src/http/dashboard/session.ts).
  */
 
 /** A sign-up form's values and its problems by field (`email`, `password`, `companyName`). */
@@ -101,79 +100,6 @@ export const signInPage = (state: SignInState, status = 200) =>
   )
 
 export const environmentNames: Readonly<Record<Environment, string>> = { test: "Test (sandbox)", live: "Live" }
-
-export interface HomeState {
-  readonly environment: Environment
-  readonly name: string
-  readonly accounts: ReadonlyArray<Account>
-  readonly links: PageLinks
-}
-
-export const homePage = (current: CurrentMember, state: HomeState) =>
-  dashboardPage(
-    "Home",
-    current,
-    <>
-      <h1>{current.company.name}</h1>
-      <dl class="facts">
-        <dt>Status</dt>
-        <dd>
-          {current.company.live ? (
-            "Live"
-          ) : (
-            <>
-              <Badge tone="warning">Sandbox</Badge> Test accounts only, with test money. Going live is arranged with
-              Ribbon's operators.
-            </>
-          )}
-        </dd>
-        <dt>Your role</dt>
-        <dd>
-          {current.member.role}: {roleDescriptions[current.member.role]}
-        </dd>
-        <dt>Company id</dt>
-        <dd>
-          <code>{current.company.id}</code>
-        </dd>
-      </dl>
-      <h2>Accounts</h2>
-      <FilterForm
-        path="/dashboard"
-        fields={[
-          { name: "name", label: "Name contains", value: state.name },
-          {
-            name: "environment",
-            label: "Environment",
-            value: state.environment,
-            options: [
-              ["test", environmentNames.test],
-              ["live", environmentNames.live]
-            ]
-          }
-        ]}
-      />
-      <Table
-        caption={`${environmentNames[state.environment]} accounts`}
-        columns={[
-          { header: "Name", cell: (account: Account) => account.name },
-          { header: "Environment", cell: (account: Account) => environmentNames[account.environment] },
-          { header: "Default", cell: (account: Account) => (account.isDefault ? "Yes" : "No") },
-          { header: "Id", cell: (account: Account) => <code>{account.id}</code> }
-        ]}
-        rows={state.accounts}
-        rowKey={(account) => account.id}
-        links={state.links}
-        empty={
-          <EmptyState title={`No ${state.environment} accounts${state.name === "" ? "" : " match this name"}.`}>
-            {state.environment === "live" && !current.company.live ? (
-              <p>The company is still a sandbox: it has no live accounts yet.</p>
-            ) : null}
-          </EmptyState>
-        }
-      />
-    </>,
-    { section: "/dashboard" }
-  )
 
 /** The member's role does not allow this page or action. */
 export const forbiddenPage = (current: CurrentMember): HttpServerResponse.HttpServerResponse =>

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import {
   type BillingMethodRecord as BillingMethod,
+  type DailySpend,
   type LedgerFilter,
   type LedgerSubject,
   type NewBillingMethod,
@@ -17,7 +18,7 @@ import {
 } from "../../domain/company/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
-import { nowDate } from "../platform/Time.js"
+import { lastUtcDays, nowDate } from "../platform/Time.js"
 import { Audit } from "./Audit.js"
 import { BillingRepo } from "./BillingRepo.js"
 
@@ -75,6 +76,31 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
 
     /** The methods of the accounts the scope reaches, filtered, sorted and paged in SQL. */
     const page = Effect.fn("Billing.page")((scope: AccountScope, query: V3Query) => repo.page(scope, query))
+
+    /** The methods of the named accounts that the scope reaches (others left out), each account's default first. */
+    const ofAccounts = Effect.fn("Billing.ofAccounts")((scope: AccountScope, accountIds: ReadonlyArray<string>) =>
+      repo.ofAccounts(scope, accountIds)
+    )
+
+    /**
+     * Net spend per UTC day over the last `days` days (today included), per currency, on the accounts the scope
+     * reaches: each day's debits less its credits, summed in SQL; a day without entries is 0. A day whose credits
+     * (a cancelled order, a released gift budget) outweigh its debits is negative.
+     */
+    const spendPerDay = Effect.fn("Billing.spendPerDay")(function* (scope: AccountScope, days: number) {
+      const window = yield* lastUtcDays(days)
+      const rows = yield* repo.spendByDay(scope, window.from, window.to)
+      const dayList = window.days
+      const currencies = [...new Set(rows.map((row) => row.currency))]
+      const amounts = new Map(rows.map((row) => [`${row.currency} ${row.day}`, row.amount]))
+      return {
+        days: dayList,
+        byCurrency: currencies.map((currency) => ({
+          currency,
+          amounts: dayList.map((day) => amounts.get(`${currency} ${day}`) ?? 0)
+        }))
+      } satisfies DailySpend
+    })
 
     /** A page of the ledger of a method the scope reaches (404 otherwise), newest first, with running balances. */
     const ledger = Effect.fn("Billing.ledger")(function* (
@@ -173,6 +199,18 @@ export class Billing extends Effect.Service<Billing>()("Billing", {
         return yield* repo.record(billingMethodId, kind, amount, subject, now)
       })
 
-    return { create, find, defaultOf, page, ledger, addTestFunds, ensureFunds, debit, credit } as const
+    return {
+      create,
+      find,
+      defaultOf,
+      page,
+      ofAccounts,
+      spendPerDay,
+      ledger,
+      addTestFunds,
+      ensureFunds,
+      debit,
+      credit
+    } as const
   })
 }) {}

@@ -5,6 +5,7 @@ import {
   BillingMethodRecord,
   BillingType,
   billingCurrency,
+  DaySpend,
   LedgerEntry,
   type LedgerFilter,
   LedgerSubject,
@@ -151,6 +152,30 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
         ORDER BY created_at DESC, id::bigint DESC LIMIT ${limit} OFFSET ${offset}`
     })
 
+    /** The methods of the named accounts, within the scope, each account's default first. */
+    const findOfAccounts = SqlSchema.findAll({
+      Request: Schema.Struct({ scope: ScopeParam, accountIds: Schema.Array(Schema.String) }),
+      Result: BillingMethodRecord,
+      execute: ({ scope, accountIds }) => sql`SELECT * FROM ${methods}
+        WHERE ${accountsIn(sql, scope, "account_id")} AND ${sql.in("account_id", accountIds)}
+        ORDER BY account_id, is_default DESC, created_at, id`
+    })
+
+    /**
+     * Net spend per UTC day and currency of the methods of the accounts the scope reaches, over `[from, to)`:
+     * each day's debits less its credits, grouped in SQL; days without entries are absent.
+     */
+    const findSpendByDay = SqlSchema.findAll({
+      Request: Schema.Struct({ scope: ScopeParam, from: Schema.DateFromSelf, to: Schema.DateFromSelf }),
+      Result: DaySpend,
+      execute: ({ scope, from, to }) => sql`SELECT
+          to_char((e.created_at AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, m.currency,
+          SUM(CASE e.kind WHEN 'debit' THEN e.amount ELSE -e.amount END)::int AS amount
+        FROM billing_entries e JOIN billing_methods m ON m.id = e.billing_method_id
+        WHERE ${accountsIn(sql, scope, "m.account_id")} AND e.created_at >= ${from} AND e.created_at < ${to}
+        GROUP BY 1, 2 ORDER BY 1, 2`
+    })
+
     /** Raises a capped test method's limit by `amount`, up to `ceiling`; the ids raised (none when refused). */
     const raiseTestLimit = SqlSchema.findAll({
       Request: Schema.Struct({ id: Schema.String, amount: Schema.Number, ceiling: Schema.Number }),
@@ -226,6 +251,16 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
       return raised.length > 0
     })
 
-    return { insert, find, defaultOf, byId, page, record, ledger, addTestFunds } as const
+    /** The methods of `accountIds` the scope reaches (others are left out), each account's default first. */
+    const ofAccounts = Effect.fn("BillingRepo.ofAccounts")((scope: AccountScope, accountIds: ReadonlyArray<string>) =>
+      accountIds.length === 0 ? Effect.succeed([]) : Effect.orDie(findOfAccounts({ scope, accountIds }))
+    )
+
+    /** Net spend per UTC day and currency in `[from, to)` on the accounts the scope reaches; days without entries absent. */
+    const spendByDay = Effect.fn("BillingRepo.spendByDay")((scope: AccountScope, from: Date, to: Date) =>
+      Effect.orDie(findSpendByDay({ scope, from, to }))
+    )
+
+    return { insert, find, defaultOf, byId, page, ofAccounts, spendByDay, record, ledger, addTestFunds } as const
   })
 }) {}

@@ -19,7 +19,7 @@ import { Catalog, PublicUrl } from "../catalog/Catalog.js"
 import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
 import { Notifications } from "../checkout/Notifications.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
-import { nowDate } from "../platform/Time.js"
+import { lastUtcDays, nowDate } from "../platform/Time.js"
 import { Audit } from "./Audit.js"
 import { Billing } from "./Billing.js"
 import { Campaigns } from "./Campaigns.js"
@@ -346,6 +346,15 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       return yield* repo.page({ scope, ...query })
     })
 
+    /**
+     * How far the gifts sent in the last `days` UTC days (today included) on the accounts the scope reaches went:
+     * sent, opened, claimed and delivered (cumulative stages), and expired and cancelled, counted in SQL.
+     */
+    const funnel = Effect.fn("Gifts.funnel")(function* (scope: AccountScope, days: number) {
+      const window = yield* lastUtcDays(days)
+      return yield* repo.funnel(scope, window.from, window.to)
+    })
+
     /** The scope's gift, locked, and open (422 once claimed, expired or cancelled). */
     const lockOpen = (scope: AccountScope, giftId: string) =>
       Effect.gen(function* () {
@@ -635,6 +644,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       create,
       get,
       page,
+      funnel,
       update,
       cancel,
       expire,

@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { AccountScope } from "../../domain/company/Company.js"
-import { GiftRecord, GiftStatus, openGiftStatuses } from "../../domain/company/Gifts.js"
+import { GiftFunnel, GiftRecord, GiftStatus, openGiftStatuses } from "../../domain/company/Gifts.js"
 import { accountsIn, ScopeParam } from "./Scope.js"
 
 /** The columns a new gift is inserted with: it starts `unopened`, without metadata or order. */
@@ -171,6 +171,25 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
           WHERE id = ${id} RETURNING *`
     })
 
+    /**
+     * The funnel of the gifts made in `[from, to)` on the accounts the scope reaches, counted in SQL: every gift
+     * is sent; opened once its page was shown or it was claimed (a gift claimed through `POST /v2/orders` was
+     * never shown); claimed once it has its order; delivered once that order's shipment is `delivered`.
+     */
+    const funnelRow = SqlSchema.single({
+      Request: Schema.Struct({ scope: ScopeParam, from: Schema.DateFromSelf, to: Schema.DateFromSelf }),
+      Result: GiftFunnel,
+      execute: ({ scope, from, to }) => sql`SELECT count(*)::int AS sent,
+          (count(*) FILTER (WHERE g.opened_at IS NOT NULL OR g.claimed_at IS NOT NULL))::int AS opened,
+          (count(*) FILTER (WHERE g.claimed_at IS NOT NULL))::int AS claimed,
+          (count(*) FILTER (WHERE o.shipment_status = 'delivered'))::int AS delivered,
+          (count(*) FILTER (WHERE g.status = 'expired'))::int AS expired,
+          (count(*) FILTER (WHERE g.status = 'cancelled'))::int AS cancelled
+        FROM gifts g LEFT JOIN company_orders o ON o.id = g.order_id
+        WHERE g.company_id = ${scope.companyId} AND g.environment = ${scope.environment}
+          AND ${accountsIn(sql, scope, "g.account_id")} AND g.created_at >= ${from} AND g.created_at < ${to}`
+    })
+
     /** The campaign's gift with `key`, if any. */
     const findByKey = Effect.fn("GiftsRepo.findByKey")((campaignId: string, key: string) =>
       Effect.orDie(byKeyRow({ campaignId, key }))
@@ -220,7 +239,13 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
       Effect.orDie(claimRow({ id: giftId, orderId, at }))
     )
 
+    /** How far the gifts made in `[from, to)` on the accounts the scope reaches went (`funnelRow`). */
+    const funnel = Effect.fn("GiftsRepo.funnel")((scope: AccountScope, from: Date, to: Date) =>
+      Effect.orDie(funnelRow({ scope, from, to }))
+    )
+
     return {
+      funnel,
       findByKey,
       insert,
       findInScope,
