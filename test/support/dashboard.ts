@@ -107,3 +107,6 @@ export const tableOf = (page: Page, caption?: string): ReadonlyArray<ReadonlyArr
     [...row[1]!.matchAll(/<t[dh][^>]*>([\s\S]*?)<\/t[dh]>/g)].map((cell) => textOf(cell[1]!))
   )
 }
+
+/** A page's visible text read as prose: `textOf`, with no space left before `,` `.` `:` where a tag ended. */
+export const proseOf = (html: string) => textOf(html).replace(/ ([,.:])/g, "$1")

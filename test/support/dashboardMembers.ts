@@ -1,13 +1,16 @@
 import { SqlClient } from "@effect/sql"
+import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import type { AccountsAccess } from "../../src/domain/company/Company.js"
 import type { Role } from "../../src/domain/company/Members.js"
 import { Members } from "../../src/services/company/Members.js"
-import { csrfOf, DashboardBrowser } from "./dashboard.js"
+import { csrfOf, DashboardBrowser, newEmail, strongPassword } from "./dashboard.js"
+import { invitationPathFor } from "./invitations.js"
 
 /**
  * People of a company in the dashboard, for tests running a server in-process (`RealPortServer`): who signed up
- * and what that made, and members of another role added to a company and switched into it.
+ * and what that made, members of another role added to a company and switched into it, and new people who join
+ * by an invitation's link.
  */
 
 /** What signing up made for an e-mail: the user, the company, its test account and that account's default method. */
@@ -33,10 +36,14 @@ export const ownerOf = (baseUrl: string, companyName: string) =>
     return { browser, email, ...ids }
   })
 
-/** A person of `role` in `companyId` (with its own company from signing up), signed in and switched to it. */
-export const memberOf = (baseUrl: string, companyId: string, role: Role, accountsAccess?: AccountsAccess) =>
+/** Adds a signed-in `person` to `companyId` as `role`, and switches their browser to that company. */
+export const asMemberOf = (
+  person: { readonly browser: DashboardBrowser; readonly userId: string },
+  companyId: string,
+  role: Role,
+  accountsAccess?: AccountsAccess
+) =>
   Effect.gen(function* () {
-    const person = yield* ownerOf(baseUrl, `${role}'s own`)
     yield* Effect.flatMap(Members, (members) =>
       members.add({
         companyId,
@@ -54,4 +61,30 @@ export const memberOf = (baseUrl: string, companyId: string, role: Role, account
     )
     if (switched.status !== 303) return yield* Effect.die(new Error(`Switching company answered ${switched.status}`))
     return person.browser
+  })
+
+/** A person of `role` in `companyId` (with its own company from signing up), signed in and switched to it. */
+export const memberOf = (baseUrl: string, companyId: string, role: Role, accountsAccess?: AccountsAccess) =>
+  Effect.flatMap(ownerOf(baseUrl, `${role}'s own`), (person) => asMemberOf(person, companyId, role, accountsAccess))
+
+/**
+ * A new person invited by `owner` (a signed-in browser) as `role` with every account, who opens the link of the
+ * invitation's e-mail and joins with a password: their signed-in browser, e-mail and user id.
+ */
+export const joinedMemberOf = (owner: DashboardBrowser, role: string) =>
+  Effect.gen(function* () {
+    const email = newEmail(role)
+    const invited = yield* Effect.promise(() =>
+      owner.submit("/dashboard/members", { email, role, accounts: "all" }, "/dashboard/members/invitations")
+    )
+    expect(invited.status, invited.text.slice(0, 2000)).toBe(303)
+    const path = yield* invitationPathFor(email)
+    const browser = new DashboardBrowser(owner.baseUrl)
+    const page = yield* Effect.promise(() => browser.get(path))
+    const joined = yield* Effect.promise(() =>
+      browser.post(`${path}/join`, { csrf: csrfOf(page.text, `${path}/join`), newPassword: strongPassword })
+    )
+    expect(joined.status, joined.text.slice(0, 2000)).toBe(303)
+    const { userId } = yield* signedUpIdsOf(email)
+    return { browser, email, userId }
   })

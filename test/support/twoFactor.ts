@@ -12,8 +12,6 @@ import { csrfOf, type DashboardBrowser } from "./dashboard.js"
 
 const periodMillis = 30_000
 
-const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
-
 /** The key the enrolment page shows for typing by hand (grouped by four), without its spaces. */
 export const keyOf = (html: string): string => {
   const key = html.match(/<code id="two-factor-key">([A-Z2-7 ]+)<\/code>/)?.[1]
@@ -67,16 +65,6 @@ export class AuthenticatorApp {
 
 // Driving the dashboard's two-factor pages over HTTP.
 
-/** The ids of a signed-up person and of their first company, by the person's e-mail. */
-export const idsOf = (email: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ userId: string; companyId: string }>`SELECT u.id AS user_id, m.company_id FROM users u
-        JOIN company_members m ON m.user_id = u.id WHERE u.email = ${email} ORDER BY m.created_at LIMIT 1`,
-      (rows) => rows[0]!
-    )
-  ).pipe(Effect.orDie)
-
 /** How many unrevoked dashboard sessions the person has. */
 export const liveSessions = (userId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -94,13 +82,15 @@ export const liveSessions = (userId: string) =>
  */
 export const enrolOver = (browser: DashboardBrowser, serverAheadMillis = 0) =>
   Effect.gen(function* () {
-    const begun = yield* promise(() => browser.submit("/dashboard/account", {}, "/dashboard/account/two-factor/begin"))
+    const begun = yield* Effect.promise(() =>
+      browser.submit("/dashboard/account", {}, "/dashboard/account/two-factor/begin")
+    )
     expect(begun.status).toBe(303)
     expect(begun.location).toBe("/dashboard/account/two-factor")
-    const enrolPage = yield* promise(() => browser.get("/dashboard/account/two-factor"))
+    const enrolPage = yield* Effect.promise(() => browser.get("/dashboard/account/two-factor"))
     const app = new AuthenticatorApp(keyOf(enrolPage.text))
     app.offsetMillis = serverAheadMillis
-    const shown = yield* promise(() =>
+    const shown = yield* Effect.promise(() =>
       browser.post("/dashboard/account/two-factor/confirm", {
         csrf: csrfOf(enrolPage.text, "/dashboard/account/two-factor/confirm"),
         code: app.code()
@@ -115,12 +105,12 @@ export const enrolOver = (browser: DashboardBrowser, serverAheadMillis = 0) =>
 /** The password step of a sign-in with two-factor on: it leads to the second step, and no session starts. */
 export const passwordStep = (browser: DashboardBrowser, email: string) =>
   Effect.gen(function* () {
-    const step = yield* promise(() => browser.signIn(email))
+    const step = yield* Effect.promise(() => browser.signIn(email))
     expect(step.status).toBe(303)
     expect(step.location).toBe("/dashboard/sign-in/two-factor")
     expect(browser.cookies.has("ribbon_dashboard")).toBe(false)
-    return yield* promise(() => browser.get("/dashboard/sign-in/two-factor"))
+    return yield* Effect.promise(() => browser.get("/dashboard/sign-in/two-factor"))
   })
 
 export const secondStep = (browser: DashboardBrowser, page: { readonly text: string }, code: string) =>
-  promise(() => browser.post("/dashboard/sign-in/two-factor", { csrf: csrfOf(page.text), code }))
+  Effect.promise(() => browser.post("/dashboard/sign-in/two-factor", { csrf: csrfOf(page.text), code }))

@@ -1,16 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { BaseUrl, realPortServerOn } from "../../support/auth.js"
-import { DashboardBrowser } from "../../support/dashboard.js"
+import { ownerOf } from "../../support/dashboardMembers.js"
 import { TestDatabase } from "../../support/database.js"
-import { enrolOver, idsOf, liveSessions, passwordStep, secondStep } from "../../support/twoFactor.js"
+import { enrolOver, liveSessions, passwordStep, secondStep } from "../../support/twoFactor.js"
 
 /**
  * The sign-in's second step under the backoff of failed authentications (kind `two-factor`, per source and
  * per person), with small limits: two free failures, then a wait.
  */
-
-const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
 
 const Throttled = realPortServerOn(TestDatabase, undefined, {
   failureLimits: {
@@ -23,11 +21,9 @@ describe("dashboard second factor throttling", () => {
   it.layer(Throttled, { timeout: 180_000 })((it) => {
     it.effect("wrong codes past the free ones make the next attempt wait (429), even with a right code", () =>
       Effect.gen(function* () {
-        const browser = new DashboardBrowser(yield* BaseUrl)
-        const { email } = yield* promise(() => browser.signUp("Throttled"))
-        const { userId } = yield* idsOf(email)
+        const { browser, email, userId } = yield* ownerOf(yield* BaseUrl, "Throttled")
         const { app } = yield* enrolOver(browser)
-        yield* promise(() => browser.submit("/dashboard", {}, "/dashboard/sign-out"))
+        yield* Effect.promise(() => browser.submit("/dashboard", {}, "/dashboard/sign-out"))
         const stepPage = yield* passwordStep(browser, email)
         for (let i = 0; i < 3; i++) expect((yield* secondStep(browser, stepPage, app.wrongCode())).status).toBe(401)
         const waiting = yield* secondStep(browser, stepPage, app.code())

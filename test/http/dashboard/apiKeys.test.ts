@@ -2,11 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { AccountsAccess } from "../../../src/domain/company/Company.js"
-import type { Role } from "../../../src/domain/company/Members.js"
 import { Companies } from "../../../src/services/company/Companies.js"
-import { Members } from "../../../src/services/company/Members.js"
 import { BaseUrl, RealPortServer, TimeTravel } from "../../support/auth.js"
-import { csrfOf, DashboardBrowser } from "../../support/dashboard.js"
+import { csrfOf, type DashboardBrowser } from "../../support/dashboard.js"
+import { memberOf, ownerOf } from "../../support/dashboardMembers.js"
 import { eventually, settle } from "../../support/eventually.js"
 
 /**
@@ -15,21 +14,6 @@ import { eventually, settle } from "../../support/eventually.js"
  * refused (401). A viewer reaches none of it; a developer gives no permission its role lacks; every refused or
  * malformed form leaves no key behind; another company's key is not found.
  */
-
-const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
-
-/** The ids of a signed-up person and company, by the person's e-mail. */
-const idsOf = (email: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ userId: string; companyId: string; accountId: string }>`SELECT u.id AS user_id, m.company_id,
-          a.id AS account_id
-        FROM users u JOIN company_members m ON m.user_id = u.id
-          JOIN accounts a ON a.company_id = m.company_id AND a.is_default AND a.environment = 'test'
-        WHERE u.email = ${email} ORDER BY m.created_at LIMIT 1`,
-      (rows) => rows[0]!
-    )
-  ).pipe(Effect.orDie)
 
 interface KeyRow {
   readonly id: string
@@ -60,7 +44,7 @@ const allKeys = Effect.flatMap(
 
 /** The company API's account list with `apiKey`: its status. */
 const accountsWith = (baseUrl: string, apiKey: string) =>
-  promise(() => fetch(`${baseUrl}/public-api/v3/accounts`, { headers: { "x-api-key": apiKey } })).pipe(
+  Effect.promise(() => fetch(`${baseUrl}/public-api/v3/accounts`, { headers: { "x-api-key": apiKey } })).pipe(
     Effect.map((response) => response.status)
   )
 
@@ -76,7 +60,7 @@ const keyForm = (fields: Record<string, string | ReadonlyArray<string>>) => {
 }
 
 const postForm = (browser: DashboardBrowser, path: string, form: URLSearchParams) =>
-  promise(() =>
+  Effect.promise(() =>
     browser.request(path, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
@@ -87,7 +71,7 @@ const postForm = (browser: DashboardBrowser, path: string, form: URLSearchParams
 /** Opens the creation form and sends it with `fields` (and the form's own CSRF token). */
 const createKey = (browser: DashboardBrowser, fields: Record<string, string | ReadonlyArray<string>>) =>
   Effect.gen(function* () {
-    const page = yield* promise(() => browser.get("/dashboard/api-keys/new"))
+    const page = yield* Effect.promise(() => browser.get("/dashboard/api-keys/new"))
     expect(page.status).toBe(200)
     const form = keyForm({
       csrf: csrfOf(page.text, "/dashboard/api-keys"),
@@ -99,39 +83,17 @@ const createKey = (browser: DashboardBrowser, fields: Record<string, string | Re
     return yield* postForm(browser, "/dashboard/api-keys", form)
   })
 
-/** A person signed up to their own company, then made a member of `companyId` with `role` and switched to it. */
-const memberOf = (baseUrl: string, companyId: string, role: Role, accountsAccess?: AccountsAccess) =>
-  Effect.gen(function* () {
-    const browser = new DashboardBrowser(baseUrl)
-    const { email } = yield* promise(() => browser.signUp(`${role}'s own`))
-    const { userId } = yield* idsOf(email)
-    yield* Effect.flatMap(Members, (members) =>
-      members.add({ companyId, userId, role, ...(accountsAccess === undefined ? {} : { accountsAccess }) })
-    )
-    const home = yield* promise(() => browser.get("/dashboard"))
-    const switched = yield* promise(() =>
-      browser.post("/dashboard/switch-company", {
-        csrf: csrfOf(home.text, "/dashboard/switch-company"),
-        companyId
-      })
-    )
-    expect(switched.status).toBe(303)
-    return browser
-  })
-
 describe("dashboard API keys", () => {
   it.layer(RealPortServer, { timeout: 240_000 })((it) => {
     it.effect("creates a key shown once, lists it by prefix, records its use once a minute, revokes it (401)", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const owner = new DashboardBrowser(baseUrl)
-        const { email } = yield* promise(() => owner.signUp("Key Makers"))
-        const { userId, companyId, accountId } = yield* idsOf(email)
+        const { browser: owner, userId, companyId, accountId } = yield* ownerOf(baseUrl, "Key Makers")
 
-        const empty = yield* promise(() => owner.get("/dashboard/api-keys"))
+        const empty = yield* Effect.promise(() => owner.get("/dashboard/api-keys"))
         expect(empty.status).toBe(200)
         expect(empty.text).toContain("No test keys yet.")
-        const form = yield* promise(() => owner.get("/dashboard/api-keys/new"))
+        const form = yield* Effect.promise(() => owner.get("/dashboard/api-keys/new"))
         // Every permission with its description, from the one source docs/permissions.md is made from.
         expect(form.text).toContain("<code>orders:read:unmasked</code>: Read orders with their personal data in full")
         expect(form.text).not.toContain("(not in your role)")
@@ -162,7 +124,7 @@ describe("dashboard API keys", () => {
         })
 
         // Afterwards only its first characters are ever shown.
-        const list = yield* promise(() => owner.get("/dashboard/api-keys"))
+        const list = yield* Effect.promise(() => owner.get("/dashboard/api-keys"))
         expect(list.text).toContain("Warehouse sync")
         expect(list.text).toContain(`<code>${apiKey.slice(0, 6)}…</code>`)
         expect(list.text).not.toContain(apiKey)
@@ -172,7 +134,7 @@ describe("dashboard API keys", () => {
         expect(yield* accountsWith(baseUrl, apiKey)).toBe(200)
         const lastUse = Effect.map(keysOf(companyId), ([key]) => key!.lastUsedAt)
         const firstUse = (yield* eventually(lastUse, (at) => at !== null, "the first use recorded"))!
-        expect((yield* promise(() => owner.get("/dashboard/api-keys"))).text).not.toContain("Never")
+        expect((yield* Effect.promise(() => owner.get("/dashboard/api-keys"))).text).not.toContain("Never")
         // Within the minute, another use writes nothing.
         expect(yield* accountsWith(baseUrl, apiKey)).toBe(200)
         yield* settle
@@ -188,11 +150,11 @@ describe("dashboard API keys", () => {
         expect(secondUse.getTime() - firstUse.getTime()).toBeGreaterThanOrEqual(60_000)
 
         // Revocation: a confirm step, then the key is refused at once.
-        const confirm = yield* promise(() => owner.get(`/dashboard/api-keys/${row!.id}/revoke`))
+        const confirm = yield* Effect.promise(() => owner.get(`/dashboard/api-keys/${row!.id}/revoke`))
         expect(confirm.status).toBe(200)
         expect(confirm.text).toContain("Revoke this key?")
         expect(yield* accountsWith(baseUrl, apiKey)).toBe(200)
-        const revoked = yield* promise(() =>
+        const revoked = yield* Effect.promise(() =>
           owner.post(`/dashboard/api-keys/${row!.id}/revoke`, {
             csrf: csrfOf(confirm.text, `/dashboard/api-keys/${row!.id}/revoke`)
           })
@@ -200,7 +162,7 @@ describe("dashboard API keys", () => {
         expect(revoked.status).toBe(303)
         expect(revoked.location).toBe("/dashboard/api-keys?environment=test")
         expect(yield* accountsWith(baseUrl, apiKey)).toBe(401)
-        const after = yield* promise(() => owner.get("/dashboard/api-keys"))
+        const after = yield* Effect.promise(() => owner.get("/dashboard/api-keys"))
         expect(after.text).toContain("The key “Warehouse sync” is revoked")
         expect(after.text).toContain("No test keys yet.")
         // The audit log names the member as the one who made and revoked the key.
@@ -215,7 +177,7 @@ describe("dashboard API keys", () => {
           { action: "api_key.revoked", actorType: "member", actorId: userId }
         ])
         // Revoked once, it is gone: a second revocation finds nothing.
-        const again = yield* promise(() =>
+        const again = yield* Effect.promise(() =>
           owner.post(`/dashboard/api-keys/${row!.id}/revoke`, {
             csrf: csrfOf(confirm.text, `/dashboard/api-keys/${row!.id}/revoke`)
           })
@@ -227,9 +189,7 @@ describe("dashboard API keys", () => {
     it.effect("a viewer reaches no key page and changes nothing", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const owner = new DashboardBrowser(baseUrl)
-        const { email } = yield* promise(() => owner.signUp("Viewed Keys"))
-        const { companyId } = yield* idsOf(email)
+        const { browser: owner, companyId } = yield* ownerOf(baseUrl, "Viewed Keys")
         const made = yield* createKey(owner, { name: "Owner's key", permissions: ["accounts:read"] })
         const apiKey = keyOnPage(made.text)!
         const [key] = yield* keysOf(companyId)
@@ -241,13 +201,13 @@ describe("dashboard API keys", () => {
           "/dashboard/api-keys/new",
           `/dashboard/api-keys/${key!.id}/revoke`
         ]) {
-          const page = yield* promise(() => viewer.get(path))
+          const page = yield* Effect.promise(() => viewer.get(path))
           expect(page.status, path).toBe(403)
           expect(page.text, path).toContain("Not allowed")
           expect(page.text, path).not.toContain("Owner&#39;s key")
         }
         // With the viewer's own valid CSRF token, the forms are refused all the same.
-        const home = yield* promise(() => viewer.get("/dashboard"))
+        const home = yield* Effect.promise(() => viewer.get("/dashboard"))
         const csrf = csrfOf(home.text, "/dashboard/sign-out")
         const create = yield* postForm(
           viewer,
@@ -255,7 +215,7 @@ describe("dashboard API keys", () => {
           keyForm({ csrf, environment: "test", name: "Viewer's", expirationInDays: "90", accounts: "all" })
         )
         expect(create.status).toBe(403)
-        const revoke = yield* promise(() => viewer.post(`/dashboard/api-keys/${key!.id}/revoke`, { csrf }))
+        const revoke = yield* Effect.promise(() => viewer.post(`/dashboard/api-keys/${key!.id}/revoke`, { csrf }))
         expect(revoke.status).toBe(403)
         expect(yield* allKeys).toEqual(before)
         expect(yield* accountsWith(baseUrl, apiKey)).toBe(200)
@@ -265,12 +225,10 @@ describe("dashboard API keys", () => {
     it.effect("a developer gives no permission or account beyond its own: a form error, no key", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const owner = new DashboardBrowser(baseUrl)
-        const { email } = yield* promise(() => owner.signUp("Developers' Keys"))
-        const { companyId, accountId } = yield* idsOf(email)
+        const { companyId, accountId } = yield* ownerOf(baseUrl, "Developers' Keys")
         const developer = yield* memberOf(baseUrl, companyId, "developer")
 
-        const form = yield* promise(() => developer.get("/dashboard/api-keys/new"))
+        const form = yield* Effect.promise(() => developer.get("/dashboard/api-keys/new"))
         expect(form.status).toBe(200)
         // The role's missing permissions are shown, and cannot be ticked.
         expect(form.text).toMatch(/value="orders:read:unmasked"[^>]*disabled/)
@@ -310,9 +268,7 @@ describe("dashboard API keys", () => {
     it.effect("every malformed form is answered beside its field and makes no key; the limit is said", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const owner = new DashboardBrowser(baseUrl)
-        const { email } = yield* promise(() => owner.signUp("Careful Keys"))
-        const { companyId } = yield* idsOf(email)
+        const { browser: owner, companyId } = yield* ownerOf(baseUrl, "Careful Keys")
         const before = yield* allKeys
         const cases: ReadonlyArray<readonly [Record<string, string | ReadonlyArray<string>>, string, string]> = [
           [{ name: "  " }, "name-error", "Give the key a name."],
@@ -367,38 +323,36 @@ describe("dashboard API keys", () => {
     it.effect("another company's key is not found; a revocation without its token changes nothing", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const alice = new DashboardBrowser(baseUrl)
-        const bob = new DashboardBrowser(baseUrl)
-        yield* promise(() => alice.signUp("Alice's Keys"))
-        const { email: bobEmail } = yield* promise(() => bob.signUp("Bob's Keys"))
+        const { browser: alice } = yield* ownerOf(baseUrl, "Alice's Keys")
+        const { browser: bob, companyId: bobCompanyId } = yield* ownerOf(baseUrl, "Bob's Keys")
         const made = yield* createKey(bob, { name: "Bob's key", permissions: ["accounts:read"] })
         const bobKey = keyOnPage(made.text)!
-        const [key] = yield* keysOf((yield* idsOf(bobEmail)).companyId)
+        const [key] = yield* keysOf(bobCompanyId)
 
-        const confirm = yield* promise(() => alice.get(`/dashboard/api-keys/${key!.id}/revoke`))
+        const confirm = yield* Effect.promise(() => alice.get(`/dashboard/api-keys/${key!.id}/revoke`))
         expect(confirm.status).toBe(404)
         expect(confirm.text).not.toContain("Bob")
-        const home = yield* promise(() => alice.get("/dashboard"))
+        const home = yield* Effect.promise(() => alice.get("/dashboard"))
         const csrf = csrfOf(home.text, "/dashboard/sign-out")
-        expect((yield* promise(() => alice.post(`/dashboard/api-keys/${key!.id}/revoke`, { csrf }))).status).toBe(404)
-        expect((yield* promise(() => alice.get("/dashboard/api-keys/not-a-key/revoke"))).status).toBe(404)
-        expect((yield* promise(() => bob.post(`/dashboard/api-keys/${key!.id}/revoke`, {}))).status).toBe(403)
+        expect(
+          (yield* Effect.promise(() => alice.post(`/dashboard/api-keys/${key!.id}/revoke`, { csrf }))).status
+        ).toBe(404)
+        expect((yield* Effect.promise(() => alice.get("/dashboard/api-keys/not-a-key/revoke"))).status).toBe(404)
+        expect((yield* Effect.promise(() => bob.post(`/dashboard/api-keys/${key!.id}/revoke`, {}))).status).toBe(403)
         expect(yield* accountsWith(baseUrl, bobKey)).toBe(200)
-        expect((yield* promise(() => alice.get("/dashboard/api-keys"))).text).not.toContain("Bob&#39;s key")
+        expect((yield* Effect.promise(() => alice.get("/dashboard/api-keys"))).text).not.toContain("Bob&#39;s key")
       })
     )
 
     it.effect("a live company lists and makes keys per environment", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const owner = new DashboardBrowser(baseUrl)
-        const { email } = yield* promise(() => owner.signUp("Live Keys"))
-        const { companyId } = yield* idsOf(email)
+        const { browser: owner, companyId } = yield* ownerOf(baseUrl, "Live Keys")
         yield* Effect.flatMap(Companies, (companies) => companies.activate(companyId))
 
-        const list = yield* promise(() => owner.get("/dashboard/api-keys"))
+        const list = yield* Effect.promise(() => owner.get("/dashboard/api-keys"))
         expect(list.text).toContain("No live keys yet.")
-        const form = yield* promise(() => owner.get("/dashboard/api-keys/new?environment=live"))
+        const form = yield* Effect.promise(() => owner.get("/dashboard/api-keys/new?environment=live"))
         const made = yield* postForm(
           owner,
           "/dashboard/api-keys",
@@ -414,8 +368,10 @@ describe("dashboard API keys", () => {
         )
         expect(made.status).toBe(201)
         expect(yield* keysOf(companyId)).toMatchObject([{ name: "Production", environment: "live", enforceMtls: true }])
-        expect((yield* promise(() => owner.get("/dashboard/api-keys?environment=live"))).text).toContain("Production")
-        expect((yield* promise(() => owner.get("/dashboard/api-keys?environment=test"))).text).not.toContain(
+        expect((yield* Effect.promise(() => owner.get("/dashboard/api-keys?environment=live"))).text).toContain(
+          "Production"
+        )
+        expect((yield* Effect.promise(() => owner.get("/dashboard/api-keys?environment=test"))).text).not.toContain(
           "Production"
         )
       })

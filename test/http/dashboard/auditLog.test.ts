@@ -9,7 +9,8 @@ import { Companies } from "../../../src/services/company/Companies.js"
 import { KeyStore } from "../../../src/services/company/KeyStore.js"
 import { BaseUrl, RealPortServer } from "../../support/auth.js"
 import { keyHeaders, v3Keys } from "../../support/company.js"
-import { csrfOf, DashboardBrowser, type Page } from "../../support/dashboard.js"
+import { csrfOf, DashboardBrowser, type Page, tableOf, textOf } from "../../support/dashboard.js"
+import { ownerOf } from "../../support/dashboardMembers.js"
 
 /**
  * The dashboard's audit log over HTTP: the member's company's events only, filtered by actor, action and dates in SQL
@@ -17,42 +18,8 @@ import { csrfOf, DashboardBrowser, type Page } from "../../support/dashboard.js"
  * capped at 10,000 rows and saying so; a bad filter named on the page; signed out, the sign-in page.
  */
 
-const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
-
 /** On the wall clock, as the server is: the events the test makes through the services are of today. */
 const onWallClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withClock(effect, Clock.make())
-
-/** The person and company a sign-up made, by the person's e-mail. */
-const idsOf = (email: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ userId: string; companyId: string; accountId: string }>`SELECT u.id AS user_id, m.company_id,
-          a.id AS account_id
-        FROM users u JOIN company_members m ON m.user_id = u.id
-          JOIN accounts a ON a.company_id = m.company_id AND a.is_default
-        WHERE u.email = ${email}`,
-      (rows) => rows[0]!
-    )
-  ).pipe(Effect.orDie)
-
-const textOf = (html: string) =>
-  html
-    .replace(/<[^>]*>/g, " ")
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ")
-    .trim()
-
-/** The audit table's rows, each as its cells' text. */
-const tableOf = (page: Page): ReadonlyArray<ReadonlyArray<string>> => {
-  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(page.text)?.[1] ?? ""
-  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => textOf(cell[1]!))
-  )
-}
 
 /** Column 1 is "name type", column 2 the action. */
 const actorsAndActions = (page: Page) => tableOf(page).map((cells) => [cells[1], cells[2]])
@@ -74,7 +41,7 @@ describe("dashboard audit log", () => {
         Effect.gen(function* () {
           const browser = new DashboardBrowser(yield* BaseUrl)
           for (const path of ["/dashboard/audit-log", "/dashboard/audit-log.csv?action=api_key.created"]) {
-            const page = yield* promise(() => browser.get(path))
+            const page = yield* Effect.promise(() => browser.get(path))
             expect(page.status, path).toBe(303)
             expect(page.location).toBe("/dashboard/sign-in")
           }
@@ -86,9 +53,7 @@ describe("dashboard audit log", () => {
       onWallClock(
         Effect.gen(function* () {
           const baseUrl = yield* BaseUrl
-          const browser = new DashboardBrowser(baseUrl)
-          const { email } = yield* promise(() => browser.signUp("Auditors"))
-          const { userId, companyId, accountId } = yield* idsOf(email)
+          const { browser, userId, companyId, accountId } = yield* ownerOf(baseUrl, "Auditors")
           const member: Actor = {
             type: "member",
             id: userId,
@@ -113,7 +78,7 @@ describe("dashboard audit log", () => {
             )
           ).pipe(Effect.orDie)
           const quoted = 'Ops, "night" key'
-          const second = yield* promise(() =>
+          const second = yield* Effect.promise(() =>
             fetch(`${baseUrl}${v3Keys}`, {
               method: "POST",
               headers: { ...keyHeaders(made.apiKey), "content-type": "application/json" },
@@ -126,9 +91,7 @@ describe("dashboard audit log", () => {
             Effect.flatMap(Companies, (companies) => companies.requireTwoFactor(companyId, false))
           )
           // Another company's events never show.
-          const other = new DashboardBrowser(baseUrl)
-          const { email: otherEmail } = yield* promise(() => other.signUp("Elsewhere"))
-          const theirs = yield* idsOf(otherEmail)
+          const theirs = yield* ownerOf(baseUrl, "Elsewhere")
           yield* Effect.flatMap(KeyStore, (keys) =>
             keys.create({
               companyId: theirs.companyId,
@@ -142,7 +105,7 @@ describe("dashboard audit log", () => {
             })
           ).pipe(Effect.orDie)
 
-          const page = yield* promise(() => browser.get("/dashboard/audit-log"))
+          const page = yield* Effect.promise(() => browser.get("/dashboard/audit-log"))
           expect(page.status).toBe(200)
           expect(page.headers.get("cache-control")).toBe("no-store")
           expect(actorsAndActions(page).sort()).toEqual(
@@ -177,23 +140,23 @@ describe("dashboard audit log", () => {
           expect(page.text).not.toContain('name="environment"')
 
           // Filters: by action, by actor (name or id), by dates.
-          const byAction = yield* promise(() =>
+          const byAction = yield* Effect.promise(() =>
             browser.get("/dashboard/audit-log?action=company.two_factor_not_required")
           )
           expect(actorsAndActions(byAction)).toEqual([["Member member", "company.two_factor_not_required"]])
-          const byName = yield* promise(() =>
+          const byName = yield* Effect.promise(() =>
             browser.get(`/dashboard/audit-log?actor=${encodeURIComponent("hyperlink")}`)
           )
           expect(actorsAndActions(byName)).toEqual([[`${formula} key`, "api_key.created"]])
-          const byId = yield* promise(() => browser.get(`/dashboard/audit-log?actor=${userId.toUpperCase()}`))
+          const byId = yield* Effect.promise(() => browser.get(`/dashboard/audit-log?actor=${userId.toUpperCase()}`))
           expect(actorsAndActions(byId).map(([actor]) => actor)).toEqual(["Member member", "Member member"])
           const day = today()
-          const within = yield* promise(() => browser.get(`/dashboard/audit-log?from=${day}&to=${day}`))
+          const within = yield* Effect.promise(() => browser.get(`/dashboard/audit-log?from=${day}&to=${day}`))
           expect(tableOf(within)).toHaveLength(3)
-          const before = yield* promise(() => browser.get(`/dashboard/audit-log?to=${dayAfter(day, -1)}`))
+          const before = yield* Effect.promise(() => browser.get(`/dashboard/audit-log?to=${dayAfter(day, -1)}`))
           expect(tableOf(before)).toEqual([])
           expect(before.text).toContain("No events match these filters.")
-          const after = yield* promise(() => browser.get(`/dashboard/audit-log?from=${dayAfter(day, 1)}`))
+          const after = yield* Effect.promise(() => browser.get(`/dashboard/audit-log?from=${dayAfter(day, 1)}`))
           expect(tableOf(after)).toEqual([])
 
           // A filter that cannot be used is named, with no rows.
@@ -204,7 +167,7 @@ describe("dashboard audit log", () => {
             [`from=${day}&to=${dayAfter(day, -1)}`, "From: must not be after To."]
           ] as const) {
             for (const path of ["/dashboard/audit-log", "/dashboard/audit-log.csv"]) {
-              const refused = yield* promise(() => browser.get(`${path}?${query}`))
+              const refused = yield* Effect.promise(() => browser.get(`${path}?${query}`))
               expect(refused.status, query).toBe(400)
               expect(refused.headers.get("content-type")).toMatch(/^text\/html/)
               expect(textOf(refused.text)).toContain(problem)
@@ -213,7 +176,7 @@ describe("dashboard audit log", () => {
           }
 
           // The download: the same rows as the page, every cell a spreadsheet shows as text.
-          const csv = yield* promise(() => browser.get("/dashboard/audit-log.csv"))
+          const csv = yield* Effect.promise(() => browser.get("/dashboard/audit-log.csv"))
           expect(csv.status).toBe(200)
           expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8")
           expect(csv.headers.get("content-disposition")).toBe('attachment; filename="audit-log-test.csv"')
@@ -245,7 +208,7 @@ describe("dashboard audit log", () => {
           ])
           expect(csv.text).not.toContain("Their key")
           // With the page's filters; the second key's name, with its comma and quotes, quoted.
-          const filtered = yield* promise(() =>
+          const filtered = yield* Effect.promise(() =>
             browser.get(`/dashboard/audit-log.csv?actor=${made.record.id}&action=api_key.created`)
           )
           const filteredLines = csvLines(filtered.text)
@@ -259,11 +222,9 @@ describe("dashboard audit log", () => {
     it.effect("an invitation made on the Members page is the signed-in member's, company-wide", () =>
       onWallClock(
         Effect.gen(function* () {
-          const browser = new DashboardBrowser(yield* BaseUrl)
-          const { email } = yield* promise(() => browser.signUp("Inviters"))
-          const { userId } = yield* idsOf(email)
-          const members = yield* promise(() => browser.get("/dashboard/members"))
-          const invited = yield* promise(() =>
+          const { browser, userId } = yield* ownerOf(yield* BaseUrl, "Inviters")
+          const members = yield* Effect.promise(() => browser.get("/dashboard/members"))
+          const invited = yield* Effect.promise(() =>
             browser.post("/dashboard/members/invitations", {
               csrf: csrfOf(members.text, "/dashboard/members/invitations"),
               email: "invitee@example.com",
@@ -272,7 +233,7 @@ describe("dashboard audit log", () => {
             })
           )
           expect(invited.status, invited.text).toBeLessThan(400)
-          const page = yield* promise(() => browser.get("/dashboard/audit-log?action=member.invited"))
+          const page = yield* Effect.promise(() => browser.get("/dashboard/audit-log?action=member.invited"))
           const rows = tableOf(page)
           expect(rows).toHaveLength(1)
           expect(rows[0]!.slice(1, 6)).toEqual([
@@ -283,7 +244,7 @@ describe("dashboard audit log", () => {
             "Company-wide"
           ])
           const csv = csvLines(
-            (yield* promise(() => browser.get("/dashboard/audit-log.csv?action=member.invited"))).text
+            (yield* Effect.promise(() => browser.get("/dashboard/audit-log.csv?action=member.invited"))).text
           )
           expect(csv[1]).toContain(`,member,${userId},Member,member.invited,invitation,`)
           expect(csv.join("\n")).not.toContain("invitee@example.com")
@@ -294,9 +255,7 @@ describe("dashboard audit log", () => {
     it.effect("pages 50 events at a time, through links that keep the filters", () =>
       onWallClock(
         Effect.gen(function* () {
-          const browser = new DashboardBrowser(yield* BaseUrl)
-          const { email } = yield* promise(() => browser.signUp("Busy"))
-          const { userId, companyId, accountId } = yield* idsOf(email)
+          const { browser, userId, companyId, accountId } = yield* ownerOf(yield* BaseUrl, "Busy")
           const audit = yield* Audit
           const member: Actor = {
             type: "member",
@@ -316,11 +275,11 @@ describe("dashboard audit log", () => {
               })
             )
           }
-          const first = yield* promise(() => browser.get("/dashboard/audit-log?action=campaign.updated"))
+          const first = yield* Effect.promise(() => browser.get("/dashboard/audit-log?action=campaign.updated"))
           expect(tableOf(first)).toHaveLength(50)
           const next = /<a href="([^"]+)">Next page<\/a>/.exec(first.text)?.[1]?.replace(/&amp;/g, "&")
           expect(next).toBe("/dashboard/audit-log?environment=test&action=campaign.updated&page=2")
-          const second = yield* promise(() => browser.get(next!))
+          const second = yield* Effect.promise(() => browser.get(next!))
           expect(tableOf(second)).toHaveLength(5)
           expect(second.text).not.toContain("Next page")
           const targets = [...tableOf(first), ...tableOf(second)].map((cells) => cells[3])
@@ -332,9 +291,7 @@ describe("dashboard audit log", () => {
     it.effect("a download holds the 10,000 newest events at most, and says it was cut", () =>
       onWallClock(
         Effect.gen(function* () {
-          const browser = new DashboardBrowser(yield* BaseUrl)
-          const { email } = yield* promise(() => browser.signUp("Prolific"))
-          const { companyId } = yield* idsOf(email)
+          const { browser, companyId } = yield* ownerOf(yield* BaseUrl, "Prolific")
           const sql = yield* SqlClient.SqlClient
           // 10,001 events more than a day old, written as the log writes them (the newest first sorts by time).
           yield* sql`INSERT INTO audit_events (id, company_id, occurred_at, actor_type, actor_id, actor_name, action,
@@ -343,7 +300,7 @@ describe("dashboard audit log", () => {
             'operator', NULL, 'operator', 'campaign.created', 'campaign', lpad(to_hex(n), 24, '0'), NULL, 'test',
             NULL, NULL
           FROM generate_series(1, 10001) AS n`.pipe(Effect.orDie)
-          const all = yield* promise(() => browser.get("/dashboard/audit-log.csv"))
+          const all = yield* Effect.promise(() => browser.get("/dashboard/audit-log.csv"))
           expect(all.status).toBe(200)
           expect(all.headers.get("ribbon-rows-truncated")).toBe("10000")
           const lines = csvLines(all.text)
@@ -351,7 +308,7 @@ describe("dashboard audit log", () => {
           // The newest: the sign-up's none, then event 1; the oldest, event 10,001, is the one left out.
           expect(lines[1]).toContain(`,${"1".padStart(24, "0")},`)
           expect(all.text).not.toContain(`,${(10_001).toString(16).padStart(24, "0")},`)
-          const page = yield* promise(() => browser.get("/dashboard/audit-log"))
+          const page = yield* Effect.promise(() => browser.get("/dashboard/audit-log"))
           expect(textOf(page.text)).toContain("the 10,000 newest at most")
         })
       )

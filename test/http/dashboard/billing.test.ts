@@ -1,11 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { Role } from "../../../src/domain/company/Members.js"
 import { Billing } from "../../../src/services/company/Billing.js"
-import { Members } from "../../../src/services/company/Members.js"
 import { BaseUrl, RealPortServer } from "../../support/auth.js"
-import { csrfOf, DashboardBrowser, type Page } from "../../support/dashboard.js"
+import { csrfOf, DashboardBrowser, type Page, tableOf } from "../../support/dashboard.js"
+import { memberOf, ownerOf } from "../../support/dashboardMembers.js"
 
 /**
  * The dashboard's billing over HTTP: the methods of the member's accounts with what remains; a method's ledger newest
@@ -13,51 +12,6 @@ import { csrfOf, DashboardBrowser, type Page } from "../../support/dashboard.js"
  * date filters do not change it), paged and filtered by dates; the same entries as CSV; owners and admins only
  * (a sender and a viewer get the 403 page); another company's method is a 404.
  */
-
-const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
-
-/** The ids of a signed-up person and company, with its test account's default method, by the person's e-mail. */
-const idsOf = (email: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ userId: string; companyId: string; accountId: string; methodId: string }>`SELECT u.id AS user_id,
-          m.company_id, a.id AS account_id, b.id AS method_id
-        FROM users u JOIN company_members m ON m.user_id = u.id
-          JOIN accounts a ON a.company_id = m.company_id AND a.is_default AND a.environment = 'test'
-          JOIN billing_methods b ON b.account_id = a.id AND b.is_default
-        WHERE u.email = ${email} ORDER BY m.created_at LIMIT 1`,
-      (rows) => rows[0]!
-    )
-  ).pipe(Effect.orDie)
-
-const memberOf = (baseUrl: string, companyId: string, role: Role) =>
-  Effect.gen(function* () {
-    const browser = new DashboardBrowser(baseUrl)
-    const { email } = yield* promise(() => browser.signUp(`${role}'s own`))
-    const { userId } = yield* idsOf(email)
-    yield* Effect.flatMap(Members, (members) => members.add({ companyId, userId, role }))
-    const home = yield* promise(() => browser.get("/dashboard"))
-    const switched = yield* promise(() =>
-      browser.post("/dashboard/switch-company", { csrf: csrfOf(home.text, "/dashboard/switch-company"), companyId })
-    )
-    expect(switched.status).toBe(303)
-    return browser
-  })
-
-const textOf = (html: string) =>
-  html
-    .replace(/<[^>]*>/g, " ")
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ")
-    .trim()
-
-/** The first table's rows, each as its cells' text. */
-const tableOf = (page: Page): ReadonlyArray<ReadonlyArray<string>> => {
-  const body = /<tbody>([\s\S]*?)<\/tbody>/.exec(page.text)?.[1] ?? ""
-  return [...body.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].map((row) =>
-    [...row[1]!.matchAll(/<td>([\s\S]*?)<\/td>/g)].map((cell) => textOf(cell[1]!))
-  )
-}
 
 /** Each ledger row as [kind, subject, spent to date]. */
 const ledgerOf = (page: Page) => tableOf(page).map((cells) => [cells[1], cells[3], cells[5]])
@@ -87,12 +41,10 @@ describe("dashboard billing", () => {
     it.effect("lists methods with remaining funds and a ledger with running balances, paged, filtered, as CSV", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const owner = new DashboardBrowser(baseUrl)
-        const { email } = yield* promise(() => owner.signUp("Billed"))
-        const { accountId, methodId } = yield* idsOf(email)
+        const { browser: owner, accountId, methodId } = yield* ownerOf(baseUrl, "Billed")
         yield* seedLedger(methodId, 50)
 
-        const methods = yield* promise(() => owner.get("/dashboard/billing"))
+        const methods = yield* Effect.promise(() => owner.get("/dashboard/billing"))
         expect(methods.status).toBe(200)
         expect(methods.headers.get("cache-control")).toBe("no-store")
         expect(tableOf(methods)).toEqual([
@@ -100,13 +52,13 @@ describe("dashboard billing", () => {
         ])
         expect(methods.text).not.toContain(">Live<")
 
-        const first = yield* promise(() => owner.get(`/dashboard/billing/${methodId}`))
+        const first = yield* Effect.promise(() => owner.get(`/dashboard/billing/${methodId}`))
         expect(first.status).toBe(200)
         expect(ledgerOf(first)).toHaveLength(50)
         expect(ledgerOf(first)[0]).toEqual(["debit", "order ord-x49", "15.50 USD"])
         expect(ledgerOf(first)[49]).toEqual(["debit", "order ord-x0", "15.01 USD"])
         expect(first.text).toContain("Next page")
-        const second = yield* promise(() => owner.get(`/dashboard/billing/${methodId}?page=2`))
+        const second = yield* Effect.promise(() => owner.get(`/dashboard/billing/${methodId}?page=2`))
         expect(ledgerOf(second)).toEqual([
           ["credit", "gift gift-2", "15.00 USD"],
           ["debit", "order ord-3", "35.00 USD"],
@@ -115,20 +67,24 @@ describe("dashboard billing", () => {
         ])
 
         // Dates are whole days in UTC, both included; the running total is the whole ledger's.
-        const filtered = yield* promise(() => owner.get(`/dashboard/billing/${methodId}?from=2026-01-02&to=2026-01-03`))
+        const filtered = yield* Effect.promise(() =>
+          owner.get(`/dashboard/billing/${methodId}?from=2026-01-02&to=2026-01-03`)
+        )
         expect(ledgerOf(filtered)).toEqual([
           ["debit", "order ord-3", "35.00 USD"],
           ["debit", "gift gift-2", "30.00 USD"]
         ])
-        const none = yield* promise(() => owner.get(`/dashboard/billing/${methodId}?from=2025-01-01&to=2025-12-31`))
+        const none = yield* Effect.promise(() =>
+          owner.get(`/dashboard/billing/${methodId}?from=2025-01-01&to=2025-12-31`)
+        )
         expect(none.text).toContain("No entries match these dates.")
-        const bad = yield* promise(() => owner.get(`/dashboard/billing/${methodId}?from=2026-02-30&to=soon`))
+        const bad = yield* Effect.promise(() => owner.get(`/dashboard/billing/${methodId}?from=2026-02-30&to=soon`))
         expect(bad.status).toBe(400)
         expect(bad.text).toContain("From: expected a date as YYYY-MM-DD.")
         expect(bad.text).toContain("To: expected a date as YYYY-MM-DD.")
         expect(tableOf(bad)).toEqual([])
 
-        const csv = yield* promise(() =>
+        const csv = yield* Effect.promise(() =>
           owner.get(`/dashboard/billing/${methodId}/ledger.csv?from=2026-01-02&to=2026-01-04`)
         )
         expect(csv.status).toBe(200)
@@ -145,14 +101,12 @@ describe("dashboard billing", () => {
         )
 
         // Another company's method is not found, as page and as download.
-        const other = new DashboardBrowser(baseUrl)
-        const { email: otherEmail } = yield* promise(() => other.signUp("Elsewhere"))
-        const theirs = yield* idsOf(otherEmail)
+        const theirs = yield* ownerOf(baseUrl, "Elsewhere")
         for (const path of [
           `/dashboard/billing/${theirs.methodId}`,
           `/dashboard/billing/${theirs.methodId}/ledger.csv`
         ]) {
-          const page = yield* promise(() => owner.get(path))
+          const page = yield* Effect.promise(() => owner.get(path))
           expect(page.status, path).toBe(404)
         }
       })
@@ -161,9 +115,7 @@ describe("dashboard billing", () => {
     it.effect("a sender and a viewer get the 403 page; an admin sees billing", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const owner = new DashboardBrowser(baseUrl)
-        const { email } = yield* promise(() => owner.signUp("Guarded Billing"))
-        const { companyId, methodId } = yield* idsOf(email)
+        const { companyId, methodId } = yield* ownerOf(baseUrl, "Guarded Billing")
         for (const role of ["sender", "viewer"] as const) {
           const member = yield* memberOf(baseUrl, companyId, role)
           for (const path of [
@@ -171,13 +123,13 @@ describe("dashboard billing", () => {
             `/dashboard/billing/${methodId}`,
             `/dashboard/billing/${methodId}/ledger.csv`
           ]) {
-            const page = yield* promise(() => member.get(path))
+            const page = yield* Effect.promise(() => member.get(path))
             expect(page.status, `${role} ${path}`).toBe(403)
             expect(page.text).not.toContain("Test funds")
           }
         }
         const admin = yield* memberOf(baseUrl, companyId, "admin")
-        const page = yield* promise(() => admin.get(`/dashboard/billing/${methodId}`))
+        const page = yield* Effect.promise(() => admin.get(`/dashboard/billing/${methodId}`))
         expect(page.status).toBe(200)
         expect(page.text).toContain("No entries yet.")
       })
@@ -189,9 +141,7 @@ describe("dashboard billing", () => {
         Effect.gen(function* () {
           const baseUrl = yield* BaseUrl
           const sql = yield* SqlClient.SqlClient
-          const owner = new DashboardBrowser(baseUrl)
-          const { email } = yield* promise(() => owner.signUp("Funded"))
-          const { companyId, methodId } = yield* idsOf(email)
+          const { browser: owner, companyId, methodId } = yield* ownerOf(baseUrl, "Funded")
           const path = `/dashboard/billing/${methodId}`
           const limitOf = (id: string) =>
             Effect.map(
@@ -205,31 +155,31 @@ describe("dashboard billing", () => {
             (rows) => rows[0]!.n
           ).pipe(Effect.orDie)
 
-          const page = yield* promise(() => owner.get(path))
+          const page = yield* Effect.promise(() => owner.get(path))
           expect(page.text).toContain("Add test funds")
           const csrf = csrfOf(page.text, `${path}/test-funds`)
 
-          const added = yield* promise(() => owner.post(`${path}/test-funds`, { csrf, amount: "250.50" }))
+          const added = yield* Effect.promise(() => owner.post(`${path}/test-funds`, { csrf, amount: "250.50" }))
           expect(added.status).toBe(303)
           expect(added.location).toBe(path)
           expect(yield* limitOf(methodId)).toBe(100_000_00 + 250_50)
           expect(yield* auditCount).toBe(1)
-          const after = yield* promise(() => owner.get(path))
+          const after = yield* Effect.promise(() => owner.get(path))
           expect(after.text).toContain("Added test funds: 100,250.50 USD remain.")
 
           // Refused, changing nothing: no CSRF token, a bad amount, too much, a limit past the ceiling.
-          const forged = yield* promise(() => owner.post(`${path}/test-funds`, { csrf: "forged", amount: "10" }))
+          const forged = yield* Effect.promise(() => owner.post(`${path}/test-funds`, { csrf: "forged", amount: "10" }))
           expect(forged.status).toBe(403)
           for (const amount of ["", "-5", "abc", "0", "10000.01", "1.234"]) {
-            const bad = yield* promise(() => owner.post(`${path}/test-funds`, { csrf, amount }))
+            const bad = yield* Effect.promise(() => owner.post(`${path}/test-funds`, { csrf, amount }))
             expect(bad.status, amount).toBe(303)
-            const shown = yield* promise(() => owner.get(path))
+            const shown = yield* Effect.promise(() => owner.get(path))
             expect(shown.text, amount).toContain("Amount: expected a sum from 0.01 to 10,000.00 USD")
           }
           yield* sql`UPDATE billing_methods SET spending_limit = 99999000 WHERE id = ${methodId}`.pipe(Effect.orDie)
-          yield* promise(() => owner.post(`${path}/test-funds`, { csrf, amount: "100" }))
+          yield* Effect.promise(() => owner.post(`${path}/test-funds`, { csrf, amount: "100" }))
           expect(yield* limitOf(methodId)).toBe(99_999_000)
-          expect((yield* promise(() => owner.get(path))).text).toContain("No funds were added")
+          expect((yield* Effect.promise(() => owner.get(path))).text).toContain("No funds were added")
           expect(yield* auditCount).toBe(1)
 
           // A live method (the company's once it is live) takes no test funds: it is not found there.
@@ -240,15 +190,15 @@ describe("dashboard billing", () => {
           yield* sql`INSERT INTO billing_methods (id, account_id, name, type, status, is_default, currency, spending_limit,
             created_at) VALUES (${liveId}, ${`live-acc-${methodId}`}, 'Prepaid', 'prepaid', 'active', true, 'USD', 500,
             now())`.pipe(Effect.orDie)
-          const live = yield* promise(() =>
+          const live = yield* Effect.promise(() =>
             owner.post(`/dashboard/billing/${liveId}/test-funds`, { csrf, amount: "10" })
           )
           expect(live.status).toBe(404)
           expect(yield* limitOf(liveId)).toBe(500)
           expect(yield* auditCount).toBe(1)
           const sender = yield* memberOf(baseUrl, companyId, "sender")
-          const home = yield* promise(() => sender.get("/dashboard"))
-          const refused = yield* promise(() =>
+          const home = yield* Effect.promise(() => sender.get("/dashboard"))
+          const refused = yield* Effect.promise(() =>
             sender.post(`${path}/test-funds`, { csrf: csrfOf(home.text, "/dashboard/switch-company"), amount: "10" })
           )
           expect(refused.status).toBe(403)
@@ -259,7 +209,7 @@ describe("dashboard billing", () => {
     it.effect("signed out, the pages send the browser to sign in", () =>
       Effect.gen(function* () {
         const browser = new DashboardBrowser(yield* BaseUrl)
-        const page = yield* promise(() => browser.get("/dashboard/billing"))
+        const page = yield* Effect.promise(() => browser.get("/dashboard/billing"))
         expect(page.status).toBe(303)
         expect(page.location).toBe("/dashboard/sign-in")
       })

@@ -6,6 +6,7 @@ import { Companies } from "../../../src/services/company/Companies.js"
 import { TwoFactor } from "../../../src/services/identity/TwoFactor.js"
 import { BaseUrl, RealPortServer, TimeTravel } from "../../support/auth.js"
 import { csrfOf, DashboardBrowser, newEmail, type Page, strongPassword } from "../../support/dashboard.js"
+import { joinedMemberOf, ownerOf, signedUpIdsOf } from "../../support/dashboardMembers.js"
 import { invitationPathFor } from "../../support/invitations.js"
 
 /**
@@ -16,20 +17,8 @@ import { invitationPathFor } from "../../support/invitations.js"
  * changes nothing.
  */
 
-const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
-
 const query = <A extends object>(run: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
   Effect.flatMap(SqlClient.SqlClient, run).pipe(Effect.orDie)
-
-/** The ids of a person and of the company they signed up (or first joined), by e-mail. */
-const idsOf = (email: string) =>
-  Effect.map(
-    query(
-      (sql) => sql<{ userId: string; companyId: string }>`SELECT u.id AS user_id, m.company_id FROM users u
-        JOIN company_members m ON m.user_id = u.id WHERE u.email = ${email} ORDER BY m.created_at LIMIT 1`
-    ),
-    (rows) => rows[0]!
-  )
 
 /** A member's role and accounts, or undefined when not a member. */
 const membership = (companyId: string, userId: string) =>
@@ -62,7 +51,7 @@ const unchanged = <R = never>(
 ) =>
   Effect.gen(function* () {
     const before = yield* tablesOf(companyId)
-    const page = yield* typeof act === "function" ? promise(act) : act
+    const page = yield* typeof act === "function" ? Effect.promise(act) : act
     expect(page.status, page.text.slice(0, 2000)).toBe(status)
     expect(yield* tablesOf(companyId)).toEqual(before)
     return page
@@ -81,12 +70,7 @@ const tokenOf = async (browser: DashboardBrowser) =>
   csrfOf((await browser.get("/dashboard")).text, "/dashboard/sign-out")
 
 /** A company signed up by its owner. */
-const company = (name: string) =>
-  Effect.gen(function* () {
-    const browser = new DashboardBrowser(yield* BaseUrl)
-    const { email } = yield* promise(() => browser.signUp(name))
-    return { browser, email, ...(yield* idsOf(email)) }
-  })
+const company = (name: string) => Effect.flatMap(BaseUrl, (baseUrl) => ownerOf(baseUrl, name))
 
 /** Sends an invitation through the members page's form. */
 const invite = (
@@ -97,7 +81,7 @@ const invite = (
     scope: "all"
   }
 ) =>
-  promise(async () => {
+  Effect.promise(async () => {
     const page = await browser.get("/dashboard/members")
     const csrf = csrfOf(page.text, "/dashboard/members/invitations")
     return postForm(browser, "/dashboard/members/invitations", [
@@ -109,37 +93,12 @@ const invite = (
     ])
   })
 
-/** Invites a new person in `role`, who joins with a password: their signed-in browser and ids. */
-const join = (owner: { readonly browser: DashboardBrowser; readonly companyId: string }, role: string) =>
-  Effect.gen(function* () {
-    const email = newEmail(role)
-    expect((yield* invite(owner.browser, email, role)).status).toBe(303)
-    const path = yield* invitationPathFor(email)
-    const browser = new DashboardBrowser(yield* BaseUrl)
-    const page = yield* promise(() => browser.get(path))
-    const joined = yield* promise(() =>
-      browser.post(`${path}/join`, { csrf: csrfOf(page.text, `${path}/join`), newPassword: strongPassword })
-    )
-    expect(joined.status, joined.text.slice(0, 2000)).toBe(303)
-    const { userId } = yield* idsOf(email)
-    return { browser, email, userId }
-  })
-
-const testAccountOf = (companyId: string) =>
-  Effect.map(
-    query(
-      (sql) => sql<{ id: string }>`SELECT id FROM accounts WHERE company_id = ${companyId} AND environment = 'test'
-        ORDER BY created_at LIMIT 1`
-    ),
-    (rows) => rows[0]!.id
-  )
-
 describe("dashboard members", () => {
   it.layer(RealPortServer, { timeout: 240_000 })((it) => {
     it.effect("the owner invites a developer, who creates a password and is signed in as a developer", () =>
       Effect.gen(function* () {
         const owner = yield* company("Inviters")
-        const empty = yield* promise(() => owner.browser.get("/dashboard/members"))
+        const empty = yield* Effect.promise(() => owner.browser.get("/dashboard/members"))
         expect(empty.status).toBe(200)
         expect(empty.text).toContain(owner.email)
         expect(empty.text).toContain("No pending invitations.")
@@ -149,13 +108,13 @@ describe("dashboard members", () => {
         expect(sent.status).toBe(303)
         expect(sent.location).toBe("/dashboard/members")
         const path = yield* invitationPathFor(email)
-        const listed = yield* promise(() => owner.browser.get("/dashboard/members"))
+        const listed = yield* Effect.promise(() => owner.browser.get("/dashboard/members"))
         expect(listed.text).toContain(`was sent to ${email}`)
         expect(listed.text).toContain(path)
         expect(listed.text).toContain("Invitations not yet accepted")
 
         const person = new DashboardBrowser(yield* BaseUrl)
-        const page = yield* promise(() => person.get(path))
+        const page = yield* Effect.promise(() => person.get(path))
         expect(page.status).toBe(200)
         expect(page.text).toContain("Join Inviters")
         expect(page.text).toContain(owner.email)
@@ -169,26 +128,26 @@ describe("dashboard members", () => {
         expect(weak.text).toContain("Too common")
         expect(weak.text).toContain('value="Dana"')
 
-        const joined = yield* promise(() =>
+        const joined = yield* Effect.promise(() =>
           person.post(`${path}/join`, { csrf, newPassword: strongPassword, displayName: "Dana Developer" })
         )
         expect(joined.status).toBe(303)
         expect(joined.location).toBe("/dashboard")
-        const home = yield* promise(() => person.get("/dashboard"))
+        const home = yield* Effect.promise(() => person.get("/dashboard"))
         expect(home.status).toBe(200)
         expect(home.text).toContain("You joined Inviters as developer.")
         expect(home.text).toContain(`Signed in as ${email}, developer`)
-        const { userId } = yield* idsOf(email)
+        const { userId } = yield* signedUpIdsOf(email)
         expect(yield* membership(owner.companyId, userId)).toEqual({
           role: "developer",
           accountsAccess: { scope: "all-accounts", ids: [] }
         })
 
-        const after = yield* promise(() => owner.browser.get("/dashboard/members"))
+        const after = yield* Effect.promise(() => owner.browser.get("/dashboard/members"))
         expect(after.text).toContain("Dana Developer")
         expect(after.text).toContain("No pending invitations.")
         // The link made one member, once.
-        const again = yield* promise(() => new DashboardBrowser(owner.browser.baseUrl).get(path))
+        const again = yield* Effect.promise(() => new DashboardBrowser(owner.browser.baseUrl).get(path))
         expect(again.status).toBe(409)
         expect(again.text).toContain("already been accepted")
       })
@@ -208,7 +167,7 @@ describe("dashboard members", () => {
         expect(wrong.text).toContain(stranger.email)
 
         const signedOut = new DashboardBrowser(alpha.browser.baseUrl)
-        const page = yield* promise(() => signedOut.get(path))
+        const page = yield* Effect.promise(() => signedOut.get(path))
         const csrf = csrfOf(page.text, `${path}/sign-in`)
         const refused = yield* unchanged(alpha.companyId, 401, () =>
           signedOut.post(`${path}/sign-in`, { csrf, password: "not-the-password" })
@@ -222,10 +181,12 @@ describe("dashboard members", () => {
         )
         expect(taken.text).toContain("already has a Ribbon account: sign in with its password above.")
 
-        const accepted = yield* promise(() => signedOut.post(`${path}/sign-in`, { csrf, password: strongPassword }))
+        const accepted = yield* Effect.promise(() =>
+          signedOut.post(`${path}/sign-in`, { csrf, password: strongPassword })
+        )
         expect(accepted.status).toBe(303)
         expect(accepted.location).toBe("/dashboard")
-        const home = yield* promise(() => signedOut.get("/dashboard"))
+        const home = yield* Effect.promise(() => signedOut.get("/dashboard"))
         expect(home.text).toContain("Alpha Gifts")
         expect(home.text).toContain(`Signed in as ${pat.email}, viewer`)
         expect((yield* membership(alpha.companyId, pat.userId))?.role).toBe("viewer")
@@ -233,16 +194,16 @@ describe("dashboard members", () => {
         // Signed in already (in Pat's own company): the page offers the accept button, and the session moves.
         expect((yield* invite(beta.browser, pat.email.toUpperCase(), "sender")).status).toBe(303)
         const betaPath = yield* invitationPathFor(pat.email)
-        const offer = yield* promise(() => pat.browser.get(betaPath))
+        const offer = yield* Effect.promise(() => pat.browser.get(betaPath))
         expect(offer.status).toBe(200)
         expect(offer.text).toContain("Accept and join Beta Gifts")
         const noToken = yield* unchanged(beta.companyId, 403, () => pat.browser.post(`${betaPath}/accept`, {}))
         expect(noToken.text).toContain("This form has expired")
-        const joined = yield* promise(() =>
+        const joined = yield* Effect.promise(() =>
           pat.browser.post(`${betaPath}/accept`, { csrf: csrfOf(offer.text, `${betaPath}/accept`) })
         )
         expect(joined.status).toBe(303)
-        const inBeta = yield* promise(() => pat.browser.get("/dashboard"))
+        const inBeta = yield* Effect.promise(() => pat.browser.get("/dashboard"))
         expect(inBeta.text).toContain("You joined Beta Gifts as sender.")
         expect(inBeta.text).toContain(`Signed in as ${pat.email}, sender`)
       })
@@ -251,8 +212,8 @@ describe("dashboard members", () => {
     it.effect("a viewer or a developer cannot reach the members pages: 403 pages that change nothing", () =>
       Effect.gen(function* () {
         const owner = yield* company("Guarded Members")
-        const viewer = yield* join(owner, "viewer")
-        const developer = yield* join(owner, "developer")
+        const viewer = yield* joinedMemberOf(owner.browser, "viewer")
+        const developer = yield* joinedMemberOf(owner.browser, "developer")
         expect((yield* invite(owner.browser, newEmail("pending"), "sender")).status).toBe(303)
         const [pending] = yield* query(
           (sql) => sql<{ id: string }>`SELECT id FROM member_invitations
@@ -269,7 +230,7 @@ describe("dashboard members", () => {
             const page = yield* unchanged(owner.companyId, 403, () => member.browser.get(path))
             expect(page.text, path).toContain("Not allowed")
           }
-          const csrf = yield* promise(() => tokenOf(member.browser))
+          const csrf = yield* Effect.promise(() => tokenOf(member.browser))
           for (const [path, fields] of [
             ["/dashboard/members/invitations", { email: newEmail("x"), role: "viewer", accounts: "all" }],
             [`/dashboard/members/invitations/${pending!.id}/revoke`, {}],
@@ -286,7 +247,7 @@ describe("dashboard members", () => {
           }
         }
         // Leaving needs no right.
-        expect((yield* promise(() => viewer.browser.get("/dashboard/members/leave"))).status).toBe(200)
+        expect((yield* Effect.promise(() => viewer.browser.get("/dashboard/members/leave"))).status).toBe(200)
       })
     )
 
@@ -308,7 +269,7 @@ describe("dashboard members", () => {
         )
         expect(forged.text).toContain("This form has expired")
 
-        const csrf = yield* promise(() => tokenOf(alpha.browser))
+        const csrf = yield* Effect.promise(() => tokenOf(alpha.browser))
         const notFound = (act: () => Promise<Page>) =>
           Effect.gen(function* () {
             const page = yield* unchanged(beta.companyId, 404, act)
@@ -333,8 +294,8 @@ describe("dashboard members", () => {
       Effect.gen(function* () {
         const owner = yield* company("Careful")
         const other = yield* company("Other Careful")
-        const foreignAccount = yield* testAccountOf(other.companyId)
-        const member = yield* join(owner, "viewer")
+        const foreignAccount = other.accountId
+        const member = yield* joinedMemberOf(owner.browser, "viewer")
 
         const badEmail = yield* unchanged(owner.companyId, 400, invite(owner.browser, "not-an-email", "viewer"))
         expect(badEmail.text).toContain("Expected an e-mail address")
@@ -363,27 +324,27 @@ describe("dashboard members", () => {
     it.effect("roles, accounts, removal and ownership change through their pages; the last owner stays", () =>
       Effect.gen(function* () {
         const owner = yield* company("Changing Hands")
-        const admin = yield* join(owner, "admin")
-        const developer = yield* join(owner, "developer")
-        const csrf = yield* promise(() => tokenOf(owner.browser))
-        const account = yield* testAccountOf(owner.companyId)
+        const admin = yield* joinedMemberOf(owner.browser, "admin")
+        const developer = yield* joinedMemberOf(owner.browser, "developer")
+        const csrf = yield* Effect.promise(() => tokenOf(owner.browser))
+        const account = owner.accountId
 
-        const memberPage = yield* promise(() => owner.browser.get(`/dashboard/members/${developer.userId}`))
+        const memberPage = yield* Effect.promise(() => owner.browser.get(`/dashboard/members/${developer.userId}`))
         expect(memberPage.status).toBe(200)
         expect(memberPage.text).toContain(developer.email)
         expect(memberPage.text).toContain(`Transfer ownership to ${developer.email}`)
 
-        const changed = yield* promise(() =>
+        const changed = yield* Effect.promise(() =>
           owner.browser.post(`/dashboard/members/${developer.userId}/role`, { csrf, role: "sender" })
         )
         expect(changed.status).toBe(303)
-        expect((yield* promise(() => owner.browser.get(changed.location!))).text).toContain("is now a sender.")
+        expect((yield* Effect.promise(() => owner.browser.get(changed.location!))).text).toContain("is now a sender.")
         const unknown = yield* unchanged(owner.companyId, 400, () =>
           owner.browser.post(`/dashboard/members/${developer.userId}/role`, { csrf, role: "superuser" })
         )
         expect(unknown.text).toContain("Expected one of")
 
-        const limited = yield* promise(() =>
+        const limited = yield* Effect.promise(() =>
           postForm(owner.browser, `/dashboard/members/${developer.userId}/accounts`, [
             ["csrf", csrf],
             ["accounts", "selected"],
@@ -397,32 +358,32 @@ describe("dashboard members", () => {
         })
 
         // An admin cannot touch an owner: the page says so, and a forged form is refused.
-        const ownerSeenByAdmin = yield* promise(() => admin.browser.get(`/dashboard/members/${owner.userId}`))
+        const ownerSeenByAdmin = yield* Effect.promise(() => admin.browser.get(`/dashboard/members/${owner.userId}`))
         expect(ownerSeenByAdmin.text).toContain("only an owner can")
         expect(ownerSeenByAdmin.text).not.toContain(`/dashboard/members/${owner.userId}/role`)
-        const adminCsrf = yield* promise(() => tokenOf(admin.browser))
+        const adminCsrf = yield* Effect.promise(() => tokenOf(admin.browser))
         const denied = yield* unchanged(owner.companyId, 403, () =>
           admin.browser.post(`/dashboard/members/${owner.userId}/role`, { csrf: adminCsrf, role: "viewer" })
         )
         expect(denied.text).toContain("only an owner can")
-        expect((yield* promise(() => admin.browser.get(`/dashboard/members/${admin.userId}/transfer`))).status).toBe(
-          403
-        )
+        expect(
+          (yield* Effect.promise(() => admin.browser.get(`/dashboard/members/${admin.userId}/transfer`))).status
+        ).toBe(403)
 
         // Removal, after its confirm step; the removed member's session ends.
-        const confirm = yield* promise(() => owner.browser.get(`/dashboard/members/${developer.userId}/remove`))
+        const confirm = yield* Effect.promise(() => owner.browser.get(`/dashboard/members/${developer.userId}/remove`))
         expect(confirm.text).toContain(`Remove ${developer.email} from Changing Hands?`)
-        const removed = yield* promise(() =>
+        const removed = yield* Effect.promise(() =>
           owner.browser.post(`/dashboard/members/${developer.userId}/remove`, {
             csrf: csrfOf(confirm.text, `/dashboard/members/${developer.userId}/remove`)
           })
         )
         expect(removed.status).toBe(303)
         expect(yield* membership(owner.companyId, developer.userId)).toBeUndefined()
-        expect((yield* promise(() => developer.browser.get("/dashboard"))).location).toBe("/dashboard/sign-in")
+        expect((yield* Effect.promise(() => developer.browser.get("/dashboard"))).location).toBe("/dashboard/sign-in")
 
         // The last owner cannot leave.
-        const leave = yield* promise(() => owner.browser.get("/dashboard/members/leave"))
+        const leave = yield* Effect.promise(() => owner.browser.get("/dashboard/members/leave"))
         expect(leave.text).toContain("Leave Changing Hands?")
         const stays = yield* unchanged(owner.companyId, 409, () =>
           owner.browser.post("/dashboard/members/leave", { csrf: csrfOf(leave.text, "/dashboard/members/leave") })
@@ -430,9 +391,9 @@ describe("dashboard members", () => {
         expect(stays.text).toContain("The company's last owner cannot leave")
 
         // Ownership goes to the admin; the former owner, now an admin, may leave.
-        const transfer = yield* promise(() => owner.browser.get(`/dashboard/members/${admin.userId}/transfer`))
+        const transfer = yield* Effect.promise(() => owner.browser.get(`/dashboard/members/${admin.userId}/transfer`))
         expect(transfer.text).toContain(`Make ${admin.email} the owner of Changing Hands?`)
-        const transferred = yield* promise(() =>
+        const transferred = yield* Effect.promise(() =>
           owner.browser.post(`/dashboard/members/${admin.userId}/transfer`, {
             csrf: csrfOf(transfer.text, `/dashboard/members/${admin.userId}/transfer`)
           })
@@ -440,7 +401,7 @@ describe("dashboard members", () => {
         expect(transferred.status).toBe(303)
         expect((yield* membership(owner.companyId, admin.userId))?.role).toBe("owner")
         expect((yield* membership(owner.companyId, owner.userId))?.role).toBe("admin")
-        const left = yield* promise(() => owner.browser.post("/dashboard/members/leave", { csrf }))
+        const left = yield* Effect.promise(() => owner.browser.post("/dashboard/members/leave", { csrf }))
         expect(left.status).toBe(303)
         expect(left.location).toBe("/dashboard/sign-in")
         expect(owner.browser.cookies.has("ribbon_dashboard")).toBe(false)
@@ -463,14 +424,14 @@ describe("dashboard members", () => {
           )
           const path = yield* invitationPathFor(email)
           const person = new DashboardBrowser(yield* BaseUrl)
-          const page = yield* promise(() => person.get(path))
-          const joined = yield* promise(() =>
+          const page = yield* Effect.promise(() => person.get(path))
+          const joined = yield* Effect.promise(() =>
             person.post(`${path}/join`, { csrf: csrfOf(page.text, `${path}/join`), newPassword: strongPassword })
           )
           expect(joined.status).toBe(303)
           // Signed in, and sent to turn two-factor sign-in on before anything else.
-          expect((yield* promise(() => person.get("/dashboard"))).location).toBe("/dashboard/account")
-          const { userId } = yield* idsOf(email)
+          expect((yield* Effect.promise(() => person.get("/dashboard"))).location).toBe("/dashboard/account")
+          const { userId } = yield* signedUpIdsOf(email)
           expect((yield* membership(owner.companyId, userId))?.role).toBe("viewer")
 
           // Someone with two-factor sign-in on gives the second factor before any session starts.
@@ -486,8 +447,8 @@ describe("dashboard members", () => {
           yield* twoFactor.confirm(careful.userId, code).pipe(Effect.orDie)
           const carefulPath = yield* invitationPathFor(careful.email)
           const signedOut = new DashboardBrowser(owner.browser.baseUrl)
-          const offer = yield* promise(() => signedOut.get(carefulPath))
-          const signedIn = yield* promise(() =>
+          const offer = yield* Effect.promise(() => signedOut.get(carefulPath))
+          const signedIn = yield* Effect.promise(() =>
             signedOut.post(`${carefulPath}/sign-in`, {
               csrf: csrfOf(offer.text, `${carefulPath}/sign-in`),
               password: strongPassword
@@ -505,17 +466,19 @@ describe("dashboard members", () => {
       Effect.gen(function* () {
         const owner = yield* company("Link Keepers")
         const baseUrl = yield* BaseUrl
-        const visit = (path: string) => promise(() => new DashboardBrowser(baseUrl).get(path))
+        const visit = (path: string) => Effect.promise(() => new DashboardBrowser(baseUrl).get(path))
 
         const withdrawn = newEmail("withdrawn")
         expect((yield* invite(owner.browser, withdrawn, "viewer")).status).toBe(303)
         const withdrawnPath = yield* invitationPathFor(withdrawn)
-        const list = yield* promise(() => owner.browser.get("/dashboard/members"))
+        const list = yield* Effect.promise(() => owner.browser.get("/dashboard/members"))
         const [id] = yield* query(
           (sql) => sql<{ id: string }>`SELECT id FROM member_invitations WHERE email = ${withdrawn}`
         )
         const revoke = `/dashboard/members/invitations/${id!.id}/revoke`
-        expect((yield* promise(() => owner.browser.post(revoke, { csrf: csrfOf(list.text, revoke) }))).status).toBe(303)
+        expect(
+          (yield* Effect.promise(() => owner.browser.post(revoke, { csrf: csrfOf(list.text, revoke) }))).status
+        ).toBe(303)
         const gone = yield* visit(withdrawnPath)
         expect(gone.status).toBe(410)
         expect(gone.text).toContain("withdrawn or replaced")
@@ -535,9 +498,9 @@ describe("dashboard members", () => {
         expect((yield* invite(owner.browser, late, "viewer")).status).toBe(303)
         const latePath = yield* invitationPathFor(late)
         const person = new DashboardBrowser(baseUrl)
-        const page = yield* promise(() => person.get(latePath))
+        const page = yield* Effect.promise(() => person.get(latePath))
         yield* Effect.flatMap(TimeTravel, (time) => time.advance("7 days"))
-        const expired = yield* promise(() => person.get(latePath))
+        const expired = yield* Effect.promise(() => person.get(latePath))
         expect(expired.status).toBe(410)
         expect(expired.text).toContain("This invitation has expired")
         const tooLate = yield* unchanged(owner.companyId, 410, () =>

@@ -6,7 +6,8 @@ import { withActor } from "../../../src/services/company/Audit.js"
 import { KeyStore } from "../../../src/services/company/KeyStore.js"
 import { BaseUrl, realPortServerOn } from "../../support/auth.js"
 import { keyHeaders, raiseLimits } from "../../support/company.js"
-import { csrfOf, DashboardBrowser, newEmail, strongPassword } from "../../support/dashboard.js"
+import { DashboardBrowser, newEmail } from "../../support/dashboard.js"
+import { joinedMemberOf, ownerOf } from "../../support/dashboardMembers.js"
 import { SeededTestDatabase } from "../../support/database.js"
 import { eventually } from "../../support/eventually.js"
 import { invitationPathFor } from "../../support/invitations.js"
@@ -18,43 +19,17 @@ import { invitationPathFor } from "../../support/invitations.js"
  * (outboxOutsideProduction.test.ts).
  */
 
-const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
-
 const query = <A extends object>(run: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
   Effect.flatMap(SqlClient.SqlClient, run).pipe(Effect.orDie)
 
-/** A company signed up by its owner, with its id. */
-const company = (name: string) =>
-  Effect.gen(function* () {
-    const browser = new DashboardBrowser(yield* BaseUrl)
-    const { email } = yield* promise(() => browser.signUp(name))
-    const [row] = yield* query(
-      (sql) => sql<{ userId: string; companyId: string }>`SELECT u.id AS user_id, m.company_id FROM users u
-        JOIN company_members m ON m.user_id = u.id WHERE u.email = ${email}`
-    )
-    return { browser, email, ...row! }
-  })
+/** A company signed up by its owner. */
+const company = (name: string) => Effect.flatMap(BaseUrl, (baseUrl) => ownerOf(baseUrl, name))
 
 /** Sends an invitation through the members page's form. */
 const invite = (browser: DashboardBrowser, email: string, role: string) =>
-  promise(() =>
+  Effect.promise(() =>
     browser.submit("/dashboard/members", { email, role, accounts: "all" }, "/dashboard/members/invitations")
   )
-
-/** Invites a new person in `role`, who joins with a password: their signed-in browser. */
-const join = (owner: { readonly browser: DashboardBrowser }, role: string) =>
-  Effect.gen(function* () {
-    const email = newEmail(role)
-    expect((yield* invite(owner.browser, email, role)).status).toBe(303)
-    const path = yield* invitationPathFor(email)
-    const browser = new DashboardBrowser(yield* BaseUrl)
-    const page = yield* promise(() => browser.get(path))
-    const joined = yield* promise(() =>
-      browser.post(`${path}/join`, { csrf: csrfOf(page.text, `${path}/join`), newPassword: strongPassword })
-    )
-    expect(joined.status, joined.text.slice(0, 2000)).toBe(303)
-    return browser
-  })
 
 /** Makes the company live: a live default account. */
 const goLive = (companyId: string) =>
@@ -89,7 +64,7 @@ const sendGift = (companyId: string, userId: string) =>
       )
     ).pipe(Effect.orDie)
     const post = (path: string, body: unknown) =>
-      promise(() =>
+      Effect.promise(() =>
         fetch(`${baseUrl}${path}`, {
           method: "POST",
           headers: { ...keyHeaders(made.apiKey), "content-type": "application/json" },
@@ -128,7 +103,7 @@ describe("dashboard outbox (production server)", () => {
       Effect.gen(function* () {
         const alpha = yield* company("Alpha")
         const beta = yield* company("Beta")
-        const empty = yield* promise(() => alpha.browser.get("/dashboard/outbox"))
+        const empty = yield* Effect.promise(() => alpha.browser.get("/dashboard/outbox"))
         expect(empty.status).toBe(200)
         expect(empty.text).toContain("No messages yet.")
         expect(empty.text).toContain(outboxLink)
@@ -140,7 +115,7 @@ describe("dashboard outbox (production server)", () => {
         const hidden = newEmail("beta-only")
         expect((yield* invite(beta.browser, hidden, "viewer")).status).toBe(303)
 
-        const page = yield* promise(() => alpha.browser.get("/dashboard/outbox"))
+        const page = yield* Effect.promise(() => alpha.browser.get("/dashboard/outbox"))
         expect(page.status).toBe(200)
         const baseUrl = yield* BaseUrl
         for (const email of [first, second]) {
@@ -158,10 +133,10 @@ describe("dashboard outbox (production server)", () => {
     it.effect("a gift's message shows to the owner in full, and masked to a viewer, with its link to both", () =>
       Effect.gen(function* () {
         const owner = yield* company("Gifting")
-        const viewer = yield* join(owner, "viewer")
+        const viewer = (yield* joinedMemberOf(owner.browser, "viewer")).browser
         const link = yield* sendGift(owner.companyId, owner.userId)
         const full = yield* eventually(
-          promise(() => owner.browser.get("/dashboard/outbox")),
+          Effect.promise(() => owner.browser.get("/dashboard/outbox")),
           (page) => page.text.includes("You have a gift"),
           "the gift's message in the outbox"
         )
@@ -169,7 +144,7 @@ describe("dashboard outbox (production server)", () => {
         expect(full.text).toContain("Hello Ada")
         expect(full.text).toContain(`<a href="${link}">`)
 
-        const masked = yield* promise(() => viewer.get("/dashboard/outbox"))
+        const masked = yield* Effect.promise(() => viewer.get("/dashboard/outbox"))
         expect(masked.status).toBe(200)
         expect(masked.text).toContain("You have a gift")
         expect(masked.text).toContain("a***@example.com")
@@ -183,10 +158,10 @@ describe("dashboard outbox (production server)", () => {
       Effect.gen(function* () {
         const live = yield* company("Live")
         yield* goLive(live.companyId)
-        const page = yield* promise(() => live.browser.get("/dashboard/outbox"))
+        const page = yield* Effect.promise(() => live.browser.get("/dashboard/outbox"))
         expect(page.status).toBe(404)
         expect(page.text).not.toContain("No messages yet.")
-        const home = yield* promise(() => live.browser.get("/dashboard"))
+        const home = yield* Effect.promise(() => live.browser.get("/dashboard"))
         expect(home.status).toBe(200)
         expect(home.text).not.toContain(outboxLink)
       })
@@ -195,7 +170,7 @@ describe("dashboard outbox (production server)", () => {
     it.effect("signed out, the outbox sends to sign-in", () =>
       Effect.gen(function* () {
         const browser = new DashboardBrowser(yield* BaseUrl)
-        const page = yield* promise(() => browser.get("/dashboard/outbox"))
+        const page = yield* Effect.promise(() => browser.get("/dashboard/outbox"))
         expect(page.status).toBe(303)
         expect(page.location).toBe("/dashboard/sign-in")
       })
