@@ -1,12 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { Role } from "../../../src/domain/company/Members.js"
 import { CompanyWebhooks } from "../../../src/services/company/CompanyWebhooks.js"
 import { Members } from "../../../src/services/company/Members.js"
 import { CompanyPolicy } from "../../../src/services/company/Policy.js"
 import { BaseUrl, RealPortServer } from "../../support/auth.js"
-import { csrfOf, DashboardBrowser, type Page } from "../../support/dashboard.js"
+import { csrfOf, type DashboardBrowser, type Page, proseOf } from "../../support/dashboard.js"
+import { memberOf, ownerOf } from "../../support/dashboardMembers.js"
 
 /**
  * The dashboard's webhooks pages over HTTP: creating an endpoint (every bad field a 400 page that stores nothing,
@@ -15,19 +15,8 @@ import { csrfOf, DashboardBrowser, type Page } from "../../support/dashboard.js"
  * refused; another company's ids, and ids that are no ids, are the 404 page.
  */
 
-const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
-
 /** Creation checks the URL as deliveries will (loopback is allowed in tests); nothing listens there. */
 const hookUrl = "https://127.0.0.1:9/hooks/dashboard"
-
-const idsOf = (email: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ userId: string; companyId: string }>`SELECT u.id AS user_id, m.company_id FROM users u
-        JOIN company_members m ON m.user_id = u.id WHERE u.email = ${email} ORDER BY m.created_at LIMIT 1`,
-      (rows) => rows[0]!
-    )
-  ).pipe(Effect.orDie)
 
 const count = (table: "company_webhook_endpoints" | "webhook_deliveries", companyId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -41,33 +30,9 @@ const count = (table: "company_webhook_endpoints" | "webhook_deliveries", compan
     )
   ).pipe(Effect.orDie)
 
-/** A company signed up in the dashboard, its owner's browser and ids. */
-const signedUp = (name: string) =>
-  Effect.gen(function* () {
-    const browser = new DashboardBrowser(yield* BaseUrl)
-    const { email } = yield* promise(() => browser.signUp(name))
-    return { browser, ...(yield* idsOf(email)) }
-  })
-
-/** Someone else, signed up on their own, then made a member of `companyId` with `role` and switched to it. */
-const memberOf = (companyId: string, role: Role) =>
-  Effect.gen(function* () {
-    const person = yield* signedUp(`Own company of a ${role}`)
-    yield* Effect.flatMap(Members, (members) => members.add({ companyId, userId: person.userId, role }))
-    const home = yield* promise(() => person.browser.get("/dashboard"))
-    const switched = yield* promise(() =>
-      person.browser.post("/dashboard/switch-company", {
-        csrf: csrfOf(home.text, "/dashboard/switch-company"),
-        companyId
-      })
-    )
-    expect(switched.status).toBe(303)
-    return person.browser
-  })
-
 /** Creates an endpoint through the form; the page showing its secret. */
 const createEndpoint = (browser: DashboardBrowser, fields: Record<string, string | ReadonlyArray<string>>) =>
-  promise(async () => {
+  Effect.promise(async () => {
     const form = await browser.get("/dashboard/webhooks/new?environment=test")
     const body = new URLSearchParams({ csrf: csrfOf(form.text, "/dashboard/webhooks") })
     for (const [name, value] of Object.entries(fields)) {
@@ -84,21 +49,10 @@ const endpointIdOf = (page: Page) => page.text.match(/href="\/dashboard\/webhook
 
 /** Posts the form to `action` found on `pagePath`, with its CSRF token. */
 const postForm = (browser: DashboardBrowser, pagePath: string, action: string, fields: Record<string, string> = {}) =>
-  promise(async () => {
+  Effect.promise(async () => {
     const page = await browser.get(pagePath)
     return browser.post(action, { csrf: csrfOf(page.text, action), ...fields })
   })
-
-/** A page's text, as read: no style or script, tags as spaces (none before punctuation). */
-const textOf = (html: string) =>
-  html
-    .replace(/<(style|script)[^>]*>[\s\S]*?<\/\1>/g, "")
-    .replace(/<[^>]+>/g, " ")
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&amp;/g, "&")
-    .replace(/\s+/g, " ")
-    .replace(/ ([,.:])/g, "$1")
 
 describe("dashboard webhooks pages", () => {
   it.layer(RealPortServer, { timeout: 240_000 })((it) => {
@@ -106,11 +60,12 @@ describe("dashboard webhooks pages", () => {
       "creates an endpoint, shows its secret once, sends a test event, resends, disables, enables, deletes",
       () =>
         Effect.gen(function* () {
-          const { browser, companyId, userId } = yield* signedUp("Hooked Gifts")
-          const empty = yield* promise(() => browser.get("/dashboard/webhooks"))
+          const baseUrl = yield* BaseUrl
+          const { browser, companyId, userId } = yield* ownerOf(baseUrl, "Hooked Gifts")
+          const empty = yield* Effect.promise(() => browser.get("/dashboard/webhooks"))
           expect(empty.status).toBe(200)
           expect(empty.headers.get("cache-control")).toContain("no-store")
-          expect(textOf(empty.text)).toContain("No test endpoints yet.")
+          expect(proseOf(empty.text)).toContain("No test endpoints yet.")
 
           // Every bad field is a 400 page naming it, and nothing is stored.
           const cases: ReadonlyArray<[Record<string, string | ReadonlyArray<string>>, RegExp]> = [
@@ -131,7 +86,7 @@ describe("dashboard webhooks pages", () => {
           for (const [fields, message] of cases) {
             const refused = yield* createEndpoint(browser, fields)
             expect(refused.status, JSON.stringify(fields)).toBe(400)
-            expect(textOf(refused.text)).toMatch(message)
+            expect(proseOf(refused.text)).toMatch(message)
             expect(refused.text).toContain('role="alert"')
           }
           // What was sent comes back in the form.
@@ -158,33 +113,33 @@ describe("dashboard webhooks pages", () => {
           const endpointId = endpointIdOf(created)
           expect(yield* count("company_webhook_endpoints", companyId)).toBe(1)
 
-          const listed = yield* promise(() => browser.get("/dashboard/webhooks"))
-          expect(textOf(listed.text)).toContain(hookUrl)
-          expect(textOf(listed.text)).toContain("order-created, order-cancelled")
-          expect(textOf(listed.text)).toContain("Active")
+          const listed = yield* Effect.promise(() => browser.get("/dashboard/webhooks"))
+          expect(proseOf(listed.text)).toContain(hookUrl)
+          expect(proseOf(listed.text)).toContain("order-created, order-cancelled")
+          expect(proseOf(listed.text)).toContain("Active")
           expect(listed.text).not.toContain(secret!.slice(6))
-          expect(textOf((yield* promise(() => browser.get("/dashboard/webhooks?environment=live"))).text)).toContain(
-            "No live endpoints yet."
-          )
+          expect(
+            proseOf((yield* Effect.promise(() => browser.get("/dashboard/webhooks?environment=live"))).text)
+          ).toContain("No live endpoints yet.")
 
           const endpointPath = `/dashboard/webhooks/${endpointId}`
-          const endpoint = yield* promise(() => browser.get(endpointPath))
+          const endpoint = yield* Effect.promise(() => browser.get(endpointPath))
           expect(endpoint.status).toBe(200)
-          expect(textOf(endpoint.text)).toContain("No deliveries yet.")
+          expect(proseOf(endpoint.text)).toContain("No deliveries yet.")
           expect(endpoint.text).not.toContain(secret!.slice(6))
 
           // A test event: a pending delivery of webhook-test, listed with its details.
           const tested = yield* postForm(browser, endpointPath, `${endpointPath}/test`)
           expect(tested.status).toBe(303)
           expect(tested.location).toBe(endpointPath)
-          const withDelivery = yield* promise(() => browser.get(endpointPath))
-          expect(textOf(withDelivery.text)).toContain("A test event is on its way")
-          expect(textOf(withDelivery.text)).toMatch(/webhook-test Pending 0 — —/)
+          const withDelivery = yield* Effect.promise(() => browser.get(endpointPath))
+          expect(proseOf(withDelivery.text)).toContain("A test event is on its way")
+          expect(proseOf(withDelivery.text)).toMatch(/webhook-test Pending 0 — —/)
           const deliveryId = withDelivery.text.match(/deliveries\/([0-9a-f]{24})"/)![1]!
           const deliveryPath = `${endpointPath}/deliveries/${deliveryId}`
-          const delivery = yield* promise(() => browser.get(deliveryPath))
+          const delivery = yield* Effect.promise(() => browser.get(deliveryPath))
           expect(delivery.status).toBe(200)
-          const shown = textOf(delivery.text)
+          const shown = proseOf(delivery.text)
           expect(shown).toContain("Delivery of webhook-test")
           expect(shown).toContain(hookUrl)
           expect(shown).toContain("Not attempted yet.")
@@ -195,43 +150,49 @@ describe("dashboard webhooks pages", () => {
           const resent = yield* postForm(browser, deliveryPath, `${deliveryPath}/resend`)
           expect(resent.status).toBe(303)
           expect(resent.location).toBe(deliveryPath)
-          expect(textOf((yield* promise(() => browser.get(deliveryPath))).text)).toContain("Resent")
+          expect(proseOf((yield* Effect.promise(() => browser.get(deliveryPath))).text)).toContain("Resent")
 
           // Disabled: no test button, a test or resend posted anyway is refused with the service's words.
           const disabled = yield* postForm(browser, endpointPath, `${endpointPath}/status`, { status: "disabled" })
           expect(disabled.status).toBe(303)
-          const disabledPage = yield* promise(() => browser.get(endpointPath))
-          expect(textOf(disabledPage.text)).toContain("Endpoint disabled")
+          const disabledPage = yield* Effect.promise(() => browser.get(endpointPath))
+          expect(proseOf(disabledPage.text)).toContain("Endpoint disabled")
           expect(disabledPage.text).not.toContain(`action="${endpointPath}/test"`)
           expect(disabledPage.text).toContain('value="active"')
           const deliveriesBefore = yield* count("webhook_deliveries", companyId)
           const csrf = csrfOf(disabledPage.text, `${endpointPath}/status`)
-          const refusedTest = yield* promise(() => browser.post(`${endpointPath}/test`, { csrf }))
+          const refusedTest = yield* Effect.promise(() => browser.post(`${endpointPath}/test`, { csrf }))
           expect(refusedTest.status).toBe(303)
-          expect(textOf((yield* promise(() => browser.get(endpointPath))).text)).toMatch(/is disabled; enable it/)
+          expect(proseOf((yield* Effect.promise(() => browser.get(endpointPath))).text)).toMatch(
+            /is disabled; enable it/
+          )
           expect(yield* count("webhook_deliveries", companyId)).toBe(deliveriesBefore)
-          const badStatus = yield* promise(() => browser.post(`${endpointPath}/status`, { csrf, status: "paused" }))
+          const badStatus = yield* Effect.promise(() =>
+            browser.post(`${endpointPath}/status`, { csrf, status: "paused" })
+          )
           expect(badStatus.status).toBe(400)
-          expect(textOf(badStatus.text)).toContain("The status must be active or disabled")
+          expect(proseOf(badStatus.text)).toContain("The status must be active or disabled")
 
           const enabled = yield* postForm(browser, endpointPath, `${endpointPath}/status`, { status: "active" })
           expect(enabled.status).toBe(303)
-          expect(textOf((yield* promise(() => browser.get(endpointPath))).text)).toContain("Endpoint enabled")
+          expect(proseOf((yield* Effect.promise(() => browser.get(endpointPath))).text)).toContain("Endpoint enabled")
 
           // Delete goes through its confirm step.
-          const confirm = yield* promise(() => browser.get(`${endpointPath}/delete`))
+          const confirm = yield* Effect.promise(() => browser.get(`${endpointPath}/delete`))
           expect(confirm.status).toBe(200)
-          expect(textOf(confirm.text)).toContain("Delete this endpoint?")
+          expect(proseOf(confirm.text)).toContain("Delete this endpoint?")
           expect(confirm.text).toContain(`href="${endpointPath}"`)
-          const deleted = yield* promise(() =>
+          const deleted = yield* Effect.promise(() =>
             browser.post(`${endpointPath}/delete`, { csrf: csrfOf(confirm.text, `${endpointPath}/delete`) })
           )
           expect(deleted.status).toBe(303)
           expect(deleted.location).toBe("/dashboard/webhooks?environment=test")
-          expect(textOf((yield* promise(() => browser.get(deleted.location!))).text)).toContain("Endpoint deleted.")
+          expect(proseOf((yield* Effect.promise(() => browser.get(deleted.location!))).text)).toContain(
+            "Endpoint deleted."
+          )
           expect(yield* count("company_webhook_endpoints", companyId)).toBe(0)
-          expect((yield* promise(() => browser.get(endpointPath))).status).toBe(404)
-          expect((yield* promise(() => browser.get(deliveryPath))).status).toBe(404)
+          expect((yield* Effect.promise(() => browser.get(endpointPath))).status).toBe(404)
+          expect((yield* Effect.promise(() => browser.get(deliveryPath))).status).toBe(404)
 
           // Each change is in the audit log as the member's doing, as the API's would be the key's.
           const audited = yield* Effect.flatMap(
@@ -256,7 +217,8 @@ describe("dashboard webhooks pages", () => {
 
     it.effect("deliveries are paged, newest first; an endpoint's limit is the form's error", () =>
       Effect.gen(function* () {
-        const { browser, companyId, userId } = yield* signedUp("Busy Gifts")
+        const baseUrl = yield* BaseUrl
+        const { browser, companyId, userId } = yield* ownerOf(baseUrl, "Busy Gifts")
         const endpointId = endpointIdOf(
           yield* createEndpoint(browser, { environment: "test", url: hookUrl, eventTypes: ["order-created"] })
         )
@@ -266,11 +228,11 @@ describe("dashboard webhooks pages", () => {
         const scope = yield* Effect.flatMap(CompanyPolicy, (policy) => policy.scopeForMember(member, "test"))
         const made: Array<string> = []
         for (let i = 0; i < 21; i++) made.push((yield* webhooks.sendTest(scope, endpointId)).eventId)
-        const first = yield* promise(() => browser.get(`/dashboard/webhooks/${endpointId}`))
+        const first = yield* Effect.promise(() => browser.get(`/dashboard/webhooks/${endpointId}`))
         const idsOn = (page: Page) => [...page.text.matchAll(/deliveries\/([0-9a-f]{24})"/g)].map((m) => m[1])
         expect(idsOn(first)).toHaveLength(20)
         expect(first.text).toContain(`href="/dashboard/webhooks/${endpointId}?page=2"`)
-        const second = yield* promise(() => browser.get(`/dashboard/webhooks/${endpointId}?page=2`))
+        const second = yield* Effect.promise(() => browser.get(`/dashboard/webhooks/${endpointId}?page=2`))
         expect([...idsOn(first), ...idsOn(second)].sort()).toEqual([...made].sort())
         expect(idsOn(second)).toHaveLength(1)
 
@@ -288,7 +250,7 @@ describe("dashboard webhooks pages", () => {
           eventTypes: ["order-created"]
         })
         expect(eleventh.status).toBe(422)
-        expect(textOf(eleventh.text)).toContain("already has 10 webhook endpoints in the test environment")
+        expect(proseOf(eleventh.text)).toContain("already has 10 webhook endpoints in the test environment")
         expect(yield* count("company_webhook_endpoints", companyId)).toBe(10)
         // The live environment has its own ten.
         const live = yield* createEndpoint(browser, {
@@ -297,22 +259,23 @@ describe("dashboard webhooks pages", () => {
           eventTypes: ["order-created"]
         })
         expect(live.status).toBe(200)
-        const liveList = yield* promise(() => browser.get("/dashboard/webhooks?environment=live"))
+        const liveList = yield* Effect.promise(() => browser.get("/dashboard/webhooks?environment=live"))
         expect(liveList.text).toContain(endpointIdOf(live))
-        expect((yield* promise(() => browser.get(`/dashboard/webhooks/${endpointIdOf(live)}`))).status).toBe(200)
+        expect((yield* Effect.promise(() => browser.get(`/dashboard/webhooks/${endpointIdOf(live)}`))).status).toBe(200)
       })
     )
 
     it.effect("members without developer:manage get the 403 page and change nothing; developers may", () =>
       Effect.gen(function* () {
-        const { browser: owner, companyId } = yield* signedUp("Roles Gifts")
+        const baseUrl = yield* BaseUrl
+        const { browser: owner, companyId } = yield* ownerOf(baseUrl, "Roles Gifts")
         const endpointId = endpointIdOf(
           yield* createEndpoint(owner, { environment: "test", url: hookUrl, eventTypes: ["order-created"] })
         )
         const endpointPath = `/dashboard/webhooks/${endpointId}`
         for (const role of ["viewer", "sender"] as const) {
-          const member = yield* memberOf(companyId, role)
-          const home = yield* promise(() => member.get("/dashboard"))
+          const member = yield* memberOf(baseUrl, companyId, role)
+          const home = yield* Effect.promise(() => member.get("/dashboard"))
           const csrf = csrfOf(home.text, "/dashboard/sign-out")
           for (const path of [
             "/dashboard/webhooks",
@@ -320,7 +283,7 @@ describe("dashboard webhooks pages", () => {
             endpointPath,
             `${endpointPath}/delete`
           ]) {
-            const page = yield* promise(() => member.get(path))
+            const page = yield* Effect.promise(() => member.get(path))
             expect(page.status, `${role} ${path}`).toBe(403)
             expect(page.text).toContain("Not allowed")
           }
@@ -330,16 +293,16 @@ describe("dashboard webhooks pages", () => {
             [`${endpointPath}/status`, { status: "disabled" }],
             [`${endpointPath}/delete`, {}]
           ] as const) {
-            const refused = yield* promise(() => member.post(action, { csrf, ...fields }))
+            const refused = yield* Effect.promise(() => member.post(action, { csrf, ...fields }))
             expect(refused.status, `${role} ${action}`).toBe(403)
           }
         }
         expect(yield* count("company_webhook_endpoints", companyId)).toBe(1)
         expect(yield* count("webhook_deliveries", companyId)).toBe(0)
-        expect(textOf((yield* promise(() => owner.get(endpointPath))).text)).toContain("Active")
+        expect(proseOf((yield* Effect.promise(() => owner.get(endpointPath))).text)).toContain("Active")
 
-        const developer = yield* memberOf(companyId, "developer")
-        expect((yield* promise(() => developer.get(endpointPath))).status).toBe(200)
+        const developer = yield* memberOf(baseUrl, companyId, "developer")
+        expect((yield* Effect.promise(() => developer.get(endpointPath))).status).toBe(200)
         const tested = yield* postForm(developer, endpointPath, `${endpointPath}/test`)
         expect(tested.status).toBe(303)
         expect(yield* count("webhook_deliveries", companyId)).toBe(1)
@@ -348,8 +311,9 @@ describe("dashboard webhooks pages", () => {
 
     it.effect("forms without their CSRF token are refused; another company's ids and non-ids are the 404 page", () =>
       Effect.gen(function* () {
-        const { browser, companyId } = yield* signedUp("Guarded Hooks")
-        const other = yield* signedUp("Other Hooks")
+        const baseUrl = yield* BaseUrl
+        const { browser, companyId } = yield* ownerOf(baseUrl, "Guarded Hooks")
+        const other = yield* ownerOf(baseUrl, "Other Hooks")
         const mine = endpointIdOf(
           yield* createEndpoint(browser, { environment: "test", url: hookUrl, eventTypes: ["order-created"] })
         )
@@ -358,10 +322,12 @@ describe("dashboard webhooks pages", () => {
         )
         const minePath = `/dashboard/webhooks/${mine}`
         expect((yield* postForm(browser, minePath, `${minePath}/test`)).status).toBe(303)
-        const deliveryId = (yield* promise(() => browser.get(minePath))).text.match(/deliveries\/([0-9a-f]{24})"/)![1]!
+        const deliveryId = (yield* Effect.promise(() => browser.get(minePath))).text.match(
+          /deliveries\/([0-9a-f]{24})"/
+        )![1]!
         const theirsPath = `/dashboard/webhooks/${theirs}`
         expect((yield* postForm(other.browser, theirsPath, `${theirsPath}/test`)).status).toBe(303)
-        const theirDelivery = (yield* promise(() => other.browser.get(theirsPath))).text.match(
+        const theirDelivery = (yield* Effect.promise(() => other.browser.get(theirsPath))).text.match(
           /deliveries\/([0-9a-f]{24})"/
         )![1]!
         const endpointsBefore = yield* count("company_webhook_endpoints", companyId)
@@ -369,7 +335,10 @@ describe("dashboard webhooks pages", () => {
         const theirDeliveriesBefore = yield* count("webhook_deliveries", other.companyId)
 
         // Without the token, or with another session's: refused before anything runs.
-        const othersToken = csrfOf((yield* promise(() => other.browser.get(theirsPath))).text, `${theirsPath}/test`)
+        const othersToken = csrfOf(
+          (yield* Effect.promise(() => other.browser.get(theirsPath))).text,
+          `${theirsPath}/test`
+        )
         for (const csrf of [undefined, "forged", othersToken]) {
           const fields: Record<string, string> = csrf === undefined ? {} : { csrf }
           for (const [action, extra] of [
@@ -379,14 +348,14 @@ describe("dashboard webhooks pages", () => {
             [`${minePath}/delete`, {}],
             [`${minePath}/deliveries/${deliveryId}/resend`, {}]
           ] as const) {
-            const refused = yield* promise(() => browser.post(action, { ...fields, ...extra }))
+            const refused = yield* Effect.promise(() => browser.post(action, { ...fields, ...extra }))
             expect(refused.status, `${action} ${csrf}`).toBe(403)
             expect(refused.text).toContain("This form has expired")
           }
         }
 
         // Another company's endpoint and delivery, an unknown id, a malformed one: the 404 page, nothing changed.
-        const csrf = csrfOf((yield* promise(() => browser.get(minePath))).text, `${minePath}/test`)
+        const csrf = csrfOf((yield* Effect.promise(() => browser.get(minePath))).text, `${minePath}/test`)
         const unknown = "0123456789abcdef01234567"
         for (const path of [
           theirsPath,
@@ -399,7 +368,7 @@ describe("dashboard webhooks pages", () => {
           "/dashboard/webhooks/nope",
           "/dashboard/webhooks/nope/delete"
         ]) {
-          const page = yield* promise(() => browser.get(path))
+          const page = yield* Effect.promise(() => browser.get(path))
           expect(page.status, path).toBe(404)
           expect(page.text).toContain("There is no such page")
           expect(page.text).not.toContain("Other Hooks")
@@ -413,13 +382,13 @@ describe("dashboard webhooks pages", () => {
           [`${minePath}/deliveries/nope/resend`, {}],
           ["/dashboard/webhooks/nope/test", {}]
         ] as const) {
-          const refused = yield* promise(() => browser.post(action, { csrf, ...fields }))
+          const refused = yield* Effect.promise(() => browser.post(action, { csrf, ...fields }))
           expect(refused.status, action).toBe(404)
         }
         expect(yield* count("company_webhook_endpoints", companyId)).toBe(endpointsBefore)
         expect(yield* count("webhook_deliveries", companyId)).toBe(deliveriesBefore)
         expect(yield* count("webhook_deliveries", other.companyId)).toBe(theirDeliveriesBefore)
-        expect(textOf((yield* promise(() => other.browser.get(theirsPath))).text)).toContain("Active")
+        expect(proseOf((yield* Effect.promise(() => other.browser.get(theirsPath))).text)).toContain("Active")
       })
     )
   })
