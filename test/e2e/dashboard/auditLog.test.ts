@@ -1,5 +1,4 @@
 import * as Fs from "node:fs"
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page } from "playwright-core"
@@ -7,7 +6,7 @@ import { Users } from "../../../src/services/identity/Users.js"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
 import { browserSuiteSkipped, checkAccessibility, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { keyHeaders } from "../../support/company.js"
-import { DashboardBrowser, newEmail } from "../../support/dashboard.js"
+import { ownerOf } from "../../support/dashboardMembers.js"
 import { enrolOver } from "../../support/twoFactor.js"
 
 /**
@@ -47,12 +46,6 @@ const actorsAndActions = (page: Page) =>
       )
     )
 
-/** The person a sign-up made, by their e-mail. */
-const idsOf = (email: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql<{ userId: string }>`SELECT id AS user_id FROM users WHERE email = ${email}`, (rows) => rows[0]!)
-  ).pipe(Effect.orDie)
-
 describe.skipIf(browserSuiteSkipped)("dashboard audit log in chromium", () => {
   it.layer(makeRealPortServer(), { timeout: 180_000 })((it) => {
     it.scoped(
@@ -60,7 +53,6 @@ describe.skipIf(browserSuiteSkipped)("dashboard audit log in chromium", () => {
       () =>
         Effect.gen(function* () {
           const baseUrl = yield* BaseUrl
-          const email = newEmail("auditor")
           const browser = yield* Effect.promise(() => launchChromium())
           yield* Effect.addFinalizer(() => Effect.promise(() => browser.close()))
           const context = yield* Effect.promise(() => browser.newContext({ viewport: { width: 1200, height: 900 } }))
@@ -74,9 +66,7 @@ describe.skipIf(browserSuiteSkipped)("dashboard audit log in chromium", () => {
           })
 
           // Signed up, named, and with two-factor on (over HTTP); the browser takes the session's cookie.
-          const http = new DashboardBrowser(baseUrl)
-          yield* Effect.promise(() => http.signUp("Audited Gifts", email))
-          const { userId } = yield* idsOf(email)
+          const { browser: http, userId } = yield* ownerOf(baseUrl, "Audited Gifts")
           yield* Effect.orDie(Effect.flatMap(Users, (users) => users.update(userId, { displayName: "Ada Owner" })))
           yield* enrolOver(http)
           const host = new URL(baseUrl).hostname

@@ -3,7 +3,8 @@ import { Effect } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
 import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
-import { DashboardBrowser, newEmail, strongPassword } from "../../support/dashboard.js"
+import { newEmail, strongPassword } from "../../support/dashboard.js"
+import { ownerOf } from "../../support/dashboardMembers.js"
 import { invitationPathFor } from "../../support/invitations.js"
 
 /**
@@ -13,8 +14,6 @@ import { invitationPathFor } from "../../support/invitations.js"
  * visited is checked with axe-core (no serious or critical violation) and for sideways scrolling; screenshots go
  * to test-output/dashboard-*.png. Skipped as `browserSuiteSkipped` says (no chromium, or the run on a Postgres server).
  */
-
-const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
 
 let shared: Promise<Browser> | undefined
 /** One chromium for the file. */
@@ -53,10 +52,6 @@ const tabTo = async (page: Page, target: string) => {
   throw new Error(`Tab never reached ${target}`)
 }
 
-/** A company signed up over HTTP: its owner's e-mail (the browser signs in with it). */
-const ownerOf = (name: string) =>
-  Effect.flatMap(BaseUrl, (baseUrl) => promise(async () => (await new DashboardBrowser(baseUrl).signUp(name)).email))
-
 describe.skipIf(browserSuiteSkipped)("dashboard members in chromium", () => {
   it.layer(makeRealPortServer(), { timeout: 180_000 })((it) => {
     it.effect(
@@ -64,20 +59,24 @@ describe.skipIf(browserSuiteSkipped)("dashboard members in chromium", () => {
       () =>
         Effect.gen(function* () {
           const baseUrl = yield* BaseUrl
-          const ownerEmail = yield* ownerOf("Browser Members")
+          const { email: ownerEmail } = yield* ownerOf(baseUrl, "Browser Members")
           const inviteeEmail = newEmail("developer")
-          const browser = yield* promise(chromium)
-          const ownerContext = yield* promise(() => browser.newContext({ viewport: { width: 1200, height: 900 } }))
-          const inviteeContext = yield* promise(() => browser.newContext({ viewport: { width: 1200, height: 900 } }))
-          const owner = yield* promise(() => ownerContext.newPage())
-          const invitee = yield* promise(() => inviteeContext.newPage())
+          const browser = yield* Effect.promise(chromium)
+          const ownerContext = yield* Effect.promise(() =>
+            browser.newContext({ viewport: { width: 1200, height: 900 } })
+          )
+          const inviteeContext = yield* Effect.promise(() =>
+            browser.newContext({ viewport: { width: 1200, height: 900 } })
+          )
+          const owner = yield* Effect.promise(() => ownerContext.newPage())
+          const invitee = yield* Effect.promise(() => inviteeContext.newPage())
           owner.setDefaultTimeout(15_000)
           invitee.setDefaultTimeout(15_000)
           const ownerErrors = consoleErrors(owner)
           const inviteeErrors = consoleErrors(invitee)
           const otherEmail = newEmail("other")
 
-          yield* promise(async () => {
+          yield* Effect.promise(async () => {
             await owner.goto(`${baseUrl}/dashboard/sign-in`)
             await owner.getByLabel("Email").fill(ownerEmail)
             await owner.getByLabel("Password").fill(strongPassword)
@@ -98,7 +97,7 @@ describe.skipIf(browserSuiteSkipped)("dashboard members in chromium", () => {
           })
 
           const path = yield* invitationPathFor(inviteeEmail)
-          yield* promise(async () => {
+          yield* Effect.promise(async () => {
             await invitee.goto(`${baseUrl}${path}`)
             expect(await invitee.locator("h1").textContent()).toBe("Join Browser Members")
             await expectSound(invitee, "invitation")
@@ -125,7 +124,7 @@ describe.skipIf(browserSuiteSkipped)("dashboard members in chromium", () => {
           })
 
           // The owner sees the new member, its page and the confirm steps (left by Cancel).
-          yield* promise(async () => {
+          yield* Effect.promise(async () => {
             await owner.goto(`${baseUrl}/dashboard/members`)
             await owner.getByRole("link", { name: "Devi Developer" }).click()
             await expect.poll(() => owner.locator("h1").textContent()).toBe("Devi Developer")
@@ -154,7 +153,7 @@ describe.skipIf(browserSuiteSkipped)("dashboard members in chromium", () => {
             await expect.poll(() => owner.getByRole("status").textContent()).toContain(`was sent to ${otherEmail}`)
           })
           const otherPath = yield* invitationPathFor(otherEmail)
-          yield* promise(async () => {
+          yield* Effect.promise(async () => {
             const wrong = await owner.goto(`${baseUrl}${otherPath}`)
             expect(wrong?.status()).toBe(403)
             expect(await owner.locator("h1").textContent()).toBe("This invitation is for someone else")
@@ -170,18 +169,18 @@ describe.skipIf(browserSuiteSkipped)("dashboard members in chromium", () => {
     it.effect("at 390 px wide, with the keyboard only: invites a developer, who joins", () =>
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
-        const ownerEmail = yield* ownerOf("Keyboard Members with a long company name")
+        const { email: ownerEmail } = yield* ownerOf(baseUrl, "Keyboard Members with a long company name")
         const inviteeEmail = newEmail("keys")
-        const browser = yield* promise(chromium)
+        const browser = yield* Effect.promise(chromium)
         const narrow = { viewport: { width: 390, height: 844 }, isMobile: true }
-        const ownerContext = yield* promise(() => browser.newContext(narrow))
-        const inviteeContext = yield* promise(() => browser.newContext(narrow))
-        const owner = yield* promise(() => ownerContext.newPage())
-        const invitee = yield* promise(() => inviteeContext.newPage())
+        const ownerContext = yield* Effect.promise(() => browser.newContext(narrow))
+        const inviteeContext = yield* Effect.promise(() => browser.newContext(narrow))
+        const owner = yield* Effect.promise(() => ownerContext.newPage())
+        const invitee = yield* Effect.promise(() => inviteeContext.newPage())
         owner.setDefaultTimeout(15_000)
         invitee.setDefaultTimeout(15_000)
 
-        yield* promise(async () => {
+        yield* Effect.promise(async () => {
           await owner.goto(`${baseUrl}/dashboard/sign-in`)
           await tabTo(owner, "email")
           await owner.keyboard.type(ownerEmail)
@@ -207,7 +206,7 @@ describe.skipIf(browserSuiteSkipped)("dashboard members in chromium", () => {
         })
 
         const path = yield* invitationPathFor(inviteeEmail)
-        yield* promise(async () => {
+        yield* Effect.promise(async () => {
           await invitee.goto(`${baseUrl}${path}`)
           await expectSound(invitee, "invitation-390")
           await tabTo(invitee, "newPassword")

@@ -10,7 +10,7 @@ import { FulfillmentSettings } from "../../../src/services/simulators/Fulfillmen
 import { BaseUrl } from "../../support/auth.js"
 import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
 import { londonAddress, makeCheckoutRealPortServer, recipient } from "../../support/checkout.js"
-import { DashboardBrowser } from "../../support/dashboard.js"
+import { ownerOf } from "../../support/dashboardMembers.js"
 import { certificate, httpsReceiver, type Received } from "../../support/receiver.js"
 import { signatureHeaders } from "../../support/webhooks.js"
 
@@ -63,8 +63,7 @@ const reloadUntil = async (page: Page, text: RegExp) => {
 /** A new company signed up over HTTP, its session given to a browser context; its id. */
 const signUpInto = (baseUrl: string, context: BrowserContext, name: string) =>
   Effect.gen(function* () {
-    const http = new DashboardBrowser(baseUrl)
-    const { email } = yield* Effect.promise(() => http.signUp(name))
+    const { browser: http, companyId } = yield* ownerOf(baseUrl, name)
     yield* Effect.promise(() =>
       context.addCookies([
         {
@@ -76,11 +75,8 @@ const signUpInto = (baseUrl: string, context: BrowserContext, name: string) =>
         }
       ])
     )
-    const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ companyId: string }>`SELECT m.company_id FROM company_members m
-      JOIN users u ON u.id = m.user_id WHERE u.email = ${email}`
-    return row!.companyId
-  }).pipe(Effect.orDie)
+    return companyId
+  })
 
 /** Places an order through the API with a new test key of the company: its id. */
 const placeOrder = (baseUrl: string, companyId: string) =>
