@@ -21,9 +21,11 @@ import { AccountPages } from "./dashboard/AccountPages.js"
 import { ApiKeysPages } from "./dashboard/ApiKeysPages.js"
 import { AuditLogPages } from "./dashboard/AuditLogPages.js"
 import { BillingPages } from "./dashboard/BillingPages.js"
+import { CatalogPages } from "./dashboard/CatalogPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
 import { MembersPages } from "./dashboard/MembersPages.js"
 import { OutboxPages } from "./dashboard/OutboxPages.js"
+import { RecipientsPages } from "./dashboard/RecipientsPages.js"
 import { WebhooksPages } from "./dashboard/WebhooksPages.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
@@ -66,6 +68,8 @@ export class Api extends makeApi("ribbon")
   .add(AuditLogPages)
   .add(OutboxPages)
   .add(BillingPages)
+  .add(RecipientsPages)
+  .add(CatalogPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

@@ -41,9 +41,11 @@ import { AccountPagesLive } from "../http/dashboard/AccountPagesLive.js"
 import { ApiKeysPagesLive } from "../http/dashboard/ApiKeysPagesLive.js"
 import { AuditLogPagesLive } from "../http/dashboard/AuditLogPagesLive.js"
 import { BillingPagesLive } from "../http/dashboard/BillingPagesLive.js"
+import { CatalogPagesLive } from "../http/dashboard/CatalogPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { MembersPagesLive } from "../http/dashboard/MembersPagesLive.js"
 import { OutboxPagesLive } from "../http/dashboard/OutboxPagesLive.js"
+import { RecipientsPagesLive } from "../http/dashboard/RecipientsPagesLive.js"
 import { WebhooksPagesLive } from "../http/dashboard/WebhooksPagesLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
@@ -356,6 +358,8 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     AuditLogPagesLive,
     OutboxPagesLive,
     BillingPagesLive,
+    RecipientsPagesLive,
+    CatalogPagesLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

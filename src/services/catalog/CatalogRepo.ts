@@ -604,6 +604,22 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("CatalogRepo", {
         )
     )
 
+    /**
+     * Of each product, the variant orderable in the country (priced, in stock or untracked, shipping there) with
+     * the least landed total (the first in the product's order among equals); a product with none is left out.
+     */
+    const landedCheapest = Effect.fn("CatalogRepo.landedCheapest")(
+      (ids: ReadonlyArray<string>, country: PricingCountry, fee: FeeRule) =>
+        ids.length === 0
+          ? Effect.succeed([])
+          : landedVariantRows(sql`
+            SELECT DISTINCT ON (v.product_id) ${landedVariantColumns}
+            FROM variants v JOIN products p ON p.id = v.product_id JOIN variant_locations l ON l.variant_id = v.id
+            ${landedSql(country, fee)}
+            WHERE v.product_id IN ${sql.in(ids)} AND ${orderableIn(country)}
+            ORDER BY v.product_id, landed.total, v.position, v.id`).pipe(Effect.orDie)
+    )
+
     // -------------------------------------------------------------------------------------------------------
     // The company API's lists (v3), filtered, sorted and paged by a parsed v3 query
 
@@ -878,6 +894,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("CatalogRepo", {
       landedProducts,
       landedVariantsFitting,
       landedVariant,
+      landedCheapest,
       productPage,
       productCount,
       productsById,

@@ -142,6 +142,29 @@ export class LandedCatalog extends Effect.Service<LandedCatalog>()("LandedCatalo
       return { variant: toVariant(row.value, country), country }
     })
 
-    return { products, variant } as const
+    /**
+     * What a gift of each product costs sent to the country: its variant orderable there with the least landed
+     * total, priced as `variant` prices it, by product id; a product missing from the map cannot be sent there.
+     */
+    const cheapestIn = Effect.fn("LandedCatalog.cheapestIn")(function* (
+      productIds: ReadonlyArray<string>,
+      countryCode?: string
+    ) {
+      const country = yield* countryOf(countryCode)
+      const reference = yield* pricing.reference()
+      const rows = yield* repo.landedCheapest(productIds, country, reference.fee)
+      const byProduct: ReadonlyMap<string, LandedVariant> = new Map(
+        rows.map((row) => [row.productId, toVariant(row, country)])
+      )
+      return { byProduct, country }
+    })
+
+    /** The countries gifts are priced for (code, name, currency, minor digits), by name. */
+    const countries = Effect.fn("LandedCatalog.countries")(function* () {
+      const reference = yield* pricing.reference()
+      return [...reference.countries].sort((a, b) => a.name.localeCompare(b.name, "en"))
+    })
+
+    return { products, variant, cheapestIn, countries } as const
   })
 }) {}

@@ -9,7 +9,9 @@ import { Addresses } from "../catalog/Addresses.js"
 import { nowDate } from "../platform/Time.js"
 import { Accounts } from "./Accounts.js"
 import { Audit, soleAccount } from "./Audit.js"
-import { RecipientIdentityTaken, RecipientsRepo } from "./RecipientsRepo.js"
+import { RecipientIdentityTaken, type RecipientSearch, RecipientsRepo } from "./RecipientsRepo.js"
+
+export type { RecipientSearch }
 
 /**
  * Recipients, version 2 (docs/decisions/0033-scoping-and-masking.md, docs/decisions/0046-v2-recipients.md;
@@ -28,12 +30,13 @@ export interface RecipientCaller {
   readonly source: RequestSource | null
 }
 
-/** v2 paging and the list's filters: newest first. */
+/** v2 paging and the list's filters: newest first. The dashboard's list also searches by name or e-mail. */
 export interface RecipientListQuery {
   readonly skip: number
   readonly limit: number
   readonly externalId?: string | undefined
   readonly email?: string | undefined
+  readonly search?: RecipientSearch | undefined
 }
 
 export class Recipients extends Effect.Service<Recipients>()("Recipients", {
@@ -185,7 +188,10 @@ export class Recipients extends Effect.Service<Recipients>()("Recipients", {
       return found.value
     })
 
-    /** The recipients the scope reaches (not deleted), newest first, by `externalId` or e-mail if asked. */
+    /**
+     * The recipients the scope reaches (not deleted), newest first, by `externalId` or e-mail if asked, and by a
+     * name or e-mail search (`RecipientSearch`).
+     */
     const page = Effect.fn("Recipients.page")(function* (scope: AccountScope, query: RecipientListQuery) {
       return yield* repo.page(scope, query)
     })

@@ -3,6 +3,7 @@ import { Data, Effect, Schema } from "effect"
 import type { AccountScope } from "../../domain/company/Company.js"
 import { RecipientRecord } from "../../domain/company/Recipients.js"
 import { isUniqueViolation } from "../platform/Rows.js"
+import { likeEscape } from "../platform/V3QuerySql.js"
 import { ScopeParam } from "./Scope.js"
 
 /**
@@ -29,6 +30,14 @@ export type RecipientUpdate = typeof RecipientUpdate.Type
 const Strings = Schema.Array(Schema.String)
 
 /**
+ * A search of recipients by name or e-mail, case-insensitively: `part` matches a piece of the first name, the last
+ * name, both with a space between, or the e-mail; `whole` only one of them entirely (what a reader who sees personal
+ * data masked may ask: it confirms a value it already knows, never spells one out letter by letter).
+ */
+export const RecipientSearch = Schema.Struct({ text: Schema.String, match: Schema.Literal("part", "whole") })
+export type RecipientSearch = typeof RecipientSearch.Type
+
+/**
  * The `recipients` table, and through its trigger `recipient_identities` (migration 0026). Only the Recipients
  * service uses it. A write that would give an account two recipients with one value fails with
  * `RecipientIdentityTaken`; any other database error is a defect.
@@ -41,6 +50,19 @@ export class RecipientsRepo extends Effect.Service<RecipientsRepo>()("Recipients
     const reachedBy = (scope: AccountScope) =>
       sql`company_id = ${scope.companyId} AND environment = ${scope.environment}
         AND ${scope.accountIds === "all" ? sql`TRUE` : sql`account_ids && ${scope.accountIds}::text[]`}`
+
+    /** The recipients `search` finds (see `RecipientSearch`). */
+    const searchSql = (search: RecipientSearch) => {
+      const fullName = sql`(coalesce(first_name, '') || ' ' || coalesce(last_name, ''))`
+      if (search.match === "whole") {
+        const text = search.text
+        return sql`(lower(first_name) = lower(${text}) OR lower(last_name) = lower(${text})
+          OR lower(${fullName}) = lower(${text}) OR lower(email) = lower(${text}))`
+      }
+      const pattern = `%${likeEscape(search.text)}%`
+      return sql`(first_name ILIKE ${pattern} OR last_name ILIKE ${pattern} OR ${fullName} ILIKE ${pattern}
+          OR email ILIKE ${pattern})`
+    }
 
     /** A write's unique violation as `RecipientIdentityTaken`; any other database error a defect. */
     const orTaken = <A, E, R>(write: Effect.Effect<A, E, R>) =>
@@ -92,12 +114,14 @@ export class RecipientsRepo extends Effect.Service<RecipientsRepo>()("Recipients
         skip: Schema.Int,
         limit: Schema.Int,
         externalId: Schema.optional(Schema.String),
-        email: Schema.optional(Schema.String)
+        email: Schema.optional(Schema.String),
+        search: Schema.optional(RecipientSearch)
       }),
       Result: RecipientRecord,
       execute: (query) => sql`SELECT * FROM recipients WHERE ${reachedBy(query.scope)} AND deleted_at IS NULL
           ${query.externalId === undefined ? sql`` : sql`AND external_id = ${query.externalId}`}
           ${query.email === undefined ? sql`` : sql`AND lower(email) = lower(${query.email})`}
+          ${query.search === undefined ? sql`` : sql`AND ${searchSql(query.search)}`}
         ORDER BY created_at DESC, id DESC OFFSET ${query.skip} LIMIT ${query.limit}`
     })
 
@@ -176,7 +200,10 @@ export class RecipientsRepo extends Effect.Service<RecipientsRepo>()("Recipients
         Effect.orDie(findRow({ scope, recipientId, includeDeleted }))
     )
 
-    /** The recipients the scope reaches (not deleted), newest first, by `externalId` or e-mail if asked. */
+    /**
+     * The recipients the scope reaches (not deleted), newest first, by `externalId` or e-mail if asked, and those
+     * a name or e-mail search finds.
+     */
     const page = Effect.fn("RecipientsRepo.page")(
       (
         scope: AccountScope,
@@ -185,6 +212,7 @@ export class RecipientsRepo extends Effect.Service<RecipientsRepo>()("Recipients
           readonly limit: number
           readonly externalId?: string | undefined
           readonly email?: string | undefined
+          readonly search?: RecipientSearch | undefined
         }
       ) => Effect.orDie(pageRows({ scope, ...query }))
     )
