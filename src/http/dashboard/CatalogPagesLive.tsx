@@ -51,6 +51,12 @@ const LandedCell = ({ row, country }: { readonly row: CatalogRow; readonly count
   const { price } = cheapest
   const shown = (amount: { readonly amount: number; readonly currency: string }) =>
     money(amount.amount, amount.currency, country.digits)
+  const parts: ReadonlyArray<readonly [string, string]> = [
+    ["Item", shown(price.item)],
+    ["Shipping", shown(price.shipping)],
+    ["Duties and taxes", shown(price.duties)],
+    ["Service fee", shown(price.serviceFee)]
+  ]
   return (
     <>
       <strong>
@@ -58,9 +64,18 @@ const LandedCell = ({ row, country }: { readonly row: CatalogRow; readonly count
         {shown(price.total)}
       </strong>
       <span class="hint">
-        <br />
-        {`Item ${shown(price.item)} + shipping ${shown(price.shipping)} + duties and taxes ${shown(price.duties)} + service fee ${shown(price.serviceFee)}`}
-        {row.product.variantsCount > 1 ? ` (${cheapest.title})` : ""}
+        {parts.map(([name, amount]) => (
+          <span key={name}>
+            <br />
+            {`${name} ${amount}`}
+          </span>
+        ))}
+        {row.product.variantsCount > 1 ? (
+          <>
+            <br />
+            {`(${cheapest.title})`}
+          </>
+        ) : null}
       </span>
     </>
   )
@@ -117,18 +132,18 @@ const CatalogBody = ({ state }: { readonly state: CatalogState }) => {
             cell: (row: CatalogRow) => (
               <>
                 {row.product.title}
-                {row.product.brand === null ? null : (
-                  <span class="hint">
-                    <br />
-                    {row.product.brand.name}
-                  </span>
-                )}
+                <span class="hint">
+                  <br />
+                  {[
+                    ...(row.product.brand === null ? [] : [row.product.brand.name]),
+                    row.product.type,
+                    `${row.product.variantsCount} ${row.product.variantsCount === 1 ? "variant" : "variants"}`
+                  ].join(" · ")}
+                </span>
               </>
             )
           },
           { header: "Catalog", cell: (row: CatalogRow) => catalogNames[row.product.catalog] },
-          { header: "Type", cell: (row: CatalogRow) => row.product.type },
-          { header: "Variants", cell: (row: CatalogRow) => String(row.product.variantsCount) },
           ...(state.withPrices
             ? [
                 {
