@@ -169,67 +169,71 @@ describe("dashboard recipients and catalog", () => {
       120_000
     )
 
-    it.effect("erases a recipient after a confirm step, audited; a viewer cannot; another company's is 404", () =>
-      Effect.gen(function* () {
-        const baseUrl = yield* BaseUrl
-        const owner = yield* ownerOf(baseUrl, "Erasing Co")
-        const [graceId, alanId] = yield* seedRecipients(owner.companyId, owner.userId, [grace, alan])
-        const page = `/dashboard/recipients/${graceId}`
+    it.effect(
+      "erases a recipient after a confirm step, audited; a viewer cannot; another company's is 404",
+      () =>
+        Effect.gen(function* () {
+          const baseUrl = yield* BaseUrl
+          const owner = yield* ownerOf(baseUrl, "Erasing Co")
+          const [graceId, alanId] = yield* seedRecipients(owner.companyId, owner.userId, [grace, alan])
+          const page = `/dashboard/recipients/${graceId}`
 
-        const shown = yield* promise(() => owner.browser.get(page))
-        expect(shown.status).toBe(200)
-        expect(shown.text).toContain(`href="${page}/erase"`)
-        const confirm = yield* promise(() => owner.browser.get(`${page}/erase`))
-        expect(confirm.status).toBe(200)
-        expect(textOf(confirm.text)).toContain("Erase this recipient's personal data?")
-        const csrf = csrfOf(confirm.text, `${page}/erase`)
+          const shown = yield* promise(() => owner.browser.get(page))
+          expect(shown.status).toBe(200)
+          expect(shown.text).toContain(`href="${page}/erase"`)
+          const confirm = yield* promise(() => owner.browser.get(`${page}/erase`))
+          expect(confirm.status).toBe(200)
+          expect(textOf(confirm.text)).toContain("Erase this recipient's personal data?")
+          const csrf = csrfOf(confirm.text, `${page}/erase`)
 
-        // Refused, changing nothing: no CSRF token; a viewer; a sender (no recipients:delete); another company.
-        expect((yield* promise(() => owner.browser.post(`${page}/erase`, {}))).status).toBe(403)
-        const viewer = yield* memberOf(baseUrl, owner.companyId, "viewer")
-        const viewerPage = yield* promise(() => viewer.get(page))
-        expect(viewerPage.status).toBe(200)
-        expect(viewerPage.text).not.toContain(`${page}/erase`)
-        expect((yield* promise(() => viewer.get(`${page}/erase`))).status).toBe(403)
-        const viewerCsrf = csrfOf(viewerPage.text, "/dashboard/sign-out")
-        expect((yield* promise(() => viewer.post(`${page}/erase`, { csrf: viewerCsrf }))).status).toBe(403)
-        const sender = yield* memberOf(baseUrl, owner.companyId, "sender")
-        expect((yield* promise(() => sender.get(`${page}/erase`))).status).toBe(403)
-        const other = yield* ownerOf(baseUrl, "Other Co")
-        const otherHome = yield* promise(() => other.browser.get("/dashboard"))
-        for (const path of [page, `${page}/erase`]) {
-          expect((yield* promise(() => other.browser.get(path))).status, path).toBe(404)
-        }
-        const otherPost = yield* promise(() =>
-          other.browser.post(`${page}/erase`, { csrf: csrfOf(otherHome.text, "/dashboard/sign-out") })
-        )
-        expect(otherPost.status).toBe(404)
-        expect((yield* recipientRow(graceId)).deletedAt).toBeNull()
-        expect(yield* auditOf(owner.companyId, graceId)).toEqual([])
-
-        const erased = yield* promise(() => owner.browser.post(`${page}/erase`, { csrf }))
-        expect(erased.status).toBe(303)
-        expect(erased.location).toBe("/dashboard/recipients")
-        const after = yield* promise(() => owner.browser.get("/dashboard/recipients"))
-        expect(textOf(after.text)).toContain("The recipient's personal data is erased.")
-        expect(tableOf(after).map((row) => row[0])).toEqual(["Alan Turing"])
-        const row = yield* recipientRow(graceId)
-        expect(row.email).toBeNull()
-        expect(row.deletedAt).not.toBeNull()
-        expect(yield* auditOf(owner.companyId, graceId)).toEqual([
-          {
-            actorType: "member",
-            actorId: owner.userId,
-            action: "recipient.deleted",
-            targetId: graceId,
-            environment: "test"
+          // Refused, changing nothing: no CSRF token; a viewer; a sender (no recipients:delete); another company.
+          expect((yield* promise(() => owner.browser.post(`${page}/erase`, {}))).status).toBe(403)
+          const viewer = yield* memberOf(baseUrl, owner.companyId, "viewer")
+          const viewerPage = yield* promise(() => viewer.get(page))
+          expect(viewerPage.status).toBe(200)
+          expect(viewerPage.text).not.toContain(`${page}/erase`)
+          expect((yield* promise(() => viewer.get(`${page}/erase`))).status).toBe(403)
+          const viewerCsrf = csrfOf(viewerPage.text, "/dashboard/sign-out")
+          expect((yield* promise(() => viewer.post(`${page}/erase`, { csrf: viewerCsrf }))).status).toBe(403)
+          const sender = yield* memberOf(baseUrl, owner.companyId, "sender")
+          expect((yield* promise(() => sender.get(`${page}/erase`))).status).toBe(403)
+          const other = yield* ownerOf(baseUrl, "Other Co")
+          const otherHome = yield* promise(() => other.browser.get("/dashboard"))
+          for (const path of [page, `${page}/erase`]) {
+            expect((yield* promise(() => other.browser.get(path))).status, path).toBe(404)
           }
-        ])
-        // Gone: its page and a second erasure are 404s; the other recipient stays.
-        expect((yield* promise(() => owner.browser.get(page))).status).toBe(404)
-        expect((yield* promise(() => owner.browser.post(`${page}/erase`, { csrf }))).status).toBe(404)
-        expect((yield* recipientRow(alanId)).deletedAt).toBeNull()
-      })
+          const otherPost = yield* promise(() =>
+            other.browser.post(`${page}/erase`, { csrf: csrfOf(otherHome.text, "/dashboard/sign-out") })
+          )
+          expect(otherPost.status).toBe(404)
+          expect((yield* recipientRow(graceId)).deletedAt).toBeNull()
+          expect(yield* auditOf(owner.companyId, graceId)).toEqual([])
+
+          const erased = yield* promise(() => owner.browser.post(`${page}/erase`, { csrf }))
+          expect(erased.status).toBe(303)
+          expect(erased.location).toBe("/dashboard/recipients")
+          const after = yield* promise(() => owner.browser.get("/dashboard/recipients"))
+          expect(textOf(after.text)).toContain("The recipient's personal data is erased.")
+          expect(tableOf(after).map((row) => row[0])).toEqual(["Alan Turing"])
+          const row = yield* recipientRow(graceId)
+          expect(row.email).toBeNull()
+          expect(row.deletedAt).not.toBeNull()
+          expect(yield* auditOf(owner.companyId, graceId)).toEqual([
+            {
+              actorType: "member",
+              actorId: owner.userId,
+              action: "recipient.deleted",
+              targetId: graceId,
+              environment: "test"
+            }
+          ])
+          // Gone: its page and a second erasure are 404s; the other recipient stays.
+          expect((yield* promise(() => owner.browser.get(page))).status).toBe(404)
+          expect((yield* promise(() => owner.browser.post(`${page}/erase`, { csrf }))).status).toBe(404)
+          expect((yield* recipientRow(alanId)).deletedAt).toBeNull()
+        }),
+      // Four people sign up, a password hash each.
+      120_000
     )
 
     it.effect("prices each product for the chosen country as the API does, or says it cannot be sent there", () =>
