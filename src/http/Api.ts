@@ -23,6 +23,7 @@ import { AuditLogPages } from "./dashboard/AuditLogPages.js"
 import { BillingPages } from "./dashboard/BillingPages.js"
 import { CatalogPages } from "./dashboard/CatalogPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
+import { ExportsPages } from "./dashboard/ExportsPages.js"
 import { MembersPages } from "./dashboard/MembersPages.js"
 import { OutboxPages } from "./dashboard/OutboxPages.js"
 import { RecipientsPages } from "./dashboard/RecipientsPages.js"
@@ -67,6 +68,7 @@ export class Api extends makeApi("ribbon")
   .add(MembersPages)
   .add(AuditLogPages)
   .add(OutboxPages)
+  .add(ExportsPages)
   .add(BillingPages)
   .add(RecipientsPages)
   .add(CatalogPages)

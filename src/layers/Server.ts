@@ -43,6 +43,7 @@ import { AuditLogPagesLive } from "../http/dashboard/AuditLogPagesLive.js"
 import { BillingPagesLive } from "../http/dashboard/BillingPagesLive.js"
 import { CatalogPagesLive } from "../http/dashboard/CatalogPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
+import { ExportsPagesLive } from "../http/dashboard/ExportsPagesLive.js"
 import { MembersPagesLive } from "../http/dashboard/MembersPagesLive.js"
 import { OutboxPagesLive } from "../http/dashboard/OutboxPagesLive.js"
 import { RecipientsPagesLive } from "../http/dashboard/RecipientsPagesLive.js"
@@ -357,6 +358,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     WebhooksPagesLive,
     AuditLogPagesLive,
     OutboxPagesLive,
+    ExportsPagesLive,
     BillingPagesLive,
     RecipientsPagesLive,
     CatalogPagesLive,

@@ -11,8 +11,10 @@ import type { ComponentChildren } from "preact"
 export const CsrfField = ({ token }: { readonly token: string }) => <input type="hidden" name="csrf" value={token} />
 
 export interface FieldProps {
-  /** The form field's name, also its id. */
+  /** The form field's name, also its id unless `id` is given. */
   readonly name: string
+  /** The input's id, where two forms of a page have a field of the same name. */
+  readonly id?: string
   readonly label: string
   readonly type?: "text" | "email" | "password" | "url" | "search" | "number"
   readonly value?: string | undefined
@@ -29,12 +31,13 @@ export interface FieldProps {
 
 /** A labelled input with its hint and its error (`aria-invalid`, `aria-describedby`). */
 export const Field = (props: FieldProps) => {
-  const hintId = props.hint === undefined ? undefined : `${props.name}-hint`
-  const errorId = props.error === undefined ? undefined : `${props.name}-error`
+  const id = props.id ?? props.name
+  const hintId = props.hint === undefined ? undefined : `${id}-hint`
+  const errorId = props.error === undefined ? undefined : `${id}-error`
   const describedBy = [hintId, errorId].filter((id) => id !== undefined).join(" ")
   return (
     <div class={props.error === undefined ? "field" : "field invalid"}>
-      <label htmlFor={props.name}>
+      <label htmlFor={id}>
         {props.label}
         {props.required === false ? <span class="optional"> (optional)</span> : null}
       </label>
@@ -44,7 +47,7 @@ export const Field = (props: FieldProps) => {
         </p>
       )}
       <input
-        id={props.name}
+        id={id}
         name={props.name}
         // preact's types tell input types apart by role; every type here is a plain text box to them.
         type={(props.type ?? "text") as "text"}

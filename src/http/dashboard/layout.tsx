@@ -119,6 +119,7 @@ export const sections = [
   { href: "/dashboard/members", label: "Members" },
   { href: "/dashboard/audit-log", label: "Audit log" },
   { href: "/dashboard/outbox", label: "Outbox" },
+  { href: "/dashboard/exports", label: "Exports" },
   { href: "/dashboard/billing", label: "Billing" },
   { href: "/dashboard/account", label: "Account and security" }
 ] as const

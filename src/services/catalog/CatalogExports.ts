@@ -196,6 +196,19 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
       ) as DownloadUrls
     })
 
+    /** A location's file, streamed chunk by chunk from the database: one chunk in memory at a time. */
+    const linesOf = (exportId: string, location: string) =>
+      Stream.paginateChunkEffect(0, (seq) =>
+        repo
+          .chunkFrom(exportId, location, seq)
+          .pipe(
+            Effect.map((chunks) => [
+              Chunk.fromIterable(chunks.map((chunk) => chunk.body)),
+              chunks.length < 1 ? Option.none() : Option.some(chunks[chunks.length - 1]!.seq + 1)
+            ])
+          )
+      ).pipe(Stream.encodeText)
+
     /**
      * A file's lines, streamed chunk by chunk: 403 unless the signature is the one `downloadUrls` made for
      * this export, location and expiry; 410 once that expiry has passed.
@@ -219,16 +232,38 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
         return yield* new ExportExpired({ message: "This export has expired; start a new one." })
       }
       // Signed, unexpired links are only made for completed exports.
-      return Stream.paginateChunkEffect(0, (seq) =>
-        repo
-          .chunkFrom(id, location, seq)
-          .pipe(
-            Effect.map((chunks) => [
-              Chunk.fromIterable(chunks.map((chunk) => chunk.body)),
-              chunks.length < 1 ? Option.none() : Option.some(chunks[chunks.length - 1]!.seq + 1)
-            ])
-          )
-      ).pipe(Stream.encodeText)
+      return linesOf(id, location)
+    })
+
+    /**
+     * A completed export's file for one of its locations, as `file` streams it, for a caller that found the export
+     * in its own scope (the dashboard): 404 for a location the export has not, or an export not completed; 410 once
+     * it has expired.
+     */
+    const fileOf = Effect.fn("CatalogExports.fileOf")(function* (exported: CatalogExport, location: string) {
+      if (
+        exported.status !== "completed" ||
+        exported.expiresAt === null ||
+        !exported.request.locations.includes(location)
+      ) {
+        return yield* new ExportNotFound({
+          message: `Export ${exported.id} has no file for ${location}.`,
+          exportId: exported.id
+        })
+      }
+      const now = yield* nowDate
+      if (now.getTime() >= exported.expiresAt.getTime()) {
+        return yield* new ExportExpired({ message: "This export has expired; start a new one." })
+      }
+      return linesOf(exported.id, location)
+    })
+
+    /**
+     * A page (from 1) of the exports of the scope's company and environment, of both kinds, newest first, paged in
+     * SQL, with whether another page follows.
+     */
+    const page = Effect.fn("CatalogExports.page")(function* (scope: AccountScope, page: number, size: number) {
+      return yield* repo.pageInScope(scope, page, size)
     })
 
     /** The `GET /v3/products` query an export walks for a location, in the list's default order. */
@@ -351,6 +386,6 @@ export class CatalogExports extends Effect.Service<CatalogExports>()("CatalogExp
       yield* repo.deleteChunks(exportId)
     })
 
-    return { startProducts, startCollections, find, downloadUrls, file, run, expire } as const
+    return { startProducts, startCollections, find, page, downloadUrls, file, fileOf, run, expire } as const
   })
 }) {}

@@ -68,6 +68,20 @@ export class CatalogExportsRepo extends Effect.Service<CatalogExportsRepo>()("Ca
         )
     )
 
+    /**
+     * A page (from 1) of the exports of the scope's company and environment, of both kinds, newest first; one row
+     * more than `size` is read to tell whether another page follows.
+     */
+    const pageInScope = Effect.fn("CatalogExportsRepo.pageInScope")((scope: AccountScope, page: number, size: number) =>
+      exportRows(sql`SELECT ${sql.literal(exportColumns)} FROM catalog_exports
+        WHERE ${ofScope(scope)}
+        ORDER BY created_at DESC, id DESC
+        LIMIT ${size + 1} OFFSET ${(page - 1) * size}`).pipe(
+        Effect.orDie,
+        Effect.map((rows) => ({ rows: rows.slice(0, size), hasNext: rows.length > size }))
+      )
+    )
+
     /** An export by id. */
     const find = Effect.fn("CatalogExportsRepo.find")((exportId: string) =>
       exportRows(sql`SELECT ${sql.literal(exportColumns)} FROM catalog_exports WHERE id = ${exportId}`).pipe(
@@ -146,6 +160,7 @@ export class CatalogExportsRepo extends Effect.Service<CatalogExportsRepo>()("Ca
       insert,
       activeOf,
       findInScope,
+      pageInScope,
       find,
       downloadSecret,
       chunkFrom,
