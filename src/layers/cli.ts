@@ -7,6 +7,7 @@ import packageJson from "../../package.json" with { type: "json" }
 import { Seed } from "../services/catalog/Seed.js"
 import { AppConfig, describeConfigError } from "./Config.js"
 import { companyActivate, companyCreate, companyLimits, keyCreate, keyList, keyRevoke } from "./cliCompany.js"
+import { outbox } from "./cliOutbox.js"
 import { CliDatabaseLive, DataDirInUse, embeddedSocketPath } from "./Database.js"
 import { LoggingLive } from "./Logging.js"
 import { MigrationsLive, runMigrations } from "./Migrations.js"
@@ -165,7 +166,7 @@ const keys = Command.make("keys").pipe(
 /** Every `ribbon` subcommand. */
 const ribbon = Command.make("ribbon").pipe(
   Command.withDescription("Ribbon: a gifting marketplace API for AI agents and companies."),
-  Command.withSubcommands([serve, migrate, seed, company, keys])
+  Command.withSubcommands([serve, migrate, seed, company, keys, withDatabase(outbox)])
 )
 
 const cli = Command.run(ribbon, { name: "ribbon", version: packageJson.version })

@@ -197,6 +197,14 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       return yield* repo.forCompany(companyId, page, size)
     })
 
-    return { receipt, outcome, shipped, gift, invitation, forCheckout, forCompany } as const
+    /**
+     * The newest `limit` messages of the whole outbox, newest first: checkouts' receipts, confirmations and shipping
+     * updates with the companies' messages (`ribbon outbox`, docs/dashboard.md "Outbox").
+     */
+    const newest = Effect.fn("Notifications.newest")(function* (limit: number) {
+      return yield* repo.newest(limit)
+    })
+
+    return { receipt, outcome, shipped, gift, invitation, forCheckout, forCompany, newest } as const
   })
 }) {}

@@ -70,6 +70,15 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
           LIMIT ${limit} OFFSET ${offset}`
     })
 
+    // Every message of the outbox, whoever it is for: the operator's view (`ribbon outbox`).
+    const findNewest = SqlSchema.findAll({
+      Request: Schema.Struct({ limit: Schema.Number }),
+      Result: CompanyOutboxMessage,
+      execute: ({ limit }) =>
+        sql`SELECT id, kind, channel, recipient, subject, body, gift_id, invitation_id, created_at
+          FROM notifications ORDER BY created_at DESC, id DESC LIMIT ${limit}`
+    })
+
     return {
       /** Writes a message, unless the checkout already has one of its kind on its channel. */
       insert: Effect.fn("NotificationsRepo.insert")((row: NotificationRow) => Effect.orDie(insert(row))),
@@ -90,7 +99,9 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
       forCompany: Effect.fn("NotificationsRepo.forCompany")(function* (companyId: string, page: number, size: number) {
         const rows = yield* Effect.orDie(findForCompany({ companyId, limit: size + 1, offset: (page - 1) * size }))
         return { rows: rows.slice(0, size), hasNext: rows.length > size }
-      })
+      }),
+      /** The newest `limit` messages of the whole outbox (checkouts', gifts' and invitations'), newest first. */
+      newest: Effect.fn("NotificationsRepo.newest")((limit: number) => Effect.orDie(findNewest({ limit })))
     } as const
   })
 }) {}
