@@ -217,6 +217,22 @@ describe("dashboard exports", () => {
         expect((yield* promise(() => other.browser.get(`${started.location!}/files/US`))).status).toBe(404)
         expect((yield* promise(() => other.browser.get("/dashboard/exports/not-an-id"))).status).toBe(404)
         expect(tableOf(yield* promise(() => other.browser.get("/dashboard/exports")))).toEqual([])
+
+        // While an export of the company is still pending, another start is refused with a link to it.
+        const pendingId = "0123456789abcdef01234567"
+        yield* query(
+          (sql) => sql`INSERT INTO catalog_exports (id, company_id, environment, kind, request, status, download_secret,
+              created_at)
+            VALUES (${pendingId}, ${other.companyId}, 'test', 'products',
+              ${JSON.stringify({ filters: {}, collectionIds: [], locations: ["US"], include: [], fields: [], prices: true })}::jsonb,
+              'pending', 'secret', now()) RETURNING id`
+        )
+        const beforeBusy = yield* storedOf(other.companyId)
+        const busy = yield* start(other.browser, "products", {})
+        expect(busy.status).toBe(409)
+        expect(textOf(busy.text)).toContain("Another export of the company is still running")
+        expect(busy.text).toContain(`href="/dashboard/exports/${pendingId}"`)
+        expect(yield* storedOf(other.companyId)).toEqual(beforeBusy)
       })
     )
   })
