@@ -24,6 +24,7 @@ import { BillingPages } from "./dashboard/BillingPages.js"
 import { CatalogPages } from "./dashboard/CatalogPages.js"
 import { DashboardApi } from "./dashboard/DashboardApi.js"
 import { ExportsPages } from "./dashboard/ExportsPages.js"
+import { GiftsPages } from "./dashboard/GiftsPages.js"
 import { MembersPages } from "./dashboard/MembersPages.js"
 import { OutboxPages } from "./dashboard/OutboxPages.js"
 import { RecipientsPages } from "./dashboard/RecipientsPages.js"
@@ -72,6 +73,7 @@ export class Api extends makeApi("ribbon")
   .add(BillingPages)
   .add(RecipientsPages)
   .add(CatalogPages)
+  .add(GiftsPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

@@ -36,6 +36,7 @@ import twoFactor from "./migrations/0031_two_factor.js"
 import invitationNotifications from "./migrations/0032_invitation_notifications.js"
 import apiKeyPrefixAndLastUse from "./migrations/0033_api_key_prefix_and_last_use.js"
 import companyWideAuditEvents from "./migrations/0034_company_wide_audit_events.js"
+import giftListsAndResends from "./migrations/0037_gift_lists_and_resends.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -72,7 +73,8 @@ export const migrations = {
   "0031_two_factor": twoFactor,
   "0032_invitation_notifications": invitationNotifications,
   "0033_api_key_prefix_and_last_use": apiKeyPrefixAndLastUse,
-  "0034_company_wide_audit_events": companyWideAuditEvents
+  "0034_company_wide_audit_events": companyWideAuditEvents,
+  "0037_gift_lists_and_resends": giftListsAndResends
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -44,6 +44,7 @@ import { BillingPagesLive } from "../http/dashboard/BillingPagesLive.js"
 import { CatalogPagesLive } from "../http/dashboard/CatalogPagesLive.js"
 import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { ExportsPagesLive } from "../http/dashboard/ExportsPagesLive.js"
+import { GiftsPagesLive } from "../http/dashboard/GiftsPagesLive.js"
 import { MembersPagesLive } from "../http/dashboard/MembersPagesLive.js"
 import { OutboxPagesLive } from "../http/dashboard/OutboxPagesLive.js"
 import { RecipientsPagesLive } from "../http/dashboard/RecipientsPagesLive.js"
@@ -362,6 +363,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     BillingPagesLive,
     RecipientsPagesLive,
     CatalogPagesLive,
+    GiftsPagesLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

@@ -26,6 +26,7 @@ export const auditActions = [
   "gift.cancelled",
   "gift.expired",
   "gift.claimed",
+  "gift.resent",
   "invitation.revoked",
   "member.accounts_limited",
   "member.invited",

@@ -52,6 +52,16 @@ export const GiftRecord = Schema.Struct({
 })
 export type GiftRecord = typeof GiftRecord.Type
 
+/** A gift with its recipient's name and addresses as stored (the dashboard's list; the reader masks them). */
+export const GiftWithRecipient = Schema.Struct({
+  ...GiftRecord.fields,
+  recipientFirstName: Schema.NullOr(Schema.String),
+  recipientLastName: Schema.NullOr(Schema.String),
+  recipientEmail: Schema.NullOr(Schema.String),
+  recipientMobilePhone: Schema.NullOr(Schema.String)
+})
+export type GiftWithRecipient = typeof GiftWithRecipient.Type
+
 /** Who a gift is for, as `POST /v2/gifts` names them (v2's lower-case `firstname`/`lastname`). */
 export interface GiftRecipientInput {
   readonly firstname: string

@@ -16,7 +16,7 @@ export interface FieldProps {
   /** The input's id, where two forms of a page have a field of the same name. */
   readonly id?: string
   readonly label: string
-  readonly type?: "text" | "email" | "password" | "url" | "search" | "number"
+  readonly type?: "text" | "email" | "password" | "url" | "search" | "number" | "date"
   readonly value?: string | undefined
   /** The problem with what was sent, shown under the input and tied to it for screen readers. */
   readonly error?: string | undefined

@@ -112,6 +112,8 @@ const switcherScript = `document.querySelectorAll("select[data-autosubmit]").for
 /** The sections of the dashboard, in the order the navigation shows them. */
 export const sections = [
   { href: "/dashboard", label: "Home" },
+  { href: "/dashboard/gifts", label: "Gifts" },
+  { href: "/dashboard/campaigns", label: "Campaigns" },
   { href: "/dashboard/recipients", label: "Recipients" },
   { href: "/dashboard/catalog", label: "Catalog" },
   { href: "/dashboard/api-keys", label: "API keys" },

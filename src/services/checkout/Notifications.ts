@@ -151,8 +151,8 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
     })
 
     /**
-     * A gift message (`gift.sent`, `gift.reminder`) to the gift's recipient on `channel`: the company context's
-     * gifts write theirs to the same outbox, once per gift and kind.
+     * A gift message (`gift.sent`, `gift.reminder`, `gift.resent`) to the gift's recipient on `channel`: the company
+     * context's gifts write theirs to the same outbox, once per gift and kind, but for `gift.resent` (each time).
      */
     const gift = Effect.fn("Notifications.gift")(function* (message: GiftMessage) {
       yield* repo.insertGift(message, yield* makeId, new Date(yield* Clock.currentTimeMillis))
@@ -205,6 +205,12 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       return yield* repo.newest(limit)
     })
 
-    return { receipt, outcome, shipped, gift, invitation, forCheckout, forCompany, newest } as const
+
+    /** The messages of a gift, oldest first: what its recipient was sent, and when (the dashboard's gift page). */
+    const forGift = Effect.fn("Notifications.forGift")(function* (giftId: string) {
+      return yield* repo.forGift(giftId)
+    })
+
+    return { receipt, outcome, shipped, gift, invitation, forCheckout, forCompany, newest, forGift } as const
   })
 }) {}

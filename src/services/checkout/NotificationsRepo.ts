@@ -79,10 +79,18 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
           FROM notifications ORDER BY created_at DESC, id DESC LIMIT ${limit}`
     })
 
+    const findForGift = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: CompanyOutboxMessage,
+      execute: (giftId) =>
+        sql`SELECT id, kind, channel, recipient, subject, body, gift_id, invitation_id, created_at
+          FROM notifications WHERE gift_id = ${giftId} ORDER BY created_at, id`
+    })
+
     return {
       /** Writes a message, unless the checkout already has one of its kind on its channel. */
       insert: Effect.fn("NotificationsRepo.insert")((row: NotificationRow) => Effect.orDie(insert(row))),
-      /** Writes a gift's message, unless the gift already has one of its kind. */
+      /** Writes a gift's message, unless the gift already has one of its kind (a `gift.resent` is always written). */
       insertGift: Effect.fn("NotificationsRepo.insertGift")((message: GiftMessage, id: string, createdAt: Date) =>
         Effect.orDie(insertGift(message, id, createdAt))
       ),
@@ -95,6 +103,8 @@ export class NotificationsRepo extends Effect.Service<NotificationsRepo>()("Noti
       forCheckout: Effect.fn("NotificationsRepo.forCheckout")((checkoutId: string) =>
         Effect.orDie(findForCheckout(checkoutId))
       ),
+      /** The messages of a gift, oldest first. */
+      forGift: Effect.fn("NotificationsRepo.forGift")((giftId: string) => Effect.orDie(findForGift(giftId))),
       /** A page (from 1) of a company's gift and invitation messages, newest first, and whether more follow. */
       forCompany: Effect.fn("NotificationsRepo.forCompany")(function* (companyId: string, page: number, size: number) {
         const rows = yield* Effect.orDie(findForCompany({ companyId, limit: size + 1, offset: (page - 1) * size }))

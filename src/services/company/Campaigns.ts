@@ -100,10 +100,14 @@ export interface CampaignChange {
   readonly message?: string | null | undefined
 }
 
-/** v2 paging: `skip` rows, then at most `limit`, newest first. */
+/** v2 paging: `skip` rows, then at most `limit`, newest first; the dashboard's filters, in SQL too. */
 export interface CampaignListQuery {
   readonly skip: number
   readonly limit: number
+  /** Any of these statuses (all when empty or absent). */
+  readonly statuses?: ReadonlyArray<CampaignStatus> | undefined
+  /** Part of the name, any case, or the whole id. */
+  readonly search?: string | undefined
 }
 
 const giftPath = "customization.giftProperties"
@@ -291,7 +295,10 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
 
     /** The campaigns of the accounts the scope reaches, newest first. */
     const page = Effect.fn("Campaigns.page")(function* (scope: AccountScope, query: CampaignListQuery) {
-      return yield* repo.page(scope, query.skip, query.limit)
+      return yield* repo.page(scope, query.skip, query.limit, {
+        ...(query.statuses === undefined ? {} : { statuses: query.statuses }),
+        ...(query.search === undefined ? {} : { search: query.search })
+      })
     })
 
     /** The gift columns after a change: the current ones with the change's fields over them, checked again. */

@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { CampaignRecord } from "../../domain/company/Campaigns.js"
+import { CampaignRecord, CampaignStatus } from "../../domain/company/Campaigns.js"
 import type { AccountScope } from "../../domain/company/Company.js"
 import { accountsIn, ScopeParam } from "./Scope.js"
 
@@ -57,11 +57,24 @@ export class CampaignsRepo extends Effect.Service<CampaignsRepo>()("CampaignsRep
     })
 
     const pageRows = SqlSchema.findAll({
-      Request: Schema.Struct({ scope: ScopeParam, skip: Schema.Int, limit: Schema.Int }),
+      Request: Schema.Struct({
+        scope: ScopeParam,
+        skip: Schema.Int,
+        limit: Schema.Int,
+        statuses: Schema.Array(CampaignStatus),
+        search: Schema.String
+      }),
       Result: CampaignRecord,
-      execute: ({ scope, skip, limit }) => sql`SELECT * FROM campaigns
+      execute: ({ scope, skip, limit, statuses, search }) => sql`SELECT * FROM campaigns
         WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
           AND ${accountsIn(sql, scope, "account_id")}
+          AND ${statuses.length === 0 ? sql`TRUE` : sql.in("status", statuses)}
+          AND ${
+            search === ""
+              ? sql`TRUE`
+              : sql`(lower(name) LIKE ${`%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`}
+                  OR id = ${search.toLowerCase()})`
+          }
         ORDER BY created_at DESC, id DESC OFFSET ${skip} LIMIT ${limit}`
     })
 
@@ -99,8 +112,16 @@ export class CampaignsRepo extends Effect.Service<CampaignsRepo>()("CampaignsRep
     )
 
     /** The campaigns of the accounts the scope reaches, newest first: `skip` rows, then at most `limit`. */
-    const page = Effect.fn("CampaignsRepo.page")((scope: AccountScope, skip: number, limit: number) =>
-      Effect.orDie(pageRows({ scope, skip, limit }))
+    const page = Effect.fn("CampaignsRepo.page")(
+      (
+        scope: AccountScope,
+        skip: number,
+        limit: number,
+        filters: { readonly statuses?: ReadonlyArray<CampaignStatus>; readonly search?: string } = {}
+      ) =>
+        Effect.orDie(
+          pageRows({ scope, skip, limit, statuses: filters.statuses ?? [], search: filters.search?.trim() ?? "" })
+        )
     )
 
     /** Sets every changeable column of the campaign; the row as it now is. */

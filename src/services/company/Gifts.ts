@@ -72,6 +72,10 @@ export interface GiftListQuery {
   readonly keys: ReadonlyArray<string>
   readonly createdBefore: Date | undefined
   readonly createdAfter: Date | undefined
+  /** Made at or after (the dashboard's whole days in UTC). */
+  readonly createdFrom?: Date | undefined
+  /** Part of the recipient's first or last name or e-mail, any case (the dashboard's search). */
+  readonly search?: string | undefined
 }
 
 /** What `PATCH /v2/gifts/{id}` changes: absent fields stay; `metadata: null` clears it. */
@@ -153,7 +157,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     /** A gift's row in the audit log, in the change's transaction. */
     const recordGift = (
       gift: GiftRecord,
-      action: "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed"
+      action: "gift.created" | "gift.updated" | "gift.cancelled" | "gift.expired" | "gift.claimed" | "gift.resent"
     ) =>
       audit.record({
         companyId: gift.companyId,
@@ -186,13 +190,14 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     /** What each gift message says. */
     const messages = {
       "gift.sent": { subject: "You have a gift", lead: "you have a gift to choose" },
-      "gift.reminder": { subject: "Your gift is waiting", lead: "your gift is still waiting for you to choose it" }
+      "gift.reminder": { subject: "Your gift is waiting", lead: "your gift is still waiting for you to choose it" },
+      "gift.resent": { subject: "Your gift link", lead: "here is the link to your gift again" }
     } as const
 
     /**
      * A gift message to the notifications outbox, on the gift's channel (`email` to the recipient's e-mail,
      * `sms` to their phone; none for `link`, whose link the company hands over, or without an address).
-     * Written once per gift and kind.
+     * Written once per gift and kind, but `gift.resent`, written each time. Whether one was written.
      */
     const announce = (
       gift: GiftRecord,
@@ -202,9 +207,9 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     ) =>
       Effect.gen(function* () {
         const channel = gift.sendingMethod
-        if (channel === "link") return
+        if (channel === "link") return false
         const address = channel === "email" ? recipient.email : recipient.mobilePhone
-        if (address === null) return
+        if (address === null) return false
         const note = campaign.message === null ? "" : `\n\n${campaign.message}`
         const { subject, lead } = messages[kind]
         yield* notifications.gift({
@@ -215,6 +220,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           subject,
           body: `Hello ${recipient.firstName ?? ""}, ${lead}: ${linkOf(gift)}${note}`
         })
+        return true
       })
 
     /** The reminder's time: halfway between sending and expiry. */
@@ -355,6 +361,23 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       return yield* repo.funnel(scope, window.from, window.to)
     })
 
+    /**
+     * The same page as `page` (the same filters, in SQL), each gift with its recipient's name and addresses as
+     * stored: the caller masks them by its read mode, as a v2 read's `recipient` expansion is.
+     */
+    const pageWithRecipients = Effect.fn("Gifts.pageWithRecipients")(function* (
+      scope: AccountScope,
+      query: GiftListQuery
+    ) {
+      return yield* repo.pageWithRecipients({ scope, ...query })
+    })
+
+    /** The messages a gift's recipient was sent (its first, reminders, links sent again), oldest first. */
+    const messagesOf = Effect.fn("Gifts.messagesOf")(function* (scope: AccountScope, giftId: string) {
+      const gift = yield* get(scope, giftId)
+      return yield* notifications.forGift(gift.id)
+    })
+
     /** The scope's gift, locked, and open (422 once claimed, expired or cancelled). */
     const lockOpen = (scope: AccountScope, giftId: string) =>
       Effect.gen(function* () {
@@ -420,6 +443,27 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
 
     const cancel = Effect.fn("Gifts.cancel")((scope: AccountScope, giftId: string) => close(scope, giftId, "cancelled"))
     const expire = Effect.fn("Gifts.expire")((scope: AccountScope, giftId: string) => close(scope, giftId, "expired"))
+
+    /**
+     * Sends an open gift's link to its recipient again (422 once closed), on the gift's channel through the
+     * notifications outbox as its first message went (`gift.resent`), recorded in the audit log as `gift.resent`.
+     * A gift sent as a link alone, or whose recipient has no address on its channel, has nothing to send:
+     * `false`, and nothing is recorded.
+     */
+    const resend = Effect.fn("Gifts.resend")(function* (scope: AccountScope, giftId: string) {
+      const write = Effect.gen(function* () {
+        const gift = yield* lockOpen(scope, giftId)
+        const giftScope = policy.scopeOfGift(gift)
+        const campaign = yield* campaigns.get(giftScope, gift.campaignId).pipe(Effect.orDie)
+        const recipient = yield* recipients
+          .get(giftScope, gift.recipientId, { includeDeleted: true })
+          .pipe(Effect.orDie)
+        const sent = yield* announce(gift, campaign, recipient, "gift.resent")
+        if (sent) yield* recordGift(gift, "gift.resent")
+        return sent
+      })
+      return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
 
     /**
      * The `gift.expire` job: expires the gift if it is still open and its time has come. A gift whose expiry
@@ -645,8 +689,11 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       get,
       page,
       funnel,
+      pageWithRecipients,
+      messagesOf,
       update,
       cancel,
+      resend,
       expire,
       expireDue,
       handlers,

@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { AccountScope } from "../../domain/company/Company.js"
-import { GiftFunnel, GiftRecord, GiftStatus, openGiftStatuses } from "../../domain/company/Gifts.js"
+import { GiftFunnel, GiftRecord, GiftStatus, GiftWithRecipient, openGiftStatuses } from "../../domain/company/Gifts.js"
 import { accountsIn, ScopeParam } from "./Scope.js"
 
 /** The columns a new gift is inserted with: it starts `unopened`, without metadata or order. */
@@ -38,8 +38,16 @@ const GiftPageQuery = Schema.Struct({
   campaignIds: Schema.Array(Schema.String),
   keys: Schema.Array(Schema.String),
   createdBefore: Schema.UndefinedOr(Schema.DateFromSelf),
-  createdAfter: Schema.UndefinedOr(Schema.DateFromSelf)
+  createdAfter: Schema.UndefinedOr(Schema.DateFromSelf),
+  /** Made at or after (the dashboard's whole days in UTC). */
+  createdFrom: Schema.optional(Schema.UndefinedOr(Schema.DateFromSelf)),
+  /** Part of the recipient's name or e-mail, any case. */
+  search: Schema.optional(Schema.UndefinedOr(Schema.String))
 })
+type GiftPageQuery = typeof GiftPageQuery.Type
+
+/** `text` as a pattern matching itself anywhere (`%`, `_` and `\\` taken literally), lower-cased. */
+const containsPattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
 const Metadata = GiftRecord.fields.metadata
 
@@ -78,25 +86,50 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
         AND ${accountsIn(sql, scope, "account_id")}`
     })
 
+    /**
+     * The list's conditions, shared by the API's page and the dashboard's: the scope, each filter, and the search,
+     * which finds the scope's recipients first (trigram index `recipients_search`) and then their gifts.
+     */
+    const pageWhere = (query: GiftPageQuery) => {
+      const { scope } = query
+      const anyOf = (column: string, values: ReadonlyArray<string>) =>
+        values.length === 0 ? sql`TRUE` : sql.in(column, values)
+      const search = query.search?.trim() ?? ""
+      return sql`g.company_id = ${scope.companyId} AND g.environment = ${scope.environment}
+          AND ${accountsIn(sql, scope, "g.account_id")}
+          AND ${anyOf("g.status", query.statuses)} AND ${anyOf(
+            "g.campaign_id",
+            query.campaignIds.map((id) => id.toLowerCase())
+          )}
+          AND ${anyOf("g.key", query.keys)}
+          AND ${query.createdBefore === undefined ? sql`TRUE` : sql`g.created_at < ${query.createdBefore}`}
+          AND ${query.createdAfter === undefined ? sql`TRUE` : sql`g.created_at > ${query.createdAfter}`}
+          AND ${query.createdFrom === undefined ? sql`TRUE` : sql`g.created_at >= ${query.createdFrom}`}
+          AND ${
+            search === ""
+              ? sql`TRUE`
+              : sql`g.recipient_id IN (SELECT r.id FROM recipients r
+                  WHERE r.company_id = ${scope.companyId} AND r.environment = ${scope.environment}
+                    AND lower(coalesce(r.first_name, '') || ' ' || coalesce(r.last_name, '') || ' ' ||
+                      coalesce(r.email, '')) LIKE ${containsPattern(search)})`
+          }`
+    }
+
     const pageRows = SqlSchema.findAll({
       Request: GiftPageQuery,
       Result: GiftRecord,
-      execute: (query) => {
-        const { scope } = query
-        const anyOf = (column: string, values: ReadonlyArray<string>) =>
-          values.length === 0 ? sql`TRUE` : sql.in(column, values)
-        return sql`SELECT * FROM gifts
-        WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
-          AND ${accountsIn(sql, scope, "account_id")}
-          AND ${anyOf("status", query.statuses)} AND ${anyOf(
-            "campaign_id",
-            query.campaignIds.map((id) => id.toLowerCase())
-          )}
-          AND ${anyOf("key", query.keys)}
-          AND ${query.createdBefore === undefined ? sql`TRUE` : sql`created_at < ${query.createdBefore}`}
-          AND ${query.createdAfter === undefined ? sql`TRUE` : sql`created_at > ${query.createdAfter}`}
-        ORDER BY created_at DESC, id DESC OFFSET ${query.skip} LIMIT ${query.limit}`
-      }
+      execute: (query) => sql`SELECT g.* FROM gifts g WHERE ${pageWhere(query)}
+        ORDER BY g.created_at DESC, g.id DESC OFFSET ${query.skip} LIMIT ${query.limit}`
+    })
+
+    const pageWithRecipientRows = SqlSchema.findAll({
+      Request: GiftPageQuery,
+      Result: GiftWithRecipient,
+      execute: (query) => sql`SELECT g.*, r.first_name AS recipient_first_name, r.last_name AS recipient_last_name,
+          r.email AS recipient_email, r.mobile_phone AS recipient_mobile_phone
+        FROM gifts g JOIN recipients r ON r.id = g.recipient_id
+        WHERE ${pageWhere(query)}
+        ORDER BY g.created_at DESC, g.id DESC OFFSET ${query.skip} LIMIT ${query.limit}`
     })
 
     const lockRow = SqlSchema.findOne({
@@ -204,7 +237,12 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
     )
 
     /** The gifts of the accounts the scope reaches, newest first, filtered and paged. */
-    const page = Effect.fn("GiftsRepo.page")((query: typeof GiftPageQuery.Type) => Effect.orDie(pageRows(query)))
+    const page = Effect.fn("GiftsRepo.page")((query: GiftPageQuery) => Effect.orDie(pageRows(query)))
+
+    /** The same page, each gift with its recipient's name and addresses (unmasked: the caller masks). */
+    const pageWithRecipients = Effect.fn("GiftsRepo.pageWithRecipients")((query: GiftPageQuery) =>
+      Effect.orDie(pageWithRecipientRows(query))
+    )
 
     /** A gift, locked until the transaction ends. */
     const lockById = Effect.fn("GiftsRepo.lockById")((giftId: string) => Effect.orDie(lockRow(giftId)))
@@ -250,6 +288,7 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
       insert,
       findInScope,
       page,
+      pageWithRecipients,
       lockById,
       findById,
       lockByToken,
