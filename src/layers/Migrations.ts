@@ -37,6 +37,7 @@ import invitationNotifications from "./migrations/0032_invitation_notifications.
 import apiKeyPrefixAndLastUse from "./migrations/0033_api_key_prefix_and_last_use.js"
 import companyWideAuditEvents from "./migrations/0034_company_wide_audit_events.js"
 import giftListsAndResends from "./migrations/0037_gift_lists_and_resends.js"
+import companyOrderStatuses from "./migrations/0038_company_order_statuses.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -74,7 +75,8 @@ export const migrations = {
   "0032_invitation_notifications": invitationNotifications,
   "0033_api_key_prefix_and_last_use": apiKeyPrefixAndLastUse,
   "0034_company_wide_audit_events": companyWideAuditEvents,
-  "0037_gift_lists_and_resends": giftListsAndResends
+  "0037_gift_lists_and_resends": giftListsAndResends,
+  "0038_company_order_statuses": companyOrderStatuses
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -103,6 +103,19 @@ export const CompanyOrderRecord = Schema.Struct({
 })
 export type CompanyOrderRecord = typeof CompanyOrderRecord.Type
 
+/** When an order's shipment reached one of its statuses (`company_order_statuses`). */
+export const ShipmentStatusReached = Schema.Struct({
+  shipmentStatus: ShipmentStatus,
+  reachedAt: Schema.DateFromSelf
+})
+export type ShipmentStatusReached = typeof ShipmentStatusReached.Type
+
+/** An order with the statuses its shipment reached, oldest first: what the dashboard's timeline shows. */
+export interface CompanyOrderTimeline {
+  readonly order: CompanyOrderRecord
+  readonly statuses: ReadonlyArray<ShipmentStatusReached>
+}
+
 /**
  * The order as its first response showed it (a replay answers with that, docs/decisions/0035-idempotency.md): what the
  * shipment and cancellation have changed since is set back to how the order was placed.

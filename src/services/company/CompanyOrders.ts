@@ -16,6 +16,7 @@ import {
 import {
   asPlaced,
   type CompanyOrderRecord,
+  type CompanyOrderTimeline,
   cancellable,
   fulfillmentStatusOf,
   type Metadata,
@@ -388,6 +389,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
               })
               if (Option.isNone(written)) return yield* new KeyTaken()
               const inserted = written.value
+              yield* repo.recordStatus(inserted.id, "orderReceived", now)
               yield* emitChange(null, inserted)
               // A gift's order is recorded as the gift's claim, by the Gifts operation that placed it.
               if (request.giftId === undefined) yield* recordOrder(inserted, "order.created")
@@ -412,6 +414,16 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
       const found = yield* repo.find(scope, orderId)
       if (Option.isNone(found)) return yield* new CompanyOrderNotFound({ message: `No order ${orderId}.`, orderId })
       return found.value
+    })
+
+    /**
+     * An order on an account the scope reaches (404 otherwise) with when its shipment reached each status, oldest
+     * first (docs/decisions/0066-dashboard-orders.md): every change since placement is recorded with its time.
+     */
+    const timeline = Effect.fn("CompanyOrders.timeline")(function* (scope: AccountScope, orderId: string) {
+      const order = yield* get(scope, orderId)
+      const statuses = yield* repo.statuses(order.id)
+      return { order, statuses } satisfies CompanyOrderTimeline
     })
 
     /** The orders of the accounts the scope reaches, filtered, sorted and paged in SQL. */
@@ -439,6 +451,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
           cancelledAt: now,
           cancellationReason: reason
         })
+        yield* repo.recordStatus(closed.id, to, closed.updatedAt)
         yield* emitChange(order, closed)
         return closed
       })
@@ -497,6 +510,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
           })
         })
         const moved = yield* update(order.id, { shipmentStatus: to, status: orderStatusOf(to), ...tracking })
+        yield* repo.recordStatus(moved.id, to, moved.updatedAt)
         yield* emitChange(order, moved)
         if (order.environment === "live") yield* scheduleNext(moved)
         return moved
@@ -559,6 +573,6 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
 
     const handler = AdvanceCompanyOrder.handle(({ from, orderId }) => advance(orderId, from))
 
-    return { place, get, page, cancel, simulate, advance, handler } as const
+    return { place, get, timeline, page, cancel, simulate, advance, handler } as const
   })
 }) {}

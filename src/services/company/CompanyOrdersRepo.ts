@@ -1,9 +1,9 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { AccountScope } from "../../domain/company/Company.js"
-import { CompanyOrderRecord } from "../../domain/company/Orders.js"
+import { CompanyOrderRecord, ShipmentStatus, ShipmentStatusReached } from "../../domain/company/Orders.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
-import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
+import { compileV3Query, likeEscape, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 import { accountsIn, QueryParam, ScopeParam } from "./Scope.js"
 
 /** A change of an order's columns, as `sql.update` takes it (`updated_at` is always set). */
@@ -18,6 +18,11 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
+    /** The recipient's name and e-mail as one lower-cased text: the expression of `company_orders_recipient_trgm`. */
+    const recipientText = sql.literal(
+      "lower(recipient_first_name || ' ' || recipient_last_name || ' ' || recipient_email)"
+    )
+
     const listColumns: V3Columns<CompanyOrderRecord> = {
       paging: "number",
       filters: {
@@ -31,7 +36,17 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
         idempotencyKey: (value) => sql`idempotency_key = ${value}`,
         tag: (value) => sql`tags ? ${value}`,
         "createdAt][gte": (value) => sql`created_at >= ${new Date(value)}`,
-        "createdAt][lte": (value) => sql`created_at <= ${new Date(value)}`
+        "createdAt][lte": (value) => sql`created_at <= ${new Date(value)}`,
+        // The dashboard's filters (docs/dashboard.md "Orders"); the API's query accepts none of them.
+        "createdAt][lt": (value) => sql`created_at < ${new Date(value)}`,
+        shipmentStatus: (value) => sql`shipment_status = ${value}`,
+        accountId: (value) => sql`account_id = ${value}`,
+        orderId: (value) => sql`id = ${value.trim().toLowerCase()}`,
+        // An order's id, or part of its recipient's name or e-mail (case-insensitive; by trigram index).
+        search: (value) => {
+          const term = value.trim().toLowerCase()
+          return sql`(id = ${term} OR ${recipientText} LIKE ${`%${likeEscape(term)}%`})`
+        }
       },
       sort: { createdAt: "created_at" },
       defaultOrder: [{ column: "created_at", descending: true }],
@@ -86,6 +101,32 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
             WHERE id = ${id} RETURNING *`
     })
 
+    const insertStatus = SqlSchema.void({
+      Request: Schema.Struct({ orderId: Schema.String, status: ShipmentStatus, at: Schema.DateFromSelf }),
+      execute: ({
+        orderId,
+        status,
+        at
+      }) => sql`INSERT INTO company_order_statuses (order_id, shipment_status, reached_at)
+        VALUES (${orderId}, ${status}, ${at}) ON CONFLICT DO NOTHING`
+    })
+
+    const findStatuses = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: ShipmentStatusReached,
+      execute: (orderId) => sql`SELECT shipment_status, reached_at FROM company_order_statuses
+        WHERE order_id = ${orderId} ORDER BY reached_at, array_position(ARRAY['orderReceived', 'processing',
+          'inTransit', 'outForDelivery', 'delivered', 'failed', 'cancelled'], shipment_status)`
+    })
+
+    /** Records that the order's shipment reached `status` at `at` (once: a later record of it is ignored). */
+    const recordStatus = Effect.fn("CompanyOrdersRepo.recordStatus")(
+      (orderId: string, status: ShipmentStatus, at: Date) => Effect.orDie(insertStatus({ orderId, status, at }))
+    )
+
+    /** The statuses the order's shipment reached, oldest first. */
+    const statuses = Effect.fn("CompanyOrdersRepo.statuses")((orderId: string) => Effect.orDie(findStatuses(orderId)))
+
     /** The order the key made, when it is on an account the scope reaches. */
     const findByKeyIn = Effect.fn("CompanyOrdersRepo.findByKey")((scope: AccountScope, idempotencyKey: string) =>
       Effect.orDie(findByKey({ scope, key: idempotencyKey }))
@@ -119,6 +160,6 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
       Effect.orDie(updateById({ id: orderId, set, at }))
     )
 
-    return { findByKey: findByKeyIn, insert, find, page, lock, update } as const
+    return { findByKey: findByKeyIn, insert, find, page, lock, update, recordStatus, statuses } as const
   })
 }) {}
