@@ -26,6 +26,7 @@ import { DashboardApi } from "./dashboard/DashboardApi.js"
 import { ExportsPages } from "./dashboard/ExportsPages.js"
 import { GiftsPages } from "./dashboard/GiftsPages.js"
 import { MembersPages } from "./dashboard/MembersPages.js"
+import { OrdersPages } from "./dashboard/OrdersPages.js"
 import { OutboxPages } from "./dashboard/OutboxPages.js"
 import { RecipientsPages } from "./dashboard/RecipientsPages.js"
 import { WebhooksPages } from "./dashboard/WebhooksPages.js"
@@ -74,6 +75,7 @@ export class Api extends makeApi("ribbon")
   .add(RecipientsPages)
   .add(CatalogPages)
   .add(GiftsPages)
+  .add(OrdersPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

@@ -46,6 +46,7 @@ import { DashboardLive } from "../http/dashboard/DashboardLive.js"
 import { ExportsPagesLive } from "../http/dashboard/ExportsPagesLive.js"
 import { GiftsPagesLive } from "../http/dashboard/GiftsPagesLive.js"
 import { MembersPagesLive } from "../http/dashboard/MembersPagesLive.js"
+import { OrdersPagesLive } from "../http/dashboard/OrdersPagesLive.js"
 import { OutboxPagesLive } from "../http/dashboard/OutboxPagesLive.js"
 import { RecipientsPagesLive } from "../http/dashboard/RecipientsPagesLive.js"
 import { WebhooksPagesLive } from "../http/dashboard/WebhooksPagesLive.js"
@@ -364,6 +365,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     RecipientsPagesLive,
     CatalogPagesLive,
     GiftsPagesLive,
+    OrdersPagesLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

@@ -231,6 +231,8 @@ export const ConfirmStep = (props: {
   readonly inputs?: ComponentChildren
   readonly confirmLabel: string
   readonly cancelHref: string
+  /** The way back's words ("Cancel" unless given: say "Keep the order" where the action itself cancels). */
+  readonly cancelLabel?: string
 }) => (
   <section class="confirm" aria-labelledby="confirm-title">
     <h2 id="confirm-title">{props.title}</h2>
@@ -245,7 +247,7 @@ export const ConfirmStep = (props: {
         {props.confirmLabel}
       </button>
       <a class="cancel" href={props.cancelHref}>
-        Cancel
+        {props.cancelLabel ?? "Cancel"}
       </a>
     </form>
   </section>

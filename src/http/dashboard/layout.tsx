@@ -114,6 +114,7 @@ export const sections = [
   { href: "/dashboard", label: "Home" },
   { href: "/dashboard/gifts", label: "Gifts" },
   { href: "/dashboard/campaigns", label: "Campaigns" },
+  { href: "/dashboard/orders", label: "Orders" },
   { href: "/dashboard/recipients", label: "Recipients" },
   { href: "/dashboard/catalog", label: "Catalog" },
   { href: "/dashboard/api-keys", label: "API keys" },
