@@ -1,13 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
-import type { Environment } from "../../../src/domain/company/Company.js"
+import { Effect } from "effect"
 import { Companies } from "../../../src/services/company/Companies.js"
 import { CompanyOrders } from "../../../src/services/company/CompanyOrders.js"
-import { Members } from "../../../src/services/company/Members.js"
-import { CompanyPolicy } from "../../../src/services/company/Policy.js"
 import { BaseUrl, realPortServerOn } from "../../support/auth.js"
-import { londonAddress } from "../../support/checkout.js"
+import { memberScopeOf, placeOrder } from "../../support/companyOrders.js"
 import { csrfOf, type DashboardBrowser, tableOf, textOf } from "../../support/dashboard.js"
 import { memberOf, ownerOf } from "../../support/dashboardMembers.js"
 import { SeededTestDatabase } from "../../support/database.js"
@@ -20,47 +17,6 @@ import { SeededTestDatabase } from "../../support/database.js"
  */
 
 const promise = <A>(run: () => Promise<A>) => Effect.promise(run)
-
-/** A physical variant for sale that ships to GB with stock to spare. */
-const variantId = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(
-    sql<{ id: string }>`SELECT v.id FROM variants v JOIN variant_locations l ON l.variant_id = v.id
-      WHERE NOT v.is_digital AND v.price_usd IS NOT NULL AND 'GB' = ANY (l.ships_to) AND l.stock > 100
-      ORDER BY l.stock DESC, v.id LIMIT 1`,
-    (rows) => rows[0]!.id
-  )
-).pipe(Effect.orDie)
-
-/** The owner's scope in `environment`, as the dashboard makes it. */
-const scopeOf = (companyId: string, userId: string, environment: Environment = "test") =>
-  Effect.gen(function* () {
-    const member = yield* Effect.orDie(Effect.flatMap(Members, (members) => members.get(companyId, userId)))
-    return yield* Effect.orDie(Effect.flatMap(CompanyPolicy, (policy) => policy.scopeForMember(member, environment)))
-  })
-
-/** Places an order for `firstName lastName <email>` through the service the API calls; its id. */
-const place = (
-  owner: { readonly companyId: string; readonly userId: string },
-  key: string,
-  recipient: { readonly firstName: string; readonly lastName: string; readonly email: string },
-  environment: Environment = "test"
-) =>
-  Effect.gen(function* () {
-    const scope = yield* scopeOf(owner.companyId, owner.userId, environment)
-    const orders = yield* CompanyOrders
-    const placed = yield* orders.place(
-      { scope, account: Option.none(), source: null },
-      {
-        variantId: yield* variantId,
-        recipient: { ...recipient, phone: "+44 20 7946 0958" },
-        shippingAddress: londonAddress,
-        idempotencyKey: key,
-        tags: [],
-        metadata: null
-      }
-    )
-    return placed.result.id
-  }).pipe(Effect.orDie)
 
 const placedOn = (orderId: string, at: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -101,13 +57,13 @@ describe("dashboard orders", () => {
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
         const owner = yield* ownerOf(baseUrl, "Listed Orders")
-        const adaId = yield* place(owner, "ada", ada)
-        const graceId = yield* place(owner, "grace", grace)
+        const adaId = yield* placeOrder(owner, "ada", ada)
+        const graceId = yield* placeOrder(owner, "grace", grace)
         yield* placedOn(adaId, "2026-01-05T10:00:00Z")
         yield* placedOn(graceId, "2026-01-10T10:00:00Z")
         const bulk: Array<string> = []
         for (let n = 0; n < 20; n++) {
-          const id = yield* place(owner, `bulk-${n}`, {
+          const id = yield* placeOrder(owner, `bulk-${n}`, {
             firstName: "Bulk",
             lastName: `Person`,
             email: `b${n}@example.com`
@@ -115,7 +71,7 @@ describe("dashboard orders", () => {
           yield* placedOn(id, `2026-02-01T10:${String(n).padStart(2, "0")}:00Z`)
           bulk.unshift(id)
         }
-        const scope = yield* scopeOf(owner.companyId, owner.userId)
+        const scope = yield* memberScopeOf(owner.companyId, owner.userId)
         const orders = yield* CompanyOrders
         yield* Effect.orDie(orders.simulate(scope, bulk[3]!, "processing"))
         yield* Effect.orDie(orders.cancel(scope, bulk[5]!, undefined))
@@ -198,7 +154,7 @@ describe("dashboard orders", () => {
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
         const owner = yield* ownerOf(baseUrl, "Cancelling Orders")
-        const orderId = yield* place(owner, "to-cancel", ada)
+        const orderId = yield* placeOrder(owner, "to-cancel", ada)
         const sql = yield* SqlClient.SqlClient
         const [{ charged }] = yield* sql<{ charged: number }>`SELECT charged::int AS charged FROM company_orders
           WHERE id = ${orderId}`.pipe(Effect.orDie)
@@ -246,7 +202,7 @@ describe("dashboard orders", () => {
         expect(yield* creditsOf(orderId)).toHaveLength(1)
 
         // In transit: the confirm step says so, and a cancel is refused with the API's reason.
-        const shipped = yield* place(owner, "in-transit", grace)
+        const shipped = yield* placeOrder(owner, "in-transit", grace)
         for (const to of ["processing", "inTransit"]) {
           const moved = yield* promise(() => owner.browser.post(`/dashboard/orders/${shipped}/simulate`, { csrf, to }))
           expect(moved.status).toBe(303)
@@ -264,7 +220,7 @@ describe("dashboard orders", () => {
 
         // A viewer reads, but neither cancels nor simulates.
         const viewer = yield* memberOf(baseUrl, owner.companyId, "viewer")
-        const open = yield* place(owner, "viewer-sees", ada)
+        const open = yield* placeOrder(owner, "viewer-sees", ada)
         const viewed = yield* promise(() => viewer.get(`/dashboard/orders/${open}`))
         expect(viewed.status).toBe(200)
         expect(viewed.text).not.toContain(`/dashboard/orders/${open}/cancel`)
@@ -287,7 +243,7 @@ describe("dashboard orders", () => {
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
         const owner = yield* ownerOf(baseUrl, "Simulated Orders")
-        const orderId = yield* place(owner, "simulated", ada)
+        const orderId = yield* placeOrder(owner, "simulated", ada)
         const path = `/dashboard/orders/${orderId}`
         const order = yield* promise(() => owner.browser.get(path))
         expect(timelineOf(order.text)).toEqual([expect.stringMatching(/^Placed /)])
@@ -342,7 +298,7 @@ describe("dashboard orders", () => {
 
         // Once the company is live, its live orders are listed by default and have no simulate.
         yield* Effect.orDie(Effect.flatMap(Companies, (companies) => companies.activate(owner.companyId)))
-        const liveId = yield* place(owner, "live-order", grace, "live")
+        const liveId = yield* placeOrder(owner, "live-order", grace, "live")
         expect(yield* idsOf(owner.browser, "")).toEqual([liveId])
         expect(yield* idsOf(owner.browser, "?environment=test")).toEqual([orderId])
         const live = yield* promise(() => owner.browser.get(`/dashboard/orders/${liveId}`))
