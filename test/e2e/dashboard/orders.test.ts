@@ -31,15 +31,16 @@ const focusedText = (text: string) =>
 
 describe.skipIf(browserSuiteSkipped)("dashboard orders in chromium", () => {
   it.layer(realPortServerOn(SeededTestDatabase), { timeout: 120_000 })((it) => {
-    it.effect("at 390 px: lists orders, cancels one with the keyboard only, simulates another to delivered", () =>
-      Effect.gen(function* () {
-        const baseUrl = yield* BaseUrl
-        const email = newEmail("orders")
-        const browser = yield* Effect.acquireRelease(
-          Effect.promise(() => launchChromium()),
-          (chromium) => Effect.promise(() => chromium.close())
-        )
-        {
+    it.effect(
+      "at 390 px: lists orders, cancels one with the keyboard only, simulates another to delivered",
+      () =>
+        Effect.gen(function* () {
+          const baseUrl = yield* BaseUrl
+          const email = newEmail("orders")
+          const browser = yield* Effect.acquireRelease(
+            Effect.promise(() => launchChromium()),
+            (chromium) => Effect.promise(() => chromium.close())
+          )
           const context = yield* Effect.promise(() =>
             browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true })
           )
@@ -109,8 +110,7 @@ describe.skipIf(browserSuiteSkipped)("dashboard orders in chromium", () => {
             ])
             await expectSound(page, "orders-delivered")
           })
-        }
-      }).pipe(Effect.scoped),
+        }).pipe(Effect.scoped),
       90_000
     )
   })
