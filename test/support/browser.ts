@@ -107,3 +107,19 @@ export const expectSoundPage = async (page: Page, name: string) => {
   expect(await scrollsHorizontally(page), `${name}: scrolls sideways`).toBe(false)
   await screenshot(page, name)
 }
+
+/** Presses Tab until `script` (evaluated in the page) holds of the focused element; fails after `presses`. */
+export const tabUntil = async (page: Page, script: string, what: string, presses = 80) => {
+  for (let i = 0; i < presses; i++) {
+    if (await page.evaluate(script)) return
+    await page.keyboard.press("Tab")
+  }
+  throw new Error(`Tab never reached ${what}`)
+}
+
+/** Scripts for `tabUntil`: the focused element has this id, this text, or this accessible label. */
+export const focusedId = (id: string) => `document.activeElement && document.activeElement.id === ${JSON.stringify(id)}`
+export const focusedText = (text: string) =>
+  `document.activeElement && document.activeElement.textContent.trim() === ${JSON.stringify(text)}`
+export const focusedLabel = (label: string) =>
+  `document.activeElement && document.activeElement.getAttribute("aria-label") === ${JSON.stringify(label)}`

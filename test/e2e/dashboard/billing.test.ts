@@ -2,7 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
-import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
+import {
+  browserSuiteSkipped,
+  expectSoundPage,
+  focusedId,
+  focusedText,
+  launchChromium,
+  tabUntil
+} from "../../support/browser.js"
 import { newEmail, strongPassword } from "../../support/dashboard.js"
 
 /**
@@ -12,19 +19,6 @@ import { newEmail, strongPassword } from "../../support/dashboard.js"
  */
 
 const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
-
-/** Tabs forward until `script` holds of the focused element (at most 40 presses). */
-const tabUntil = async (page: Page, script: string, what: string) => {
-  for (let i = 0; i < 40; i++) {
-    if (await page.evaluate(script)) return
-    await page.keyboard.press("Tab")
-  }
-  throw new Error(`Tab never reached ${what}`)
-}
-
-const focusedId = (id: string) => `document.activeElement && document.activeElement.id === ${JSON.stringify(id)}`
-const focusedText = (text: string) =>
-  `document.activeElement && document.activeElement.textContent.trim() === ${JSON.stringify(text)}`
 
 describe.skipIf(browserSuiteSkipped)("dashboard billing in chromium", () => {
   it.layer(makeRealPortServer(), { timeout: 90_000 })((it) => {

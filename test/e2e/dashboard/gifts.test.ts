@@ -6,7 +6,14 @@ import type { AccountScope } from "../../../src/domain/company/Company.js"
 import { Campaigns } from "../../../src/services/company/Campaigns.js"
 import { Gifts } from "../../../src/services/company/Gifts.js"
 import { BaseUrl, realPortServerOn } from "../../support/auth.js"
-import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
+import {
+  browserSuiteSkipped,
+  expectSoundPage,
+  focusedId,
+  focusedText,
+  launchChromium,
+  tabUntil
+} from "../../support/browser.js"
 import { newEmail, strongPassword } from "../../support/dashboard.js"
 import { signedUpIdsOf } from "../../support/dashboardMembers.js"
 import { SeededTestDatabase } from "../../support/database.js"
@@ -19,19 +26,6 @@ import { SeededTestDatabase } from "../../support/database.js"
  */
 
 const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
-
-/** Tabs forward until `script` holds of the focused element (at most 60 presses). */
-const tabUntil = async (page: Page, script: string, what: string) => {
-  for (let i = 0; i < 60; i++) {
-    if (await page.evaluate(script)) return
-    await page.keyboard.press("Tab")
-  }
-  throw new Error(`Tab never reached ${what}`)
-}
-
-const focusedId = (id: string) => `document.activeElement && document.activeElement.id === ${JSON.stringify(id)}`
-const focusedText = (text: string) =>
-  `document.activeElement && document.activeElement.textContent.trim() === ${JSON.stringify(text)}`
 
 /** A campaign of the company's test account with a gift by e-mail to Ada Lovelace. */
 const giftFor = (companyId: string) =>

@@ -4,7 +4,14 @@ import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { Billing } from "../../../src/services/company/Billing.js"
 import { BaseUrl, makeRealPortServer } from "../../support/auth.js"
-import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
+import {
+  browserSuiteSkipped,
+  expectSoundPage,
+  focusedLabel,
+  focusedText,
+  launchChromium,
+  tabUntil
+} from "../../support/browser.js"
 import { DashboardBrowser } from "../../support/dashboard.js"
 import { signedUpIdsOf } from "../../support/dashboardMembers.js"
 
@@ -16,20 +23,6 @@ import { signedUpIdsOf } from "../../support/dashboardMembers.js"
  */
 
 const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
-
-/** Tabs forward until `script` holds of the focused element (at most 80 presses). */
-const tabUntil = async (page: Page, script: string, what: string) => {
-  for (let i = 0; i < 80; i++) {
-    if (await page.evaluate(script)) return
-    await page.keyboard.press("Tab")
-  }
-  throw new Error(`Tab never reached ${what}`)
-}
-
-const focusedText = (text: string) =>
-  `document.activeElement && document.activeElement.textContent.trim() === ${JSON.stringify(text)}`
-const focusedLabel = (label: string) =>
-  `document.activeElement && document.activeElement.getAttribute("aria-label") === ${JSON.stringify(label)}`
 
 /** Ledger entries over the last three weeks (a credit alone on one day) and gifts at each stage short of a claim. */
 const seed = (ids: { companyId: string; accountId: string; methodId: string }) =>

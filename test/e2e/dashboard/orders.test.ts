@@ -2,7 +2,14 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import { BaseUrl, realPortServerOn } from "../../support/auth.js"
-import { browserSuiteSkipped, expectSoundPage, launchChromium } from "../../support/browser.js"
+import {
+  browserSuiteSkipped,
+  expectSoundPage,
+  focusedId,
+  focusedText,
+  launchChromium,
+  tabUntil
+} from "../../support/browser.js"
 import { placeOrder } from "../../support/companyOrders.js"
 import { newEmail, strongPassword } from "../../support/dashboard.js"
 import { signedUpIdsOf } from "../../support/dashboardMembers.js"
@@ -15,19 +22,6 @@ import { SeededTestDatabase } from "../../support/database.js"
  */
 
 const expectSound = (page: Page, name: string) => expectSoundPage(page, `dashboard-${name}`)
-
-/** Tabs forward until `script` holds of the focused element (at most 60 presses). */
-const tabUntil = async (page: Page, script: string, what: string) => {
-  for (let i = 0; i < 60; i++) {
-    if (await page.evaluate(script)) return
-    await page.keyboard.press("Tab")
-  }
-  throw new Error(`Tab never reached ${what}`)
-}
-
-const focusedId = (id: string) => `document.activeElement && document.activeElement.id === ${JSON.stringify(id)}`
-const focusedText = (text: string) =>
-  `document.activeElement && document.activeElement.textContent.trim() === ${JSON.stringify(text)}`
 
 describe.skipIf(browserSuiteSkipped)("dashboard orders in chromium", () => {
   it.layer(realPortServerOn(SeededTestDatabase), { timeout: 120_000 })((it) => {
