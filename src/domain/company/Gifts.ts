@@ -1,5 +1,7 @@
 import { Schema } from "effect"
+import { PhoneInput } from "../catalog/Address.js"
 import { Environment, RequestSource } from "./Company.js"
+import { ExternalId, RecipientEmail } from "./Recipients.js"
 
 /**
  * Gifts, version 2 (docs/decisions/0047-v2-gifts.md, docs/company-api.md "Gifts"): one recipient's gift from one
@@ -62,6 +64,26 @@ export const GiftWithRecipient = Schema.Struct({
 })
 export type GiftWithRecipient = typeof GiftWithRecipient.Type
 
+const GiftName = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
+
+/** The company's key of a gift: unique in its campaign, so sending the same key again finds the gift. */
+export const GiftKey = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(120)).annotations({
+  description: "The company's key for this gift, unique in the campaign: sending it again finds the gift"
+})
+
+/**
+ * One recipient of `POST /v2/gifts`, with its bounds: the one definition the API and the dashboard's gift upload
+ * both judge a recipient by.
+ */
+export const GiftRecipient = Schema.Struct({
+  firstname: GiftName,
+  lastname: GiftName,
+  email: Schema.optional(RecipientEmail),
+  phone: Schema.optional(PhoneInput),
+  externalId: Schema.optional(ExternalId),
+  key: GiftKey
+})
+
 /** Who a gift is for, as `POST /v2/gifts` names them (v2's lower-case `firstname`/`lastname`). */
 export interface GiftRecipientInput {
   readonly firstname: string
@@ -70,6 +92,8 @@ export interface GiftRecipientInput {
   readonly phone: string | null
   readonly externalId: string | null
   readonly key: string
+  /** Where the recipient lives, when the sender says (the dashboard's upload does; the API does not). */
+  readonly country?: string | null
 }
 
 /** One recipient's outcome of `POST /v2/gifts`: a gift (new or found by its key), or why not. */

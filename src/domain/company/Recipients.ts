@@ -12,6 +12,19 @@ import { Environment, RequestSource } from "./Company.js"
  * delivery details it was placed with on its own row.
  */
 
+/** A recipient's e-mail, as every API line and the dashboard take it. */
+export const RecipientEmail = Schema.String.pipe(
+  Schema.maxLength(254),
+  Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "Expected an e-mail address" })
+).annotations({ description: "Unique among the recipients of each account, case-insensitively" })
+
+/** The company's own identifier of a recipient, as every API line and the dashboard take it. */
+export const ExternalId = Schema.String.pipe(
+  Schema.minLength(1),
+  Schema.maxLength(120),
+  Schema.pattern(/^[^\p{Cc}]+$/u, { message: () => "Expected printable characters" })
+).annotations({ description: "The company's own identifier, unique among the recipients of each account" })
+
 /** A stored recipient as the services see it. A deleted one has `deletedAt` set and its personal data null. */
 export const RecipientRecord = Schema.Struct({
   id: Schema.String,

@@ -5,7 +5,6 @@ import {
   Address2,
   AddressCountryCode,
   City,
-  PhoneInput,
   PostalCode,
   ProvinceCode
 } from "../../domain/catalog/Address.js"
@@ -28,13 +27,13 @@ import {
   ShippingAddressInvalid,
   VariantUnavailable
 } from "../../domain/company/Errors.js"
-import { GiftStatus, maxGiftsPerRequest, SendingMethod } from "../../domain/company/Gifts.js"
+import { GiftRecipient, GiftStatus, maxGiftsPerRequest, SendingMethod } from "../../domain/company/Gifts.js"
 import { IdempotencyInFlight, InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { ApiKeyAuthV2, Operation } from "./ApiKeyAuth.js"
 import { CampaignV2, listParams } from "./CampaignsApi.js"
 import { OrderV3 } from "./OrdersApi.js"
-import { ExternalId, RecipientEmail, RecipientV2 } from "./RecipientsApi.js"
+import { RecipientV2 } from "./RecipientsApi.js"
 
 /**
  * Gifts, version 2 (docs/decisions/0047-v2-gifts.md; docs/company-api.md "Gifts"): sent to up to 100 recipients in one
@@ -43,25 +42,10 @@ import { ExternalId, RecipientEmail, RecipientV2 } from "./RecipientsApi.js"
  * as v2 always has.
  */
 
-const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
-
-const GiftKey = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(120)).annotations({
-  description: "The company's key for this gift, unique in the campaign: sending it again finds the gift"
-})
-
 const Metadata = Schema.Record({
   key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(40)),
   value: Schema.String.pipe(Schema.maxLength(500))
 }).pipe(Schema.filter((record) => Object.keys(record).length <= 50 || "At most 50 metadata pairs"))
-
-const GiftRecipient = Schema.Struct({
-  firstname: Name,
-  lastname: Name,
-  email: Schema.optional(RecipientEmail),
-  phone: Schema.optional(PhoneInput),
-  externalId: Schema.optional(ExternalId),
-  key: GiftKey
-})
 
 /** `POST /v2/gifts`. */
 export const CreateGiftsV2 = Schema.Struct({

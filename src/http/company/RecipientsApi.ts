@@ -3,10 +3,13 @@ import { Schema } from "effect"
 import { AddressCountryCode, PhoneInput } from "../../domain/catalog/Address.js"
 import { HexId, RequestSource, Timestamp } from "../../domain/company/Company.js"
 import { AccountNotFound, RecipientAlreadyExists, RecipientNotFound } from "../../domain/company/Errors.js"
+import { ExternalId, RecipientEmail } from "../../domain/company/Recipients.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { ApiKeyAuthV2, Operation } from "./ApiKeyAuth.js"
 import { listParams } from "./CampaignsApi.js"
+
+export { ExternalId, RecipientEmail }
 
 /**
  * Recipients, version 2 (docs/decisions/0033-scoping-and-masking.md, docs/decisions/0046-v2-recipients.md;
@@ -17,20 +20,9 @@ import { listParams } from "./CampaignsApi.js"
 
 const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
 
-export const RecipientEmail = Schema.String.pipe(
-  Schema.maxLength(254),
-  Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "Expected an e-mail address" })
-).annotations({ description: "Unique among the recipients of each account, case-insensitively" })
-
 const MobilePhone = PhoneInput.annotations({
   description: "E.164 (`+14155552671`); other international forms are normalised to it"
 })
-
-export const ExternalId = Schema.String.pipe(
-  Schema.minLength(1),
-  Schema.maxLength(120),
-  Schema.pattern(/^[^\p{Cc}]+$/u, { message: () => "Expected printable characters" })
-).annotations({ description: "The company's own identifier, unique among the recipients of each account" })
 
 const AccountIds = Schema.Array(HexId).pipe(Schema.minItems(1), Schema.maxItems(100))
 

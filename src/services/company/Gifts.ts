@@ -115,6 +115,26 @@ export interface GiftView {
   readonly sender: string
 }
 
+type PriceReference = Effect.Effect.Success<ReturnType<Pricing["reference"]>>
+type VariantFact = Effect.Effect.Success<ReturnType<Pricing["variants"]>>[number]
+
+/**
+ * Whether a variant can be a gift in `country` within `budget` (minor units of USD): priced, in stock, shipping
+ * there, with its landed total there in the budget.
+ */
+const withinBudget = (
+  reference: PriceReference,
+  fact: VariantFact,
+  country: NonNullable<ReturnType<PriceReference["country"]["get"]>>,
+  budget: { readonly budgetMin: number; readonly budgetMax: number }
+) => {
+  if (fact.priceUsd === null || !fact.shipsTo.includes(country.code)) return false
+  if (fact.stock !== null && fact.stock <= 0) return false
+  const landed = landedAmounts(landedInput(reference, { ...fact, priceUsd: fact.priceUsd }, country)).total
+  const usd = toUsd(landed, country.fxRate, country.digits)
+  return usd >= budget.budgetMin && usd <= budget.budgetMax
+}
+
 /** A new link secret: 24 random bytes, base64url (32 characters). */
 const newToken = () => randomBytes(24).toString("base64url")
 
@@ -260,7 +280,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
             lastName: input.lastname,
             email: input.email,
             mobilePhone: input.phone,
-            country: null,
+            country: input.country ?? null,
             externalId: input.externalId,
             accountIds: [campaign.accountId]
           }
@@ -548,11 +568,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       )
       const within = (variantId: string) => {
         const fact = facts.get(variantId)
-        if (fact === undefined || fact.priceUsd === null || !fact.shipsTo.includes(country.code)) return false
-        if (fact.stock !== null && fact.stock <= 0) return false
-        const landed = landedAmounts(landedInput(reference, { ...fact, priceUsd: fact.priceUsd }, country)).total
-        const usd = toUsd(landed, country.fxRate, country.digits)
-        return usd >= gift.budgetMin && usd <= gift.budgetMax
+        return fact !== undefined && withinBudget(reference, fact, country, gift)
       }
       const byProduct = new Map<string, GiftChoice>()
       for (const row of rows) {
@@ -570,6 +586,27 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         })
       }
       return [...byProduct.values()]
+    })
+
+    /**
+     * The countries where a gift of the campaign has something to choose: those an offered variant in stock ships
+     * to with its landed total there within the campaign's budget (what `choices` would offer, for every country).
+     */
+    const destinationsOf = Effect.fn("Gifts.destinationsOf")(function* (campaign: CampaignRecord) {
+      const rows = yield* catalog.offeredVariants(
+        campaign.collectionId === null ? { productId: campaign.productId } : { collectionId: campaign.collectionId }
+      )
+      const reference = yield* pricing.reference()
+      const facts = yield* pricing.variants(Option.some(rows.map((row) => row.variantId)))
+      const countries = new Set<string>()
+      for (const fact of facts) {
+        for (const code of fact.shipsTo) {
+          const country = reference.country.get(code)
+          if (country === undefined || countries.has(country.code)) continue
+          if (withinBudget(reference, fact, country, campaign)) countries.add(country.code)
+        }
+      }
+      return countries as ReadonlySet<string>
     })
 
     /**
@@ -704,7 +741,8 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       claimByRecipient,
       order,
       byToken,
-      destinations
+      destinations,
+      destinationsOf
     } as const
   })
 }) {}
