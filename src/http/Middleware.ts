@@ -55,6 +55,17 @@ const classify = (
         ? new MethodNotAllowed({ message: `This path does not take ${request.method}.`, allowedMethods })
         : new NotFound({ message: `No route matches ${request.method} on this path.` })
     }
+    // A multipart body (a file upload) that could not be read: too large, or not multipart at all.
+    case "MultipartError": {
+      const reason = (failure as { readonly reason?: string }).reason
+      if (reason === "BodyTooLarge" || reason === "FileTooLarge" || reason === "FieldTooLarge") {
+        return tooLarge(maxBodyBytes)
+      }
+      return new InvalidRequest({
+        message: "The request body could not be read as multipart/form-data.",
+        errors: [new FieldIssue({ path: "", message: String(reason ?? "unreadable") })]
+      })
+    }
     case "RequestError": {
       if (tagged.reason !== "Decode") return undefined
       if (tagged.cause instanceof Error && tagged.cause.message === "maxBytes exceeded") {

@@ -59,6 +59,7 @@ const mediaTypeOf = (contentType: string | undefined): string | undefined =>
  * - a body in a media type its operation does not take gets a 415 (no content type counts as JSON, as the
  *   decoder takes it);
  * - a JSON body nested deeper than `maxJsonDepth` gets a 400;
+ * - a `multipart/form-data` body (a file upload) is left unread, to its operation's multipart parser;
  * - an empty JSON body, or an empty body with no content type, where the operation's body has no required
  *   field, is taken as `{}` (the platform reads an empty body as `null`, which no object schema takes):
  *   `curl -X POST …/cancel` needs no `-d '{}'`.
@@ -90,6 +91,9 @@ export const screenRequest = (
       })
     )
   }
+  // A file upload is read once, by the multipart parser, as a stream to disk: never buffered here as text. Its
+  // operation judges what the file holds.
+  if (mediaType === "multipart/form-data") return Effect.succeed(request)
   return Effect.flatMap(request.text, (text) => {
     const json = mediaType === "application/json"
     if (json && operation?.bodyOptional === true && text.trim() === "")

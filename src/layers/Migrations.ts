@@ -36,6 +36,7 @@ import twoFactor from "./migrations/0031_two_factor.js"
 import invitationNotifications from "./migrations/0032_invitation_notifications.js"
 import apiKeyPrefixAndLastUse from "./migrations/0033_api_key_prefix_and_last_use.js"
 import companyWideAuditEvents from "./migrations/0034_company_wide_audit_events.js"
+import giftUploads from "./migrations/0036_gift_uploads.js"
 import giftListsAndResends from "./migrations/0037_gift_lists_and_resends.js"
 import companyOrderStatuses from "./migrations/0038_company_order_statuses.js"
 
@@ -75,6 +76,7 @@ export const migrations = {
   "0032_invitation_notifications": invitationNotifications,
   "0033_api_key_prefix_and_last_use": apiKeyPrefixAndLastUse,
   "0034_company_wide_audit_events": companyWideAuditEvents,
+  "0036_gift_uploads": giftUploads,
   "0037_gift_lists_and_resends": giftListsAndResends,
   "0038_company_order_statuses": companyOrderStatuses
 }

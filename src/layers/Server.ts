@@ -86,6 +86,7 @@ import { CompanyWebhooks } from "../services/company/CompanyWebhooks.js"
 import { DashboardAccounts } from "../services/company/DashboardAccounts.js"
 import { DashboardSessions, MemberSessionsRevokerLive } from "../services/company/DashboardSessions.js"
 import { Gifts } from "../services/company/Gifts.js"
+import { GiftUploads } from "../services/company/GiftUploads.js"
 import { KeyManagement } from "../services/company/KeyManagement.js"
 import { KeyStore } from "../services/company/KeyStore.js"
 import { Members } from "../services/company/Members.js"
@@ -293,6 +294,8 @@ export const ServicesLive = Layer.mergeAll(
   Gifts.Default,
   // A removed member's dashboard sessions end with the membership.
   Members.Default.pipe(Layer.provide(MemberSessionsRevokerLive)),
+  // Reads the member who confirmed an upload: the same Members, with the same revoker.
+  GiftUploads.Default.pipe(Layer.provide(MemberSessionsRevokerLive)),
   DashboardSessions.Default,
   DashboardAccounts.Default,
   StockAvailability.Default,
@@ -434,6 +437,7 @@ export const WorkerLive = Layer.unwrapEffect(
     const companyOrders = yield* CompanyOrders
     const exports = yield* CatalogExports
     const gifts = yield* Gifts
+    const giftUploads = yield* GiftUploads
     const jobsWorker = Jobs.layerWorker([
       placement.handler,
       orders.handler,
@@ -442,6 +446,7 @@ export const WorkerLive = Layer.unwrapEffect(
       RunCatalogExport.handle(({ exportId }, job) => exports.run(exportId, job.attempt >= job.maxAttempts, exportLine)),
       ExpireCatalogExport.handle(({ exportId }) => exports.expire(exportId)),
       ...gifts.handlers,
+      giftUploads.handler,
       deliverWebhookHandler
     ])
     return Layer.merge(jobsWorker, StockAvailabilityNotifierLive)
