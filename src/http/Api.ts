@@ -29,6 +29,7 @@ import { MembersPages } from "./dashboard/MembersPages.js"
 import { OrdersPages } from "./dashboard/OrdersPages.js"
 import { OutboxPages } from "./dashboard/OutboxPages.js"
 import { RecipientsPages } from "./dashboard/RecipientsPages.js"
+import { SendPages } from "./dashboard/SendPages.js"
 import { WebhooksPages } from "./dashboard/WebhooksPages.js"
 import { withRequestErrors } from "./ErrorLines.js"
 import { OAuthApi } from "./identity/OAuthApi.js"
@@ -76,6 +77,7 @@ export class Api extends makeApi("ribbon")
   .add(CatalogPages)
   .add(GiftsPages)
   .add(OrdersPages)
+  .add(SendPages)
   .add(DashboardApi)
   .annotate(OpenApi.Title, "Ribbon")
   .annotate(OpenApi.Version, "1.0.0")

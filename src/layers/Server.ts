@@ -49,6 +49,7 @@ import { MembersPagesLive } from "../http/dashboard/MembersPagesLive.js"
 import { OrdersPagesLive } from "../http/dashboard/OrdersPagesLive.js"
 import { OutboxPagesLive } from "../http/dashboard/OutboxPagesLive.js"
 import { RecipientsPagesLive } from "../http/dashboard/RecipientsPagesLive.js"
+import { SendPagesLive } from "../http/dashboard/SendPagesLive.js"
 import { WebhooksPagesLive } from "../http/dashboard/WebhooksPagesLive.js"
 import { BearerLive } from "../http/identity/BearerLive.js"
 import { OAuthLive } from "../http/identity/OAuthLive.js"
@@ -369,6 +370,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     CatalogPagesLive,
     GiftsPagesLive,
     OrdersPagesLive,
+    SendPagesLive,
     Layer.mergeAll(
       ApiKeysV2Live,
       ApiKeysV3Live,

@@ -102,7 +102,10 @@ const css = `
   form.inline button { padding: .3rem .7rem; }
   figure.chart-figure { margin: 0 0 1.5rem; }
   svg.chart { display: block; max-width: 100%; height: auto; }
-  details > summary { cursor: pointer; margin: .5rem 0; color: #8c1d18; text-decoration: underline; }`
+  details > summary { cursor: pointer; margin: .5rem 0; color: #8c1d18; text-decoration: underline; }
+  textarea { width: 100%; padding: .55rem; font-size: 1rem; border: 1px solid #8a847e; border-radius: 6px; font: inherit; }
+  input[type="file"] { padding: .4rem; }
+  progress { width: 100%; height: 1.2rem; }`
 
 /** The company switcher submits as soon as another company is picked; without JavaScript its button does. */
 const switcherScript = `document.querySelectorAll("select[data-autosubmit]").forEach(function (s) {
@@ -112,6 +115,7 @@ const switcherScript = `document.querySelectorAll("select[data-autosubmit]").for
 /** The sections of the dashboard, in the order the navigation shows them. */
 export const sections = [
   { href: "/dashboard", label: "Home" },
+  { href: "/dashboard/send", label: "Send gifts" },
   { href: "/dashboard/gifts", label: "Gifts" },
   { href: "/dashboard/campaigns", label: "Campaigns" },
   { href: "/dashboard/orders", label: "Orders" },
@@ -190,6 +194,8 @@ export interface PageOptions {
   readonly narrow?: boolean
   /** The page's own small script (an enhancement: the page works without it), run under the page's nonce. */
   readonly script?: string
+  /** Reload the page after this many seconds (`<meta http-equiv="refresh">`): a page following work in progress. */
+  readonly refreshSeconds?: number
 }
 
 const Document = (props: {
@@ -199,12 +205,14 @@ const Document = (props: {
   readonly flash: FlashMessage | undefined
   readonly narrow: boolean
   readonly script: string | undefined
+  readonly refreshSeconds?: number | undefined
   readonly children: ComponentChildren
 }) => (
   <html lang="en">
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
+      {props.refreshSeconds === undefined ? null : <meta http-equiv="refresh" content={String(props.refreshSeconds)} />}
       <title>{`${props.title} · Ribbon dashboard`}</title>
       <style nonce={props.nonce} dangerouslySetInnerHTML={{ __html: css }} />
     </head>
@@ -256,6 +264,7 @@ export const dashboardPage = (
         flash={options.flash ?? current.flash}
         narrow={options.narrow === true}
         script={scriptOf(current.memberships.length > 1 ? switcherScript : undefined, options.script)}
+        refreshSeconds={options.refreshSeconds}
       >
         {body}
       </Document>
