@@ -59,7 +59,7 @@ const classify = (
     case "MultipartError": {
       const reason = (failure as { readonly reason?: string }).reason
       if (reason === "BodyTooLarge" || reason === "FileTooLarge" || reason === "FieldTooLarge") {
-        return tooLarge(maxBodyBytes)
+        return tooLarge(limitOf(routes, request, maxBodyBytes))
       }
       return new InvalidRequest({
         message: "The request body could not be read as multipart/form-data.",
@@ -95,6 +95,17 @@ const withoutStack = <A>(make: () => A): A => {
     Error.stackTraceLimit = limit
   }
 }
+
+/**
+ * The body limit of a file upload's operation (its multipart schema's own `maxTotalSize`, which its parser
+ * enforces while reading), or 0: a file may be larger than the server's limit for JSON and form bodies.
+ */
+const uploadLimitOf = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest) =>
+  routes.find(request.method, request.url)?.bodyLimitBytes ?? 0
+
+/** The body limit that applies to the request: its operation's own for a file upload, the server's otherwise. */
+const limitOf = (routes: RouteTable, request: HttpServerRequest.HttpServerRequest, maxBodyBytes: number) =>
+  Math.max(maxBodyBytes, uploadLimitOf(routes, request))
 
 const tooLarge = (maxBodyBytes: number) =>
   new PayloadTooLarge({ message: `The request body exceeds ${maxBodyBytes} bytes.`, limitBytes: maxBodyBytes })
@@ -234,8 +245,8 @@ export const ribbonMiddleware = (options: { readonly maxBodyBytes: number }) =>
               unknown,
               HttpServerRequest.HttpServerRequest
             > =
-              declared > options.maxBodyBytes
-                ? Effect.fail(withoutStack(() => tooLarge(options.maxBodyBytes)))
+              declared > options.maxBodyBytes && declared > uploadLimitOf(routes, request)
+                ? Effect.fail(withoutStack(() => tooLarge(limitOf(routes, request, options.maxBodyBytes))))
                 : (preflight ??
                   Effect.flatMap(screenRequest(request, routes), (screened) =>
                     screened === request

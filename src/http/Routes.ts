@@ -1,5 +1,5 @@
 import { type HttpApi, HttpApiSchema, type HttpMethod } from "@effect/platform"
-import { Either, Schema, type SchemaAST } from "effect"
+import { Either, Option, Schema, type SchemaAST } from "effect"
 import * as FindMyWay from "find-my-way-ts"
 import { endpointsOf } from "./Reflection.js"
 
@@ -22,6 +22,11 @@ export interface RouteOperation {
   readonly path: string
   readonly bodyMediaTypes: ReadonlyArray<string> | undefined
   readonly bodyOptional: boolean
+  /**
+   * The body limit of a file upload (a `Multipart` payload with its own `maxTotalSize`), in bytes, in place of
+   * the server's; `undefined` for every other operation.
+   */
+  readonly bodyLimitBytes: number | undefined
 }
 
 /**
@@ -39,10 +44,21 @@ export interface RouteTable {
 
 const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const
 
-/** `Union(json, form)` takes both media types; a single schema takes its own. */
+/**
+ * `Union(json, form)` takes both media types; a single schema takes its own; a `Multipart` one (a file upload,
+ * marked by its own annotation rather than an encoding) takes `multipart/form-data`.
+ */
 const mediaTypesOf = (ast: SchemaAST.AST): ReadonlyArray<string> => {
   const members = ast._tag === "Union" ? ast.types : [ast]
-  return [...new Set(members.map((member) => HttpApiSchema.getEncoding(member).contentType))]
+  return [
+    ...new Set(
+      members.map((member) =>
+        HttpApiSchema.getMultipart(member) !== undefined || HttpApiSchema.getMultipartStream(member) !== undefined
+          ? "multipart/form-data"
+          : HttpApiSchema.getEncoding(member).contentType
+      )
+    )
+  ]
 }
 
 const tables = new WeakMap<object, RouteTable>()
@@ -57,7 +73,12 @@ export const routeTableOf = (api: HttpApi.HttpApi.Any): RouteTable => {
     const bodyMediaTypes = payload._tag === "Some" ? mediaTypesOf(payload.value.ast) : undefined
     const bodyOptional =
       payload._tag === "Some" && Either.isRight(Schema.decodeUnknownEither(payload.value as Schema.Schema<unknown>)({}))
-    const operation = { method: endpoint.method, path: endpoint.path, bodyMediaTypes, bodyOptional }
+    const multipart = payload._tag === "Some" ? HttpApiSchema.getMultipart(payload.value.ast) : undefined
+    const bodyLimitBytes =
+      multipart?.maxTotalSize === undefined || Option.isNone(multipart.maxTotalSize)
+        ? undefined
+        : Number(multipart.maxTotalSize.value)
+    const operation = { method: endpoint.method, path: endpoint.path, bodyMediaTypes, bodyOptional, bodyLimitBytes }
     operations.push(operation)
     router.on(endpoint.method, endpoint.path as FindMyWay.PathInput, operation)
   }

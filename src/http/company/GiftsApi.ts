@@ -1,13 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import {
-  Address1,
-  Address2,
-  AddressCountryCode,
-  City,
-  PostalCode,
-  ProvinceCode
-} from "../../domain/catalog/Address.js"
+import { Address1, Address2, AddressCountryCode, City, PostalCode, ProvinceCode } from "../../domain/catalog/Address.js"
 import { VariantNotFound } from "../../domain/catalog/Errors.js"
 import { Recipient } from "../../domain/checkout/Checkout.js"
 import { HexId, type Permission, RequestSource, Timestamp } from "../../domain/company/Company.js"

@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
+import { maxUploadBytes } from "../../domain/company/GiftUploads.js"
 import { FormText, form, Html } from "./DashboardApi.js"
 
 /**
@@ -12,7 +13,11 @@ const Csv = HttpApiSchema.Text({ contentType: "text/csv" })
 
 const UploadPath = Schema.Struct({ uploadId: Schema.String })
 
-/** The upload form: a file (`multipart/form-data`), saved to a temporary file as it arrives. */
+/**
+ * The upload form: a file (`multipart/form-data`), saved to a temporary file as it arrives. Its body may be larger
+ * than the server's limit for other bodies: the file's own cap, and room for the form's few short fields (a file
+ * between the cap and this limit is refused by the page, naming the cap).
+ */
 const UploadForm = HttpApiSchema.Multipart(
   Schema.Struct({
     csrf: FormText,
@@ -20,7 +25,8 @@ const UploadForm = HttpApiSchema.Multipart(
     environment: FormText,
     sendingMethod: FormText,
     file: Multipart.SingleFileSchema
-  })
+  }),
+  { maxTotalSize: Option.some(maxUploadBytes + 64 * 1024) }
 )
 
 export class SendPages extends HttpApiGroup.make("dashboardSend")

@@ -167,8 +167,13 @@ const Header = ({ current, section }: { readonly current: CurrentMember; readonl
     <nav class="main" aria-label="Dashboard">
       <ul>
         {sections
-          // The outbox is for sandboxes and servers outside production only.
+          // The outbox is for sandboxes and servers outside production only; sending gifts for those who may.
           .filter((s) => s.href !== "/dashboard/outbox" || current.outboxShown)
+          .filter(
+            (s) =>
+              s.href !== "/dashboard/send" ||
+              (current.grant.permissions as ReadonlyArray<string>).includes("gifts:create")
+          )
           .map((s) => (
             <li key={s.href}>
               <a href={s.href} aria-current={s.href === section ? "page" : undefined}>

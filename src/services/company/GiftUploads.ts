@@ -90,17 +90,26 @@ export const judgeRecipient = (
   const email = value("email")
   const externalId = value("externalId")
   const key = uploadKeyOf({ externalId, email })
-  const input = {
-    firstname: value("firstName") ?? undefined,
-    lastname: value("lastName") ?? undefined,
-    email: email ?? undefined,
-    phone: value("phone") ?? undefined,
-    externalId: externalId ?? undefined,
-    key: key ?? undefined
-  }
-  const decoded = decodeRecipient(input)
+  // An empty field is a missing property, as a JSON body that leaves it out (a property present as `undefined`
+  // would be judged as a value, "Expected string", not as missing).
+  const given = Object.entries({
+    firstname: value("firstName"),
+    lastname: value("lastName"),
+    email,
+    phone: value("phone"),
+    externalId,
+    key
+  }).filter(([, text]) => text !== null)
+  const decoded = decodeRecipient(Object.fromEntries(given))
   if (decoded._tag === "Left") {
-    for (const issue of ParseResult.ArrayFormatter.formatErrorSync(decoded.left)) {
+    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+    // An optional field's schema is its type or `undefined`: a bad value fails both, and only the first says why.
+    const telling = issues.filter(
+      (issue) =>
+        !/^Expected undefined\b/.test(issue.message) ||
+        !issues.some((other) => other !== issue && String(other.path[0]) === String(issue.path[0]))
+    )
+    for (const issue of telling) {
       const column = schemaColumns[String(issue.path[0])] ?? "row"
       if (column === "key") {
         // The key is the externalId or the e-mail: say which is missing or too long.
