@@ -142,7 +142,9 @@ export const SendPagesLive = HttpApiBuilder.group(Api, "dashboardSend", (handler
       Effect.gen(function* () {
         const environment = environmentParam(environmentText, current)
         const scope = yield* scopeOf(current, environment)
-        const active = yield* Effect.orDie(campaigns.page(scope, { skip: 0, limit: campaignsShown, status: "active" }))
+        const active = yield* Effect.orDie(
+          campaigns.page(scope, { skip: 0, limit: campaignsShown, statuses: ["active"] })
+        )
         const campaign: CampaignRecord | undefined =
           campaignId === "" ? undefined : active.find((candidate) => candidate.id === campaignId.toLowerCase())
         const destinations = campaign === undefined ? [] : [...(yield* gifts.destinationsOf(campaign))].sort()
