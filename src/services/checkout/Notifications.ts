@@ -205,7 +205,6 @@ export class Notifications extends Effect.Service<Notifications>()("Notification
       return yield* repo.newest(limit)
     })
 
-
     /** The messages of a gift, oldest first: what its recipient was sent, and when (the dashboard's gift page). */
     const forGift = Effect.fn("Notifications.forGift")(function* (giftId: string) {
       return yield* repo.forGift(giftId)
