@@ -109,12 +109,21 @@ describe.skipIf(browserSuiteSkipped)("dashboard in chromium", () => {
 
             // The navigation and the sign-out button are reachable by Tab, and Enter signs out.
             const sections: Array<string> = []
-            for (let i = 0; i < 12; i++) {
+            for (let i = 0; i < 20; i++) {
               await page.keyboard.press("Tab")
               sections.push(String(await page.evaluate("document.activeElement.textContent.trim()")))
             }
             expect(sections).toEqual(
-              expect.arrayContaining(["Skip to content", "Sign out", "Home", "API keys", "Members", "Audit log"])
+              expect.arrayContaining([
+                "Skip to content",
+                "Sign out",
+                "Home",
+                "Send gifts",
+                "Orders",
+                "API keys",
+                "Members",
+                "Audit log"
+              ])
             )
             while ((await page.evaluate("document.activeElement.textContent.trim()")) !== "Sign out") {
               await page.keyboard.press("Shift+Tab")
