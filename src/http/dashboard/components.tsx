@@ -286,3 +286,27 @@ export const When = ({ at }: { readonly at: Date | DateTime.Utc | null }) => {
   const iso = at instanceof Date ? at.toISOString() : DateTime.formatIso(at)
   return <time dateTime={iso}>{`${iso.slice(0, 19).replace("T", " ")} UTC`}</time>
 }
+
+/**
+ * A page script for a status region (`id`, marked `data-running` while its work goes on) that follows the work where
+ * JavaScript runs: every 2 seconds it reads the page again and puts the new region in place of the old, until the
+ * region is no longer running. Without JavaScript, a link in the region does the same by hand. (Browser code: the
+ * page's own timers, not the server's.)
+ */
+export const followLiveRegion = (id: string) => `(function () {
+  var region = document.getElementById(${JSON.stringify(id)});
+  if (!region || !region.hasAttribute("data-running")) return;
+  var follow = function () {
+    fetch(window.location.href, { credentials: "same-origin", headers: { accept: "text/html" } })
+      .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
+      .then(function (html) {
+        var next = new DOMParser().parseFromString(html, "text/html").getElementById(${JSON.stringify(id)});
+        if (!next) return;
+        region.innerHTML = next.innerHTML;
+        if (next.hasAttribute("data-running")) setTimeout(follow, 2000);
+        else region.removeAttribute("data-running");
+      })
+      .catch(function () { setTimeout(follow, 5000); });
+  };
+  setTimeout(follow, 2000);
+})();`

@@ -11,6 +11,7 @@ import {
   Field,
   FilterForm,
   FormError,
+  followLiveRegion,
   type PageLinks,
   Table,
   When
@@ -392,29 +393,6 @@ export const exportsPage = (current: CurrentMember, state: ExportsState, status 
   )
 }
 
-/**
- * Where JavaScript runs, a running export's page follows it: every 2 seconds it reads the page again and puts the
- * new status region in place of the old (a polite live region), until the export has finished. Without it, the
- * region's "Refresh" link does the same by hand.
- */
-export const followScript = `(function () {
-  var region = document.getElementById("export-status");
-  if (!region || !region.hasAttribute("data-running")) return;
-  var follow = function () {
-    fetch(window.location.href, { credentials: "same-origin", headers: { accept: "text/html" } })
-      .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
-      .then(function (html) {
-        var next = new DOMParser().parseFromString(html, "text/html").getElementById("export-status");
-        if (!next) return;
-        region.innerHTML = next.innerHTML;
-        if (next.hasAttribute("data-running")) setTimeout(follow, 2000);
-        else region.removeAttribute("data-running");
-      })
-      .catch(function () { setTimeout(follow, 5000); });
-  };
-  setTimeout(follow, 2000);
-})();`
-
 const Asked = ({ exported }: { readonly exported: CatalogExport }) => {
   const { request } = exported
   const filters = Object.entries(request.filters)
@@ -534,7 +512,7 @@ export const exportPage = (current: CurrentMember, exported: CatalogExport, now:
       <h2>What it exports</h2>
       <Asked exported={exported} />
     </>,
-    { section, ...(isRunning ? { script: followScript } : {}) }
+    { section, ...(isRunning ? { script: followLiveRegion("export-status") } : {}) }
   )
 }
 
