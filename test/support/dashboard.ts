@@ -3,6 +3,8 @@
  * redirects left to the caller, forms posted url-encoded with the CSRF token their page carries.
  */
 
+import type { Browser, BrowserContextOptions } from "playwright-core"
+
 const unescapeHtml = (s: string) =>
   s
     .replace(/&quot;/g, '"')
@@ -110,3 +112,18 @@ export const tableOf = (page: Page, caption?: string): ReadonlyArray<ReadonlyArr
 
 /** A page's visible text read as prose: `textOf`, with no space left before `,` `.` `:` where a tag ended. */
 export const proseOf = (html: string) => textOf(html).replace(/ ([,.:])/g, "$1")
+
+/** A Chromium context carrying `http`'s cookies (its dashboard session), for a browser test to go on from there. */
+export const signedInContext = async (
+  browser: Browser,
+  http: DashboardBrowser,
+  options: BrowserContextOptions = {}
+) => {
+  const context = await browser.newContext(options)
+  const host = new URL(http.baseUrl).hostname
+  // The dashboard's cookies are set for /dashboard: the same path, so that the server replaces them as it would.
+  await context.addCookies(
+    [...http.cookies].map(([name, value]) => ({ name, value, domain: host, path: "/dashboard" }))
+  )
+  return context
+}

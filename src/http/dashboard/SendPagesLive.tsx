@@ -12,6 +12,7 @@ import { GiftUploads } from "../../services/company/GiftUploads.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { CreateCampaignV2 } from "../company/CampaignsApi.js"
+import { followLiveRegion } from "./components.js"
 import { csvOf } from "./csv.js"
 import { dashboardPage } from "./layout.js"
 import { notFoundPage } from "./pages.js"
@@ -390,7 +391,7 @@ export const SendPagesLive = HttpApiBuilder.group(Api, "dashboardSend", (handler
                 firstValidRows={firstValid}
                 canSend={true}
               />,
-              { section, ...(upload.status === "sending" ? { refreshSeconds: 2 } : {}) }
+              { section, ...(upload.status === "sending" ? { script: followLiveRegion("send-progress-region") } : {}) }
             )
           })
         )

@@ -300,7 +300,9 @@ export const followLiveRegion = (id: string) => `(function () {
     fetch(window.location.href, { credentials: "same-origin", headers: { accept: "text/html" } })
       .then(function (response) { return response.ok ? response.text() : Promise.reject(response.status); })
       .then(function (html) {
-        var next = new DOMParser().parseFromString(html, "text/html").getElementById(${JSON.stringify(id)});
+        // The page's own style and script go first: their nonce is not this page's, and the CSP would refuse them.
+        var body = html.replace(/<(style|script)\\b[\\s\\S]*?<\\/\\1>/g, "");
+        var next = new DOMParser().parseFromString(body, "text/html").getElementById(${JSON.stringify(id)});
         if (!next) return;
         region.innerHTML = next.innerHTML;
         if (next.hasAttribute("data-running")) setTimeout(follow, 2000);

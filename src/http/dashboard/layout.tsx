@@ -199,8 +199,6 @@ export interface PageOptions {
   readonly narrow?: boolean
   /** The page's own small script (an enhancement: the page works without it), run under the page's nonce. */
   readonly script?: string
-  /** Reload the page after this many seconds (`<meta http-equiv="refresh">`): a page following work in progress. */
-  readonly refreshSeconds?: number
 }
 
 const Document = (props: {
@@ -210,14 +208,12 @@ const Document = (props: {
   readonly flash: FlashMessage | undefined
   readonly narrow: boolean
   readonly script: string | undefined
-  readonly refreshSeconds?: number | undefined
   readonly children: ComponentChildren
 }) => (
   <html lang="en">
     <head>
       <meta charset="utf-8" />
       <meta name="viewport" content="width=device-width, initial-scale=1" />
-      {props.refreshSeconds === undefined ? null : <meta http-equiv="refresh" content={String(props.refreshSeconds)} />}
       <title>{`${props.title} · Ribbon dashboard`}</title>
       <style nonce={props.nonce} dangerouslySetInnerHTML={{ __html: css }} />
     </head>
@@ -269,7 +265,6 @@ export const dashboardPage = (
         flash={options.flash ?? current.flash}
         narrow={options.narrow === true}
         script={scriptOf(current.memberships.length > 1 ? switcherScript : undefined, options.script)}
-        refreshSeconds={options.refreshSeconds}
       >
         {body}
       </Document>

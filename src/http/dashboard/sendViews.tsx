@@ -429,16 +429,25 @@ export const UploadBody = (props: UploadPageProps) => {
           </section>
         ) : null
       ) : (
-        <section aria-labelledby="progress-title">
+        <section
+          id="send-progress-region"
+          aria-live="polite"
+          aria-labelledby="progress-title"
+          data-running={upload.status === "sending" ? "" : undefined}
+        >
           <h2 id="progress-title">{upload.status === "sent" ? "Sent" : "Sending…"}</h2>
           <progress id="send-progress" max={String(valid)} value={String(done)} aria-labelledby="progress-title">
             {done} of {valid}
           </progress>
-          <p role="status">
+          <p>
             {progress.created.toLocaleString("en")} new gifts, {progress.existing.toLocaleString("en")} already sent
             before, {progress.failed.toLocaleString("en")} failed, {progress.remaining.toLocaleString("en")} to go.
-            {upload.status === "sending" ? " This page refreshes itself." : ""}
           </p>
+          {upload.status === "sending" ? (
+            <p>
+              The gifts are being sent. <a href={href}>Refresh</a> to see how far it has got.
+            </p>
+          ) : null}
           {upload.status === "sent" ? (
             <p>
               <a href={`${href}/result.csv`} download="">
