@@ -297,8 +297,11 @@ const floorStatements = async (
     const { rows } = await client.query<{ remaining: number | null }>(remainingSql, [methodId])
     if (rows[0]!.remaining !== null && rows[0]!.remaining < charged) throw new Error("insufficient funds")
     await client.query(
-      `INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
-       VALUES ($1, 'debit', $2, 'order', $3, 'order placed', $4)`,
+      // (The entry's balance, which the ledger then summed when read, is summed here: the column is required now.)
+      `INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at,
+         spent_to_date)
+       VALUES ($1, 'debit', $2, 'order', $3, 'order placed', $4, $2 + (SELECT COALESCE(SUM(CASE kind WHEN 'debit'
+         THEN amount ELSE -amount END), 0) FROM billing_entries WHERE billing_method_id = $1))`,
       [methodId, charged, id, now]
     )
   }
@@ -402,9 +405,11 @@ const floorStatements = async (
     const { rowCount } = await client.query(
       `WITH moved AS (
          UPDATE billing_methods SET spent = spent + $2
-         WHERE id = $1 AND status = 'active' AND (spending_limit IS NULL OR spending_limit - spent >= $2) RETURNING id)
-       INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
-       SELECT id, 'debit', $2, 'order', $3, 'order placed', $4 FROM moved RETURNING id`,
+         WHERE id = $1 AND status = 'active' AND (spending_limit IS NULL OR spending_limit - spent >= $2)
+         RETURNING id, spent)
+       INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at,
+         spent_to_date)
+       SELECT id, 'debit', $2, 'order', $3, 'order placed', $4, spent FROM moved RETURNING id`,
       [methodId, charged, id, now]
     )
     if (rowCount === 0) throw new Error("insufficient funds")

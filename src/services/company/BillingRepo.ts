@@ -120,17 +120,18 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
             : sql``
         return sql`WITH moved AS (
             UPDATE billing_methods SET spent = spent ${kind === "debit" ? sql.literal("+") : sql.literal("-")} ${amount}
-            WHERE id = ${billingMethodId} ${covered} RETURNING id)
-          INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at)
-          SELECT id, ${kind}, ${amount}, ${subject.type}, ${subject.id}, ${subject.reason}, ${at} FROM moved
+            WHERE id = ${billingMethodId} ${covered} RETURNING id, spent)
+          INSERT INTO billing_entries (billing_method_id, kind, amount, subject_type, subject_id, reason, created_at,
+            spent_to_date)
+          SELECT id, ${kind}, ${amount}, ${subject.type}, ${subject.id}, ${subject.reason}, ${at}, spent FROM moved
           RETURNING id`
       }
     })
 
     /**
-     * A method's entries, newest first, each with the running balance after it (debits less credits up to and
-     * including it, by a window over the whole ledger so a page or a date filter does not change it), filtered
-     * by dates and paged in SQL; one row more than the page, to tell whether another follows.
+     * A method's entries, newest first, each with the running balance after it (the method's `spent` as the
+     * entry's statement left it, kept on the entry), filtered by dates and paged in SQL; one row more than the
+     * page, to tell whether another follows.
      */
     const findLedger = SqlSchema.findAll({
       Request: Schema.Struct({
@@ -141,15 +142,12 @@ export class BillingRepo extends Effect.Service<BillingRepo>()("BillingRepo", {
         offset: Schema.Number
       }),
       Result: LedgerEntry,
-      execute: ({ billingMethodId, from, to, limit, offset }) => sql`SELECT * FROM (
-          SELECT id::text AS id, kind, amount::int AS amount, subject_type, subject_id, reason, created_at,
-            (SUM(CASE kind WHEN 'debit' THEN amount ELSE -amount END)
-              OVER (ORDER BY created_at, id ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW))::int AS spent_to_date
-          FROM billing_entries WHERE billing_method_id = ${billingMethodId}
-        ) AS ledger
-        WHERE ${from === null ? sql`TRUE` : sql`created_at >= ${from}`}
+      execute: ({ billingMethodId, from, to, limit, offset }) => sql`SELECT id::text AS id, kind, amount::int AS amount,
+          subject_type, subject_id, reason, created_at, spent_to_date::int AS spent_to_date
+        FROM billing_entries WHERE billing_method_id = ${billingMethodId}
+          AND ${from === null ? sql`TRUE` : sql`created_at >= ${from}`}
           AND ${to === null ? sql`TRUE` : sql`created_at < ${to}`}
-        ORDER BY created_at DESC, id::bigint DESC LIMIT ${limit} OFFSET ${offset}`
+        ORDER BY billing_entries.created_at DESC, billing_entries.id DESC LIMIT ${limit} OFFSET ${offset}`
     })
 
     /** The methods of the named accounts, within the scope, each account's default first. */
