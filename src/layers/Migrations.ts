@@ -40,6 +40,7 @@ import giftUploads from "./migrations/0036_gift_uploads.js"
 import giftListsAndResends from "./migrations/0037_gift_lists_and_resends.js"
 import companyOrderStatuses from "./migrations/0038_company_order_statuses.js"
 import ledgerSpentToDate from "./migrations/0039_ledger_spent_to_date.js"
+import recipientAddressPrivacy from "./migrations/0041_recipient_address_privacy.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -80,7 +81,8 @@ export const migrations = {
   "0036_gift_uploads": giftUploads,
   "0037_gift_lists_and_resends": giftListsAndResends,
   "0038_company_order_statuses": companyOrderStatuses,
-  "0039_ledger_spent_to_date": ledgerSpentToDate
+  "0039_ledger_spent_to_date": ledgerSpentToDate,
+  "0041_recipient_address_privacy": recipientAddressPrivacy
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -33,6 +33,9 @@ export const canMoveCampaign = (from: CampaignStatus, to: CampaignStatus) =>
 export const minBudget = 1
 export const maxBudget = 20_000
 
+/** A new campaign hides its recipients' street lines and postal codes unless told otherwise. */
+export const defaultHideRecipientAddress = true
+
 /** The expiration bounds: 1 to 365 days after sending, or a date at most 365 days ahead. */
 export const maxExpirationDays = 365
 
@@ -62,6 +65,11 @@ export const CampaignRecord = Schema.Struct({
   sendingChannels: Schema.Array(SendingChannel),
   disableReminders: Schema.Boolean,
   message: Schema.NullOr(Schema.String),
+  /**
+   * Whether the company sees only the city, region and country of its recipients' addresses
+   * (docs/decisions/0071-recipient-address-privacy.md): on unless the campaign turns it off.
+   */
+  hideRecipientAddress: Schema.Boolean,
   source: Schema.NullOr(RequestSource),
   createdAt: Schema.DateFromSelf,
   updatedAt: Schema.DateFromSelf

@@ -91,6 +91,13 @@ export const CompanyOrderRecord = Schema.Struct({
   metadata: Schema.NullOr(Metadata),
   source: Schema.NullOr(RequestSource),
   giftId: Schema.NullOr(Schema.String),
+  /** Whether the gift's campaign hid the address when the recipient gave it: a promise the order keeps. */
+  addressHiddenAtClaim: Schema.Boolean,
+  /**
+   * Whether the company sees only the address's city, region and country (docs/decisions/0071-recipient-address-privacy.md):
+   * hidden when the recipient gave it, or its campaign hides addresses now. Read, never written.
+   */
+  addressHidden: Schema.Boolean,
   carrier: Schema.NullOr(Schema.String),
   trackingNumber: Schema.NullOr(Schema.String),
   trackingUrl: Schema.NullOr(Schema.String),

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { CollectionNotFound, ProductNotFound } from "../../domain/catalog/Errors.js"
 import {
   CampaignStatus,
+  defaultHideRecipientAddress,
   GiftType,
   maxBudget,
   maxExpirationDays,
@@ -76,6 +77,11 @@ const Message = Schema.NullOr(Schema.String.pipe(Schema.maxLength(1000))).annota
 
 const defaultPolicy = { sendingChannels: ["email" as const], disableReminders: false }
 
+const HideRecipientAddress = Schema.Boolean.annotations({
+  description:
+    "Whether the company sees only the city, region and country of the addresses its recipients give (no street lines, no postal code), whatever its keys' and members' read permissions; the carrier always gets the full address. Default true"
+})
+
 /** `POST /v2/campaigns`. */
 export const CreateCampaignV2 = Schema.Struct({
   name: Name,
@@ -85,6 +91,10 @@ export const CreateCampaignV2 = Schema.Struct({
     HexId.annotations({ description: "Default: Ribbon-Account-Id, else the key's only or default account" })
   ),
   billingMethodId: Schema.optional(HexId.annotations({ description: "Default: the account's default method" })),
+  hideRecipientAddress: Schema.optionalWith(HideRecipientAddress, {
+    exact: true,
+    default: () => defaultHideRecipientAddress
+  }),
   customization: Schema.Struct({
     giftProperties: Schema.Struct({
       ...giftFields,
@@ -106,6 +116,7 @@ export const CreateCampaignV2 = Schema.Struct({
 export const UpdateCampaignV2 = Schema.Struct({
   name: Schema.optional(Name),
   status: Schema.optional(CampaignStatus),
+  hideRecipientAddress: Schema.optional(HideRecipientAddress),
   customization: Schema.optional(
     Schema.Struct({
       giftProperties: Schema.optional(
@@ -136,6 +147,7 @@ export class CampaignV2 extends Schema.Class<CampaignV2>("CampaignV2")({
   source: Schema.NullOr(RequestSource),
   accountId: Schema.String,
   billingMethodId: Schema.String,
+  hideRecipientAddress: HideRecipientAddress,
   customization: Schema.Struct({
     giftProperties: Schema.Struct({
       selectedGiftType: GiftType,

@@ -24,7 +24,8 @@ export const CampaignsV2Live = HttpApiBuilder.group(Api, "campaignsV2", (handler
               billingMethodId: payload.billingMethodId,
               giftProperties: customization.giftProperties,
               notificationPolicy: customization.notificationPolicy,
-              message: customization.message
+              message: customization.message,
+              hideRecipientAddress: payload.hideRecipientAddress
             }
           )
           return campaignV2(created)
@@ -54,7 +55,8 @@ export const CampaignsV2Live = HttpApiBuilder.group(Api, "campaignsV2", (handler
             status: payload.status,
             giftProperties: payload.customization?.giftProperties,
             notificationPolicy: payload.customization?.notificationPolicy,
-            message: payload.customization?.message
+            message: payload.customization?.message,
+            hideRecipientAddress: payload.hideRecipientAddress
           })
           return campaignV2(updated)
         })

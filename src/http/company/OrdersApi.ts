@@ -35,11 +35,15 @@ import { ApiKeyAuthV3, Operation } from "./ApiKeyAuth.js"
 const Amount = Schema.Struct({ amount: Schema.Int, currency: Schema.String })
 
 const Address = Schema.Struct({
-  address1: Schema.String,
+  address1: Schema.NullOr(Schema.String).annotations({
+    description: "Null when the address is hidden (`recipientAddressHidden`)"
+  }),
   address2: Schema.NullOr(Schema.String),
   city: Schema.String,
   provinceCode: Schema.NullOr(Schema.String),
-  postalCode: Schema.NullOr(Schema.String),
+  postalCode: Schema.NullOr(Schema.String).annotations({
+    description: "Null when the address is hidden (`recipientAddressHidden`) or has none"
+  }),
   countryCode: Schema.String
 })
 
@@ -69,6 +73,10 @@ export class OrderV3 extends Schema.Class<OrderV3>("OrderV3")({
     phone: Schema.NullOr(Schema.String)
   }),
   shippingAddress: Address,
+  recipientAddressHidden: Schema.Boolean.annotations({
+    description:
+      "Whether the gift's campaign hides the recipient's address: only its city, region and country are shown, whatever the key's read permissions"
+  }),
   fulfillments: Schema.Array(
     Schema.Struct({
       id: Schema.String,

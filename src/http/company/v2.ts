@@ -35,6 +35,7 @@ export const campaignV2 = (campaign: CampaignRecord) => ({
   source: campaign.source,
   accountId: campaign.accountId,
   billingMethodId: campaign.billingMethodId,
+  hideRecipientAddress: campaign.hideRecipientAddress,
   customization: {
     giftProperties: {
       selectedGiftType: campaign.giftType,

@@ -8,7 +8,7 @@ import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/compa
 import type { CompanyDeliveryEventType, WebhookEndpointRecord } from "../../domain/company/Webhooks.js"
 import { requestBody, type WebhookAttempt, type WebhookDelivery } from "../../services/checkout/WebhookDeliveries.js"
 import type { WebhookEndpoint } from "../../services/company/CompanyWebhooks.js"
-import { maskEmail, maskName, maskPhone, maskStreet } from "../../services/company/Masking.js"
+import { maskEmail, maskName, maskPhone, shownAddress } from "../../services/company/Masking.js"
 import type { V3Page } from "../../services/platform/V3QuerySql.js"
 import { numberedLinks, parseV3Query, type RawParams, type V3QuerySpec } from "../V3Requests.js"
 
@@ -62,7 +62,10 @@ export const billingMethodV3 = (method: BillingMethodRecord) => ({
   createdAt: formatTimestamp(method.createdAt)
 })
 
-/** A company order as v3 shows it; the recipient and street lines masked unless the key reads them unmasked. */
+/**
+ * A company order as v3 shows it; the recipient and street lines masked unless the key reads them unmasked, and the
+ * address only as its campaign's privacy allows (`shownAddress`).
+ */
 export const orderV3 = (order: CompanyOrderRecord, mode: "masked" | "unmasked") => {
   const mask = mode === "masked"
   const price = { amount: order.unitPrice, currency: order.currency }
@@ -85,14 +88,8 @@ export const orderV3 = (order: CompanyOrderRecord, mode: "masked" | "unmasked") 
       email: mask ? maskEmail(order.recipientEmail) : order.recipientEmail,
       phone: order.recipientPhone === null ? null : mask ? maskPhone(order.recipientPhone) : order.recipientPhone
     },
-    shippingAddress: {
-      address1: mask ? maskStreet(order.address1) : order.address1,
-      address2: order.address2 === null ? null : mask ? maskStreet(order.address2) : order.address2,
-      city: order.city,
-      provinceCode: order.provinceCode,
-      postalCode: order.postalCode,
-      countryCode: order.countryCode
-    },
+    shippingAddress: shownAddress(order, mode),
+    recipientAddressHidden: order.addressHidden,
     fulfillments: [
       {
         id: order.supplierOrderId,

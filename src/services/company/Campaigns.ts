@@ -6,6 +6,7 @@ import {
   type CampaignRecord,
   type CampaignStatus,
   canMoveCampaign,
+  defaultHideRecipientAddress,
   expiryDateProblem,
   type GiftType,
   type SendingChannel
@@ -75,6 +76,8 @@ export interface NewCampaign {
   readonly giftProperties: GiftPropertiesInput
   readonly notificationPolicy: NotificationPolicyInput
   readonly message: string | null
+  /** Whether the company sees only the city, region and country of its recipients' addresses (default true). */
+  readonly hideRecipientAddress?: boolean | undefined
 }
 
 /** A change of the gift: absent fields stay; `budget` and `expiration` are replaced whole. */
@@ -98,6 +101,7 @@ export interface CampaignChange {
       }
     | undefined
   readonly message?: string | null | undefined
+  readonly hideRecipientAddress?: boolean | undefined
 }
 
 /** v2 paging: `skip` rows, then at most `limit`, newest first; the dashboard's filters, in SQL too. */
@@ -274,6 +278,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
         sendingChannels: input.notificationPolicy.sendingChannels,
         disableReminders: input.notificationPolicy.disableReminders,
         message: input.message,
+        hideRecipientAddress: input.hideRecipientAddress ?? defaultHideRecipientAddress,
         source: caller.source,
         createdAt: now,
         updatedAt: now
@@ -327,7 +332,8 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
 
     /**
      * Changes a campaign: its name, status (along `campaignTransitions`, 422 otherwise), gift properties,
-     * notification policy or message. An archived campaign takes no change (422). The row is locked while it is
+     * notification policy, message or address privacy (turned on, it hides the addresses of the campaign's orders
+     * placed before too; turned off, it shows those that were not hidden when their recipient gave them). An archived campaign takes no change (422). The row is locked while it is
      * judged, so two changes racing are judged one after the other.
      */
     const update = Effect.fn("Campaigns.update")(function* (
@@ -386,6 +392,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
           sendingChannels: policy.sendingChannels ?? current.sendingChannels,
           disableReminders: policy.disableReminders ?? current.disableReminders,
           message: change.message === undefined ? current.message : change.message,
+          hideRecipientAddress: change.hideRecipientAddress ?? current.hideRecipientAddress,
           updatedAt: now
         })
         yield* recordCampaign(updated, "campaign.updated")

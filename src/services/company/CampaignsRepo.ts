@@ -20,6 +20,7 @@ const CampaignUpdate = CampaignRecord.pipe(
     "sendingChannels",
     "disableReminders",
     "message",
+    "hideRecipientAddress",
     "updatedAt"
   )
 )
@@ -38,13 +39,13 @@ export class CampaignsRepo extends Effect.Service<CampaignsRepo>()("CampaignsRep
       Result: CampaignRecord,
       execute: (row) => sql`INSERT INTO campaigns (id, company_id, environment, account_id,
           billing_method_id, name, status, type, gift_type, product_id, collection_id, budget_min, budget_max,
-          currency, expiration_days, expiration_date, sending_channels, disable_reminders, message, source,
-          created_at, updated_at)
+          currency, expiration_days, expiration_date, sending_channels, disable_reminders, message, hide_recipient_address,
+          source, created_at, updated_at)
         VALUES (${row.id}, ${row.companyId}, ${row.environment}, ${row.accountId}, ${row.billingMethodId}, ${row.name},
           ${row.status}, 'oneOffs', ${row.giftType}, ${row.productId}, ${row.collectionId},
           ${row.budgetMin}, ${row.budgetMax}, ${row.currency}, ${row.expirationDays},
           ${row.expirationDate}, ${row.sendingChannels}::text[],
-          ${row.disableReminders}, ${row.message}, ${row.source}, ${row.createdAt}, ${row.updatedAt})
+          ${row.disableReminders}, ${row.message}, ${row.hideRecipientAddress}, ${row.source}, ${row.createdAt}, ${row.updatedAt})
         RETURNING *`
     })
 
@@ -94,6 +95,7 @@ export class CampaignsRepo extends Effect.Service<CampaignsRepo>()("CampaignsRep
             sending_channels = ${set.sendingChannels}::text[],
             disable_reminders = ${set.disableReminders},
             message = ${set.message},
+            hide_recipient_address = ${set.hideRecipientAddress},
             updated_at = ${set.updatedAt}
           WHERE id = ${set.id} RETURNING *`
     })

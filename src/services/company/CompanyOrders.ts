@@ -85,6 +85,8 @@ export interface OrderRequest {
   readonly metadata: Metadata | null
   /** The v2 gift whose claim this order is (`giftId` on the order). */
   readonly giftId?: string | undefined
+  /** Whether the gift's campaign hides the recipient's address from the company as they give it. */
+  readonly addressHidden?: boolean | undefined
 }
 
 /** Who places the order: the request's scope, the account its header named, and its `Request-Source`. */
@@ -328,9 +330,10 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
         .validatePhone(request.recipient.phone)
         .pipe(Effect.mapError((e) => InvalidRequest.field("recipient.phone", e.message)))
       // The account is resolved before the key is looked up, so that the fingerprint holds the account the
-      // order is for rather than how the request named it (`Ribbon-Account-Id`, `accountId`, or neither).
+      // order is for rather than how the request named it (`Ribbon-Account-Id`, `accountId`, or neither). Whether
+      // the address is hidden is the campaign's doing, not the request's: a replay after it changed is the same.
       const charged = yield* chargedTo(caller, request)
-      const { accountId: _named, ...asked } = request
+      const { accountId: _named, addressHidden: _hidden, ...asked } = request
       const fingerprint = fingerprintOf({ ...asked, accountId: charged.account.id })
       const made = yield* withIdempotency(
         {
@@ -384,6 +387,7 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
                 metadata: request.metadata === null ? null : JSON.stringify(request.metadata),
                 source: caller.source,
                 giftId: request.giftId ?? null,
+                addressHiddenAtClaim: request.addressHidden ?? false,
                 createdAt: now,
                 updatedAt: now
               })

@@ -23,6 +23,14 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
       "lower(recipient_first_name || ' ' || recipient_last_name || ' ' || recipient_email)"
     )
 
+    /**
+     * An order's columns, with whether its address is hidden from the company (`address_hidden`): when its
+     * recipient gave it under a campaign that hid it, or its gift's campaign hides addresses now.
+     */
+    const orderColumns = sql.literal(`company_orders.*, (company_orders.address_hidden_at_claim OR EXISTS (
+      SELECT 1 FROM gifts JOIN campaigns ON campaigns.id = gifts.campaign_id
+      WHERE gifts.id = company_orders.gift_id AND campaigns.hide_recipient_address)) AS address_hidden`)
+
     const listColumns: V3Columns<CompanyOrderRecord> = {
       paging: "number",
       filters: {
@@ -56,7 +64,7 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
     const findByKey = SqlSchema.findOne({
       Request: Schema.Struct({ scope: ScopeParam, key: Schema.String }),
       Result: CompanyOrderRecord,
-      execute: ({ scope, key }) => sql`SELECT * FROM company_orders WHERE company_id = ${scope.companyId}
+      execute: ({ scope, key }) => sql`SELECT ${orderColumns} FROM company_orders WHERE company_id = ${scope.companyId}
           AND environment = ${scope.environment} AND idempotency_key = ${key}
           AND ${accountsIn(sql, scope, "account_id")}`
     })
@@ -65,13 +73,13 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
       Request: OrderChange,
       Result: CompanyOrderRecord,
       execute: (row) =>
-        sql`INSERT INTO company_orders ${sql.insert(row as never)} ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING *`
+        sql`INSERT INTO company_orders ${sql.insert(row as never)} ON CONFLICT (company_id, environment, idempotency_key) DO NOTHING RETURNING ${orderColumns}`
     })
 
     const findInScope = SqlSchema.findOne({
       Request: Schema.Struct({ scope: ScopeParam, id: Schema.String }),
       Result: CompanyOrderRecord,
-      execute: ({ scope, id }) => sql`SELECT * FROM company_orders WHERE id = ${id.toLowerCase()}
+      execute: ({ scope, id }) => sql`SELECT ${orderColumns} FROM company_orders WHERE id = ${id.toLowerCase()}
         AND company_id = ${scope.companyId} AND environment = ${scope.environment}
         AND ${accountsIn(sql, scope, "account_id")}`
     })
@@ -81,7 +89,7 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
       Result: CompanyOrderRecord,
       execute: ({ scope, query }) => {
         const { where, orderBy, limit } = compileV3Query(sql, query, listColumns)
-        return sql`SELECT * FROM company_orders
+        return sql`SELECT ${orderColumns} FROM company_orders
         WHERE company_id = ${scope.companyId} AND environment = ${scope.environment}
           AND ${accountsIn(sql, scope, "account_id")} AND ${where}
         ORDER BY ${orderBy} LIMIT ${limit}`
@@ -91,14 +99,14 @@ export class CompanyOrdersRepo extends Effect.Service<CompanyOrdersRepo>()("Comp
     const lockById = SqlSchema.findOne({
       Request: Schema.String,
       Result: CompanyOrderRecord,
-      execute: (id) => sql`SELECT * FROM company_orders WHERE id = ${id} FOR UPDATE`
+      execute: (id) => sql`SELECT ${orderColumns} FROM company_orders WHERE id = ${id} FOR UPDATE`
     })
 
     const updateById = SqlSchema.single({
       Request: Schema.Struct({ id: Schema.String, set: OrderChange, at: Schema.DateFromSelf }),
       Result: CompanyOrderRecord,
       execute: ({ id, set, at }) => sql`UPDATE company_orders SET ${sql.update({ ...set, updatedAt: at } as never)}
-            WHERE id = ${id} RETURNING *`
+            WHERE id = ${id} RETURNING ${orderColumns}`
     })
 
     const insertStatus = SqlSchema.void({

@@ -611,9 +611,10 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
 
     /**
      * The gift's order, placed (or replayed) on its billing method under the key `gift:{id}`: a second claim
-     * of the same choice finds the same order, another choice is refused (`OrderKeyReused`).
+     * of the same choice finds the same order, another choice is refused (`OrderKeyReused`). It keeps whether the
+     * campaign hid the recipient's address when they gave it.
      */
-    const placeFor = (gift: GiftRecord, input: GiftClaim) =>
+    const placeFor = (gift: GiftRecord, campaign: CampaignRecord, input: GiftClaim) =>
       companyOrders.place(
         { scope: policy.scopeOfGift(gift), account: Option.none(), source: gift.source },
         {
@@ -625,7 +626,8 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           accountId: gift.accountId,
           tags: [],
           metadata: gift.metadata,
-          giftId: gift.id
+          giftId: gift.id,
+          addressHidden: campaign.hideRecipientAddress
         }
       )
 
@@ -660,7 +662,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           id: locked.id,
           reason: ledgerReason.released
         })
-        const { result: order } = yield* placeFor(locked, input)
+        const { result: order } = yield* placeFor(locked, campaign, input)
         const now = yield* nowDate
         const claimed = yield* repo.markClaimed(locked.id, order.id, now)
         yield* emitStatus(claimed)
@@ -705,7 +707,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           })
           return claimed
         }
-        const { result } = yield* placeFor(gift, input.claim)
+        const { result } = yield* placeFor(gift, campaign, input.claim)
         return { gift, order: result }
       })
       return yield* sql.withTransaction(run).pipe(Effect.catchTag("SqlError", Effect.die))

@@ -90,6 +90,7 @@ describe("campaigns (/public-api/v2)", () => {
             source: "api_zapier",
             accountId: company.accountId,
             billingMethodId: company.methodId,
+            hideRecipientAddress: true,
             customization: {
               giftProperties: {
                 selectedGiftType: "product",
