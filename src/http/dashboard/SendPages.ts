@@ -53,7 +53,8 @@ export class SendPages extends HttpApiGroup.make("dashboardSend")
           productId: FormText,
           message: FormText,
           expiryDays: FormText,
-          reminders: FormText
+          reminders: FormText,
+          hideAddress: FormText
         })
       )
       .addSuccess(Html)

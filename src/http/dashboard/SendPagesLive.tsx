@@ -223,6 +223,7 @@ export const SendPagesLive = HttpApiBuilder.group(Api, "dashboardSend", (handler
             const candidate = {
               name: payload.name.trim(),
               status: "active",
+              hideRecipientAddress: payload.hideAddress === "on",
               customization: {
                 giftProperties: {
                   selectedGiftType: giftType,
@@ -239,7 +240,11 @@ export const SendPagesLive = HttpApiBuilder.group(Api, "dashboardSend", (handler
                 message: payload.message.trim() === "" ? null : payload.message.trim()
               }
             }
-            const formValues = { ...values, reminders: payload.reminders === "on" ? "on" : "off" }
+            const formValues = {
+              ...values,
+              reminders: payload.reminders === "on" ? "on" : "off",
+              hideAddress: payload.hideAddress === "on" ? "on" : "off"
+            }
             const decoded = decodeCampaign(candidate)
             if (Either.isLeft(decoded)) {
               const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
@@ -258,7 +263,8 @@ export const SendPagesLive = HttpApiBuilder.group(Api, "dashboardSend", (handler
                   status: body.status,
                   giftProperties: body.customization.giftProperties,
                   notificationPolicy: body.customization.notificationPolicy,
-                  message: body.customization.message
+                  message: body.customization.message,
+                  hideRecipientAddress: body.hideRecipientAddress
                 }
               )
             )

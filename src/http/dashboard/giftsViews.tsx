@@ -548,6 +548,12 @@ export const CampaignBody = (props: {
         <dd>{campaign.sendingChannels.join(", ")}</dd>
         <dt>Reminders</dt>
         <dd>{campaign.disableReminders ? "Off" : "Halfway to expiry"}</dd>
+        <dt>Recipient addresses</dt>
+        <dd>
+          {campaign.hideRecipientAddress
+            ? "Hidden: city, region and country only (the carrier gets the full address)"
+            : "Shown whole to members and keys that read orders unmasked"}
+        </dd>
         <dt>Message</dt>
         <dd>{campaign.message ?? "—"}</dd>
         <dt>Created</dt>

@@ -311,6 +311,9 @@ export const OrderBody = (props: OrderPageProps) => {
           ]
             .filter((part) => part !== null && part !== "")
             .join(", ")}
+          {shown.recipientAddressHidden ? (
+            <span class="hint"> (street and postal code hidden by the campaign's address privacy)</span>
+          ) : null}
         </dd>
         <dt>Carrier</dt>
         <dd>{order.carrier ?? "—"}</dd>

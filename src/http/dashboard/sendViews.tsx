@@ -362,6 +362,21 @@ export const CampaignFormBody = (props: CampaignFormProps) => {
           />
           <label htmlFor="reminders">Remind recipients halfway to expiry if they have not chosen</label>
         </div>
+        <div class="choice">
+          <input
+            type="checkbox"
+            id="hideAddress"
+            name="hideAddress"
+            value="on"
+            aria-describedby="hideAddress-hint"
+            checked={values.hideAddress === undefined || values.hideAddress === "on"}
+          />
+          <label htmlFor="hideAddress">Hide recipients' street addresses</label>
+          <p class="hint" id="hideAddress-hint">
+            Your team and your API keys then see only the city, region and country a recipient gives, whatever their
+            permissions; the carrier still gets the full address.
+          </p>
+        </div>
         <button type="submit">Create the campaign</button>
       </form>
     </>

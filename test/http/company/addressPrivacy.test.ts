@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { BaseUrl, realPortServerOn } from "../../support/auth.js"
 import { createCompany, raiseLimits } from "../../support/company.js"
-import { textOf } from "../../support/dashboard.js"
+import { csrfOf, textOf } from "../../support/dashboard.js"
 import { memberOf } from "../../support/dashboardMembers.js"
 import { SeededTestDatabase } from "../../support/database.js"
 
@@ -222,6 +222,37 @@ describe("address privacy", () => {
           const campaignPage = yield* Effect.promise(() => admin.get(`/dashboard/campaigns/${hiding.body.id}`))
           expect(campaignPage.status, campaignPage.text.slice(0, 500)).toBe(200)
           expect(textOf(campaignPage.text)).toContain("Recipient addresses Hidden: city, region and country only")
+
+          // The dashboard's campaign form: the box is ticked to start with; left ticked it hides, unticked it shows.
+          const form = yield* Effect.promise(() => admin.get("/dashboard/send/campaigns/new?environment=test"))
+          expect(form.status).toBe(200)
+          expect(form.text).toMatch(/<input[^>]*name="hideAddress"[^>]*checked/)
+          expect(textOf(form.text)).toContain("Hide recipients' street addresses")
+          const fields = {
+            csrf: csrfOf(form.text, "/dashboard/send/campaigns"),
+            environment: "test",
+            name: "From the form",
+            budgetMin: "1",
+            budgetMax: "100",
+            giftType: "product",
+            productId: product.productId,
+            collectionId: "",
+            expiryDays: "30",
+            message: "",
+            reminders: "on"
+          }
+          for (const [hideAddress, hidden] of [
+            ["on", true],
+            [undefined, false]
+          ] as const) {
+            const created = yield* Effect.promise(() =>
+              admin.post("/dashboard/send/campaigns", hideAddress === undefined ? fields : { ...fields, hideAddress })
+            )
+            expect(created.status, textOf(created.text)).toBe(303)
+            const campaignId = new URL(created.location!, baseUrl).searchParams.get("campaignId")!
+            const read = yield* send("GET", `/public-api/v2/campaigns/${campaignId}`, owner)
+            expect(read.body.hideRecipientAddress).toBe(hidden)
+          }
 
           // Turned off, the setting does not show what a recipient gave under it; turned on, it hides earlier orders.
           const off = yield* send("PATCH", `/public-api/v2/campaigns/${hiding.body.id}`, owner, {

@@ -116,6 +116,7 @@ describe("orders (/public-api/v3)", () => {
           ],
           total: { amount: order.lineItems[0].price.amount, currency: "GBP" },
           recipient: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", phone: "+442079460958" },
+          recipientAddressHidden: false,
           shippingAddress: {
             address1: "10 Downing Street",
             address2: null,
