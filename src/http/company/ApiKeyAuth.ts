@@ -30,6 +30,7 @@ import {
 } from "../../domain/company/Errors.js"
 import { memberRights, roleDescriptions, rolePermissions, roleRights, roles } from "../../domain/company/Members.js"
 import { InvalidRequest, NotFound, RateLimited } from "../../domain/platform/Errors.js"
+import { shownAddress } from "../../services/company/Masking.js"
 import { type Line, lineError } from "../ErrorLines.js"
 import { endpointsOf } from "../Reflection.js"
 
@@ -198,6 +199,53 @@ const rolesDoc = (): ReadonlyArray<string> => {
   ]
 }
 
+/**
+ * The "Address privacy" section of docs/permissions.md: its table is what `shownAddress`, the one rule every company
+ * read of an order's address goes through, makes of one address in each case.
+ */
+const addressPrivacyDoc = (): ReadonlyArray<string> => {
+  const address = {
+    address1: "350 Fifth Avenue",
+    address2: "Suite 3300",
+    city: "New York",
+    provinceCode: "NY",
+    postalCode: "10118",
+    countryCode: "US"
+  }
+  const cell = (value: string | null) => (value === null ? "null" : `\`${value}\``)
+  const row = (label: string, addressHidden: boolean, mode: "masked" | "unmasked") => {
+    const shown = shownAddress({ ...address, addressHidden }, mode)
+    const fields = [shown.address1, shown.address2, shown.city, shown.provinceCode, shown.postalCode, shown.countryCode]
+    return `| ${label} | ${fields.map(cell).join(" | ")} |`
+  }
+  return [
+    "## Address privacy",
+    "",
+    "Generated from `shownAddress` in `src/services/company/Masking.ts`",
+    "([decisions/0071](decisions/0071-recipient-address-privacy.md)). A campaign's `hideRecipientAddress` (true unless",
+    "set to `false` when it is made or changed) leaves only the city, region and country of the address a recipient gives:",
+    "no street lines and no postal code, in every read of the order by a key or a dashboard member, whatever their",
+    "read permission (`orders:read:unmasked` included): `GET /public-api/v3/orders` and `/orders/{id}`, the order of a",
+    "gift read or list with `expand[]=orders`, and the dashboard's order pages. The order says so with",
+    "`recipientAddressHidden: true`. An order keeps the campaign's setting of when its recipient gave the address:",
+    "turning the setting off shows the addresses given after, not those given under it; turning it on hides the",
+    "campaign's earlier orders too. The setting changes what reads show, never what is stored or booked: the order",
+    "keeps the full address for its delivery. Orders placed with `POST /public-api/v3/orders` belong to no campaign and follow only the read",
+    "permission. Webhook events carry no address. For the address `350 Fifth Avenue, Suite 3300, New York, NY 10118, US`:",
+    "",
+    "| The order's campaign, and the reader's permission | `address1` | `address2` | `city` | `provinceCode` | `postalCode` | `countryCode` |",
+    "|---|---|---|---|---|---|---|",
+    row("hides addresses, `orders:read:unmasked`", true, "unmasked"),
+    row("hides addresses, `orders:read:masked`", true, "masked"),
+    row("shows addresses (or no campaign), `orders:read:unmasked`", false, "unmasked"),
+    row("shows addresses (or no campaign), `orders:read:masked`", false, "masked"),
+    "",
+    "A dashboard member reads as their role's permissions do (the table above): `owner`, `admin` and `sender` read",
+    "orders unmasked, `developer` and `viewer` masked.",
+    ""
+  ]
+}
+
 /** docs/permissions.md, generated from the API definition. */
 export const permissionsDoc = <Id extends string, Groups extends HttpApiGroup.HttpApiGroup.Any, E, R>(
   api: HttpApi.HttpApi<Id, Groups, E, R>
@@ -221,7 +269,8 @@ export const permissionsDoc = <Id extends string, Groups extends HttpApiGroup.Ht
     ),
     "",
     ...permissionsAllowDoc(),
-    ...rolesDoc()
+    ...rolesDoc(),
+    ...addressPrivacyDoc()
   ]
   return lines.join("\n")
 }
