@@ -1,5 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { maskEmail, maskName, maskPhone, maskStreet, readMode } from "../../../src/services/company/Masking.js"
+import {
+  maskEmail,
+  maskName,
+  maskPhone,
+  maskStreet,
+  readMode,
+  shownAddress
+} from "../../../src/services/company/Masking.js"
 
 describe("Masking", () => {
   it("masks e-mail addresses, keeping the first letter and the domain", () => {
@@ -27,5 +34,31 @@ describe("Masking", () => {
     expect(readMode(["orders:read:masked", "orders:read:unmasked"], "orders")).toBe("unmasked")
     expect(readMode(["orders:read:masked"], "orders")).toBe("masked")
     expect(readMode(["gifts:read:unmasked"], "orders")).toBe("none")
+  })
+
+  it("shows a hidden address's city, region and country only, in either read mode", () => {
+    const address = {
+      address1: "221B Baker Street",
+      address2: "Flat 2",
+      city: "London",
+      provinceCode: "LND",
+      postalCode: "NW1 6XE",
+      countryCode: "GB"
+    }
+    const place = { city: "London", provinceCode: "LND", countryCode: "GB" }
+    for (const mode of ["masked", "unmasked"] as const) {
+      expect(shownAddress({ ...address, addressHidden: true }, mode)).toEqual({
+        address1: null,
+        address2: null,
+        postalCode: null,
+        ...place
+      })
+    }
+    expect(shownAddress({ ...address, addressHidden: false }, "unmasked")).toEqual(address)
+    expect(shownAddress({ ...address, addressHidden: false }, "masked")).toEqual({
+      ...address,
+      address1: "**** B**** S*****",
+      address2: "F*** *"
+    })
   })
 })
