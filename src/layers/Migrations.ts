@@ -41,6 +41,7 @@ import giftListsAndResends from "./migrations/0037_gift_lists_and_resends.js"
 import companyOrderStatuses from "./migrations/0038_company_order_statuses.js"
 import ledgerSpentToDate from "./migrations/0039_ledger_spent_to_date.js"
 import recipientAddressPrivacy from "./migrations/0041_recipient_address_privacy.js"
+import campaignSwap from "./migrations/0042_campaign_swap.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -82,7 +83,8 @@ export const migrations = {
   "0037_gift_lists_and_resends": giftListsAndResends,
   "0038_company_order_statuses": companyOrderStatuses,
   "0039_ledger_spent_to_date": ledgerSpentToDate,
-  "0041_recipient_address_privacy": recipientAddressPrivacy
+  "0041_recipient_address_privacy": recipientAddressPrivacy,
+  "0042_campaign_swap": campaignSwap
 }
 
 /** The id of the newest migration: the number its name starts with. */

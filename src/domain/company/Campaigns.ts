@@ -14,6 +14,25 @@ export type CampaignStatus = typeof CampaignStatus.Type
 export const GiftType = Schema.Literal("product", "collection")
 export type GiftType = typeof GiftType.Type
 
+/**
+ * Whether the recipient of a product gift may take another product instead, landed within the same budget in their
+ * country (docs/decisions/0072-swapping-a-gift-within-budget.md). A collection's recipient already chooses: swapping
+ * is for product gifts only.
+ */
+export const SwapSetting = Schema.Literal("disabled", "within_budget")
+export type SwapSetting = typeof SwapSetting.Type
+
+/** The swap a campaign has when its gift type is set and `swap` is not given. */
+export const defaultSwapOf = (giftType: GiftType): SwapSetting =>
+  giftType === "product" ? "within_budget" : "disabled"
+
+/** Whether gifts of the campaign may be swapped on the gift page (and claimed for another product). */
+export const allowsSwap = (campaign: { readonly giftType: GiftType; readonly swap: SwapSetting }) =>
+  campaign.giftType === "product" && campaign.swap === "within_budget"
+
+/** How many other products the gift page offers a swapping recipient at most. */
+export const swapChoicesShown = 6
+
 export const SendingChannel = Schema.Literal("email", "sms", "link")
 export type SendingChannel = typeof SendingChannel.Type
 
@@ -59,6 +78,7 @@ export const CampaignRecord = Schema.Struct({
   collectionId: Schema.NullOr(Schema.String),
   budgetMin: Schema.Int,
   budgetMax: Schema.Int,
+  swap: SwapSetting,
   currency: Schema.String,
   expirationDays: Schema.NullOr(Schema.Int),
   expirationDate: Schema.NullOr(Schema.DateFromSelf),

@@ -98,6 +98,9 @@ export const CompanyOrderRecord = Schema.Struct({
    * hidden when the recipient gave it, or its campaign hides addresses now. Read, never written.
    */
   addressHidden: Schema.Boolean,
+  /** A swapped gift's order: the campaign's product it was swapped from, and that product's title (else null). */
+  swappedFromProductId: Schema.NullOr(Schema.String),
+  swappedFromTitle: Schema.NullOr(Schema.String),
   carrier: Schema.NullOr(Schema.String),
   trackingNumber: Schema.NullOr(Schema.String),
   trackingUrl: Schema.NullOr(Schema.String),

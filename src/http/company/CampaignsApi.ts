@@ -8,7 +8,8 @@ import {
   maxBudget,
   maxExpirationDays,
   minBudget,
-  SendingChannel
+  SendingChannel,
+  SwapSetting
 } from "../../domain/company/Campaigns.js"
 import { CompanyId, HexId, RequestSource, Timestamp } from "../../domain/company/Company.js"
 import {
@@ -69,6 +70,12 @@ const giftFields = {
   collectionId: Schema.optional(HexId.annotations({ description: "For `selectedGiftType` collection" }))
 }
 
+const Swap = SwapSetting.annotations({
+  description:
+    "Whether the recipient may take another product landed within the same budget in their country: `within_budget` " +
+    "(the default for product gifts) or `disabled` (the default, and the only value, for collection gifts)"
+})
+
 const SendingChannels = Schema.Array(SendingChannel).pipe(Schema.minItems(1), Schema.maxItems(3))
 
 const Message = Schema.NullOr(Schema.String.pipe(Schema.maxLength(1000))).annotations({
@@ -99,6 +106,7 @@ export const CreateCampaignV2 = Schema.Struct({
     giftProperties: Schema.Struct({
       ...giftFields,
       budget: BudgetInput,
+      swap: Schema.optional(Swap),
       expiration: Schema.optionalWith(ExpirationInput, { exact: true, default: () => ({ daysFromSend: 30 }) })
     }),
     notificationPolicy: Schema.optionalWith(
@@ -125,6 +133,9 @@ export const UpdateCampaignV2 = Schema.Struct({
           productId: giftFields.productId,
           collectionId: giftFields.collectionId,
           budget: Schema.optional(BudgetInput),
+          swap: Schema.optional(
+            Swap.annotations({ description: "Absent: it stays, or becomes the new gift type's default" })
+          ),
           expiration: Schema.optional(ExpirationInput)
         })
       ),
@@ -156,6 +167,7 @@ export class CampaignV2 extends Schema.Class<CampaignV2>("CampaignV2")({
       budget: Schema.Struct({ min: Schema.Number, max: Schema.Number }).annotations({
         description: "Major units of the billing currency (USD), judged against the landed total"
       }),
+      swap: Swap,
       expiration: Schema.Union(Schema.Struct({ daysFromSend: Schema.Int }), Schema.Struct({ date: Timestamp }))
     }),
     notificationPolicy: Schema.Struct({

@@ -59,6 +59,17 @@ export class GiftPageApi extends HttpApiGroup.make("giftPage")
       .annotate(OpenApi.Transform, pages)
   )
   .add(
+    HttpApiEndpoint.get("others", "/g/:token/others")
+      .setPath(Path)
+      .setUrlParams(Schema.Struct({ country: Country }))
+      .addSuccess(Html)
+      .annotate(
+        OpenApi.Summary,
+        "The gift page's other gifts within the same budget, for a product gift that may be swapped"
+      )
+      .annotate(OpenApi.Transform, pages)
+  )
+  .add(
     HttpApiEndpoint.get("choose", "/g/:token/choose")
       .setPath(Path)
       .setUrlParams(Schema.Struct({ productId: Schema.optionalWith(Text, { default: () => "" }), country: Country }))

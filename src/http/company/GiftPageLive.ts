@@ -1,5 +1,6 @@
 import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
 import { Effect, Either, Option, Schema } from "effect"
+import { allowsSwap } from "../../domain/company/Campaigns.js"
 import type { GiftRecord } from "../../domain/company/Gifts.js"
 import { NotFound } from "../../domain/platform/Errors.js"
 import { DEFAULT_COUNTRY } from "../../services/catalog/Catalog.js"
@@ -20,7 +21,8 @@ import {
   giftClaimedPage,
   giftClaimPage,
   giftGonePage,
-  giftLandingPage
+  giftLandingPage,
+  giftOtherChoicesPage
 } from "./giftPage.js"
 import { claimOf } from "./requests.js"
 
@@ -80,6 +82,15 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
       nonce
     })
 
+    /**
+     * The product a swapping recipient picked among the other gifts (none when the gift may not be swapped, or the
+     * product is not one of them): read only once the campaign's own choices did not have it.
+     */
+    const swapChoiceOf = (view: GiftView, country: string, productId: string) =>
+      Effect.map(gifts.swapChoices(view.gift, view.campaign, country), (others) =>
+        others.find((c) => c.productId === productId)
+      )
+
     /** The claimed gift's order, as the company reads it (none while it is not placed). */
     const orderOf = (gift: GiftRecord) => orders.get(policy.scopeOfGift(gift), gift.orderId ?? "").pipe(Effect.option)
 
@@ -123,7 +134,21 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view, request)
             const offered = yield* gifts.choices(view.gift, view.campaign, country)
-            return noncedPage((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country))
+            return noncedPage((nonce) =>
+              giftChoicesPage(contextOf(view, nonce), offered, country, allowsSwap(view.campaign))
+            )
+          })
+        )
+      )
+      .handleRaw("others", ({ path, urlParams, request }) =>
+        withGift(path.token, "unwrapped", (view, { countryOf }) =>
+          Effect.gen(function* () {
+            const country = countryOf(urlParams.country, view, request)
+            if (!allowsSwap(view.campaign)) {
+              return noncedPage((nonce) => giftOtherChoicesPage(contextOf(view, nonce), null, country), 404)
+            }
+            const others = yield* gifts.swapChoices(view.gift, view.campaign, country)
+            return noncedPage((nonce) => giftOtherChoicesPage(contextOf(view, nonce), others, country))
           })
         )
       )
@@ -132,9 +157,14 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view, request)
             const offered = yield* gifts.choices(view.gift, view.campaign, country)
-            const choice = offered.find((c) => c.productId === urlParams.productId)
+            const choice =
+              offered.find((c) => c.productId === urlParams.productId) ??
+              (yield* swapChoiceOf(view, country, urlParams.productId))
             if (choice === undefined) {
-              return noncedPage((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
+              return noncedPage(
+                (nonce) => giftChoicesPage(contextOf(view, nonce), offered, country, allowsSwap(view.campaign)),
+                422
+              )
             }
             const values = {
               firstName: view.recipient.firstName ?? "",
@@ -162,13 +192,18 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
             const country = countryOf(payload.country, view, request)
             // The form again with the problem; the choices are read only then (the claim checks its own).
             const again = (error: string) =>
-              Effect.map(gifts.choices(view.gift, view.campaign, country), (offered) => {
+              Effect.gen(function* () {
+                const offered = yield* gifts.choices(view.gift, view.campaign, country)
                 const state: ClaimFormState = { values: { ...payload, country }, error }
                 const choice =
                   offered.find((c) => c.productId === payload.productId) ??
-                  offered.find((c) => c.variants.some((v) => v.id === payload.variantId))
+                  offered.find((c) => c.variants.some((v) => v.id === payload.variantId)) ??
+                  (yield* swapChoiceOf(view, country, payload.productId))
                 return choice === undefined
-                  ? noncedPage((nonce) => giftChoicesPage(contextOf(view, nonce), offered, country), 422)
+                  ? noncedPage(
+                      (nonce) => giftChoicesPage(contextOf(view, nonce), offered, country, allowsSwap(view.campaign)),
+                      422
+                    )
                   : noncedPage((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, state), 422)
               })
             const decoded = decodeClaim({

@@ -122,6 +122,11 @@ export class GiftV2 extends Schema.Class<GiftV2>("GiftV2")({
       trackingUrl: Schema.NullOr(Schema.String)
     })
   ).annotations({ description: "Once claimed: its order's shipment (no personal data)" }),
+  swappedFrom: Schema.NullOr(Schema.Struct({ productId: Schema.String, title: Schema.String })).annotations({
+    description:
+      "Once claimed for another product than the campaign's (a swap within budget): the campaign's product, with its " +
+      "title; null otherwise"
+  }),
   recipient: Schema.optional(RecipientV2.annotations({ description: "With expand[]=recipient" })),
   campaign: Schema.optional(CampaignV2.annotations({ description: "With expand[]=campaign" })),
   orders: Schema.optional(Schema.Array(OrderV3).annotations({ description: "With expand[]=orders" })),

@@ -62,8 +62,16 @@ export const giftLandingPage = (context: GiftPageContext, countries: CountryOpti
     context.nonce
   )
 
-/** Step 2: what the campaign allows within the budget in that country, each with "Choose". */
-export const giftChoicesPage = (context: GiftPageContext, choices: ReadonlyArray<GiftChoice>, country: string) =>
+/**
+ * Step 2: what the campaign allows within the budget in that country, each with "Choose"; when the gift may be
+ * swapped (`swappable`), the sender's product is followed by "See other gifts" (`otherGiftsLink`).
+ */
+export const giftChoicesPage = (
+  context: GiftPageContext,
+  choices: ReadonlyArray<GiftChoice>,
+  country: string,
+  swappable = false
+) =>
   page(
     "Choose your gift",
     `${greeting(context)}
@@ -86,9 +94,53 @@ export const giftChoicesPage = (context: GiftPageContext, choices: ReadonlyArray
   </div>`
           )
           .join("")
-  }`,
+  }${swappable ? otherGiftsLink(context, country) : ""}`,
     context.nonce
   )
+
+/** The way from a swappable product gift to the other gifts within its budget (docs/gifting.md, "Swap"). */
+const otherGiftsLink = (context: GiftPageContext, country: string) => `
+  <p><a id="other-gifts" href="/g/${escapeHtml(context.token)}/others?country=${encodeURIComponent(country)}">See other gifts</a></p>`
+
+/**
+ * The other gifts a swappable product gift may be exchanged for: other products landed within the same budget in
+ * that country, each with "Choose"; the sender's product is one link away. `null` when the gift cannot be swapped.
+ */
+export const giftOtherChoicesPage = (
+  context: GiftPageContext,
+  others: ReadonlyArray<GiftChoice> | null,
+  country: string
+) => {
+  const token = escapeHtml(context.token)
+  const back = `<p><a href="/g/${token}/choices?country=${encodeURIComponent(country)}">Back to your gift</a></p>`
+  const body =
+    others === null
+      ? `<p>This gift cannot be exchanged for another.</p>${back}`
+      : others.length === 0
+        ? `<p>No other gift can be delivered to this country within this gift.</p>${back}`
+        : `<p>Instead of the gift chosen for you, you may take one of these.</p>${others
+            .map(
+              (choice) => `
+  <div class="choice">
+    ${choice.imageUrl === null ? "" : `<img src="${escapeHtml(choice.imageUrl)}" alt="">`}
+    <h3>${escapeHtml(choice.title)}</h3>
+    ${choice.description === null ? "" : `<p>${escapeHtml(choice.description)}</p>`}
+    <form method="get" action="/g/${token}/choose">
+      <input type="hidden" name="productId" value="${escapeHtml(choice.productId)}">
+      <input type="hidden" name="country" value="${escapeHtml(country)}">
+      <button type="submit" aria-label="Choose ${escapeHtml(choice.title)}">Choose</button>
+    </form>
+  </div>`
+            )
+            .join("")}${back}`
+  return page(
+    "Other gifts",
+    `${greeting(context)}
+  <h2>Other gifts</h2>
+  ${body}`,
+    context.nonce
+  )
+}
 
 /** What the claim form shows again after a refusal. */
 export interface ClaimFormState {

@@ -42,6 +42,7 @@ export const campaignV2 = (campaign: CampaignRecord) => ({
       ...(campaign.productId === null ? {} : { productId: campaign.productId }),
       ...(campaign.collectionId === null ? {} : { collectionId: campaign.collectionId }),
       budget: { min: toMajor(campaign.budgetMin), max: toMajor(campaign.budgetMax) },
+      swap: campaign.swap,
       expiration:
         campaign.expirationDate === null
           ? { daysFromSend: campaign.expirationDays ?? 0 }
@@ -106,6 +107,10 @@ export const giftV2 = (gift: GiftRecord, link: string, order: CompanyOrderRecord
           trackingNumber: order.trackingNumber,
           trackingUrl: order.trackingUrl
         },
+  swappedFrom:
+    order === null || order.swappedFromProductId === null
+      ? null
+      : { productId: order.swappedFromProductId, title: order.swappedFromTitle ?? order.swappedFromProductId },
   source: gift.source,
   createdAt: formatTimestamp(gift.createdAt),
   claimedAt: gift.claimedAt === null ? null : formatTimestamp(gift.claimedAt)

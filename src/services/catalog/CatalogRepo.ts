@@ -127,6 +127,8 @@ export interface LandedPageQuery {
   /** The most a variant's item may cost in USD cents (the item alone is at most the landed total). */
   readonly itemBound: number | undefined
   readonly collectionId: string | undefined
+  /** Only this catalog's products (none: every catalog's). */
+  readonly catalog?: "marketplace" | "swag" | undefined
   readonly skip: number
   readonly limit: number
 }
@@ -561,6 +563,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("CatalogRepo", {
       const page = yield* idRows(sql`
         SELECT p.id FROM products p ${inCollection}
         WHERE p.min_price_usd <= ${query.itemBound}
+          ${query.catalog === undefined ? sql`` : sql`AND p.catalog = ${query.catalog}`}
           AND EXISTS (SELECT 1 FROM variants v JOIN variant_locations l ON l.variant_id = v.id ${landed}
                       WHERE v.product_id = p.id AND v.price_usd <= ${query.itemBound} AND ${fits})
         ORDER BY ${query.collectionId === undefined ? sql`p.created_at DESC, p.id DESC` : sql`cp.position, p.id`}

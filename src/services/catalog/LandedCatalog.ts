@@ -30,6 +30,8 @@ export interface BudgetQuery {
   /** Where the gift goes (either case; default US). */
   readonly country?: string | undefined
   readonly collectionId?: string | undefined
+  /** Only this catalog's products (none: every catalog's). */
+  readonly catalog?: "marketplace" | "swag" | undefined
   readonly skip: number
   readonly limit: number
 }
@@ -103,6 +105,7 @@ export class LandedCatalog extends Effect.Service<LandedCatalog>()("LandedCatalo
         max: query.budget,
         itemBound,
         collectionId: query.collectionId,
+        catalog: query.catalog,
         skip: query.skip,
         limit: query.limit
       }

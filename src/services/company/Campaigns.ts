@@ -7,9 +7,11 @@ import {
   type CampaignStatus,
   canMoveCampaign,
   defaultHideRecipientAddress,
+  defaultSwapOf,
   expiryDateProblem,
   type GiftType,
-  type SendingChannel
+  type SendingChannel,
+  type SwapSetting
 } from "../../domain/company/Campaigns.js"
 import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
 import {
@@ -61,6 +63,8 @@ export interface GiftPropertiesInput {
   readonly collectionId?: string | undefined
   readonly budget: BudgetInput
   readonly expiration: ExpirationInput
+  /** Default: `within_budget` for a product gift, `disabled` for a collection's. */
+  readonly swap?: SwapSetting | undefined
 }
 
 export interface NotificationPolicyInput {
@@ -87,6 +91,8 @@ export interface GiftPropertiesChange {
   readonly collectionId?: string | undefined
   readonly budget?: BudgetInput | undefined
   readonly expiration?: ExpirationInput | undefined
+  /** Absent: it stays, but when the gift type changes, the new type's default. */
+  readonly swap?: SwapSetting | undefined
 }
 
 /** A change: absent fields stay. */
@@ -129,6 +135,7 @@ interface GiftColumns {
   readonly collectionId: string | null
   readonly budgetMin: number
   readonly budgetMax: number
+  readonly swap: SwapSetting
   readonly expirationDays: number | null
   readonly expirationDate: Date | null
 }
@@ -177,6 +184,18 @@ const giftIds = (type: GiftType, productId: string | null | undefined, collectio
     collectionId: type === "collection" ? collectionId!.toLowerCase() : null
   })
 }
+
+/**
+ * The swap setting of a gift of `type`: the one given, else the type's default. A collection's recipient already
+ * chooses in the collection, so `within_budget` is for product gifts only (400 naming it).
+ */
+const swapColumn = (type: GiftType, swap: SwapSetting | undefined) =>
+  swap === "within_budget" && type === "collection"
+    ? InvalidRequest.field(
+        `${giftPath}.swap`,
+        "swap within_budget is for selectedGiftType product; a collection's recipient already chooses."
+      )
+    : Effect.succeed(swap ?? defaultSwapOf(type))
 
 const uniqueChannels = (channels: ReadonlyArray<SendingChannel>) =>
   new Set(channels).size === channels.length
@@ -253,6 +272,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
       const gift = input.giftProperties
       const ids = yield* giftIds(gift.selectedGiftType, gift.productId, gift.collectionId)
       const budget = yield* budgetColumns(gift.budget)
+      const swap = yield* swapColumn(gift.selectedGiftType, gift.swap)
       const expiration = yield* expirationColumns(gift.expiration, now)
       yield* uniqueChannels(input.notificationPolicy.sendingChannels)
       const account = yield* accountFor(caller, input.accountId)
@@ -272,6 +292,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
         collectionId: ids.collectionId,
         budgetMin: budget.budgetMin,
         budgetMax: budget.budgetMax,
+        swap,
         currency: billingCurrency,
         expirationDays: expiration.expirationDays,
         expirationDate: expiration.expirationDate,
@@ -320,12 +341,13 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
           change.budget === undefined
             ? { budgetMin: current.budgetMin, budgetMax: current.budgetMax }
             : yield* budgetColumns(change.budget)
+        const swap = yield* swapColumn(type, change.swap ?? (sameType ? current.swap : undefined))
         const expiration =
           change.expiration === undefined
             ? { expirationDays: current.expirationDays, expirationDate: current.expirationDate }
             : yield* expirationColumns(change.expiration, now)
         const catalogChanged = ids.productId !== current.productId || ids.collectionId !== current.collectionId
-        return { giftType: type, ...ids, ...budget, ...expiration, catalogChanged } satisfies GiftColumns & {
+        return { giftType: type, ...ids, ...budget, swap, ...expiration, catalogChanged } satisfies GiftColumns & {
           catalogChanged: boolean
         }
       })
@@ -387,6 +409,7 @@ export class Campaigns extends Effect.Service<Campaigns>()("Campaigns", {
           collectionId: gift.collectionId,
           budgetMin: gift.budgetMin,
           budgetMax: gift.budgetMax,
+          swap: gift.swap,
           expirationDays: gift.expirationDays,
           expirationDate: gift.expirationDate,
           sendingChannels: policy.sendingChannels ?? current.sendingChannels,

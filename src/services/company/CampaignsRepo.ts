@@ -15,6 +15,7 @@ const CampaignUpdate = CampaignRecord.pipe(
     "collectionId",
     "budgetMin",
     "budgetMax",
+    "swap",
     "expirationDays",
     "expirationDate",
     "sendingChannels",
@@ -39,11 +40,11 @@ export class CampaignsRepo extends Effect.Service<CampaignsRepo>()("CampaignsRep
       Result: CampaignRecord,
       execute: (row) => sql`INSERT INTO campaigns (id, company_id, environment, account_id,
           billing_method_id, name, status, type, gift_type, product_id, collection_id, budget_min, budget_max,
-          currency, expiration_days, expiration_date, sending_channels, disable_reminders, message, hide_recipient_address,
-          source, created_at, updated_at)
+          swap, currency, expiration_days, expiration_date, sending_channels, disable_reminders, message,
+          hide_recipient_address, source, created_at, updated_at)
         VALUES (${row.id}, ${row.companyId}, ${row.environment}, ${row.accountId}, ${row.billingMethodId}, ${row.name},
           ${row.status}, 'oneOffs', ${row.giftType}, ${row.productId}, ${row.collectionId},
-          ${row.budgetMin}, ${row.budgetMax}, ${row.currency}, ${row.expirationDays},
+          ${row.budgetMin}, ${row.budgetMax}, ${row.swap}, ${row.currency}, ${row.expirationDays},
           ${row.expirationDate}, ${row.sendingChannels}::text[],
           ${row.disableReminders}, ${row.message}, ${row.hideRecipientAddress}, ${row.source}, ${row.createdAt}, ${row.updatedAt})
         RETURNING *`
@@ -90,6 +91,7 @@ export class CampaignsRepo extends Effect.Service<CampaignsRepo>()("CampaignsRep
             collection_id = ${set.collectionId},
             budget_min = ${set.budgetMin},
             budget_max = ${set.budgetMax},
+            swap = ${set.swap},
             expiration_days = ${set.expirationDays},
             expiration_date = ${set.expirationDate},
             sending_channels = ${set.sendingChannels}::text[],

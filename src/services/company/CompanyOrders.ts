@@ -87,6 +87,8 @@ export interface OrderRequest {
   readonly giftId?: string | undefined
   /** Whether the gift's campaign hides the recipient's address from the company as they give it. */
   readonly addressHidden?: boolean | undefined
+  /** A swapped gift's order: the campaign's product the recipient swapped for this one, and its title. */
+  readonly swappedFrom?: { readonly productId: string; readonly title: string } | undefined
 }
 
 /** Who places the order: the request's scope, the account its header named, and its `Request-Source`. */
@@ -388,6 +390,8 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
                 source: caller.source,
                 giftId: request.giftId ?? null,
                 addressHiddenAtClaim: request.addressHidden ?? false,
+                swappedFromProductId: request.swappedFrom?.productId ?? null,
+                swappedFromTitle: request.swappedFrom?.title ?? null,
                 createdAt: now,
                 updatedAt: now
               })

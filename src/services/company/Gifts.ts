@@ -1,7 +1,14 @@
 import { randomBytes } from "node:crypto"
 import { SqlClient } from "@effect/sql"
 import { DateTime, Effect, Option, Schema } from "effect"
-import { type CampaignRecord, expiryDateProblem, giftExpirationOf, sendsGifts } from "../../domain/company/Campaigns.js"
+import {
+  allowsSwap,
+  type CampaignRecord,
+  expiryDateProblem,
+  giftExpirationOf,
+  sendsGifts,
+  swapChoicesShown
+} from "../../domain/company/Campaigns.js"
 import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
 import { CampaignNotActive, GiftChoiceRefused, GiftClosed, GiftNotFound } from "../../domain/company/Errors.js"
 import {
@@ -16,7 +23,8 @@ import type { RecipientRecord } from "../../domain/company/Recipients.js"
 import { codeOf, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { Catalog, PublicUrl } from "../catalog/Catalog.js"
-import { landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
+import { LandedCatalog } from "../catalog/LandedCatalog.js"
+import { convertUsd, landedAmounts, landedInput, Pricing, toUsd } from "../catalog/Pricing.js"
 import { Notifications } from "../checkout/Notifications.js"
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { lastUtcDays, nowDate } from "../platform/Time.js"
@@ -116,6 +124,7 @@ export interface GiftView {
 }
 
 type PriceReference = Effect.Effect.Success<ReturnType<Pricing["reference"]>>
+type OfferedRow = Effect.Effect.Success<ReturnType<Catalog["offeredVariants"]>>[number]
 type VariantFact = Effect.Effect.Success<ReturnType<Pricing["variants"]>>[number]
 
 /**
@@ -152,6 +161,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     CompanyPolicy.Default,
     CompanyOrders.Default,
     Catalog.Default,
+    LandedCatalog.Default,
     Companies.Default,
     Notifications.Default,
     GiftsRepo.Default,
@@ -168,6 +178,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     const webhooks = yield* CompanyWebhooks
     const pricing = yield* Pricing
     const catalog = yield* Catalog
+    const landedCatalog = yield* LandedCatalog
     const companies = yield* Companies
     const policy = yield* CompanyPolicy
     const companyOrders = yield* CompanyOrders
@@ -548,6 +559,48 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     })
 
     /**
+     * Of the offered `rows`, the products with their variants that ship to `countryCode`, are in stock and whose
+     * landed total there (in the billing currency, USD) is within the gift's budget (`withinBudget`), in the rows'
+     * order. Products without such a variant are left out.
+     */
+    const fittingChoices = (
+      rows: ReadonlyArray<OfferedRow>,
+      gift: { readonly budgetMin: number; readonly budgetMax: number },
+      countryCode: string
+    ) =>
+      Effect.gen(function* () {
+        const reference = yield* pricing.reference()
+        const country = reference.country.get(countryCode.toUpperCase())
+        if (country === undefined || rows.length === 0) return [] as ReadonlyArray<GiftChoice>
+        const facts = new Map(
+          (yield* pricing.variants(Option.some(rows.map((row) => row.variantId)))).map((fact) => [fact.variantId, fact])
+        )
+        const within = (variantId: string) => {
+          const fact = facts.get(variantId)
+          return fact !== undefined && withinBudget(reference, fact, country, gift)
+        }
+        const byProduct = new Map<string, GiftChoice>()
+        for (const row of rows) {
+          if (!within(row.variantId)) continue
+          const product = byProduct.get(row.productId) ?? {
+            productId: row.productId,
+            title: row.productTitle,
+            description: row.description,
+            imageUrl: row.imageUrl === null ? null : `${publicUrl}${row.imageUrl}`,
+            variants: []
+          }
+          byProduct.set(row.productId, {
+            ...product,
+            variants: [
+              ...product.variants,
+              { id: row.variantId, title: row.variantTitle, options: row.selectedOptions }
+            ]
+          })
+        }
+        return [...byProduct.values()] as ReadonlyArray<GiftChoice>
+      })
+
+    /**
      * The products the campaign allows (its product, or its collection's in order) with their variants that
      * ship to `countryCode`, are in stock and whose landed total there (in the billing currency, USD) is
      * within the gift's budget. Products without such a variant are left out.
@@ -560,33 +613,57 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       const rows = yield* catalog.offeredVariants(
         campaign.collectionId === null ? { productId: campaign.productId } : { collectionId: campaign.collectionId }
       )
-      const reference = yield* pricing.reference()
-      const country = reference.country.get(countryCode.toUpperCase())
-      if (country === undefined) return []
-      const facts = new Map(
-        (yield* pricing.variants(Option.some(rows.map((row) => row.variantId)))).map((fact) => [fact.variantId, fact])
-      )
-      const within = (variantId: string) => {
-        const fact = facts.get(variantId)
-        return fact !== undefined && withinBudget(reference, fact, country, gift)
-      }
-      const byProduct = new Map<string, GiftChoice>()
-      for (const row of rows) {
-        if (!within(row.variantId)) continue
-        const product = byProduct.get(row.productId) ?? {
-          productId: row.productId,
-          title: row.productTitle,
-          description: row.description,
-          imageUrl: row.imageUrl === null ? null : `${publicUrl}${row.imageUrl}`,
-          variants: []
-        }
-        byProduct.set(row.productId, {
-          ...product,
-          variants: [...product.variants, { id: row.variantId, title: row.variantTitle, options: row.selectedOptions }]
-        })
-      }
-      return [...byProduct.values()]
+      return yield* fittingChoices(rows, gift, countryCode)
     })
+
+    /**
+     * What a recipient of a product gift may swap it for (docs/decisions/0072-swapping-a-gift-within-budget.md): none
+     * unless the campaign allows swaps (`allowsSwap`); else the marketplace catalog's products other than the
+     * campaign's, newest first, with their variants judged as `choices` judges the campaign's own
+     * (`fittingChoices`), at most `swapChoicesShown` of them. The landed catalog narrows the candidates in SQL with
+     * the budget converted to the country's currency, one US cent wider on each side; `withinBudget` then decides.
+     */
+    const swapChoices = Effect.fn("Gifts.swapChoices")(function* (
+      gift: GiftRecord,
+      campaign: CampaignRecord,
+      countryCode: string
+    ) {
+      if (!allowsSwap(campaign)) return [] as ReadonlyArray<GiftChoice>
+      const country = (yield* pricing.reference()).country.get(countryCode.toUpperCase())
+      if (country === undefined) return [] as ReadonlyArray<GiftChoice>
+      const major = (usdCents: number) =>
+        convertUsd(Math.max(usdCents, 0), country.fxRate, country.digits) / 10 ** country.digits
+      const { products } = yield* landedCatalog
+        .products({
+          budget: major(gift.budgetMax + 1),
+          minBudget: major(gift.budgetMin - 1),
+          country: country.code,
+          catalog: "marketplace",
+          skip: 0,
+          limit: swapChoicesShown + 1
+        })
+        .pipe(Effect.orDie)
+      const ids = products
+        .map((product) => product.id)
+        .filter((id) => id !== campaign.productId)
+        .slice(0, swapChoicesShown)
+      const rows = yield* Effect.forEach(ids, (productId) => catalog.offeredVariants({ productId }))
+      return yield* fittingChoices(rows.flat(), gift, country.code)
+    })
+
+    /**
+     * What an order for `variantId` was swapped from: the campaign's product and its title, when the campaign's
+     * gift is a product and the variant is another product's; undefined otherwise.
+     */
+    const swappedFromOf = (campaign: CampaignRecord, variantId: string) =>
+      Effect.gen(function* () {
+        const original = campaign.giftType === "product" ? campaign.productId : null
+        if (original === null) return undefined
+        const variant = yield* catalog.orderVariant(variantId)
+        if (Option.isNone(variant) || variant.value.productId === original) return undefined
+        const rows = yield* catalog.offeredVariants({ productId: original })
+        return { productId: original, title: rows[0]?.productTitle ?? original }
+      })
 
     /**
      * The countries where a gift of the campaign has something to choose: those an offered variant in stock ships
@@ -614,7 +691,12 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
      * of the same choice finds the same order, another choice is refused (`OrderKeyReused`). It keeps whether the
      * campaign hid the recipient's address when they gave it.
      */
-    const placeFor = (gift: GiftRecord, campaign: CampaignRecord, input: GiftClaim) =>
+    const placeFor = (
+      gift: GiftRecord,
+      campaign: CampaignRecord,
+      input: GiftClaim,
+      swappedFrom?: { readonly productId: string; readonly title: string }
+    ) =>
       companyOrders.place(
         { scope: policy.scopeOfGift(gift), account: Option.none(), source: gift.source },
         {
@@ -627,15 +709,18 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           tags: [],
           metadata: gift.metadata,
           giftId: gift.id,
-          addressHidden: campaign.hideRecipientAddress
+          addressHidden: campaign.hideRecipientAddress,
+          ...(swappedFrom === undefined ? {} : { swappedFrom })
         }
       )
 
     /**
      * Claims an open gift for `variantId`, sent to `recipient` at `address`, in the caller's transaction: the gift
      * locked, the variant checked against the choices (the campaign's, deliverable to the address's country,
-     * within the budget there: 422 otherwise), the reservation released, the order placed on the gift's
-     * billing method (its checks: address, funds), and the gift `claimed` with its order. A claim repeated
+     * within the budget there, or when the campaign allows swaps the other products `swapChoices` offers: 422
+     * otherwise), the reservation released, the order placed on the gift's
+     * billing method (its checks: address, funds; with what it was swapped from, if it was), and the gift
+     * `claimed` with its order. A claim repeated
      * after success finds the same order (the order's key is the gift's).
      */
     const claimIn = (gift: GiftRecord, input: GiftClaim) =>
@@ -649,8 +734,12 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           })
         }
         const campaign = yield* campaigns.get(policy.scopeOfGift(locked), locked.campaignId).pipe(Effect.orDie)
-        const allowed = yield* choices(locked, campaign, input.address.countryCode)
-        if (!allowed.some((choice) => choice.variants.some((variant) => variant.id === input.variantId))) {
+        const offers = (offered: ReadonlyArray<GiftChoice>) =>
+          offered.some((choice) => choice.variants.some((variant) => variant.id === input.variantId))
+        const allowed =
+          offers(yield* choices(locked, campaign, input.address.countryCode)) ||
+          offers(yield* swapChoices(locked, campaign, input.address.countryCode))
+        if (!allowed) {
           return yield* new GiftChoiceRefused({
             message: `Variant ${input.variantId} is not one this gift allows for ${input.address.countryCode}.`,
             giftId: locked.id,
@@ -662,7 +751,12 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           id: locked.id,
           reason: ledgerReason.released
         })
-        const { result: order } = yield* placeFor(locked, campaign, input)
+        const { result: order } = yield* placeFor(
+          locked,
+          campaign,
+          input,
+          yield* swappedFromOf(campaign, input.variantId)
+        )
         const now = yield* nowDate
         const claimed = yield* repo.markClaimed(locked.id, order.id, now)
         yield* emitStatus(claimed)
@@ -707,7 +801,12 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           })
           return claimed
         }
-        const { result } = yield* placeFor(gift, campaign, input.claim)
+        const { result } = yield* placeFor(
+          gift,
+          campaign,
+          input.claim,
+          yield* swappedFromOf(campaign, input.claim.variantId)
+        )
         return { gift, order: result }
       })
       return yield* sql.withTransaction(run).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -739,6 +838,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       linkOf,
       visit,
       choices,
+      swapChoices,
       claim,
       claimByRecipient,
       order,

@@ -96,6 +96,7 @@ describe("campaigns (/public-api/v2)", () => {
                 selectedGiftType: "product",
                 productId: company.productId,
                 budget: { min: 10, max: 75.5 },
+                swap: "within_budget",
                 expiration: { daysFromSend: 14 }
               },
               notificationPolicy: { sendingChannels: ["email", "sms"], disableReminders: true },
@@ -142,6 +143,7 @@ describe("campaigns (/public-api/v2)", () => {
               selectedGiftType: "collection",
               collectionId: company.collectionId,
               budget: { min: 1, max: 100 },
+              swap: "disabled",
               expiration: { date }
             },
             notificationPolicy: { sendingChannels: ["email"], disableReminders: false },
@@ -473,6 +475,7 @@ describe("campaigns (/public-api/v2)", () => {
           selectedGiftType: "collection",
           collectionId: company.collectionId,
           budget: { min: 20, max: 30 },
+          swap: "disabled",
           expiration: { daysFromSend: 30 }
         })
         expect(toCollection.body.customization.message).toBeNull()

@@ -115,6 +115,7 @@ describe("gifts (/public-api/v2)", () => {
           metadata: null,
           orderId: null,
           deliveryDetails: null,
+          swappedFrom: null,
           source: null,
           createdAt: expect.stringMatching(timestampPattern),
           claimedAt: null
