@@ -49,6 +49,7 @@ export class SendPages extends HttpApiGroup.make("dashboardSend")
           budgetMin: FormText,
           budgetMax: FormText,
           giftType: FormText,
+          swap: FormText,
           collectionId: FormText,
           productId: FormText,
           message: FormText,

@@ -58,6 +58,7 @@ const campaignFieldOf = (path: string): string => {
   if (path.includes("expiration")) return "expiryDays"
   if (path.includes("message")) return "message"
   if (path.includes("selectedGiftType")) return "giftType"
+  if (path.includes("swap")) return "swap"
   return "form"
 }
 
@@ -70,6 +71,7 @@ const fieldLabels: Readonly<Record<string, string>> = {
   expiryDays: "Days a gift stays open",
   message: "Message",
   giftType: "What recipients choose from",
+  swap: "Swap",
   form: "Campaign",
   firstName: "First name",
   lastName: "Last name",
@@ -228,7 +230,7 @@ export const SendPagesLive = HttpApiBuilder.group(Api, "dashboardSend", (handler
                 giftProperties: {
                   selectedGiftType: giftType,
                   ...(giftType === "product"
-                    ? { productId: payload.productId.trim() }
+                    ? { productId: payload.productId.trim(), ...(payload.swap === "" ? {} : { swap: payload.swap }) }
                     : { collectionId: payload.collectionId.trim() }),
                   budget: { min: numberOf(payload.budgetMin), max: numberOf(payload.budgetMax) },
                   expiration: { daysFromSend: numberOf(payload.expiryDays) }

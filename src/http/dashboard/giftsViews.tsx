@@ -1,5 +1,5 @@
 import type { CompanyOutboxMessage } from "../../domain/checkout/Notifications.js"
-import { type CampaignRecord, CampaignStatus } from "../../domain/company/Campaigns.js"
+import { type CampaignRecord, CampaignStatus, type SwapSetting } from "../../domain/company/Campaigns.js"
 import type { Environment } from "../../domain/company/Company.js"
 import { type GiftRecord, GiftStatus, isOpenGift } from "../../domain/company/Gifts.js"
 import type { CompanyOrderRecord } from "../../domain/company/Orders.js"
@@ -68,6 +68,12 @@ const campaignStatusNames: Readonly<Record<CampaignStatus, string>> = {
   paused: "Paused",
   completed: "Completed",
   archived: "Archived"
+}
+
+/** What a campaign's `swap` lets the recipient do, in the dashboard's words. */
+export const swapLabels: Readonly<Record<SwapSetting, string>> = {
+  within_budget: "Within the budget: the recipient may take another product that lands within it",
+  disabled: "Off: the recipient takes the campaign's gift"
 }
 
 const budgetOf = (item: { readonly budgetMin: number; readonly budgetMax: number; readonly currency: string }) =>
@@ -231,6 +237,17 @@ export interface GiftPageProps {
   readonly today: string
 }
 
+/** A swapped gift's order: what the recipient swapped (the campaign's product), as a row of facts; none otherwise. */
+export const SwappedFrom = ({ order }: { readonly order: CompanyOrderRecord }) =>
+  order.swappedFromProductId === null ? null : (
+    <>
+      <dt>Swapped from</dt>
+      <dd>
+        {order.swappedFromTitle ?? order.swappedFromProductId} (<code>{order.swappedFromProductId}</code>)
+      </dd>
+    </>
+  )
+
 const OrderSection = ({ order }: { readonly order: CompanyOrderRecord }) => (
   <section aria-labelledby="gift-order">
     <h2 id="gift-order">Order and shipment</h2>
@@ -239,6 +256,7 @@ const OrderSection = ({ order }: { readonly order: CompanyOrderRecord }) => (
       <dd>
         <a href={`/dashboard/orders/${encodeURIComponent(order.id)}`}>{order.title}</a> (<code>{order.id}</code>)
       </dd>
+      <SwappedFrom order={order} />
       <dt>Status</dt>
       <dd>{order.status}</dd>
       <dt>Shipment</dt>
@@ -536,6 +554,8 @@ export const CampaignBody = (props: {
         </dd>
         <dt>Budget</dt>
         <dd>{budgetOf(campaign)}</dd>
+        <dt>Swap</dt>
+        <dd>{swapLabels[campaign.swap]}</dd>
         <dt>Expiry</dt>
         <dd>
           {campaign.expirationDate === null ? (

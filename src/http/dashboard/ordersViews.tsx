@@ -20,6 +20,7 @@ import {
   When
 } from "./components.js"
 import { money } from "./format.js"
+import { SwappedFrom } from "./giftsViews.js"
 
 /**
  * The views of the dashboard's orders (docs/dashboard.md "Orders"): the list with its filters, an order with its
@@ -284,6 +285,7 @@ export const OrderBody = (props: OrderPageProps) => {
         <dd>
           {order.title} × {order.quantity}
         </dd>
+        <SwappedFrom order={order} />
         <dt>Total</dt>
         <dd>{money(order.total, order.currency)}</dd>
         <dt>Charged</dt>

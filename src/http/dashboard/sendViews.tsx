@@ -1,4 +1,4 @@
-import type { CampaignRecord } from "../../domain/company/Campaigns.js"
+import type { CampaignRecord, SwapSetting } from "../../domain/company/Campaigns.js"
 import type { Environment } from "../../domain/company/Company.js"
 import type { SendingMethod } from "../../domain/company/Gifts.js"
 import {
@@ -241,6 +241,12 @@ export interface CampaignFormProps {
   readonly errors: FieldErrors
 }
 
+/** The campaign form's swap choices (docs/gifting.md, "Swap"). */
+const swapOptions: ReadonlyArray<readonly [SwapSetting, string]> = [
+  ["within_budget", "Within the budget"],
+  ["disabled", "Off"]
+]
+
 export const CampaignFormBody = (props: CampaignFormProps) => {
   const { values, errors } = props
   const giftType = values.giftType === "product" ? "product" : "collection"
@@ -321,6 +327,30 @@ export const CampaignFormBody = (props: CampaignFormProps) => {
             hint="The product's id in the catalog (24 hexadecimal characters)."
             required={false}
           />
+          <div class={errors.swap === undefined ? "field" : "field invalid"}>
+            <label htmlFor="swap">Swap</label>
+            <p class="hint" id="swap-hint">
+              For one product: whether its recipient may take another product that lands within the budget in their
+              country. A collection's recipient already chooses.
+            </p>
+            <select
+              id="swap"
+              name="swap"
+              aria-describedby={errors.swap === undefined ? "swap-hint" : "swap-hint swap-error"}
+              aria-invalid={errors.swap === undefined ? undefined : "true"}
+            >
+              {swapOptions.map(([value, label]) => (
+                <option value={value} selected={(values.swap ?? "within_budget") === value} key={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+            {errors.swap === undefined ? null : (
+              <p class="field-error" id="swap-error">
+                {errors.swap}
+              </p>
+            )}
+          </div>
         </fieldset>
         <div class={errors.message === undefined ? "field" : "field invalid"}>
           <label htmlFor="message">
