@@ -673,6 +673,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/g/{token}/others": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The gift page's other gifts within the same budget, for a product gift that may be swapped */
+        get: operations["giftPage.others"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/g/{token}/choose": {
         parameters: {
             query?: never;
@@ -2947,13 +2964,17 @@ export interface components {
                 phone: string | null;
             };
             shippingAddress: {
-                address1: string;
+                /** @description Null when the address is hidden (`recipientAddressHidden`) */
+                address1: string | null;
                 address2: string | null;
                 city: string;
                 provinceCode: string | null;
+                /** @description Null when the address is hidden (`recipientAddressHidden`) or has none */
                 postalCode: string | null;
                 countryCode: string;
             };
+            /** @description Whether the gift's campaign hides the recipient's address: only its city, region and country are shown, whatever the key's read permissions */
+            recipientAddressHidden: boolean;
             fulfillments: {
                 id: string;
                 /** @enum {string} */
@@ -3410,6 +3431,8 @@ export interface components {
             source: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
             accountId: string;
             billingMethodId: string;
+            /** @description Whether the company sees only the city, region and country of the addresses its recipients give (no street lines, no postal code), whatever its keys' and members' read permissions; the carrier always gets the full address. Default true */
+            hideRecipientAddress: boolean;
             customization: {
                 giftProperties: {
                     /** @enum {string} */
@@ -3421,6 +3444,11 @@ export interface components {
                         min: number;
                         max: number;
                     };
+                    /**
+                     * @description Whether the recipient may take another product landed within the same budget in their country: `within_budget` (the default for product gifts) or `disabled` (the default, and the only value, for collection gifts)
+                     * @enum {string}
+                     */
+                    swap: "disabled" | "within_budget";
                     expiration: {
                         daysFromSend: components["schemas"]["Int"];
                     } | {
@@ -3574,6 +3602,11 @@ export interface components {
                 trackingNumber: string | null;
                 trackingUrl: string | null;
             } | null;
+            /** @description Once claimed for another product than the campaign's (a swap within budget): the campaign's product, with its title; null otherwise */
+            swappedFrom?: {
+                productId: string;
+                title: string;
+            } | null;
             recipient?: components["schemas"]["RecipientV2"];
             campaign?: components["schemas"]["CampaignV2"];
             /** @description With expand[]=orders */
@@ -3623,6 +3656,11 @@ export interface components {
                 carrier: string | null;
                 trackingNumber: string | null;
                 trackingUrl: string | null;
+            } | null;
+            /** @description Once claimed for another product than the campaign's (a swap within budget): the campaign's product, with its title; null otherwise */
+            swappedFrom: {
+                productId: string;
+                title: string;
             } | null;
             recipient?: components["schemas"]["RecipientV2"];
             campaign?: components["schemas"]["CampaignV2"];
@@ -7736,6 +7774,94 @@ export interface operations {
         };
     };
     "giftPage.choices": {
+        parameters: {
+            query?: {
+                /** @description a string at most 8 character(s) long */
+                country?: string;
+            };
+            header?: never;
+            path: {
+                /** @description a string at most 128 character(s) long */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftPage.others": {
         parameters: {
             query?: {
                 /** @description a string at most 8 character(s) long */
@@ -12501,6 +12627,8 @@ export interface operations {
                     accountId?: string;
                     /** @description Default: the account's default method */
                     billingMethodId?: string;
+                    /** @description Whether the company sees only the city, region and country of the addresses its recipients give (no street lines, no postal code), whatever its keys' and members' read permissions; the carrier always gets the full address. Default true */
+                    hideRecipientAddress?: boolean;
                     customization: {
                         giftProperties: {
                             /** @enum {string} */
@@ -12521,6 +12649,11 @@ export interface operations {
                                  */
                                 max: number;
                             };
+                            /**
+                             * @description Whether the recipient may take another product landed within the same budget in their country: `within_budget` (the default for product gifts) or `disabled` (the default, and the only value, for collection gifts)
+                             * @enum {string}
+                             */
+                            swap?: "disabled" | "within_budget";
                             /** @description Exactly one of `daysFromSend` (1 to 365) and `date` */
                             expiration?: {
                                 /**
@@ -12809,6 +12942,8 @@ export interface operations {
                     name?: string;
                     /** @enum {string} */
                     status?: "draft" | "active" | "paused" | "completed" | "archived";
+                    /** @description Whether the company sees only the city, region and country of the addresses its recipients give (no street lines, no postal code), whatever its keys' and members' read permissions; the carrier always gets the full address. Default true */
+                    hideRecipientAddress?: boolean;
                     customization?: {
                         giftProperties?: {
                             /** @enum {string} */
@@ -12829,6 +12964,11 @@ export interface operations {
                                  */
                                 max: number;
                             };
+                            /**
+                             * @description Absent: it stays, or becomes the new gift type's default
+                             * @enum {string}
+                             */
+                            swap?: "disabled" | "within_budget";
                             /** @description Exactly one of `daysFromSend` (1 to 365) and `date` */
                             expiration?: {
                                 /**

@@ -8,6 +8,7 @@ import {
   OpenApi
 } from "@effect/platform"
 import { Context, Option, Schema, SchemaAST } from "effect"
+import { shownAddress } from "../../domain/company/Addresses.js"
 import {
   type Account,
   type AccountScope,
@@ -30,7 +31,6 @@ import {
 } from "../../domain/company/Errors.js"
 import { memberRights, roleDescriptions, rolePermissions, roleRights, roles } from "../../domain/company/Members.js"
 import { InvalidRequest, NotFound, RateLimited } from "../../domain/platform/Errors.js"
-import { shownAddress } from "../../services/company/Masking.js"
 import { type Line, lineError } from "../ErrorLines.js"
 import { endpointsOf } from "../Reflection.js"
 
@@ -221,7 +221,7 @@ const addressPrivacyDoc = (): ReadonlyArray<string> => {
   return [
     "## Address privacy",
     "",
-    "Generated from `shownAddress` in `src/services/company/Masking.ts`",
+    "Generated from `shownAddress` in `src/domain/company/Addresses.ts`",
     "([decisions/0071](decisions/0071-recipient-address-privacy.md)). A campaign's `hideRecipientAddress` (true unless",
     "set to `false` when it is made or changed) leaves only the city, region and country of the address a recipient gives:",
     "no street lines and no postal code, in every read of the order by a key or a dashboard member, whatever their",

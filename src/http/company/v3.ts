@@ -1,6 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { DateTime, Effect } from "effect"
 import type { AddressSuggestion } from "../../domain/catalog/Address.js"
+import { shownAddress } from "../../domain/company/Addresses.js"
 import type { AuditEvent } from "../../domain/company/Audit.js"
 import type { BillingMethodRecord } from "../../domain/company/Billing.js"
 import { type Account, type ApiKeyRecord, formatTimestamp } from "../../domain/company/Company.js"
@@ -8,7 +9,7 @@ import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/compa
 import type { CompanyDeliveryEventType, WebhookEndpointRecord } from "../../domain/company/Webhooks.js"
 import { requestBody, type WebhookAttempt, type WebhookDelivery } from "../../services/checkout/WebhookDeliveries.js"
 import type { WebhookEndpoint } from "../../services/company/CompanyWebhooks.js"
-import { maskEmail, maskName, maskPhone, shownAddress } from "../../services/company/Masking.js"
+import { maskEmail, maskName, maskPhone } from "../../services/company/Masking.js"
 import type { V3Page } from "../../services/platform/V3QuerySql.js"
 import { numberedLinks, parseV3Query, type RawParams, type V3QuerySpec } from "../V3Requests.js"
 

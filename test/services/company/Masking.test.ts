@@ -1,12 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import {
-  maskEmail,
-  maskName,
-  maskPhone,
-  maskStreet,
-  readMode,
-  shownAddress
-} from "../../../src/services/company/Masking.js"
+import { maskStreet, shownAddress } from "../../../src/domain/company/Addresses.js"
+import { maskEmail, maskName, maskPhone, readMode } from "../../../src/services/company/Masking.js"
 
 describe("Masking", () => {
   it("masks e-mail addresses, keeping the first letter and the domain", () => {
