@@ -741,6 +741,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/g/{token}/thank-you": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The claimed gift's thank-you note to the sender: written, or changed within 24 hours; then back to the page */
+        post: operations["giftPage.thankYou"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/public-api/v2/authentication/apiKeys": {
         parameters: {
             query?: never;
@@ -3143,7 +3160,7 @@ export interface components {
             data: {
                 id: string;
                 url: string;
-                eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates")[];
+                eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates")[];
                 /** @description `whsec_` and 32 random bytes in base64: verifies the `webhook-signature` of every delivery. Shown only here */
                 secret: string;
                 /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
@@ -3168,7 +3185,7 @@ export interface components {
         WebhookV3: {
             id: string;
             url: string;
-            eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates")[];
+            eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates")[];
             /**
              * @description `disabled` by the company (`PATCH`) or once the receiver answered 410 Gone: later events are recorded, not sent, until it is `active` again
              * @enum {string}
@@ -3199,7 +3216,7 @@ export interface components {
              * @description A subscribed event type, or `webhook-test` for a test sent on request
              * @enum {string}
              */
-            eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates" | "webhook-test";
+            eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates" | "webhook-test";
             /** @enum {string} */
             status: "pending" | "delivered" | "failed" | "disabled";
             attempts: components["schemas"]["Int"];
@@ -3238,7 +3255,7 @@ export interface components {
                  * @description A subscribed event type, or `webhook-test` for a test sent on request
                  * @enum {string}
                  */
-                eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates" | "webhook-test";
+                eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates" | "webhook-test";
                 /** @enum {string} */
                 status: "pending" | "delivered" | "failed" | "disabled";
                 attempts: components["schemas"]["Int"];
@@ -3611,6 +3628,13 @@ export interface components {
             campaign?: components["schemas"]["CampaignV2"];
             /** @description With expand[]=orders */
             orders?: components["schemas"]["OrderV3"][];
+            /** @description The recipient's thank-you note to the sender, written on the gift page once the gift is claimed (null until then); it may be changed for 24 hours after it was first written. Shown with masked and unmasked reads alike */
+            thankYouNote?: {
+                /** @description Plain text, 1 to 500 characters */
+                message: string;
+                /** @description When the recipient first wrote it */
+                createdAt: string;
+            } | null;
             source?: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
             /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
             createdAt?: string;
@@ -3666,6 +3690,13 @@ export interface components {
             campaign?: components["schemas"]["CampaignV2"];
             /** @description With expand[]=orders */
             orders?: components["schemas"]["OrderV3"][];
+            /** @description The recipient's thank-you note to the sender, written on the gift page once the gift is claimed (null until then); it may be changed for 24 hours after it was first written. Shown with masked and unmasked reads alike */
+            thankYouNote: {
+                /** @description Plain text, 1 to 500 characters */
+                message: string;
+                /** @description When the recipient first wrote it */
+                createdAt: string;
+            } | null;
             source: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
             /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
             createdAt: string;
@@ -7690,7 +7721,10 @@ export interface operations {
     };
     "giftPage.landing": {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `sent` after a thank-you note was written: the claimed page says so once */
+                note?: string;
+            };
             header?: never;
             path: {
                 /** @description a string at most 128 character(s) long */
@@ -8195,6 +8229,127 @@ export interface operations {
                 content: {
                     "text/html": string;
                 };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1PayloadTooLarge"];
+                };
+            };
+            /** @description V1UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1UnsupportedMediaType"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftPage.thankYou": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 128 character(s) long */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    message?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The note is written: back to the gift page, which shows it */
+            303: {
+                headers: {
+                    /** @description /g/{token}?note=sent#thank-you */
+                    Location?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description V1InvalidRequest */
             400: {
@@ -10950,10 +11105,10 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * maxItems(7)
-                     * @description an array of at most 7 item(s)
+                     * maxItems(8)
+                     * @description an array of at most 8 item(s)
                      */
-                    eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "stock-availability-updates")[];
+                    eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates")[];
                 };
             };
         };

@@ -40,6 +40,7 @@ import giftUploads from "./migrations/0036_gift_uploads.js"
 import giftListsAndResends from "./migrations/0037_gift_lists_and_resends.js"
 import companyOrderStatuses from "./migrations/0038_company_order_statuses.js"
 import ledgerSpentToDate from "./migrations/0039_ledger_spent_to_date.js"
+import giftThankYouNotes from "./migrations/0040_gift_thank_you_notes.js"
 import recipientAddressPrivacy from "./migrations/0041_recipient_address_privacy.js"
 import campaignSwap from "./migrations/0042_campaign_swap.js"
 
@@ -83,6 +84,7 @@ export const migrations = {
   "0037_gift_lists_and_resends": giftListsAndResends,
   "0038_company_order_statuses": companyOrderStatuses,
   "0039_ledger_spent_to_date": ledgerSpentToDate,
+  "0040_gift_thank_you_notes": giftThankYouNotes,
   "0041_recipient_address_privacy": recipientAddressPrivacy,
   "0042_campaign_swap": campaignSwap
 }

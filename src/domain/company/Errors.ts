@@ -298,6 +298,16 @@ export class GiftChoiceRefused extends DomainError<GiftChoiceRefused>()(
   errorCode(422, "Gift choice refused", "gift_choice_refused", "UNPROCESSABLE_ENTITY", "422_GIFT_002")
 ) {}
 
+/**
+ * The gift's thank-you note cannot be written (docs/decisions/0070-gift-thank-you-notes.md): the gift is not claimed
+ * (`not-claimed`), or the note was first written 24 hours ago or more (`edit-window-over`).
+ */
+export class ThankYouNoteClosed extends DomainError<ThankYouNoteClosed>()(
+  "ThankYouNoteClosed",
+  { giftId: Schema.String, reason: Schema.Literal("not-claimed", "edit-window-over") },
+  errorCode(422, "Thank-you note closed", "thank_you_note_closed", "UNPROCESSABLE_ENTITY", "422_GIFT_003")
+) {}
+
 // Company members and invitations (docs/decisions/0054-company-members-and-roles.md).
 
 /** The person is not a member of the company. */

@@ -50,9 +50,74 @@ export const GiftRecord = Schema.Struct({
   openedAt: Schema.NullOr(Schema.DateFromSelf),
   unwrappedAt: Schema.NullOr(Schema.DateFromSelf),
   claimedAt: Schema.NullOr(Schema.DateFromSelf),
-  closedAt: Schema.NullOr(Schema.DateFromSelf)
+  closedAt: Schema.NullOr(Schema.DateFromSelf),
+  /** The recipient's thank-you note to the sender (null until written), and when it was first and last written. */
+  thankYouMessage: Schema.NullOr(Schema.String),
+  thankYouCreatedAt: Schema.NullOr(Schema.DateFromSelf),
+  thankYouUpdatedAt: Schema.NullOr(Schema.DateFromSelf)
 })
 export type GiftRecord = typeof GiftRecord.Type
+
+/**
+ * Thank-you notes (docs/decisions/0070-gift-thank-you-notes.md): once a gift is claimed its recipient may write one
+ * note to the sender, plain text of 1 to 500 characters, and change it for 24 hours after first writing it.
+ */
+export const thankYouNoteMaxLength = 500
+
+/** How long after it was first written a note may still be changed. */
+export const thankYouNoteEditWindowMillis = 24 * 60 * 60 * 1000
+
+/** A gift's thank-you note, as the services return it. */
+export interface ThankYouNote {
+  readonly message: string
+  readonly createdAt: Date
+  readonly updatedAt: Date
+}
+
+/** The gift's note, or null while none is written. */
+export const thankYouNoteOf = (gift: GiftRecord): ThankYouNote | null =>
+  gift.thankYouMessage === null || gift.thankYouCreatedAt === null
+    ? null
+    : {
+        message: gift.thankYouMessage,
+        createdAt: gift.thankYouCreatedAt,
+        updatedAt: gift.thankYouUpdatedAt ?? gift.thankYouCreatedAt
+      }
+
+/** Until when the note written at `createdAt` may be changed (exclusive). */
+export const thankYouNoteEditableUntil = (createdAt: Date) =>
+  new Date(createdAt.getTime() + thankYouNoteEditWindowMillis)
+
+/**
+ * Whether the recipient may write the gift's note at `now`: the gift is claimed, and either no note is written yet or
+ * the first was written less than 24 hours ago.
+ */
+export const canWriteThankYouNote = (gift: GiftRecord, now: Date) =>
+  gift.status === "claimed" &&
+  (gift.thankYouCreatedAt === null || now.getTime() < thankYouNoteEditableUntil(gift.thankYouCreatedAt).getTime())
+
+/**
+ * The note as it is stored, or why not: line breaks made `\n` (a form sends `\r\n`), the whole trimmed, then
+ * judged: 1 to 500 characters, counted as every other bound of the API is (the string's length, in UTF-16 code
+ * units, as `Schema.maxLength` and a textarea's `maxlength` count), and no control characters but line breaks and tabs.
+ */
+export const thankYouNoteText = (
+  text: string
+): { readonly ok: true; readonly message: string } | { readonly ok: false; readonly problem: string } => {
+  const message = text.replace(/\r\n?/g, "\n").trim()
+  if (message.length === 0) return { ok: false, problem: "Write a note of at least 1 character." }
+  if (message.length > thankYouNoteMaxLength) {
+    return {
+      ok: false,
+      problem: `A note is at most ${thankYouNoteMaxLength} characters; this one has ${message.length}.`
+    }
+  }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters refused are control characters
+  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(message)) {
+    return { ok: false, problem: "A note is plain text: it cannot contain control characters." }
+  }
+  return { ok: true, message }
+}
 
 /** A gift with its recipient's name and addresses as stored (the dashboard's list; the reader masks them). */
 export const GiftWithRecipient = Schema.Struct({

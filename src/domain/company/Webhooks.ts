@@ -14,6 +14,7 @@ export const companyEventTypes = [
   "order-cancelled",
   "gift-status-changed",
   "gift-delivery-status-changed",
+  "gift-thank-you-note-added",
   "stock-availability-updates"
 ] as const
 
@@ -28,6 +29,8 @@ export const companyEventTypeDescriptions: Readonly<Record<CompanyEventType, str
   "order-cancelled": "An order was cancelled.",
   "gift-status-changed": "A gift's status changed (opened, claimed, expired, cancelled).",
   "gift-delivery-status-changed": "The shipment of a claimed gift moved.",
+  "gift-thank-you-note-added":
+    "A gift's recipient wrote a thank-you note to the sender, or changed it within the 24 hours it may be changed.",
   "stock-availability-updates": "A variant became available, or stopped being available, in a country."
 }
 

@@ -33,7 +33,22 @@ export const ClaimForm = Schema.Struct({
   country: Country
 })
 
+/**
+ * The thank-you note's form: judged by the Gifts service (docs/decisions/0070-gift-thank-you-notes.md), so any text
+ * decodes and a refused one comes back on the page beside its field.
+ */
+export const ThankYouForm = Schema.Struct({ message: Schema.optionalWith(Schema.String, { default: () => "" }) })
+
 const pages = showsErrorPages([404, 410, 422])
+
+/** The note's POST: a written note is answered 303 back to the gift page, a refused one with the page again. */
+const noteResponses = (operation: Record<string, any>): Record<string, any> => {
+  operation.responses["303"] = {
+    description: "The note is written: back to the gift page, which shows it",
+    headers: { Location: { schema: { type: "string" }, description: "/g/{token}?note=sent#thank-you" } }
+  }
+  return pages(operation)
+}
 
 /** Where a claimed gift's order stands: the shipment status and its words on the page. No personal data. */
 export const GiftDeliveryStatus = Schema.Struct({
@@ -46,6 +61,13 @@ export class GiftPageApi extends HttpApiGroup.make("giftPage")
   .add(
     HttpApiEndpoint.get("landing", "/g/:token")
       .setPath(Path)
+      .setUrlParams(
+        Schema.Struct({
+          note: Schema.optional(Schema.String.pipe(Schema.maxLength(16))).annotations({
+            description: "`sent` after a thank-you note was written: the claimed page says so once"
+          })
+        })
+      )
       .addSuccess(Html)
       .annotate(OpenApi.Summary, "The gift page (browser): the gift, the sender's note, where it goes")
       .annotate(OpenApi.Transform, pages)
@@ -91,6 +113,17 @@ export class GiftPageApi extends HttpApiGroup.make("giftPage")
       .addSuccess(Html)
       .annotate(OpenApi.Summary, "The gift page's claim: the chosen variant sent to the address")
       .annotate(OpenApi.Transform, pages)
+  )
+  .add(
+    HttpApiEndpoint.post("thankYou", "/g/:token/thank-you")
+      .setPath(Path)
+      .setPayload(HttpApiSchema.withEncoding(ThankYouForm, { kind: "UrlParams" }))
+      .addSuccess(Html)
+      .annotate(
+        OpenApi.Summary,
+        "The claimed gift's thank-you note to the sender: written, or changed within 24 hours; then back to the page"
+      )
+      .annotate(OpenApi.Transform, noteResponses)
   )
   .annotate(OpenApi.Title, "Gift page")
   .annotate(OpenApi.Description, "The page a gift's recipient opens from its link, to choose and claim it.") {}

@@ -1,7 +1,7 @@
-import { HttpApiBuilder, type HttpServerRequest } from "@effect/platform"
-import { Effect, Either, Option, Schema } from "effect"
+import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect, Either, Option, Schema } from "effect"
 import { allowsSwap } from "../../domain/company/Campaigns.js"
-import type { GiftRecord } from "../../domain/company/Gifts.js"
+import { canWriteThankYouNote, type GiftRecord, thankYouNoteOf } from "../../domain/company/Gifts.js"
 import { NotFound } from "../../domain/platform/Errors.js"
 import { DEFAULT_COUNTRY } from "../../services/catalog/Catalog.js"
 import { CompanyOrders } from "../../services/company/CompanyOrders.js"
@@ -22,7 +22,9 @@ import {
   giftClaimPage,
   giftGonePage,
   giftLandingPage,
-  giftOtherChoicesPage
+  giftNoteRefusedPage,
+  giftOtherChoicesPage,
+  type ThankYouState
 } from "./giftPage.js"
 import { claimOf } from "./requests.js"
 
@@ -94,12 +96,26 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
     /** The claimed gift's order, as the company reads it (none while it is not placed). */
     const orderOf = (gift: GiftRecord) => orders.get(policy.scopeOfGift(gift), gift.orderId ?? "").pipe(Effect.option)
 
-    /** The claimed gift's page: what was chosen, where it goes, and where its order stands. */
-    const claimedPage = (view: GiftView, gift: GiftRecord) =>
-      Effect.map(orderOf(gift), (order) => {
+    /**
+     * The claimed gift's page: what was chosen, where it goes, where its order stands, and its thank-you note with the
+     * note's form while it may be written (`thankYou` adds a refused draft, or the note just sent).
+     */
+    const claimedPage = (
+      view: GiftView,
+      gift: GiftRecord,
+      thankYou: Omit<ThankYouState, "note" | "editable"> = {},
+      status = 200
+    ) =>
+      Effect.gen(function* () {
+        const order = yield* orderOf(gift)
+        const now = new Date(yield* Clock.currentTimeMillis)
         const delivery = deliveryOf(order)
         const summary = Option.getOrNull(Option.map(order, claimSummaryOf))
-        return noncedPage((nonce) => giftClaimedPage(contextOf(view, nonce), delivery.label, delivery.final, summary))
+        const note = { ...thankYou, note: thankYouNoteOf(gift), editable: canWriteThankYouNote(gift, now) }
+        return noncedPage(
+          (nonce) => giftClaimedPage(contextOf(view, nonce), delivery.label, delivery.final, summary, note),
+          status
+        )
       })
 
     /** The gift behind the token, moved to `step`, or the page that says why there is none to show. */
@@ -109,7 +125,8 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
       show: (
         view: GiftView,
         where: Effect.Effect.Success<typeof destinations>
-      ) => Effect.Effect<ReturnType<typeof noncedPage>, never, R>
+      ) => Effect.Effect<ReturnType<typeof noncedPage>, never, R>,
+      thankYou: Omit<ThankYouState, "note" | "editable"> = {}
     ) =>
       Effect.gen(function* () {
         const found = yield* gifts.visit(token, step)
@@ -117,16 +134,20 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
         const view = found.value
         const { status } = view.gift
         if (status === "expired" || status === "cancelled") return gone(status)
-        if (status === "claimed") return yield* claimedPage(view, view.gift)
+        if (status === "claimed") return yield* claimedPage(view, view.gift, thankYou)
         return yield* show(view, yield* destinations)
       })
 
     return handlers
-      .handleRaw("landing", ({ path, request }) =>
-        withGift(path.token, "opened", (view, { countries, countryOf }) =>
-          Effect.succeed(
-            noncedPage((nonce) => giftLandingPage(contextOf(view, nonce), countries, countryOf("", view, request)))
-          )
+      .handleRaw("landing", ({ path, request, urlParams }) =>
+        withGift(
+          path.token,
+          "opened",
+          (view, { countries, countryOf }) =>
+            Effect.succeed(
+              noncedPage((nonce) => giftLandingPage(contextOf(view, nonce), countries, countryOf("", view, request)))
+            ),
+          { sent: urlParams.note === "sent" }
         )
       )
       .handleRaw("choices", ({ path, urlParams, request }) =>
@@ -176,6 +197,36 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
             return noncedPage((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, { values }))
           })
         )
+      )
+      .handle("thankYou", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const found = yield* gifts.byToken(path.token)
+          if (Option.isNone(found)) return gone("unknown")
+          const { status } = found.value
+          if (status === "expired" || status === "cancelled") return gone(status)
+          const written = yield* Effect.either(gifts.writeThankYou(found.value, payload.message))
+          if (Either.isRight(written)) {
+            return HttpServerResponse.redirect(`/g/${encodeURIComponent(path.token)}?note=sent#thank-you`, {
+              status: 303,
+              headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" }
+            })
+          }
+          const refusal = written.left
+          if (refusal._tag === "ThankYouNoteClosed" && refusal.reason === "not-claimed") {
+            return noncedPage((nonce) => giftNoteRefusedPage(nonce, path.token, refusal.message), 422)
+          }
+          // The claimed page again: the draft with its problem, or the note as it stands once it can no longer change.
+          const view = yield* gifts.visit(path.token, "unwrapped")
+          if (Option.isNone(view)) return gone("unknown")
+          const thankYou: Omit<ThankYouState, "note" | "editable"> =
+            refusal._tag === "InvalidRequest"
+              ? {
+                  draft: payload.message,
+                  error: { kind: "field", message: refusal.errors[0]?.message ?? refusal.message }
+                }
+              : { error: { kind: "closed", message: refusal.message } }
+          return yield* claimedPage(view.value, view.value.gift, thankYou, 422)
+        })
       )
       .handle("status", ({ path }) =>
         Effect.gen(function* () {

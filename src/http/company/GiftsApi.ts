@@ -130,6 +130,16 @@ export class GiftV2 extends Schema.Class<GiftV2>("GiftV2")({
   recipient: Schema.optional(RecipientV2.annotations({ description: "With expand[]=recipient" })),
   campaign: Schema.optional(CampaignV2.annotations({ description: "With expand[]=campaign" })),
   orders: Schema.optional(Schema.Array(OrderV3).annotations({ description: "With expand[]=orders" })),
+  thankYouNote: Schema.NullOr(
+    Schema.Struct({
+      message: Schema.String.annotations({ description: "Plain text, 1 to 500 characters" }),
+      createdAt: Timestamp.annotations({ description: "When the recipient first wrote it" })
+    })
+  ).annotations({
+    description:
+      "The recipient's thank-you note to the sender, written on the gift page once the gift is claimed (null until " +
+      "then); it may be changed for 24 hours after it was first written. Shown with masked and unmasked reads alike"
+  }),
   source: Schema.NullOr(RequestSource),
   createdAt: Timestamp,
   claimedAt: Schema.NullOr(Timestamp)

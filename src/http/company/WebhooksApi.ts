@@ -11,6 +11,7 @@ import {
 import {
   CompanyDeliveryEventType,
   CompanyEventType,
+  companyEventTypes,
   WebhookDisabledReason,
   WebhookEndpointStatus
 } from "../../domain/company/Webhooks.js"
@@ -32,10 +33,10 @@ const Url = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(maxWebhookU
     "An https URL whose host resolves to public addresses only (docs/webhooks.md); redirects are not followed"
 })
 
-/** 1 to 7 event types, each at most once. */
+/** 1 to 8 event types (every type, at most), each at most once. */
 const EventTypes = Schema.Array(CompanyEventType).pipe(
   Schema.minItems(1),
-  Schema.maxItems(7),
+  Schema.maxItems(companyEventTypes.length),
   Schema.filter((types) => {
     const repeated = types.find((type, index) => types.indexOf(type) !== index)
     return repeated === undefined || `${repeated} is listed twice`

@@ -1,4 +1,5 @@
 import { Option, type ParseResult } from "effect"
+import { type ThankYouNote, thankYouNoteMaxLength } from "../../domain/company/Gifts.js"
 import type { CompanyOrderRecord, ShipmentStatus } from "../../domain/company/Orders.js"
 import { plainIssues } from "../../domain/platform/IssueMessages.js"
 import type { GiftChoice } from "../../services/company/Gifts.js"
@@ -21,7 +22,16 @@ const css = `
     select { width: 100%; padding: .55rem; font-size: 1rem; }
     .status { font-size: 1.1rem; font-weight: 600; }
     .optional { font-weight: 400; color: #5f5a55; }
-    dd { margin: 0 0 .8rem; }`
+    dd { margin: 0 0 .8rem; }
+    textarea { width: 100%; box-sizing: border-box; padding: .55rem; font: inherit; font-size: 1rem;
+               border: 1px solid #767676; border-radius: 6px; }
+    textarea[aria-invalid="true"] { border: 2px solid #b3261e; }
+    .hint { color: #5f5a55; margin: 0 0 .4rem; }
+    .field-error { color: #8c1d18; font-weight: 600; margin: 0 0 .4rem; }
+    .error ul { margin: .4rem 0 0; padding-left: 1.2rem; }
+    .error a { color: #8c1d18; }
+    .saved { background: #e6f4ea; color: #1e4620; padding: .6rem .8rem; border-radius: 6px; }
+    blockquote.note { margin: .6rem 0; overflow-wrap: anywhere; }`
 
 const page = (title: string, body: string, nonce: string) => layout(title, body, { width: "34rem", css, nonce })
 
@@ -213,6 +223,83 @@ const summaryList = (summary: ClaimSummary | null) =>
     <dd id="claimed-address">${summary.address.map(escapeHtml).join("<br>")}</dd>
   </dl>`
 
+/** What the claimed page shows of the thank-you note, and whether (and how) its form is offered. */
+export interface ThankYouState {
+  /** The note as written, or null. */
+  readonly note: ThankYouNote | null
+  /** Whether the form is shown: the gift is claimed and the note is new or within its 24 hours. */
+  readonly editable: boolean
+  /** The text to put back in the form after a refusal (the note's own otherwise). */
+  readonly draft?: string | undefined
+  /** Why the last POST was refused: its field's problem, or the window's end. */
+  readonly error?: { readonly kind: "field" | "closed"; readonly message: string } | undefined
+  /** Shown once, after the redirect that follows a written note. */
+  readonly sent?: boolean | undefined
+}
+
+const utcTime = new Intl.DateTimeFormat("en-GB", { dateStyle: "long", timeStyle: "short", timeZone: "UTC" })
+
+/** A time as the recipient reads it (UTC, said so), machine-readable in `datetime`. */
+const timeOf = (at: Date) => `<time datetime="${at.toISOString()}">${escapeHtml(utcTime.format(at))} UTC</time>`
+
+/**
+ * The thank-you note's section of the claimed page (docs/decisions/0070-gift-thank-you-notes.md): the note as written
+ * and when, and while it may be written or changed, its form: a labelled textarea with its hint, posted without
+ * JavaScript to `/g/{token}/thank-you`. A refused note comes back with an error summary (`role="alert"`, linking to
+ * the field) and the field marked `aria-invalid`, its message named by `aria-describedby`.
+ */
+const thankYouSection = (context: GiftPageContext, state: ThankYouState) => {
+  const { note, error } = state
+  const fieldError = error?.kind === "field" ? error.message : undefined
+  const summary =
+    error === undefined
+      ? ""
+      : `
+    <div class="error" role="alert" id="thank-you-problem">
+      <p><strong>Your note was not sent.</strong></p>
+      <ul><li>${
+        error.kind === "field"
+          ? `<a href="#thank-you-message">${escapeHtml(error.message)}</a>`
+          : escapeHtml(error.message)
+      }</li></ul>
+    </div>`
+  const sent =
+    state.sent === true && error === undefined
+      ? `\n    <p class="saved" role="status">Your note was sent to ${escapeHtml(context.sender)}.</p>`
+      : ""
+  const written =
+    note === null
+      ? ""
+      : `
+    <p>Your note to ${escapeHtml(context.sender)}, written ${timeOf(note.createdAt)}${
+      note.updatedAt.getTime() === note.createdAt.getTime() ? "" : ` (changed ${timeOf(note.updatedAt)})`
+    }:</p>
+    <blockquote class="note" id="thank-you-note">${escapeHtml(note.message)}</blockquote>`
+  const describedBy = fieldError === undefined ? "thank-you-hint" : "thank-you-hint thank-you-error"
+  const form = !state.editable
+    ? note === null
+      ? ""
+      : `
+    <p>This note can no longer be changed: a note may be changed for 24 hours after it is first written.</p>`
+    : `
+    <form method="post" action="/g/${escapeHtml(context.token)}/thank-you">
+      <label for="thank-you-message">${note === null ? "Your note" : "Change your note"} to ${escapeHtml(context.sender)}</label>
+      <p class="hint" id="thank-you-hint">Plain text, up to ${thankYouNoteMaxLength} characters. You can change it for 24 hours after you first send it.</p>${
+        fieldError === undefined
+          ? ""
+          : `\n      <p class="field-error" id="thank-you-error">Error: ${escapeHtml(fieldError)}</p>`
+      }
+      <textarea id="thank-you-message" name="message" rows="5" maxlength="${thankYouNoteMaxLength}" required aria-describedby="${describedBy}"${
+        fieldError === undefined ? "" : ' aria-invalid="true"'
+      }>${escapeHtml(state.draft ?? note?.message ?? "")}</textarea>
+      <button type="submit">${note === null ? "Send note" : "Save changes"}</button>
+    </form>`
+  return `
+  <section aria-labelledby="thank-you" id="thank-you-section">
+    <h2 id="thank-you">Say thank you</h2>${summary}${sent}${written}${form}
+  </section>`
+}
+
 /**
  * After the claim: the gift is claimed, what was chosen and where it goes (when the order can be read),
  * and where its order stands, followed live: a script asks `/g/{token}/status` every 10 seconds until the
@@ -223,7 +310,8 @@ export const giftClaimedPage = (
   context: GiftPageContext,
   orderStatus: string,
   final: boolean,
-  summary: ClaimSummary | null
+  summary: ClaimSummary | null,
+  thankYou: ThankYouState = { note: null, editable: false }
 ) => {
   const token = escapeHtml(context.token)
   const follow = final
@@ -245,10 +333,20 @@ export const giftClaimedPage = (
     `<h1>Your gift is claimed</h1>
   <p>Thank you! ${escapeHtml(context.sender)}'s gift is on its way.</p>${summaryList(summary)}
   <p>Order status: <span class="status" id="order-status" aria-live="polite">${escapeHtml(orderStatus)}</span></p>
-  <p><a href="/g/${token}">Refresh</a></p>${follow}`,
+  <p><a href="/g/${token}">Refresh</a></p>${thankYouSection(context, thankYou)}${follow}`,
     { width: "34rem", css, nonce: context.nonce }
   )
 }
+
+/** A thank-you note posted for a gift that is not claimed: nothing is written. */
+export const giftNoteRefusedPage = (nonce: string, token: string, message: string) =>
+  page(
+    "Thank-you note not sent",
+    `<h1>Your note was not sent</h1>
+  <p role="alert">${escapeHtml(message)}</p>
+  <p><a href="/g/${escapeHtml(token)}">Back to your gift</a></p>`,
+    nonce
+  )
 
 /** An unknown, expired or cancelled gift. */
 export const giftGonePage = (nonce: string, reason: "unknown" | "expired" | "cancelled") =>

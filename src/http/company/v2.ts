@@ -1,6 +1,6 @@
 import type { CampaignRecord } from "../../domain/company/Campaigns.js"
 import { type ApiKeyRecord, formatTimestamp } from "../../domain/company/Company.js"
-import type { GiftRecord } from "../../domain/company/Gifts.js"
+import { type GiftRecord, thankYouNoteOf } from "../../domain/company/Gifts.js"
 import { type CompanyOrderRecord, fulfillmentStatusOf } from "../../domain/company/Orders.js"
 import type { RecipientRecord } from "../../domain/company/Recipients.js"
 import { toMajor } from "../../services/company/Campaigns.js"
@@ -82,7 +82,16 @@ export const recipientV2 = (recipient: RecipientRecord, mode: "masked" | "unmask
   }
 }
 
-/** A gift as v2 shows it (docs/decisions/0047-v2-gifts.md): its budget in major units, its link, its order's shipment. */
+/** A gift's thank-you note as v2 shows it (docs/decisions/0070-gift-thank-you-notes.md), in every read mode. */
+const thankYouNoteV2 = (gift: GiftRecord) => {
+  const note = thankYouNoteOf(gift)
+  return note === null ? null : { message: note.message, createdAt: formatTimestamp(note.createdAt) }
+}
+
+/**
+ * A gift as v2 shows it (docs/decisions/0047-v2-gifts.md): its budget in major units, its link, its order's shipment,
+ * its thank-you note.
+ */
 export const giftV2 = (gift: GiftRecord, link: string, order: CompanyOrderRecord | null) => ({
   id: gift.id,
   campaignId: gift.campaignId,
@@ -111,6 +120,7 @@ export const giftV2 = (gift: GiftRecord, link: string, order: CompanyOrderRecord
     order === null || order.swappedFromProductId === null
       ? null
       : { productId: order.swappedFromProductId, title: order.swappedFromTitle ?? order.swappedFromProductId },
+  thankYouNote: thankYouNoteV2(gift),
   source: gift.source,
   createdAt: formatTimestamp(gift.createdAt),
   claimedAt: gift.claimedAt === null ? null : formatTimestamp(gift.claimedAt)

@@ -10,14 +10,25 @@ import {
   swapChoicesShown
 } from "../../domain/company/Campaigns.js"
 import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
-import { CampaignNotActive, GiftChoiceRefused, GiftClosed, GiftNotFound } from "../../domain/company/Errors.js"
+import { formatTimestamp } from "../../domain/company/Company.js"
 import {
+  CampaignNotActive,
+  GiftChoiceRefused,
+  GiftClosed,
+  GiftNotFound,
+  ThankYouNoteClosed
+} from "../../domain/company/Errors.js"
+import {
+  canWriteThankYouNote,
   type GiftRecipientInput,
   type GiftRecord,
   type GiftResult,
   type GiftStatus,
   isOpenGift,
-  type SendingMethod
+  type SendingMethod,
+  type ThankYouNote,
+  thankYouNoteOf,
+  thankYouNoteText
 } from "../../domain/company/Gifts.js"
 import type { RecipientRecord } from "../../domain/company/Recipients.js"
 import { codeOf, InvalidRequest } from "../../domain/platform/Errors.js"
@@ -812,6 +823,53 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       return yield* sql.withTransaction(run).pipe(Effect.catchTag("SqlError", Effect.die))
     })
 
+    /**
+     * The recipient's thank-you note on a claimed gift (docs/decisions/0070-gift-thank-you-notes.md), in one
+     * transaction: the gift locked; refused unless it is claimed and, for a note already written, unless its 24 hours
+     * since first written are still running (`ThankYouNoteClosed`, 422); the text judged (`thankYouNoteText`: trimmed,
+     * 1 to 500 characters, plain text; `InvalidRequest` on `message`, 400). Then written, its first time kept, and
+     * `gift-thank-you-note-added` sent with the note as it now is (`edited` once it is a change). The same text again
+     * changes nothing and sends nothing. Not the company's doing, so not in its audit log. The gift as it now is, with
+     * whether anything changed.
+     */
+    const writeThankYou = Effect.fn("Gifts.writeThankYou")(function* (gift: GiftRecord, text: string) {
+      const write = Effect.gen(function* () {
+        const locked = Option.getOrUndefined(yield* repo.lockById(gift.id))
+        const now = yield* nowDate
+        if (locked === undefined || !canWriteThankYouNote(locked, now)) {
+          const reason = locked?.status === "claimed" ? "edit-window-over" : "not-claimed"
+          return yield* new ThankYouNoteClosed({
+            message:
+              reason === "not-claimed"
+                ? `Gift ${gift.id} is not claimed; a thank-you note is written once it is.`
+                : "This thank-you note can no longer be changed: it was written more than 24 hours ago.",
+            giftId: gift.id,
+            reason
+          })
+        }
+        const judged = thankYouNoteText(text)
+        if (!judged.ok) return yield* InvalidRequest.field("message", judged.problem)
+        if (locked.thankYouMessage === judged.message) return { gift: locked, changed: false }
+        const written = yield* repo.writeThankYou(locked.id, judged.message, now)
+        const note = thankYouNoteOf(written) as ThankYouNote
+        yield* webhooks.emit({
+          companyId: written.companyId,
+          environment: written.environment,
+          accountId: written.accountId,
+          eventType: "gift-thank-you-note-added",
+          subject: { giftId: written.id },
+          eventData: {
+            message: note.message,
+            createdAt: formatTimestamp(note.createdAt),
+            updatedAt: formatTimestamp(note.updatedAt),
+            edited: locked.thankYouMessage !== null
+          }
+        })
+        return { gift: written, changed: true }
+      })
+      return yield* sql.withTransaction(write).pipe(Effect.catchTag("SqlError", Effect.die))
+    })
+
     /** The gift behind a link, as it is (none for an unknown token); reading it changes nothing. */
     const byToken = Effect.fn("Gifts.byToken")(function* (token: string) {
       return yield* repo.findByToken(token)
@@ -841,6 +899,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       swapChoices,
       claim,
       claimByRecipient,
+      writeThankYou,
       order,
       byToken,
       destinations,

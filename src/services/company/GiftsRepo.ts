@@ -204,6 +204,14 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
           WHERE id = ${id} RETURNING *`
     })
 
+    const thankYouRow = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.String, message: Schema.String, at: Schema.DateFromSelf }),
+      Result: GiftRecord,
+      execute: ({ id, message, at }) => sql`UPDATE gifts SET thank_you_message = ${message},
+            thank_you_created_at = coalesce(thank_you_created_at, ${at}), thank_you_updated_at = ${at}
+          WHERE id = ${id} RETURNING *`
+    })
+
     /**
      * The funnel of the gifts made in `[from, to)` on the accounts the scope reaches, counted in SQL: every gift
      * is sent; opened once its page was shown or it was claimed (a gift claimed through `POST /v2/orders` was
@@ -277,6 +285,14 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
       Effect.orDie(claimRow({ id: giftId, orderId, at }))
     )
 
+    /**
+     * The gift's thank-you note written (locked by the caller, judged by the service): its first time kept, its last
+     * time `at`; the row as it now is.
+     */
+    const writeThankYou = Effect.fn("GiftsRepo.writeThankYou")((giftId: string, message: string, at: Date) =>
+      Effect.orDie(thankYouRow({ id: giftId, message, at }))
+    )
+
     /** How far the gifts made in `[from, to)` on the accounts the scope reaches went (`funnelRow`). */
     const funnel = Effect.fn("GiftsRepo.funnel")((scope: AccountScope, from: Date, to: Date) =>
       Effect.orDie(funnelRow({ scope, from, to }))
@@ -296,7 +312,8 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
       update,
       close,
       markVisited,
-      markClaimed
+      markClaimed,
+      writeThankYou
     } as const
   })
 }) {}
