@@ -1,7 +1,13 @@
 import type { CompanyOutboxMessage } from "../../domain/checkout/Notifications.js"
 import { type CampaignRecord, CampaignStatus, type SwapSetting } from "../../domain/company/Campaigns.js"
 import type { Environment } from "../../domain/company/Company.js"
-import { type GiftRecord, GiftStatus, isOpenGift } from "../../domain/company/Gifts.js"
+import {
+  type GiftRecord,
+  GiftStatus,
+  isOpenGift,
+  thankYouNoteEditableUntil,
+  thankYouNoteOf
+} from "../../domain/company/Gifts.js"
 import type { CompanyOrderRecord } from "../../domain/company/Orders.js"
 import { maskEmail, maskName, maskPhone } from "../../services/company/Masking.js"
 import {
@@ -283,6 +289,44 @@ const OrderSection = ({ order }: { readonly order: CompanyOrderRecord }) => (
   </section>
 )
 
+/**
+ * The recipient's thank-you note (docs/decisions/0070-gift-thank-you-notes.md): its text as written, when it was
+ * written and last changed, and until when the recipient may still change it.
+ */
+const ThankYouSection = ({ gift }: { readonly gift: GiftRecord }) => {
+  const note = thankYouNoteOf(gift)
+  return (
+    <section aria-labelledby="gift-thank-you">
+      <h2 id="gift-thank-you">Thank-you note</h2>
+      {note === null ? (
+        <p>
+          {gift.status === "claimed"
+            ? "The recipient has not written a thank-you note."
+            : "The recipient can write a thank-you note on the gift page once the gift is claimed."}
+        </p>
+      ) : (
+        <>
+          <blockquote class="note" id="thank-you-note">
+            {note.message}
+          </blockquote>
+          <dl class="facts">
+            <dt>Written</dt>
+            <dd>
+              <When at={note.createdAt} />
+            </dd>
+            <dt>Last changed</dt>
+            <dd>{note.updatedAt.getTime() === note.createdAt.getTime() ? "—" : <When at={note.updatedAt} />}</dd>
+            <dt>Can be changed until</dt>
+            <dd>
+              <When at={thankYouNoteEditableUntil(note.createdAt)} />
+            </dd>
+          </dl>
+        </>
+      )}
+    </section>
+  )
+}
+
 const GiftActions = (props: GiftPageProps) => {
   const { gift } = props
   const base = giftHref(gift.id)
@@ -418,6 +462,7 @@ export const GiftBody = (props: GiftPageProps) => {
         />
       </section>
       {props.order === null ? null : <OrderSection order={props.order} />}
+      <ThankYouSection gift={gift} />
       {props.canChange && isOpenGift(gift.status) ? <GiftActions {...props} /> : null}
     </>
   )

@@ -83,6 +83,8 @@ const css = `
   ul.plain { list-style: none; margin: 0; padding: 0; }
   ul.indented { padding-left: 1.6rem; }
   pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f6f4f1; padding: .75rem; border-radius: 6px; }
+  blockquote.note { white-space: pre-wrap; overflow-wrap: anywhere; margin: .5rem 0; padding: .75rem 1rem;
+    background: #f6f4f1; border-left: 4px solid #b3261e; border-radius: 0 6px 6px 0; }
   .secret input { font-family: ui-monospace, monospace; }
   .secret button { margin-top: .5rem; }
   fieldset.choices { border: 0; padding: 0; margin: .9rem 0 0; }

@@ -5,6 +5,7 @@ import type { AccountScope } from "../../../src/domain/company/Company.js"
 import { Campaigns } from "../../../src/services/company/Campaigns.js"
 import { Gifts } from "../../../src/services/company/Gifts.js"
 import { BaseUrl, realPortServerOn } from "../../support/auth.js"
+import { londonAddress, recipient } from "../../support/checkout.js"
 import { csrfOf, type DashboardBrowser, type Page, tableOf, textOf } from "../../support/dashboard.js"
 import { memberOf, ownerOf } from "../../support/dashboardMembers.js"
 import { SeededTestDatabase } from "../../support/database.js"
@@ -306,6 +307,80 @@ describe("dashboard gifts and campaigns", () => {
           expect(yield* resends(alan)).toBe(2)
         }),
       { timeout: 200_000 }
+    )
+
+    it.effect(
+      "a gift's page shows its thank-you note, when it was written and changed, and until when it may change",
+      () =>
+        Effect.gen(function* () {
+          const baseUrl = yield* BaseUrl
+          const owner = yield* ownerOf(baseUrl, "Noted Co")
+          const db = yield* sql
+          const [product] = yield* db<{ productId: string; variantId: string }>`
+          SELECT p.id AS product_id, v.id AS variant_id FROM products p JOIN variants v ON v.product_id = p.id
+            JOIN variant_locations l ON l.variant_id = v.id
+          WHERE v.price_usd IS NOT NULL AND NOT v.is_digital AND l.stock > 100 AND 'GB' = ANY (l.ships_to)
+            AND (SELECT count(*) FROM variants w WHERE w.product_id = p.id) = 1
+          ORDER BY p.id LIMIT 1`.pipe(Effect.orDie)
+          const scope = { companyId: owner.companyId, environment: "test", accountIds: "all" } as AccountScope
+          const caller = { scope, account: Option.none(), source: null }
+          const gifts = yield* Gifts
+          const campaign = yield* Effect.orDie(
+            Effect.flatMap(Campaigns, (campaigns) =>
+              campaigns.create(caller, {
+                name: "Thanks received",
+                status: "active",
+                giftProperties: {
+                  selectedGiftType: "product",
+                  productId: product!.productId,
+                  budget: { min: 1, max: 20000 },
+                  expiration: { daysFromSend: 30 }
+                },
+                notificationPolicy: { sendingChannels: ["email"], disableReminders: false },
+                message: null
+              })
+            )
+          )
+          const [ada, alan] = (yield* Effect.orDie(
+            gifts.create(caller, {
+              campaignId: campaign.id,
+              sendingMethod: "link",
+              recipients: ["Ada", "Alan"].map((firstname) => ({
+                firstname,
+                lastname: "Noted",
+                email: `${firstname.toLowerCase()}@example.com`,
+                phone: null,
+                externalId: null,
+                key: `noted-${firstname}`
+              }))
+            })
+          )).map((result) => (result.success ? result.gift : undefined))
+          // Ada claims hers, writes a note on the gift page and changes it.
+          const { gift: claimed } = yield* Effect.orDie(
+            gifts.claim(ada!, { variantId: product!.variantId, recipient, address: londonAddress })
+          )
+          yield* Effect.orDie(gifts.writeThankYou(claimed, "Thank you <3"))
+          const { gift: noted } = yield* Effect.orDie(gifts.writeThankYou(claimed, "Thank you <3\nThe tea is perfect."))
+          const at = (date: Date | null) => `${date!.toISOString().slice(0, 19).replace("T", " ")} UTC`
+
+          const page = yield* promise(() => owner.browser.get(`/dashboard/gifts/${noted.id}`))
+          expect(page.status).toBe(200)
+          expect(page.text).toContain('<h2 id="gift-thank-you">Thank-you note</h2>')
+          expect(page.text).toContain(
+            '<blockquote class="note" id="thank-you-note">Thank you &lt;3\nThe tea is perfect.</blockquote>'
+          )
+          const facts = textOf(page.text)
+          expect(facts).toContain(`Written ${at(noted.thankYouCreatedAt)}`)
+          expect(facts).toContain(`Last changed ${at(noted.thankYouUpdatedAt)}`)
+          expect(facts).toContain(
+            `Can be changed until ${at(new Date(noted.thankYouCreatedAt!.getTime() + 24 * 3_600_000))}`
+          )
+
+          const none = yield* promise(() => owner.browser.get(`/dashboard/gifts/${alan!.id}`))
+          expect(textOf(none.text)).toContain(
+            "The recipient can write a thank-you note on the gift page once the gift is claimed."
+          )
+        })
     )
   })
 })
