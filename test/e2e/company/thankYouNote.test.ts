@@ -1,0 +1,172 @@
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { Page } from "playwright-core"
+import { Companies } from "../../../src/services/company/Companies.js"
+import { BaseUrl } from "../../support/auth.js"
+import {
+  browserSuiteSkipped,
+  expectSoundPage,
+  focusedId,
+  focusedText,
+  launchChromium,
+  tabUntil
+} from "../../support/browser.js"
+import { makeCheckoutRealPortServer } from "../../support/checkout.js"
+import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+
+/**
+ * The thank-you note in a real browser (Debian's chromium) at a phone's width (390 px), with JavaScript turned off and
+ * the keyboard only (docs/decisions/0070-gift-thank-you-notes.md): on the claimed gift's page the recipient tabs to
+ * the note's field, sends a blank note and gets the error summary and the field marked invalid, then writes the note
+ * and sends it; the page comes back showing it. Every page has no serious or critical axe-core finding and no sideways
+ * scroll; screenshots go to test-output/thank-you-note-*.png. Skipped as `browserSuiteSkipped` says.
+ */
+
+/** A product with one variant that ships to GB with stock. */
+const giftable = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const [found] = yield* sql<{ productId: string; variantId: string }>`
+    SELECT p.id AS product_id, v.id AS variant_id FROM products p JOIN variants v ON v.product_id = p.id
+      JOIN variant_locations l ON l.variant_id = v.id
+    WHERE v.price_usd IS NOT NULL AND NOT v.is_digital AND l.stock > 100 AND 'GB' = ANY (l.ships_to)
+      AND (SELECT count(*) FROM variants w WHERE w.product_id = p.id) = 1
+    ORDER BY p.id LIMIT 1`
+  return found!
+}).pipe(Effect.orDie)
+
+/** A company's gift to Grace, claimed through the API: its link, and a reader of the company's v2 gifts. */
+const claimedGift = Effect.gen(function* () {
+  const baseUrl = yield* BaseUrl
+  const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)))
+  const company = yield* createCompany()
+  yield* Effect.flatMap(Companies, (c) =>
+    c.setRateLimits(company.companyId, { global: { rate: 1000, burst: 1000 } })
+  ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
+  const headers = keyHeaders(company.apiKey)
+  const { productId, variantId } = yield* giftable
+  return yield* Effect.gen(function* () {
+    const campaign = yield* postWith(
+      "/public-api/v2/campaigns",
+      {
+        name: "Welcome",
+        customization: { giftProperties: { selectedGiftType: "product", productId, budget: { min: 1, max: 20000 } } }
+      },
+      headers
+    )
+    expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
+    const sent = yield* postWith(
+      "/public-api/v2/gifts",
+      {
+        campaignId: campaign.body.id,
+        recipients: [{ firstname: "Grace", lastname: "Hopper", email: "grace@example.com", key: "grace" }]
+      },
+      headers
+    )
+    const gift = sent.body.results[0] as { id: string; link: string }
+    const claim = yield* postWith(
+      `/public-api/v2/gifts/${gift.id}/claim`,
+      {
+        variantId,
+        orderRecipient: {
+          firstName: "Grace",
+          lastName: "Hopper",
+          email: "grace@example.com",
+          phone: "+44 20 7946 0958",
+          country: "GB",
+          address: { addressLine1: "10 Downing Street", city: "London", zipcode: "SW1A 2AA" }
+        }
+      },
+      headers
+    )
+    expect(claim.status, JSON.stringify(claim.body)).toBe(200)
+    const read = getWith(`/public-api/v2/gifts/${gift.id}`, headers).pipe(
+      Effect.provideService(HttpClient.HttpClient, http)
+    )
+    return { link: gift.link, read }
+  }).pipe(Effect.provideService(HttpClient.HttpClient, http))
+})
+
+/** The attributes that tie the note's field to its hint and error. */
+const fieldState = (page: Page) =>
+  page.locator("#thank-you-message").evaluate((field) => ({
+    invalid: field.getAttribute("aria-invalid"),
+    describedBy: field.getAttribute("aria-describedby")
+  }))
+
+const note = "Thank you, Ribbon team!\nThe tea arrived just in time for the holidays."
+
+describe.skipIf(browserSuiteSkipped)("the thank-you note in chromium", () => {
+  it.layer(makeCheckoutRealPortServer(), { timeout: 180_000 })((it) => {
+    it.effect(
+      "written with the keyboard only at 390 px, without JavaScript: refused when blank, then sent and shown",
+      () =>
+        Effect.gen(function* () {
+          const { link, read } = yield* claimedGift
+
+          const seen = yield* Effect.promise(async () => {
+            const browser = await launchChromium()
+            try {
+              const context = await browser.newContext({
+                javaScriptEnabled: false,
+                viewport: { width: 390, height: 844 }
+              })
+              const page = await context.newPage()
+              await page.goto(link)
+              await expectSoundPage(page, "thank-you-note-form")
+              const heading = await page.locator("h1").textContent()
+
+              // A blank note, with the keyboard: refused beside its field, announced by the summary.
+              await tabUntil(page, focusedId("thank-you-message"), "the note's field")
+              await page.keyboard.type("   ")
+              await tabUntil(page, focusedText("Send note"), "the Send note button")
+              await Promise.all([page.waitForURL(/\/thank-you$/), page.keyboard.press("Enter")])
+              await expectSoundPage(page, "thank-you-note-refused")
+              const alert = await page.getByRole("alert").textContent()
+              const refused = await fieldState(page)
+              const fieldError = await page.locator("#thank-you-error").textContent()
+
+              // The note, with the keyboard: the field again, its blank draft replaced, then Send note.
+              await tabUntil(page, focusedId("thank-you-message"), "the note's field again")
+              await page.keyboard.press("Control+A")
+              await page.keyboard.press("Delete")
+              const [first, second] = note.split("\n")
+              await page.keyboard.type(first!)
+              await page.keyboard.press("Enter")
+              await page.keyboard.type(second!)
+              await tabUntil(page, focusedText("Send note"), "the Send note button again")
+              await Promise.all([page.waitForURL(/\?note=sent#thank-you$/), page.keyboard.press("Enter")])
+              await expectSoundPage(page, "thank-you-note-sent")
+              return {
+                heading,
+                alert,
+                refused,
+                fieldError,
+                status: await page.getByRole("status").last().textContent(),
+                shown: await page.locator("#thank-you-note").textContent(),
+                sent: await fieldState(page),
+                button: await page.locator("#thank-you-section button").textContent()
+              }
+            } finally {
+              await browser.close()
+            }
+          })
+
+          expect(seen.heading).toBe("Your gift is claimed")
+          expect(seen.alert).toContain("Your note was not sent.")
+          expect(seen.alert).toContain("Write a note of at least 1 character.")
+          expect(seen.refused).toEqual({ invalid: "true", describedBy: "thank-you-hint thank-you-error" })
+          expect(seen.fieldError).toBe("Error: Write a note of at least 1 character.")
+          expect(seen.status).toMatch(/^Your note was sent to Company \d+/)
+          expect(seen.shown).toBe(note)
+          // The form stays for changes within 24 hours, no longer invalid.
+          expect(seen.sent).toEqual({ invalid: null, describedBy: "thank-you-hint" })
+          expect(seen.button).toBe("Save changes")
+
+          const gift = yield* read
+          expect(gift.body.thankYouNote).toEqual({ message: note, createdAt: expect.any(String) })
+        }).pipe(Effect.provide(FetchHttpClient.layer))
+    )
+  })
+})
