@@ -43,6 +43,7 @@ import ledgerSpentToDate from "./migrations/0039_ledger_spent_to_date.js"
 import giftThankYouNotes from "./migrations/0040_gift_thank_you_notes.js"
 import recipientAddressPrivacy from "./migrations/0041_recipient_address_privacy.js"
 import campaignSwap from "./migrations/0042_campaign_swap.js"
+import giftUndeliverableCountries from "./migrations/0043_gift_undeliverable_countries.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -86,7 +87,8 @@ export const migrations = {
   "0039_ledger_spent_to_date": ledgerSpentToDate,
   "0040_gift_thank_you_notes": giftThankYouNotes,
   "0041_recipient_address_privacy": recipientAddressPrivacy,
-  "0042_campaign_swap": campaignSwap
+  "0042_campaign_swap": campaignSwap,
+  "0043_gift_undeliverable_countries": giftUndeliverableCountries
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -13,6 +13,7 @@ export const companyEventTypes = [
   "order-fulfillment-status-changed",
   "order-cancelled",
   "gift-status-changed",
+  "gift-undeliverable",
   "gift-delivery-status-changed",
   "gift-thank-you-note-added",
   "stock-availability-updates"
@@ -28,6 +29,9 @@ export const companyEventTypeDescriptions: Readonly<Record<CompanyEventType, str
   "order-fulfillment-status-changed": "An order's shipment moved (processing, shipped, delivered).",
   "order-cancelled": "An order was cancelled.",
   "gift-status-changed": "A gift's status changed (opened, claimed, expired, cancelled).",
+  "gift-undeliverable":
+    "Nothing a gift offers, not even a digital gift within its budget, can reach the country its recipient chose " +
+    "(once per gift and country).",
   "gift-delivery-status-changed": "The shipment of a claimed gift moved.",
   "gift-thank-you-note-added":
     "A gift's recipient wrote a thank-you note to the sender, or changed it within the 24 hours it may be changed.",

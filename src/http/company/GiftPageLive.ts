@@ -5,13 +5,15 @@ import { canWriteThankYouNote, type GiftRecord, thankYouNoteOf } from "../../dom
 import { NotFound } from "../../domain/platform/Errors.js"
 import { DEFAULT_COUNTRY } from "../../services/catalog/Catalog.js"
 import { CompanyOrders } from "../../services/company/CompanyOrders.js"
-import { Gifts, type GiftView } from "../../services/company/Gifts.js"
+import { type GiftChoice, type GiftClaim, type GiftOffer, Gifts, type GiftView } from "../../services/company/Gifts.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { noncedPage } from "../pages/html.js"
-import { ClaimGiftV2 } from "./GiftsApi.js"
+import type { ClaimForm } from "./GiftPageApi.js"
+import { ClaimGiftV2, DigitalClaimV2 } from "./GiftsApi.js"
 import {
   type ClaimFormState,
+  type CountryOptions,
   claimSummaryOf,
   countryOptionsOf,
   deliveryOf,
@@ -20,15 +22,19 @@ import {
   giftChoicesPage,
   giftClaimedPage,
   giftClaimPage,
+  giftDigitalChoicesPage,
+  giftDigitalClaimPage,
   giftGonePage,
   giftLandingPage,
   giftNoteRefusedPage,
   giftOtherChoicesPage,
+  giftUndeliverablePage,
   type ThankYouState
 } from "./giftPage.js"
 import { claimOf } from "./requests.js"
 
 const decodeClaim = Schema.decodeUnknownEither(ClaimGiftV2)
+const decodeDigitalClaim = Schema.decodeUnknownEither(DigitalClaimV2)
 
 /**
  * The regions of an `Accept-Language` header, most preferred first: `en-GB,fr;q=0.8,de-DE;q=0.5` gives
@@ -56,8 +62,104 @@ export const regionsOf = (acceptLanguage: string | undefined): ReadonlyArray<str
     .sort((a, b) => b.q - a.q || a.index - b.index)
     .map((entry) => entry.region)
 
-const gone = (reason: "unknown" | "expired" | "cancelled") =>
-  noncedPage((nonce) => giftGonePage(nonce, reason), reason === "unknown" ? 404 : 410)
+/** When a gift expired: at its expiry, or earlier when its company expired it early. */
+const expiredAt = (gift: GiftRecord) =>
+  gift.closedAt !== null && gift.closedAt < gift.expiresAt ? gift.closedAt : gift.expiresAt
+
+const gone = (reason: "unknown" | "expired" | "cancelled", view?: GiftView) =>
+  noncedPage(
+    (nonce) =>
+      giftGonePage(
+        nonce,
+        reason,
+        view === undefined ? undefined : { expiredAt: expiredAt(view.gift), sender: view.sender }
+      ),
+    reason === "unknown" ? 404 : 410
+  )
+
+/**
+ * The choices page for what the gift offers in a country: its own choices (followed by "See other gifts" when the
+ * gift may be swapped), digital gifts, or nothing.
+ */
+const offerPage = (
+  context: (nonce: string) => GiftPageContext,
+  offered: GiftOffer,
+  country: string,
+  swappable: boolean,
+  status = 200
+) =>
+  noncedPage(
+    (nonce) =>
+      offered.choices.length === 0
+        ? giftUndeliverablePage(context(nonce), country)
+        : offered.digital
+          ? giftDigitalChoicesPage(context(nonce), offered.choices, country)
+          : giftChoicesPage(context(nonce), offered.choices, country, swappable),
+    status
+  )
+
+/** The claim form for a choice: with the address for what is shipped, without it for a digital gift. */
+const claimFormPage = (
+  context: GiftPageContext,
+  choice: GiftChoice,
+  countries: CountryOptions,
+  country: string,
+  state: ClaimFormState
+) =>
+  choice.digital
+    ? giftDigitalClaimPage(context, choice, country, state)
+    : giftClaimPage(context, choice, countries, country, state)
+
+/** A claim of something shipped from the page's form: who receives it and where. */
+const shippedClaimOf = (payload: typeof ClaimForm.Type, country: string) =>
+  Either.map(
+    decodeClaim({
+      variantId: payload.variantId,
+      orderRecipient: {
+        firstName: payload.firstName,
+        lastName: payload.lastName,
+        email: payload.email,
+        phone: payload.phone,
+        country,
+        address: {
+          addressLine1: payload.address1,
+          ...(payload.address2 === "" ? {} : { addressLine2: payload.address2 }),
+          city: payload.city,
+          ...(payload.state === "" ? {} : { state: payload.state }),
+          ...(payload.zipcode === "" ? {} : { zipcode: payload.zipcode })
+        }
+      }
+    }),
+    claimOf
+  )
+
+/**
+ * A digital gift's claim from the page's form: who receives it and the country, no address (the order's address is
+ * the country alone: docs/decisions/0073-gifts-that-reach-any-country.md).
+ */
+const digitalClaimOf = (payload: typeof ClaimForm.Type, country: string) =>
+  Either.map(
+    decodeDigitalClaim({
+      variantId: payload.variantId,
+      orderRecipient: {
+        firstName: payload.firstName,
+        lastName: payload.lastName,
+        email: payload.email,
+        phone: payload.phone,
+        country
+      }
+    }),
+    (claim): GiftClaim => ({
+      variantId: claim.variantId.toLowerCase(),
+      recipient: {
+        firstName: claim.orderRecipient.firstName,
+        lastName: claim.orderRecipient.lastName,
+        email: claim.orderRecipient.email,
+        phone: claim.orderRecipient.phone
+      },
+      address: { address1: "", city: "", countryCode: claim.orderRecipient.country }
+    })
+  )
 
 export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
   Effect.gen(function* () {
@@ -81,7 +183,8 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
       sender: view.sender,
       note: view.campaign.message,
       firstName: view.recipient.firstName,
-      nonce
+      nonce,
+      expiresAt: view.gift.expiresAt
     })
 
     /**
@@ -133,7 +236,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
         if (Option.isNone(found)) return gone("unknown")
         const view = found.value
         const { status } = view.gift
-        if (status === "expired" || status === "cancelled") return gone(status)
+        if (status === "expired" || status === "cancelled") return gone(status, view)
         if (status === "claimed") return yield* claimedPage(view, view.gift, thankYou)
         return yield* show(view, yield* destinations)
       })
@@ -154,10 +257,8 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
         withGift(path.token, "unwrapped", (view, { countryOf }) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view, request)
-            const offered = yield* gifts.choices(view.gift, view.campaign, country)
-            return noncedPage((nonce) =>
-              giftChoicesPage(contextOf(view, nonce), offered, country, allowsSwap(view.campaign))
-            )
+            const offered = yield* gifts.offer(view.gift, view.campaign, country)
+            return offerPage((nonce) => contextOf(view, nonce), offered, country, allowsSwap(view.campaign))
           })
         )
       )
@@ -177,15 +278,12 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
         withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view, request)
-            const offered = yield* gifts.choices(view.gift, view.campaign, country)
+            const offered = yield* gifts.offer(view.gift, view.campaign, country)
             const choice =
-              offered.find((c) => c.productId === urlParams.productId) ??
+              offered.choices.find((c) => c.productId === urlParams.productId) ??
               (yield* swapChoiceOf(view, country, urlParams.productId))
             if (choice === undefined) {
-              return noncedPage(
-                (nonce) => giftChoicesPage(contextOf(view, nonce), offered, country, allowsSwap(view.campaign)),
-                422
-              )
+              return offerPage((nonce) => contextOf(view, nonce), offered, country, allowsSwap(view.campaign), 422)
             }
             const values = {
               firstName: view.recipient.firstName ?? "",
@@ -194,7 +292,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
               phone: view.recipient.mobilePhone ?? "",
               country
             }
-            return noncedPage((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, { values }))
+            return noncedPage((nonce) => claimFormPage(contextOf(view, nonce), choice, countries, country, { values }))
           })
         )
       )
@@ -241,41 +339,30 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
         withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>
           Effect.gen(function* () {
             const country = countryOf(payload.country, view, request)
-            // The form again with the problem; the choices are read only then (the claim checks its own).
+            // What the gift offers there, or the other gift it is swapped for (the claim checks its own): is it digital.
+            const offered = yield* gifts.offer(view.gift, view.campaign, country)
+            const chosen =
+              offered.choices.find((c) => c.productId === payload.productId) ??
+              offered.choices.find((c) => c.variants.some((v) => v.id === payload.variantId)) ??
+              (yield* swapChoiceOf(view, country, payload.productId))
+            // The form again with the problem.
             const again = (error: string) =>
-              Effect.gen(function* () {
-                const offered = yield* gifts.choices(view.gift, view.campaign, country)
-                const state: ClaimFormState = { values: { ...payload, country }, error }
-                const choice =
-                  offered.find((c) => c.productId === payload.productId) ??
-                  offered.find((c) => c.variants.some((v) => v.id === payload.variantId)) ??
-                  (yield* swapChoiceOf(view, country, payload.productId))
-                return choice === undefined
-                  ? noncedPage(
-                      (nonce) => giftChoicesPage(contextOf(view, nonce), offered, country, allowsSwap(view.campaign)),
+              Effect.succeed(
+                chosen === undefined
+                  ? offerPage((nonce) => contextOf(view, nonce), offered, country, allowsSwap(view.campaign), 422)
+                  : noncedPage(
+                      (nonce) =>
+                        claimFormPage(contextOf(view, nonce), chosen, countries, country, {
+                          values: { ...payload, country },
+                          error
+                        }),
                       422
                     )
-                  : noncedPage((nonce) => giftClaimPage(contextOf(view, nonce), choice, countries, country, state), 422)
-              })
-            const decoded = decodeClaim({
-              variantId: payload.variantId,
-              orderRecipient: {
-                firstName: payload.firstName,
-                lastName: payload.lastName,
-                email: payload.email,
-                phone: payload.phone,
-                country,
-                address: {
-                  addressLine1: payload.address1,
-                  ...(payload.address2 === "" ? {} : { addressLine2: payload.address2 }),
-                  city: payload.city,
-                  ...(payload.state === "" ? {} : { state: payload.state }),
-                  ...(payload.zipcode === "" ? {} : { zipcode: payload.zipcode })
-                }
-              }
-            })
+              )
+            const decoded =
+              chosen?.digital === true ? digitalClaimOf(payload, country) : shippedClaimOf(payload, country)
             if (Either.isLeft(decoded)) return yield* again(formIssues(decoded.left))
-            const claimed = yield* Effect.either(gifts.claimByRecipient(view.gift, claimOf(decoded.right)))
+            const claimed = yield* Effect.either(gifts.claimByRecipient(view.gift, decoded.right))
             if (Either.isRight(claimed)) return yield* claimedPage(view, claimed.right.gift)
             // Claimed meanwhile (a second tab, a double submit): the claim that won is the page to show.
             if (claimed.left._tag === "GiftClosed" && claimed.left.status === "claimed") {

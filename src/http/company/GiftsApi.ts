@@ -63,6 +63,15 @@ export const OrderRecipientV2 = Schema.Struct({
 })
 export type OrderRecipientV2 = typeof OrderRecipientV2.Type
 
+/**
+ * A digital gift's claim on the gift page (offered where nothing the campaign allows can be delivered): who receives
+ * it and the country, no address.
+ */
+export const DigitalClaimV2 = Schema.Struct({
+  variantId: HexId,
+  orderRecipient: Schema.Struct({ ...Recipient.fields, country: AddressCountryCode })
+})
+
 /** `POST /v2/gifts/{id}/claim`. */
 export const ClaimGiftV2 = Schema.Struct({ variantId: HexId, orderRecipient: OrderRecipientV2 })
 

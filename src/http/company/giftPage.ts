@@ -41,7 +41,18 @@ export interface GiftPageContext {
   readonly note: string | null
   readonly firstName: string | null
   readonly nonce: string
+  /** When the gift expires: the page says so while it can be claimed. */
+  readonly expiresAt?: Date | undefined
 }
+
+/** A date as the gift page writes it: in English for now, in UTC (the day the gift's expiry falls on there). */
+export const pageDate = (date: Date) =>
+  new Intl.DateTimeFormat("en", { dateStyle: "long", timeZone: "UTC" }).format(date)
+
+const expiryLine = (context: GiftPageContext) =>
+  context.expiresAt === undefined
+    ? ""
+    : `<p id="gift-expiry">This gift expires on ${escapeHtml(pageDate(context.expiresAt))}.</p>`
 
 /** The countries the recipient may pick, by code, with their English names. */
 export type CountryOptions = ReadonlyArray<{ readonly code: string; readonly name: string }>
@@ -58,7 +69,8 @@ const countrySelect = (countries: CountryOptions, selected: string) => `
 const greeting = (context: GiftPageContext) => `
   <h1>${escapeHtml(context.firstName === null ? "You have a gift" : `${context.firstName}, you have a gift`)}</h1>
   <p>From ${escapeHtml(context.sender)}.</p>
-  ${context.note === null ? "" : `<p class="note">${escapeHtml(context.note)}</p>`}`
+  ${context.note === null ? "" : `<p class="note">${escapeHtml(context.note)}</p>`}
+  ${expiryLine(context)}`
 
 /** Step 1: the gift and the note; where it will be sent decides the choices. */
 export const giftLandingPage = (context: GiftPageContext, countries: CountryOptions, country: string) =>
@@ -89,9 +101,13 @@ export const giftChoicesPage = (
   ${
     choices.length === 0
       ? `<p>Nothing can be delivered to this country within this gift. <a href="/g/${escapeHtml(context.token)}">Pick another country</a>.</p>`
-      : choices
-          .map(
-            (choice) => `
+      : choices.map((choice) => choiceCard(context, choice, country)).join("")
+  }${swappable ? otherGiftsLink(context, country) : ""}`,
+    context.nonce
+  )
+
+/** A choice's card with its "Choose" button (the same for the campaign's choices, other gifts and digital gifts). */
+const choiceCard = (context: GiftPageContext, choice: GiftChoice, country: string) => `
   <div class="choice">
     ${choice.imageUrl === null ? "" : `<img src="${escapeHtml(choice.imageUrl)}" alt="">`}
     <h3>${escapeHtml(choice.title)}</h3>
@@ -102,11 +118,6 @@ export const giftChoicesPage = (
       <button type="submit" aria-label="Choose ${escapeHtml(choice.title)}">Choose</button>
     </form>
   </div>`
-          )
-          .join("")
-  }${swappable ? otherGiftsLink(context, country) : ""}`,
-    context.nonce
-  )
 
 /** The way from a swappable product gift to the other gifts within its budget (docs/gifting.md, "Swap"). */
 const otherGiftsLink = (context: GiftPageContext, country: string) => `
@@ -129,19 +140,7 @@ export const giftOtherChoicesPage = (
       : others.length === 0
         ? `<p>No other gift can be delivered to this country within this gift.</p>${back}`
         : `<p>Instead of the gift chosen for you, you may take one of these.</p>${others
-            .map(
-              (choice) => `
-  <div class="choice">
-    ${choice.imageUrl === null ? "" : `<img src="${escapeHtml(choice.imageUrl)}" alt="">`}
-    <h3>${escapeHtml(choice.title)}</h3>
-    ${choice.description === null ? "" : `<p>${escapeHtml(choice.description)}</p>`}
-    <form method="get" action="/g/${token}/choose">
-      <input type="hidden" name="productId" value="${escapeHtml(choice.productId)}">
-      <input type="hidden" name="country" value="${escapeHtml(country)}">
-      <button type="submit" aria-label="Choose ${escapeHtml(choice.title)}">Choose</button>
-    </form>
-  </div>`
-            )
+            .map((choice) => choiceCard(context, choice, country))
             .join("")}${back}`
   return page(
     "Other gifts",
@@ -151,6 +150,86 @@ export const giftOtherChoicesPage = (
     context.nonce
   )
 }
+
+const countryName = (code: string) => regionNames.of(code) ?? code
+
+/**
+ * Step 2 where nothing the campaign allows can be delivered to the country: the catalog's digital gifts within the
+ * same budget, delivered online, each with "Choose".
+ */
+export const giftDigitalChoicesPage = (context: GiftPageContext, choices: ReadonlyArray<GiftChoice>, country: string) =>
+  page(
+    "Choose your gift",
+    `${greeting(context)}
+  <h2>Choose your gift</h2>
+  <p id="digital-offer">The gifts ${escapeHtml(context.sender)} chose cannot be shipped to ${escapeHtml(
+    countryName(country)
+  )}, so you can choose one of these instead: they are delivered online, by email. <a href="/g/${escapeHtml(
+    context.token
+  )}">Pick another country</a>.</p>
+  ${choices.map((choice) => choiceCard(context, choice, country)).join("")}`,
+    context.nonce
+  )
+
+/** Step 2 where nothing at all can reach the country, not even a digital gift: said plainly; the sender is told. */
+export const giftUndeliverablePage = (context: GiftPageContext, country: string) =>
+  page(
+    "Choose your gift",
+    `${greeting(context)}
+  <h2>Choose your gift</h2>
+  <p id="undeliverable" role="status">This gift cannot be delivered to ${escapeHtml(
+    countryName(country)
+  )}: nothing in it can be shipped there, and no gift delivered online fits it either. We have let ${escapeHtml(
+    context.sender
+  )} know. You can <a href="/g/${escapeHtml(context.token)}">pick another country</a>, or wait to hear from ${escapeHtml(
+    context.sender
+  )}.</p>`,
+    context.nonce
+  )
+
+/** The variant's radio buttons when there are several, else the one variant as a hidden input. */
+const variantFields = (choice: GiftChoice, state: ClaimFormState) =>
+  choice.variants.length === 1
+    ? `<input type="hidden" name="variantId" value="${escapeHtml(choice.variants[0]!.id)}">`
+    : `<fieldset><legend>Options</legend>${choice.variants
+        .map(
+          (variant, index) => `
+      <div><input type="radio" id="variant-${index}" name="variantId" value="${escapeHtml(variant.id)}"${
+        (state.values?.variantId ?? choice.variants[0]!.id) === variant.id ? " checked" : ""
+      } required>
+      <label for="variant-${index}">${escapeHtml(variant.title)}</label></div>`
+        )
+        .join("")}</fieldset>`
+
+/**
+ * Step 3 for a digital gift: its options, and who receives it: name, e-mail (where it is delivered) and phone (the
+ * order's contact, as every order has). No address: the country is the one chosen, shown and sent along.
+ */
+export const giftDigitalClaimPage = (
+  context: GiftPageContext,
+  choice: GiftChoice,
+  country: string,
+  state: ClaimFormState = {}
+) =>
+  page(
+    "Claim your gift",
+    `${greeting(context)}
+  <h2>${escapeHtml(choice.title)}</h2>
+  <p>Delivered online: it is sent to the email address below. Nothing is shipped.</p>
+  ${state.error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(state.error)}</p>`}
+  <form method="post" action="/g/${escapeHtml(context.token)}/claim">
+    ${variantFields(choice, state)}
+    <input type="hidden" name="productId" value="${escapeHtml(choice.productId)}">
+    <input type="hidden" name="country" value="${escapeHtml(country)}">
+    ${field("firstName", "First name", state)}
+    ${field("lastName", "Last name", state)}
+    ${field("email", "Email", state, "email")}
+    ${field("phone", "Phone", state, "tel")}
+    <p>Country: ${escapeHtml(countryName(country))}</p>
+    <button type="submit">Claim gift</button>
+  </form>`,
+    context.nonce
+  )
 
 /** What the claim form shows again after a refusal. */
 export interface ClaimFormState {
@@ -347,9 +426,21 @@ export const giftNoteRefusedPage = (nonce: string, token: string, message: strin
   <p><a href="/g/${escapeHtml(token)}">Back to your gift</a></p>`,
     nonce
   )
+/** What an expired gift's page says of it: when it expired, and whom to ask. */
+export interface GoneGift {
+  readonly expiredAt: Date
+  readonly sender: string
+}
+
+const expiredLine = (gone: GoneGift | undefined) =>
+  gone === undefined
+    ? "This gift has expired."
+    : `This gift expired on ${escapeHtml(pageDate(gone.expiredAt))}.${
+        gone.sender === "" ? "" : ` If you think it should not have, ask ${escapeHtml(gone.sender)}, who sent it.`
+      }`
 
 /** An unknown, expired or cancelled gift. */
-export const giftGonePage = (nonce: string, reason: "unknown" | "expired" | "cancelled") =>
+export const giftGonePage = (nonce: string, reason: "unknown" | "expired" | "cancelled", gone?: GoneGift) =>
   page(
     "Gift unavailable",
     `<h1>This gift is not available</h1>
@@ -357,7 +448,7 @@ export const giftGonePage = (nonce: string, reason: "unknown" | "expired" | "can
     reason === "unknown"
       ? "This link is not valid. Check that you copied all of it."
       : reason === "expired"
-        ? "This gift has expired."
+        ? expiredLine(gone)
         : "This gift was cancelled by its sender."
   }</p>`,
     nonce
@@ -401,7 +492,8 @@ export const claimSummaryOf = (order: CompanyOrderRecord): ClaimSummary => ({
   item: order.title,
   address: [
     `${order.recipientFirstName} ${order.recipientLastName}`,
-    order.address1,
+    // A digital gift has no address: it goes to the e-mail.
+    order.address1 === "" ? order.recipientEmail : order.address1,
     order.address2,
     [order.city, order.provinceCode, order.postalCode].filter((part) => part !== null && part !== "").join(" "),
     regionNames.of(order.countryCode) ?? order.countryCode

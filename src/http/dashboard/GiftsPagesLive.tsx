@@ -113,6 +113,7 @@ export const GiftsPagesLive = HttpApiBuilder.group(Api, "dashboardGifts", (handl
         const recipient = yield* recipientOf(current, scope, gift.recipientId)
         const messages = yield* Effect.orDie(gifts.messagesOf(scope, gift.id))
         const order = gift.orderId === null ? null : yield* Effect.orDie(orders.get(scope, gift.orderId))
+        const undeliverable = yield* gifts.undeliverableCountries(gift)
         const today = (yield* nowDate).toISOString().slice(0, 10)
         return dashboardPage(
           `Gift to ${recipient.name}`,
@@ -126,6 +127,7 @@ export const GiftsPagesLive = HttpApiBuilder.group(Api, "dashboardGifts", (handl
             messages={messages}
             masked={masksRecipients(current)}
             order={order}
+            undeliverable={undeliverable}
             canChange={holds(current.grant, "gifts:update")}
             today={today}
           />,

@@ -48,7 +48,8 @@ const masked = (message: CompanyOutboxMessage): CompanyOutboxMessage => ({
 const kindNames: Readonly<Record<string, string>> = {
   invitation: "Invitation",
   "gift.sent": "Gift sent",
-  "gift.reminder": "Gift reminder"
+  "gift.reminder": "Gift reminder",
+  "gift.last-reminder": "Gift reminder (last)"
 }
 
 const Message = ({ message }: { readonly message: CompanyOutboxMessage }) => {

@@ -227,6 +227,7 @@ export const historyOf = (gift: GiftRecord): ReadonlyArray<{ readonly label: str
 const messageKinds: Readonly<Record<string, string>> = {
   "gift.sent": "Gift sent",
   "gift.reminder": "Reminder",
+  "gift.last-reminder": "Last reminder (48 hours before expiry)",
   "gift.resent": "Link sent again"
 }
 
@@ -239,6 +240,8 @@ export interface GiftPageProps {
   readonly messages: ReadonlyArray<CompanyOutboxMessage>
   readonly masked: boolean
   readonly order: CompanyOrderRecord | null
+  /** The countries the recipient chose where nothing could reach them, not even a digital gift. */
+  readonly undeliverable: ReadonlyArray<{ readonly countryCode: string; readonly createdAt: Date }>
   readonly canChange: boolean
   readonly today: string
 }
@@ -253,6 +256,27 @@ export const SwappedFrom = ({ order }: { readonly order: CompanyOrderRecord }) =
       </dd>
     </>
   )
+
+const countryNames = new Intl.DisplayNames(["en"], { type: "region", fallback: "code" })
+
+/** Where the recipient found nothing the gift could send them, not even a digital gift within its budget. */
+const UndeliverableSection = ({ countries }: { readonly countries: GiftPageProps["undeliverable"] }) => (
+  <section aria-labelledby="gift-undeliverable">
+    <h2 id="gift-undeliverable">Could not be delivered</h2>
+    <p>
+      The recipient chose a country that nothing in this gift can reach, not even a digital gift within its budget.
+      Change the campaign's gift or budget, or contact the recipient.
+    </p>
+    <ul>
+      {countries.map((country) => (
+        <li key={country.countryCode}>
+          {countryNames.of(country.countryCode) ?? country.countryCode} (<code>{country.countryCode}</code>):{" "}
+          <When at={country.createdAt} />
+        </li>
+      ))}
+    </ul>
+  </section>
+)
 
 const OrderSection = ({ order }: { readonly order: CompanyOrderRecord }) => (
   <section aria-labelledby="gift-order">
@@ -367,7 +391,9 @@ const GiftActions = (props: GiftPageProps) => {
 
 export const GiftBody = (props: GiftPageProps) => {
   const { gift, campaign, recipient } = props
-  const reminders = props.messages.filter((message) => message.kind === "gift.reminder").length
+  const reminders = props.messages.filter(
+    (message) => message.kind === "gift.reminder" || message.kind === "gift.last-reminder"
+  ).length
   return (
     <>
       <p>
@@ -461,6 +487,7 @@ export const GiftBody = (props: GiftPageProps) => {
           }
         />
       </section>
+      {props.undeliverable.length === 0 ? null : <UndeliverableSection countries={props.undeliverable} />}
       {props.order === null ? null : <OrderSection order={props.order} />}
       <ThankYouSection gift={gift} />
       {props.canChange && isOpenGift(gift.status) ? <GiftActions {...props} /> : null}

@@ -381,6 +381,11 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         repo.offeredVariants(source)
     )
 
+    /** The catalog's digital variants for sale that reach `countryCode`: what a gift offers where nothing ships. */
+    const digitalOffered = Effect.fn("Catalog.digitalOffered")((countryCode: string) =>
+      repo.digitalOffered(countryCode)
+    )
+
     /**
      * Takes `quantity` units of a variant that ships to `countryCode`, in the caller's transaction: untracked
      * stock (null) stays untracked, tracked stock never goes below zero. Whether it could.
@@ -401,6 +406,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       shipsTo,
       orderVariant,
       offeredVariants,
+      digitalOffered,
       takeStock,
       returnStock,
       imageSubject,

@@ -475,6 +475,23 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("CatalogRepo", {
         Effect.orDie(findOffered(source))
     )
 
+    const findDigitalOffered = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: OfferedVariant,
+      execute: (countryCode) => sql`SELECT p.id AS product_id, p.title AS product_title, p.description,
+          (SELECT i.url FROM product_images i WHERE i.product_id = p.id ORDER BY i.position LIMIT 1) AS image_url,
+          v.id AS variant_id, v.title AS variant_title, v.selected_options
+        FROM products p JOIN variants v ON v.product_id = p.id JOIN variant_locations l ON l.variant_id = v.id
+        WHERE v.is_digital AND v.price_usd IS NOT NULL AND ${countryCode} = ANY (l.ships_to)
+          AND (l.stock IS NULL OR l.stock > 0)
+        ORDER BY p.id, v.position`
+    })
+
+    /** The digital variants for sale that reach `countryCode`, each with its product, by product. */
+    const digitalOffered = Effect.fn("CatalogRepo.digitalOffered")((countryCode: string) =>
+      Effect.orDie(findDigitalOffered(countryCode))
+    )
+
     /** Takes `quantity` units where the variant ships to the country and has them (or is untracked). Whether it could. */
     const takeStock = Effect.fn("CatalogRepo.takeStock")((variantId: string, countryCode: string, quantity: number) =>
       Effect.map(
@@ -891,6 +908,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("CatalogRepo", {
       orderVariant,
       variantLocation,
       offeredVariants,
+      digitalOffered,
       takeStock,
       returnStock,
       landedPage,

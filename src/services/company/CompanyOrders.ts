@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schedule, Schema } from "effect"
+import type { AddressInput } from "../../domain/catalog/Address.js"
 import { VariantNotFound } from "../../domain/catalog/Errors.js"
 import type { Account, AccountScope, RequestSource } from "../../domain/company/Company.js"
 import {
@@ -254,7 +255,10 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
             countryCode
           })
         }
-        const validation = yield* addresses.validate(request.shippingAddress)
+        // A digital item is delivered online: it needs only the country (as a digital-only checkout does).
+        const validation = variant.isDigital
+          ? { result: "verified" as const, address: { countryCode: countryCode.toUpperCase() } as AddressInput }
+          : yield* addresses.validate(request.shippingAddress)
         if (validation.result !== "verified") {
           return yield* new ShippingAddressInvalid({ message: validation.message, issues: validation.issues })
         }

@@ -69,6 +69,18 @@ export const ExpireGift = JobKind.make("gift.expire", Schema.Struct({ giftId: Sc
 /** A reminder to an unclaimed gift's recipient, halfway to its expiry, unless the campaign disables them. */
 export const RemindGift = JobKind.make("gift.remind", Schema.Struct({ giftId: Schema.String }))
 
+/**
+ * The last reminder to an unclaimed gift's recipient, 48 hours before its expiry, unless the campaign disables them.
+ * Keyed by gift and expiry: a new expiry is a new job, and a job whose expiry moved finds it is not yet due.
+ */
+export const RemindGiftLast = JobKind.make("gift.remind-last", Schema.Struct({ giftId: Schema.String }))
+
+/** How long before its expiry a gift's last reminder goes out. */
+export const lastReminderLead = 48 * 3_600_000
+
+/** At most this many digital products are offered where nothing the campaign allows can be delivered. */
+export const digitalChoicesShown = 6
+
 /** Who makes or reads gifts: the request's scope, the account its header named, and its `Request-Source`. */
 export interface GiftCaller {
   readonly scope: AccountScope
@@ -117,6 +129,17 @@ export interface GiftChoice {
   readonly description: string | null
   readonly imageUrl: string | null
   readonly variants: ReadonlyArray<GiftVariantChoice>
+  /** Delivered online (a digital gift offered where nothing the campaign allows can go): no address is asked. */
+  readonly digital: boolean
+}
+
+/**
+ * What a gift offers in a country: the campaign's choices; where there are none, the catalog's digital gifts within
+ * the budget (`digital`); where there are none either, nothing (`undeliverable`).
+ */
+export interface GiftOffer {
+  readonly choices: ReadonlyArray<GiftChoice>
+  readonly digital: boolean
 }
 
 /** A claim: the chosen variant, who receives it and where (the v3 order's recipient and address). */
@@ -233,6 +256,10 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
     const messages = {
       "gift.sent": { subject: "You have a gift", lead: "you have a gift to choose" },
       "gift.reminder": { subject: "Your gift is waiting", lead: "your gift is still waiting for you to choose it" },
+      "gift.last-reminder": {
+        subject: "Your gift expires in two days",
+        lead: "your gift expires in two days; choose it before then"
+      },
       "gift.resent": { subject: "Your gift link", lead: "here is the link to your gift again" }
     } as const
 
@@ -277,6 +304,22 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
               runAt: DateTime.unsafeFromDate(new Date((gift.createdAt.getTime() + gift.expiresAt.getTime()) / 2))
             }
           )
+
+    /**
+     * The last reminder's time: 48 hours before expiry. None when that is not after the halfway reminder (a gift of
+     * four days or less has one reminder), and none when the campaign disables reminders.
+     */
+    const scheduleLastReminder = (gift: GiftRecord, campaign: CampaignRecord) => {
+      const runAt = gift.expiresAt.getTime() - lastReminderLead
+      const halfway = (gift.createdAt.getTime() + gift.expiresAt.getTime()) / 2
+      return campaign.disableReminders || gift.sendingMethod === "link" || runAt <= halfway
+        ? Effect.void
+        : jobs.enqueue(
+            RemindGiftLast,
+            { giftId: gift.id },
+            { key: `${gift.id}@${gift.expiresAt.getTime()}`, runAt: DateTime.unsafeFromDate(new Date(runAt)) }
+          )
+    }
 
     const byKey = (campaignId: string, key: string) =>
       Effect.map(repo.findByKey(campaignId, key), Option.getOrUndefined)
@@ -338,6 +381,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         })
         yield* scheduleExpiry(gift)
         yield* scheduleReminder(gift, campaign)
+        yield* scheduleLastReminder(gift, campaign)
         yield* announce(gift, campaign, recipient, "gift.sent")
         yield* emitStatus(gift)
         if (audited) yield* recordGift(gift, "gift.created")
@@ -452,7 +496,11 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
           },
           now
         )
-        if (changed.expiresAt.getTime() !== gift.expiresAt.getTime()) yield* scheduleExpiry(changed)
+        if (changed.expiresAt.getTime() !== gift.expiresAt.getTime()) {
+          yield* scheduleExpiry(changed)
+          const campaign = yield* campaigns.get(policy.scopeOfGift(changed), changed.campaignId).pipe(Effect.orDie)
+          yield* scheduleLastReminder(changed, campaign)
+        }
         yield* recordGift(changed, "gift.updated")
         return changed
       })
@@ -531,9 +579,26 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       yield* announce(gift, campaign, recipient, "gift.reminder").pipe(Effect.orDie)
     })
 
+    /**
+     * The `gift.remind-last` job: the last reminder, if the gift is still waiting to be claimed, its campaign still
+     * reminds, and its expiry is within 48 hours (an expiry moved later has a job of its own for the new time).
+     */
+    const remindLast = Effect.fn("Gifts.remindLast")(function* (giftId: string) {
+      const gift = Option.getOrUndefined(yield* repo.findById(giftId))
+      if (gift === undefined || !isOpenGift(gift.status)) return
+      const now = yield* nowDate
+      if (gift.expiresAt.getTime() - lastReminderLead > now.getTime()) return
+      const scope = policy.scopeOfGift(gift)
+      const campaign = yield* campaigns.get(scope, gift.campaignId).pipe(Effect.orDie)
+      if (campaign.disableReminders) return
+      const recipient = yield* recipients.get(scope, gift.recipientId, { includeDeleted: true }).pipe(Effect.orDie)
+      yield* announce(gift, campaign, recipient, "gift.last-reminder").pipe(Effect.orDie)
+    })
+
     const handlers = [
       ExpireGift.handle(({ giftId }) => expireDue(giftId)),
-      RemindGift.handle(({ giftId }) => remind(giftId))
+      RemindGift.handle(({ giftId }) => remind(giftId)),
+      RemindGiftLast.handle(({ giftId }) => remindLast(giftId))
     ] as const
 
     /**
@@ -598,7 +663,8 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
             title: row.productTitle,
             description: row.description,
             imageUrl: row.imageUrl === null ? null : `${publicUrl}${row.imageUrl}`,
-            variants: []
+            variants: [],
+            digital: false
           }
           byProduct.set(row.productId, {
             ...product,
@@ -677,6 +743,95 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       })
 
     /**
+     * The catalog's digital gifts for `countryCode` within the gift's budget there, where nothing the campaign allows
+     * can be delivered: the products with a digital variant for sale that reaches the country with its landed total
+     * within the budget, the most generous first (by their dearest such variant), at most `digitalChoicesShown`.
+     */
+    const digitalChoices = Effect.fn("Gifts.digitalChoices")(function* (gift: GiftRecord, countryCode: string) {
+      const reference = yield* pricing.reference()
+      const country = reference.country.get(countryCode.toUpperCase())
+      if (country === undefined) return []
+      const rows = yield* catalog.digitalOffered(country.code)
+      const facts = new Map(
+        (yield* pricing.variants(Option.some(rows.map((row) => row.variantId)))).map((fact) => [fact.variantId, fact])
+      )
+      const byProduct = new Map<string, { choice: GiftChoice; best: number }>()
+      for (const row of rows) {
+        const fact = facts.get(row.variantId)
+        if (fact === undefined || fact.priceUsd === null || !withinBudget(reference, fact, country, gift)) continue
+        const landed = landedAmounts(landedInput(reference, { ...fact, priceUsd: fact.priceUsd }, country)).total
+        const found = byProduct.get(row.productId) ?? {
+          best: 0,
+          choice: {
+            productId: row.productId,
+            title: row.productTitle,
+            description: row.description,
+            imageUrl: row.imageUrl === null ? null : `${publicUrl}${row.imageUrl}`,
+            variants: [],
+            digital: true
+          }
+        }
+        byProduct.set(row.productId, {
+          best: Math.max(found.best, landed),
+          choice: {
+            ...found.choice,
+            variants: [
+              ...found.choice.variants,
+              { id: row.variantId, title: row.variantTitle, options: row.selectedOptions }
+            ]
+          }
+        })
+      }
+      return [...byProduct.values()]
+        .sort((a, b) => b.best - a.best || a.choice.productId.localeCompare(b.choice.productId))
+        .slice(0, digitalChoicesShown)
+        .map((entry) => entry.choice)
+    })
+
+    /** What the gift offers in `countryCode` (`GiftOffer`): the campaign's choices, else digital gifts, else nothing. */
+    const offerIn = (gift: GiftRecord, campaign: CampaignRecord, countryCode: string) =>
+      Effect.gen(function* () {
+        const own = yield* choices(gift, campaign, countryCode)
+        if (own.length > 0) return { choices: own, digital: false } satisfies GiftOffer
+        return { choices: yield* digitalChoices(gift, countryCode), digital: true } satisfies GiftOffer
+      })
+
+    /**
+     * What the gift page offers in `countryCode` (`offerIn`). Where nothing at all can reach the country, the sender
+     * is told: the country is recorded for the gift and `gift-undeliverable` emitted, once per gift and country.
+     */
+    const offer = Effect.fn("Gifts.offer")(function* (gift: GiftRecord, campaign: CampaignRecord, countryCode: string) {
+      const offered = yield* offerIn(gift, campaign, countryCode)
+      if (offered.choices.length > 0) return offered
+      const reference = yield* pricing.reference()
+      const country = reference.country.get(countryCode.toUpperCase())
+      if (country === undefined) return offered
+      const tell = Effect.gen(function* () {
+        const first = yield* repo.markUndeliverable(gift.id, country.code, yield* nowDate)
+        if (!first) return
+        yield* webhooks.emit({
+          companyId: gift.companyId,
+          environment: gift.environment,
+          accountId: gift.accountId,
+          eventType: "gift-undeliverable",
+          subject: { giftId: gift.id },
+          eventData: {
+            status: gift.status,
+            countryCode: country.code,
+            budget: { min: gift.budgetMin / 100, max: gift.budgetMax / 100 }
+          }
+        })
+      })
+      yield* sql.withTransaction(tell).pipe(Effect.orDie)
+      return offered
+    })
+
+    /** The countries where nothing could reach the gift, as its recipient found them (the dashboard shows them). */
+    const undeliverableCountries = Effect.fn("Gifts.undeliverableCountries")(function* (gift: GiftRecord) {
+      return yield* repo.undeliverableCountries(gift.id)
+    })
+
+    /**
      * The countries where a gift of the campaign has something to choose: those an offered variant in stock ships
      * to with its landed total there within the campaign's budget (what `choices` would offer, for every country).
      */
@@ -748,7 +903,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         const offers = (offered: ReadonlyArray<GiftChoice>) =>
           offered.some((choice) => choice.variants.some((variant) => variant.id === input.variantId))
         const allowed =
-          offers(yield* choices(locked, campaign, input.address.countryCode)) ||
+          offers((yield* offerIn(locked, campaign, input.address.countryCode)).choices) ||
           offers(yield* swapChoices(locked, campaign, input.address.countryCode))
         if (!allowed) {
           return yield* new GiftChoiceRefused({
@@ -897,6 +1052,9 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       visit,
       choices,
       swapChoices,
+      digitalChoices,
+      offer,
+      undeliverableCountries,
       claim,
       claimByRecipient,
       writeThankYou,

@@ -293,6 +293,31 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
       Effect.orDie(thankYouRow({ id: giftId, message, at }))
     )
 
+    const undeliverableRow = SqlSchema.findAll({
+      Request: Schema.Struct({ giftId: Schema.String, countryCode: Schema.String, at: Schema.DateFromSelf }),
+      Result: Schema.Struct({ countryCode: Schema.String }),
+      execute: ({ giftId, countryCode, at }) => sql`INSERT INTO gift_undeliverable_countries (gift_id, country_code,
+          created_at) VALUES (${giftId}, ${countryCode}, ${at}) ON CONFLICT DO NOTHING RETURNING country_code`
+    })
+
+    const undeliverableRows = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: Schema.Struct({ countryCode: Schema.String, createdAt: Schema.DateFromSelf }),
+      execute: (giftId) => sql`SELECT country_code, created_at FROM gift_undeliverable_countries
+          WHERE gift_id = ${giftId} ORDER BY created_at, country_code`
+    })
+
+    /** Records that nothing could reach `countryCode` for the gift: whether this is the first time for that country. */
+    const markUndeliverable = Effect.fn("GiftsRepo.markUndeliverable")(
+      (giftId: string, countryCode: string, at: Date) =>
+        Effect.map(Effect.orDie(undeliverableRow({ giftId, countryCode, at })), (rows) => rows.length > 0)
+    )
+
+    /** The countries nothing could reach for the gift, first found first. */
+    const undeliverableCountries = Effect.fn("GiftsRepo.undeliverableCountries")((giftId: string) =>
+      Effect.orDie(undeliverableRows(giftId))
+    )
+
     /** How far the gifts made in `[from, to)` on the accounts the scope reaches went (`funnelRow`). */
     const funnel = Effect.fn("GiftsRepo.funnel")((scope: AccountScope, from: Date, to: Date) =>
       Effect.orDie(funnelRow({ scope, from, to }))
@@ -313,7 +338,9 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
       close,
       markVisited,
       markClaimed,
-      writeThankYou
+      writeThankYou,
+      markUndeliverable,
+      undeliverableCountries
     } as const
   })
 }) {}
