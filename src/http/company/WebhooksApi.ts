@@ -33,7 +33,7 @@ const Url = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(maxWebhookU
     "An https URL whose host resolves to public addresses only (docs/webhooks.md); redirects are not followed"
 })
 
-/** 1 to 8 event types (every type, at most), each at most once. */
+/** 1 to all of the event types, each at most once. */
 const EventTypes = Schema.Array(CompanyEventType).pipe(
   Schema.minItems(1),
   Schema.maxItems(companyEventTypes.length),

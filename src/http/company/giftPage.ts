@@ -426,6 +426,7 @@ export const giftNoteRefusedPage = (nonce: string, token: string, message: strin
   <p><a href="/g/${escapeHtml(token)}">Back to your gift</a></p>`,
     nonce
   )
+
 /** What an expired gift's page says of it: when it expired, and whom to ask. */
 export interface GoneGift {
   readonly expiredAt: Date
