@@ -250,7 +250,7 @@ describe("a gift that reaches any country", () => {
         )
         expect(countries).toEqual(["BR", "DE"])
 
-        // The dashboard's gift detail shows it (read through the same records).
+        // Each country is recorded once for the gift, in the order found (the dashboard's gift detail lists them).
         const sql = yield* sqlClient
         const rows = yield* Effect.orDie(
           sql<{ countryCode: string }>`SELECT country_code FROM gift_undeliverable_countries
