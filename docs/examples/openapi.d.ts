@@ -3160,7 +3160,7 @@ export interface components {
             data: {
                 id: string;
                 url: string;
-                eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates")[];
+                eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-undeliverable" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates")[];
                 /** @description `whsec_` and 32 random bytes in base64: verifies the `webhook-signature` of every delivery. Shown only here */
                 secret: string;
                 /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
@@ -3185,7 +3185,7 @@ export interface components {
         WebhookV3: {
             id: string;
             url: string;
-            eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates")[];
+            eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-undeliverable" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates")[];
             /**
              * @description `disabled` by the company (`PATCH`) or once the receiver answered 410 Gone: later events are recorded, not sent, until it is `active` again
              * @enum {string}
@@ -3216,7 +3216,7 @@ export interface components {
              * @description A subscribed event type, or `webhook-test` for a test sent on request
              * @enum {string}
              */
-            eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates" | "webhook-test";
+            eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-undeliverable" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates" | "webhook-test";
             /** @enum {string} */
             status: "pending" | "delivered" | "failed" | "disabled";
             attempts: components["schemas"]["Int"];
@@ -3255,7 +3255,7 @@ export interface components {
                  * @description A subscribed event type, or `webhook-test` for a test sent on request
                  * @enum {string}
                  */
-                eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates" | "webhook-test";
+                eventType: "order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-undeliverable" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates" | "webhook-test";
                 /** @enum {string} */
                 status: "pending" | "delivered" | "failed" | "disabled";
                 attempts: components["schemas"]["Int"];
@@ -11105,10 +11105,10 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * maxItems(8)
-                     * @description an array of at most 8 item(s)
+                     * maxItems(9)
+                     * @description an array of at most 9 item(s)
                      */
-                    eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates")[];
+                    eventTypes: ("order-created" | "order-status-changed" | "order-fulfillment-status-changed" | "order-cancelled" | "gift-status-changed" | "gift-undeliverable" | "gift-delivery-status-changed" | "gift-thank-you-note-added" | "stock-availability-updates")[];
                 };
             };
         };
