@@ -317,9 +317,9 @@ const seedOrdersAndGifts = (companyId: string, accountId: string, newId: Stateme
     const campaignId = `${"b".repeat(8)}${"c".repeat(16)}`
     yield* sql`
       INSERT INTO campaigns (id, company_id, environment, account_id, billing_method_id, name, status, gift_type,
-        product_id, budget_min, budget_max, currency, expiration_days, sending_channels, created_at, updated_at)
+        product_id, swap, budget_min, budget_max, currency, expiration_days, sending_channels, created_at, updated_at)
       VALUES (${campaignId}, ${companyId}, 'test', ${accountId}, ${methodId}, 'Bench thank-yous', 'active', 'product',
-        ${productId}, 1000, 5000, 'USD', 30, ARRAY['email'], now() - interval '40 days', now() - interval '40 days')`
+        ${productId}, 'within_budget', 1000, 5000, 'USD', 30, ARRAY['email'], now() - interval '40 days', now() - interval '40 days')`
     const giftStatus = sql.literal(
       "CASE WHEN i % 5 = 0 AND i <= " +
         String(orderRows) +

@@ -48,10 +48,10 @@ const seed = (ids: { companyId: string; accountId: string; methodId: string }) =
     const campaign = `c${ids.accountId.slice(1)}`
     const recipient = `r${ids.accountId.slice(1)}`
     yield* sql`INSERT INTO campaigns (id, company_id, environment, account_id, billing_method_id, name, status,
-        gift_type, product_id, budget_min, budget_max, currency, expiration_days, sending_channels, created_at,
+        gift_type, product_id, swap, budget_min, budget_max, currency, expiration_days, sending_channels, created_at,
         updated_at)
       VALUES (${campaign}, ${ids.companyId}, 'test', ${ids.accountId}, ${ids.methodId}, 'Welcome', 'active',
-        'product', 'p1', 1000, 5000, 'USD', 30, ARRAY['email'], now(), now())`
+        'product', 'p1', 'within_budget', 1000, 5000, 'USD', 30, ARRAY['email'], now(), now())`
     yield* sql`INSERT INTO recipients (id, company_id, environment, account_ids, first_name, last_name, email,
         created_at, updated_at)
       VALUES (${recipient}, ${ids.companyId}, 'test', ARRAY[${ids.accountId}], 'Ada', 'Lovelace',
