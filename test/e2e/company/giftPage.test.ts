@@ -1,13 +1,12 @@
 import * as Fs from "node:fs"
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Companies } from "../../../src/services/company/Companies.js"
 import { BaseUrl } from "../../support/auth.js"
 import { browserSuiteSkipped, checkAccessibility, launchChromium } from "../../support/browser.js"
 import { makeCheckoutRealPortServer } from "../../support/checkout.js"
-import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+import { productGiftFor } from "../../support/giftLinks.js"
 
 /**
  * The gift page in a real browser (Debian's chromium) with JavaScript turned off, against the seeded server
@@ -36,58 +35,6 @@ const giftableProduct = Effect.gen(function* () {
   return { product: product!, variants }
 })
 
-/**
- * A company with a campaign for the product and a gift of it for Grace (first made a recipient living in
- * `recipientCountry` when given): the gift's link and id.
- */
-const giftFor = (productId: string, key: string, recipientCountry?: string) =>
-  Effect.gen(function* () {
-    const baseUrl = yield* BaseUrl
-    const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)))
-    const company = yield* createCompany()
-    yield* Effect.flatMap(Companies, (c) =>
-      c.setRateLimits(company.companyId, { global: { rate: 1000, burst: 1000 } })
-    ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
-    const headers = keyHeaders(company.apiKey)
-    return yield* Effect.gen(function* () {
-      const campaign = yield* postWith(
-        "/public-api/v2/campaigns",
-        {
-          name: "Welcome",
-          customization: {
-            giftProperties: { selectedGiftType: "product", productId, budget: { min: 1, max: 20000 } },
-            message: "Welcome to the team!"
-          }
-        },
-        headers
-      )
-      expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
-      if (recipientCountry !== undefined) {
-        const recipient = yield* postWith(
-          "/public-api/v2/recipients",
-          { firstName: "Grace", lastName: "Hopper", email: "grace@example.com", country: recipientCountry },
-          headers
-        )
-        expect(recipient.status, JSON.stringify(recipient.body)).toBe(201)
-      }
-      const sent = yield* postWith(
-        "/public-api/v2/gifts",
-        {
-          campaignId: campaign.body.id,
-          recipients: [{ firstname: "Grace", lastname: "Hopper", email: "grace@example.com", key }]
-        },
-        headers
-      )
-      return {
-        link: sent.body.results[0].link as string,
-        giftId: sent.body.results[0].id as string,
-        read: (path: string) => getWith(path, headers).pipe(Effect.provideService(HttpClient.HttpClient, http)),
-        post: (path: string, body: unknown) =>
-          postWith(path, body, headers).pipe(Effect.provideService(HttpClient.HttpClient, http))
-      }
-    }).pipe(Effect.provideService(HttpClient.HttpClient, http))
-  })
-
 /** axe-core's serious and critical findings on the page as it is: none. */
 const expectAccessible = async (page: import("playwright-core").Page, name: string) =>
   expect(await checkAccessibility(page), `${name}: accessibility`).toEqual([])
@@ -110,7 +57,7 @@ describe.skipIf(browserSuiteSkipped)("gift page in chromium", () => {
       Effect.gen(function* () {
         const baseUrl = yield* BaseUrl
         const { product, variants } = yield* giftableProduct
-        const { link, giftId, read } = yield* giftFor(product.id, "grace")
+        const { link, giftId, read } = yield* productGiftFor(product.id, { key: "grace" })
         expect(link.startsWith(`${baseUrl}/g/`)).toBe(true)
 
         const seen = yield* Effect.promise(async () => {
@@ -163,8 +110,8 @@ describe.skipIf(browserSuiteSkipped)("gift page in chromium", () => {
         Effect.gen(function* () {
           const baseUrl = yield* BaseUrl
           const { product, variants } = yield* giftableProduct
-          const unknown = yield* giftFor(product.id, "where")
-          const inFrance = yield* giftFor(product.id, "france", "FR")
+          const unknown = yield* productGiftFor(product.id, { key: "where" })
+          const inFrance = yield* productGiftFor(product.id, { key: "france", recipientCountry: "FR" })
           const seen = yield* Effect.promise(async () => {
             const browser = await launchChromium()
             try {
@@ -236,7 +183,7 @@ describe.skipIf(browserSuiteSkipped)("gift page in chromium", () => {
     it.effect("the same gift claimed from two browsers at once places one order; both show it claimed", () =>
       Effect.gen(function* () {
         const { product } = yield* giftableProduct
-        const { link, giftId, read } = yield* giftFor(product.id, "twice")
+        const { link, giftId, read } = yield* productGiftFor(product.id, { key: "twice" })
         const form = `${link}/choose?productId=${product.id}&country=GB`
         const headings = yield* Effect.promise(async () => {
           const browser = await launchChromium()
@@ -270,7 +217,7 @@ describe.skipIf(browserSuiteSkipped)("gift page in chromium", () => {
     it.effect("with JavaScript, the claimed page follows the order's delivery live", () =>
       Effect.gen(function* () {
         const { product } = yield* giftableProduct
-        const { link, giftId, read, post } = yield* giftFor(product.id, "live")
+        const { link, giftId, read, post } = yield* productGiftFor(product.id, { key: "live" })
         const browser = yield* Effect.promise(() => launchChromium())
         try {
           const page = yield* Effect.promise(async () => {

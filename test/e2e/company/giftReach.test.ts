@@ -1,9 +1,7 @@
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Companies } from "../../../src/services/company/Companies.js"
-import { BaseUrl } from "../../support/auth.js"
 import {
   browserSuiteSkipped,
   expectSoundPage,
@@ -13,7 +11,7 @@ import {
   tabUntil
 } from "../../support/browser.js"
 import { makeCheckoutRealPortServer } from "../../support/checkout.js"
-import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+import { productGiftFor } from "../../support/giftLinks.js"
 
 /**
  * A gift that reaches any country, in a real browser (Debian's chromium) at a phone's width (390 px), with the
@@ -34,57 +32,12 @@ const physicalProduct = Effect.gen(function* () {
   return product!.id
 }).pipe(Effect.orDie)
 
-/** A company with a campaign for the product and a gift of it for Grace, living in Brazil. */
-const giftInBrazil = (productId: string) =>
-  Effect.gen(function* () {
-    const baseUrl = yield* BaseUrl
-    const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)))
-    const company = yield* createCompany()
-    yield* Effect.flatMap(Companies, (c) =>
-      c.setRateLimits(company.companyId, { global: { rate: 1000, burst: 1000 } })
-    ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
-    const headers = keyHeaders(company.apiKey)
-    return yield* Effect.gen(function* () {
-      const campaign = yield* postWith(
-        "/public-api/v2/campaigns",
-        {
-          name: "Welcome",
-          customization: {
-            giftProperties: { selectedGiftType: "product", productId, budget: { min: 1, max: 200 } },
-            message: "Welcome to the team!"
-          }
-        },
-        headers
-      )
-      expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
-      const recipient = yield* postWith(
-        "/public-api/v2/recipients",
-        { firstName: "Grace", lastName: "Hopper", email: "grace@example.com", country: "BR" },
-        headers
-      )
-      expect(recipient.status, JSON.stringify(recipient.body)).toBe(201)
-      const sent = yield* postWith(
-        "/public-api/v2/gifts",
-        {
-          campaignId: campaign.body.id,
-          recipients: [{ firstname: "Grace", lastname: "Hopper", email: "grace@example.com", key: "grace" }]
-        },
-        headers
-      )
-      return {
-        link: sent.body.results[0].link as string,
-        giftId: sent.body.results[0].id as string,
-        read: (path: string) => getWith(path, headers).pipe(Effect.provideService(HttpClient.HttpClient, http))
-      }
-    }).pipe(Effect.provideService(HttpClient.HttpClient, http))
-  })
-
 describe.skipIf(browserSuiteSkipped)("a gift that reaches any country, in chromium", () => {
   it.layer(makeCheckoutRealPortServer(), { timeout: 180_000 })((it) => {
     it.effect("a digital gift chosen and claimed with the keyboard only, at 390 px", () =>
       Effect.gen(function* () {
         const productId = yield* physicalProduct
-        const { link, giftId, read } = yield* giftInBrazil(productId)
+        const { link, giftId, read } = yield* productGiftFor(productId, { budgetMax: 200, recipientCountry: "BR" })
 
         const seen = yield* Effect.promise(async () => {
           const browser = await launchChromium()

@@ -1,9 +1,7 @@
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Companies } from "../../../src/services/company/Companies.js"
-import { BaseUrl } from "../../support/auth.js"
 import {
   browserSuiteSkipped,
   expectSoundPage,
@@ -13,7 +11,7 @@ import {
   tabUntil
 } from "../../support/browser.js"
 import { makeCheckoutRealPortServer } from "../../support/checkout.js"
-import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+import { productGiftFor } from "../../support/giftLinks.js"
 
 /**
  * Swapping a gift within its budget in a real browser (Debian's chromium), keyboard only, on a phone's width (390
@@ -36,46 +34,6 @@ const originalProduct = Effect.gen(function* () {
   return product!
 })
 
-/** A company with a product campaign (swap by default) of 1 to 150 USD and a gift of it for Grace. */
-const giftOf = (productId: string) =>
-  Effect.gen(function* () {
-    const baseUrl = yield* BaseUrl
-    const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)))
-    const company = yield* createCompany()
-    yield* Effect.flatMap(Companies, (c) =>
-      c.setRateLimits(company.companyId, { global: { rate: 1000, burst: 1000 } })
-    ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
-    const headers = keyHeaders(company.apiKey)
-    return yield* Effect.gen(function* () {
-      const campaign = yield* postWith(
-        "/public-api/v2/campaigns",
-        {
-          name: "Welcome",
-          customization: {
-            giftProperties: { selectedGiftType: "product", productId, budget: { min: 1, max: 150 } },
-            message: "Welcome to the team!"
-          }
-        },
-        headers
-      )
-      expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
-      expect(campaign.body.customization.giftProperties.swap).toBe("within_budget")
-      const sent = yield* postWith(
-        "/public-api/v2/gifts",
-        {
-          campaignId: campaign.body.id,
-          recipients: [{ firstname: "Grace", lastname: "Hopper", email: "grace@example.com", key: "swap" }]
-        },
-        headers
-      )
-      return {
-        link: sent.body.results[0].link as string,
-        giftId: sent.body.results[0].id as string,
-        read: (path: string) => getWith(path, headers).pipe(Effect.provideService(HttpClient.HttpClient, http))
-      }
-    }).pipe(Effect.provideService(HttpClient.HttpClient, http))
-  })
-
 /** Tabs to the field with this id and types `text` into it. */
 const typeInto = async (page: import("playwright-core").Page, id: string, text: string) => {
   await tabUntil(page, focusedId(id), id)
@@ -87,7 +45,8 @@ describe.skipIf(browserSuiteSkipped)("swapping a gift in chromium", () => {
     it.effect("See other gifts, another chosen and claimed with the keyboard only, at 390 px", () =>
       Effect.gen(function* () {
         const original = yield* originalProduct
-        const { link, giftId, read } = yield* giftOf(original.id)
+        const { link, giftId, read, campaign } = yield* productGiftFor(original.id, { key: "swap", budgetMax: 150 })
+        expect(campaign.customization.giftProperties.swap).toBe("within_budget")
 
         const seen = yield* Effect.promise(async () => {
           const browser = await launchChromium()

@@ -1,10 +1,8 @@
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { FetchHttpClient } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page } from "playwright-core"
-import { Companies } from "../../../src/services/company/Companies.js"
-import { BaseUrl } from "../../support/auth.js"
 import {
   browserSuiteSkipped,
   expectSoundPage,
@@ -14,7 +12,7 @@ import {
   tabUntil
 } from "../../support/browser.js"
 import { makeCheckoutRealPortServer } from "../../support/checkout.js"
-import { CompanyServicesLive, createCompany, getWith, keyHeaders, postWith } from "../../support/company.js"
+import { productGiftFor } from "../../support/giftLinks.js"
 
 /**
  * The thank-you note in a real browser (Debian's chromium) at a phone's width (390 px), with JavaScript turned off and
@@ -38,54 +36,21 @@ const giftable = Effect.gen(function* () {
 
 /** A company's gift to Grace, claimed through the API: its link, and a reader of the company's v2 gifts. */
 const claimedGift = Effect.gen(function* () {
-  const baseUrl = yield* BaseUrl
-  const http = (yield* HttpClient.HttpClient).pipe(HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)))
-  const company = yield* createCompany()
-  yield* Effect.flatMap(Companies, (c) =>
-    c.setRateLimits(company.companyId, { global: { rate: 1000, burst: 1000 } })
-  ).pipe(Effect.provide(CompanyServicesLive), Effect.orDie)
-  const headers = keyHeaders(company.apiKey)
   const { productId, variantId } = yield* giftable
-  return yield* Effect.gen(function* () {
-    const campaign = yield* postWith(
-      "/public-api/v2/campaigns",
-      {
-        name: "Welcome",
-        customization: { giftProperties: { selectedGiftType: "product", productId, budget: { min: 1, max: 20000 } } }
-      },
-      headers
-    )
-    expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
-    const sent = yield* postWith(
-      "/public-api/v2/gifts",
-      {
-        campaignId: campaign.body.id,
-        recipients: [{ firstname: "Grace", lastname: "Hopper", email: "grace@example.com", key: "grace" }]
-      },
-      headers
-    )
-    const gift = sent.body.results[0] as { id: string; link: string }
-    const claim = yield* postWith(
-      `/public-api/v2/gifts/${gift.id}/claim`,
-      {
-        variantId,
-        orderRecipient: {
-          firstName: "Grace",
-          lastName: "Hopper",
-          email: "grace@example.com",
-          phone: "+44 20 7946 0958",
-          country: "GB",
-          address: { addressLine1: "10 Downing Street", city: "London", zipcode: "SW1A 2AA" }
-        }
-      },
-      headers
-    )
-    expect(claim.status, JSON.stringify(claim.body)).toBe(200)
-    const read = getWith(`/public-api/v2/gifts/${gift.id}`, headers).pipe(
-      Effect.provideService(HttpClient.HttpClient, http)
-    )
-    return { link: gift.link, read }
-  }).pipe(Effect.provideService(HttpClient.HttpClient, http))
+  const gift = yield* productGiftFor(productId)
+  const claim = yield* gift.post(`/public-api/v2/gifts/${gift.giftId}/claim`, {
+    variantId,
+    orderRecipient: {
+      firstName: "Grace",
+      lastName: "Hopper",
+      email: "grace@example.com",
+      phone: "+44 20 7946 0958",
+      country: "GB",
+      address: { addressLine1: "10 Downing Street", city: "London", zipcode: "SW1A 2AA" }
+    }
+  })
+  expect(claim.status, JSON.stringify(claim.body)).toBe(200)
+  return { link: gift.link, read: gift.read(`/public-api/v2/gifts/${gift.giftId}`) }
 })
 
 /** The attributes that tie the note's field to its hint and error. */
