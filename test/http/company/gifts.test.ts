@@ -116,6 +116,7 @@ describe("gifts (/public-api/v2)", () => {
           orderId: null,
           deliveryDetails: null,
           swappedFrom: null,
+          thankYouNote: null,
           source: null,
           createdAt: expect.stringMatching(timestampPattern),
           claimedAt: null

@@ -281,6 +281,11 @@ const waysTo = (f: Fixture): Record<string, Way> => {
     "POST /g/:token/claim": {
       target: Effect.map(f.gift, (gift) => ({ path: `/g/${gift.token}/claim`, headers: {} })),
       status: 422
+    },
+    // An empty thank-you form, for a gift not claimed yet: a page saying the note was not sent.
+    "POST /g/:token/thank-you": {
+      target: Effect.map(f.gift, (gift) => ({ path: `/g/${gift.token}/thank-you`, headers: {} })),
+      status: 422
     }
   }
 }
