@@ -1,8 +1,11 @@
 import { FetchHttpClient } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import type { Page } from "playwright-core"
+import { Webhook } from "standardwebhooks"
+import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
+import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import {
   browserSuiteSkipped,
   expectSoundPage,
@@ -12,13 +15,17 @@ import {
   tabUntil
 } from "../../support/browser.js"
 import { makeCheckoutRealPortServer } from "../../support/checkout.js"
+import { eventually } from "../../support/eventually.js"
 import { productGiftFor } from "../../support/giftLinks.js"
+import { certificate, type HttpsReceiver, httpsReceiver } from "../../support/receiver.js"
+import { signatureHeaders } from "../../support/webhooks.js"
 
 /**
  * The thank-you note in a real browser (Debian's chromium) at a phone's width (390 px), with JavaScript turned off and
  * the keyboard only (docs/decisions/0070-gift-thank-you-notes.md): on the claimed gift's page the recipient tabs to
  * the note's field, sends a blank note and gets the error summary and the field marked invalid, then writes the note
- * and sends it; the page comes back showing it. Every page has no serious or critical axe-core finding and no sideways
+ * and sends it; the page comes back showing it, and the company's endpoint at a loopback HTTPS receiver gets
+ * `gift-thank-you-note-added`, verified with the `standardwebhooks` package. Every page has no serious or critical axe-core finding and no sideways
  * scroll; screenshots go to test-output/thank-you-note-*.png. Skipped as `browserSuiteSkipped` says.
  */
 
@@ -34,24 +41,37 @@ const giftable = Effect.gen(function* () {
   return found!
 }).pipe(Effect.orDie)
 
-/** A company's gift to Grace, claimed through the API: its link, and a reader of the company's v2 gifts. */
-const claimedGift = Effect.gen(function* () {
-  const { productId, variantId } = yield* giftable
-  const gift = yield* productGiftFor(productId)
-  const claim = yield* gift.post(`/public-api/v2/gifts/${gift.giftId}/claim`, {
-    variantId,
-    orderRecipient: {
-      firstName: "Grace",
-      lastName: "Hopper",
-      email: "grace@example.com",
-      phone: "+44 20 7946 0958",
-      country: "GB",
-      address: { addressLine1: "10 Downing Street", city: "London", zipcode: "SW1A 2AA" }
+/**
+ * A company's gift to Grace, claimed through the API, the company's endpoint for `gift-thank-you-note-added` at
+ * `receiver` registered first: the gift's link, a reader of the company's v2 gift, and the endpoint's secret.
+ */
+const claimedGift = (receiver: HttpsReceiver) =>
+  Effect.gen(function* () {
+    const { productId, variantId } = yield* giftable
+    const gift = yield* productGiftFor(productId)
+    const endpoint = yield* gift.post("/public-api/v3/webhooks", {
+      url: receiver.url("/hooks/notes"),
+      eventTypes: ["gift-thank-you-note-added"]
+    })
+    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201)
+    const claim = yield* gift.post(`/public-api/v2/gifts/${gift.giftId}/claim`, {
+      variantId,
+      orderRecipient: {
+        firstName: "Grace",
+        lastName: "Hopper",
+        email: "grace@example.com",
+        phone: "+44 20 7946 0958",
+        country: "GB",
+        address: { addressLine1: "10 Downing Street", city: "London", zipcode: "SW1A 2AA" }
+      }
+    })
+    expect(claim.status, JSON.stringify(claim.body)).toBe(200)
+    return {
+      link: gift.link,
+      read: gift.read(`/public-api/v2/gifts/${gift.giftId}`),
+      secret: endpoint.body.data.secret as string
     }
   })
-  expect(claim.status, JSON.stringify(claim.body)).toBe(200)
-  return { link: gift.link, read: gift.read(`/public-api/v2/gifts/${gift.giftId}`) }
-})
 
 /** The attributes that tie the note's field to its hint and error. */
 const fieldState = (page: Page) =>
@@ -60,15 +80,22 @@ const fieldState = (page: Page) =>
     describedBy: field.getAttribute("aria-describedby")
   }))
 
+/** The server's outbound calls may reach the test's HTTPS receiver on loopback, under its own certificate. */
+const receiverAllowed = Layer.mergeAll(
+  FulfillmentSettings.Default,
+  OutboundPolicy.layer({ allowLoopback: true, trustedCaPems: [certificate.cert] })
+)
+
 const note = "Thank you, Ribbon team!\nThe tea arrived just in time for the holidays."
 
 describe.skipIf(browserSuiteSkipped)("the thank-you note in chromium", () => {
-  it.layer(makeCheckoutRealPortServer(), { timeout: 180_000 })((it) => {
-    it.effect(
-      "written with the keyboard only at 390 px, without JavaScript: refused when blank, then sent and shown",
+  it.layer(makeCheckoutRealPortServer(receiverAllowed), { timeout: 180_000 })((it) => {
+    it.scoped(
+      "written with the keyboard only at 390 px, without JavaScript: refused when blank, then sent, shown, and told to the company's endpoint, signed",
       () =>
         Effect.gen(function* () {
-          const { link, read } = yield* claimedGift
+          const receiver = yield* httpsReceiver()
+          const { link, read, secret } = yield* claimedGift(receiver)
 
           const seen = yield* Effect.promise(async () => {
             const browser = await launchChromium()
@@ -131,6 +158,19 @@ describe.skipIf(browserSuiteSkipped)("the thank-you note in chromium", () => {
 
           const gift = yield* read
           expect(gift.body.thankYouNote).toEqual({ message: note, createdAt: expect.any(String) })
+
+          // The company's endpoint is told, signed: verified with the standardwebhooks package.
+          const delivered = yield* eventually(
+            Effect.sync(() => receiver.received.filter((request) => request.path === "/hooks/notes")),
+            (requests) => requests.length >= 1,
+            "the note's webhook"
+          )
+          const verified = new Webhook(secret).verify(delivered[0]!.body, signatureHeaders(delivered[0]!)) as {
+            readonly webhookData: { readonly eventType: string }
+            readonly eventData: { readonly message: string; readonly edited: boolean }
+          }
+          expect(verified.webhookData.eventType).toBe("gift-thank-you-note-added")
+          expect(verified.eventData).toMatchObject({ message: note, edited: false })
         }).pipe(Effect.provide(FetchHttpClient.layer))
     )
   })
