@@ -17,6 +17,7 @@ import {
   claimSummaryOf,
   countryOptionsOf,
   deliveryOf,
+  formFieldIssues,
   formIssues,
   type GiftPageContext,
   giftChoicesPage,
@@ -346,7 +347,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
               offered.choices.find((c) => c.variants.some((v) => v.id === payload.variantId)) ??
               (yield* swapChoiceOf(view, country, payload.productId))
             // The form again with the problem.
-            const again = (error: string) =>
+            const again = (error: string, fieldErrors: Readonly<Record<string, string>> = {}) =>
               Effect.succeed(
                 chosen === undefined
                   ? offerPage((nonce) => contextOf(view, nonce), offered, country, allowsSwap(view.campaign), 422)
@@ -354,14 +355,15 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
                       (nonce) =>
                         claimFormPage(contextOf(view, nonce), chosen, countries, country, {
                           values: { ...payload, country },
-                          error
+                          error,
+                          fieldErrors
                         }),
                       422
                     )
               )
             const decoded =
               chosen?.digital === true ? digitalClaimOf(payload, country) : shippedClaimOf(payload, country)
-            if (Either.isLeft(decoded)) return yield* again(formIssues(decoded.left))
+            if (Either.isLeft(decoded)) return yield* again(formIssues(decoded.left), formFieldIssues(decoded.left))
             const claimed = yield* Effect.either(gifts.claimByRecipient(view.gift, decoded.right))
             if (Either.isRight(claimed)) return yield* claimedPage(view, claimed.right.gift)
             // Claimed meanwhile (a second tab, a double submit): the claim that won is the page to show.

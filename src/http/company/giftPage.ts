@@ -231,16 +231,30 @@ export const giftDigitalClaimPage = (
     context.nonce
   )
 
-/** What the claim form shows again after a refusal. */
+/**
+ * What the claim form shows again after a refusal: the values sent, the problem in words (announced), and each
+ * field's own problem by the field's name (shown beside it).
+ */
 export interface ClaimFormState {
   readonly values?: Readonly<Record<string, string>>
   readonly error?: string
+  readonly fieldErrors?: Readonly<Record<string, string>>
 }
 
-/** A labelled input; an optional one says so in its label, since only required ones are checked. */
-const field = (name: string, label: string, state: ClaimFormState, type = "text", required = true) => `
-    <label for="${name}">${label}${required ? "" : ' <span class="optional">(optional)</span>'}</label>
-    <input id="${name}" name="${name}" type="${type}" value="${escapeHtml(state.values?.[name] ?? "")}"${required ? " required" : ""}>`
+/**
+ * A labelled input; an optional one says so in its label, since only required ones are checked. A field with a
+ * problem is marked invalid and its message, beside it, is what a screen reader reads with it.
+ */
+const field = (name: string, label: string, state: ClaimFormState, type = "text", required = true) => {
+  const problem = state.fieldErrors?.[name]
+  return `
+    <label for="${name}">${label}${required ? "" : ' <span class="optional">(optional)</span>'}</label>${
+      problem === undefined ? "" : `\n    <p class="field-error" id="${name}-error">Error: ${escapeHtml(problem)}</p>`
+    }
+    <input id="${name}" name="${name}" type="${type}" value="${escapeHtml(state.values?.[name] ?? "")}"${required ? " required" : ""}${
+      problem === undefined ? "" : ` aria-invalid="true" aria-describedby="${name}-error"`
+    }>`
+}
 
 /** Step 3: the product's options (labelled radio buttons when there are several) and the address. */
 export const giftClaimPage = (
@@ -506,6 +520,20 @@ export const formIssues = (error: ParseResult.ParseError) =>
   plainIssues(error.issue)
     .map((issue) => `${fieldLabels[String(issue.path.at(-1))] ?? "The form"}: ${issue.message}`)
     .join("; ")
+
+/** The form's fields by the claim's property names where the two differ. */
+const formFieldOf: Record<string, string> = { addressLine1: "address1", addressLine2: "address2" }
+
+/** A refused claim's problems by the name of the form's field each belongs to (the first problem of each). */
+export const formFieldIssues = (error: ParseResult.ParseError): Readonly<Record<string, string>> => {
+  const byField: Record<string, string> = {}
+  for (const issue of plainIssues(error.issue)) {
+    const property = String(issue.path.at(-1))
+    const name = formFieldOf[property] ?? property
+    byField[name] ??= issue.message
+  }
+  return byField
+}
 
 const fieldLabels: Record<string, string> = {
   variantId: "Options",

@@ -159,7 +159,8 @@ describe("claiming gifts", () => {
         }
         expect(form.text).toContain(">Claim gift</button>")
 
-        // A form missing its city is shown again with the problem; nothing is placed.
+        // A form missing its city is shown again with the problem, announced and beside the field it belongs to (the
+        // field marked invalid, described by its message); nothing is placed.
         const refused = yield* postForm(`${path}/claim`, {
           ...londonForm,
           city: "",
@@ -167,7 +168,10 @@ describe("claiming gifts", () => {
           productId: company.productId
         })
         expect(refused.status).toBe(422)
-        expect(refused.text).toContain("City:")
+        expect(refused.text).toMatch(/<p class="error" role="alert">City: [^<]+<\/p>/)
+        expect(refused.text).toMatch(/<p class="field-error" id="city-error">Error: [^<]+<\/p>/)
+        expect(refused.text).toMatch(/<input id="city" [^>]*aria-invalid="true" aria-describedby="city-error">/)
+        expect(refused.text).not.toMatch(/<input id="(?!city")[^>]*aria-invalid/)
         expect(yield* statusOf(company, gift.id)).toBe("unwrapped")
 
         const claimed = yield* postForm(`${path}/claim`, {
