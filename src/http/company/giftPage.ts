@@ -270,19 +270,7 @@ export const giftClaimPage = (
   <h2>${escapeHtml(choice.title)}</h2>
   ${state.error === undefined ? "" : `<p class="error" role="alert">${escapeHtml(state.error)}</p>`}
   <form method="post" action="/g/${escapeHtml(context.token)}/claim">
-    ${
-      choice.variants.length === 1
-        ? `<input type="hidden" name="variantId" value="${escapeHtml(choice.variants[0]!.id)}">`
-        : `<fieldset><legend>Options</legend>${choice.variants
-            .map(
-              (variant, index) => `
-      <div><input type="radio" id="variant-${index}" name="variantId" value="${escapeHtml(variant.id)}"${
-        (state.values?.variantId ?? choice.variants[0]!.id) === variant.id ? " checked" : ""
-      } required>
-      <label for="variant-${index}">${escapeHtml(variant.title)}</label></div>`
-            )
-            .join("")}</fieldset>`
-    }
+    ${variantFields(choice, state)}
     <input type="hidden" name="productId" value="${escapeHtml(choice.productId)}">
     ${field("firstName", "First name", state)}
     ${field("lastName", "Last name", state)}
