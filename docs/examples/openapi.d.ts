@@ -741,6 +741,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/g/{token}/language": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The gift page's language switcher: the picked language kept in a cookie (and for the gift's reminders) */
+        post: operations["giftPage.language"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/g/{token}/thank-you": {
         parameters: {
             query?: never;
@@ -8288,6 +8305,108 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "giftPage.language": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 128 character(s) long */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * maxLength(16)
+                     * @description a string at most 16 character(s) long
+                     */
+                    language?: string;
+                    /**
+                     * maxLength(2048)
+                     * @description a string at most 2048 character(s) long
+                     */
+                    back?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Back to the gift page it was posted from (or the gift's link); the picked language's cookie set */
+            303: {
+                headers: {
+                    /** @description The page to come back to, under /g/{token} */
+                    Location?: string;
+                    /** @description ribbon_gift_language=<tag>; Path=/g */
+                    "Set-Cookie"?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description V1PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1PayloadTooLarge"];
+                };
+            };
+            /** @description V1UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1UnsupportedMediaType"];
                 };
             };
             /** @description V1InternalError */

@@ -44,6 +44,7 @@ import giftThankYouNotes from "./migrations/0040_gift_thank_you_notes.js"
 import recipientAddressPrivacy from "./migrations/0041_recipient_address_privacy.js"
 import campaignSwap from "./migrations/0042_campaign_swap.js"
 import giftUndeliverableCountries from "./migrations/0043_gift_undeliverable_countries.js"
+import giftLanguage from "./migrations/0044_gift_language.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -88,7 +89,8 @@ export const migrations = {
   "0040_gift_thank_you_notes": giftThankYouNotes,
   "0041_recipient_address_privacy": recipientAddressPrivacy,
   "0042_campaign_swap": campaignSwap,
-  "0043_gift_undeliverable_countries": giftUndeliverableCountries
+  "0043_gift_undeliverable_countries": giftUndeliverableCountries,
+  "0044_gift_language": giftLanguage
 }
 
 /** The id of the newest migration: the number its name starts with. */

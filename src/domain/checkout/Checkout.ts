@@ -124,7 +124,10 @@ const Email = Schema.String.pipe(
   Schema.pattern(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, { message: () => "Expected an e-mail address" })
 )
 
-const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(60))
+/** The longest first or last name a recipient may have. */
+export const recipientNameMaxLength = 60
+
+const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(recipientNameMaxLength))
 
 export const Recipient = Schema.Struct({
   firstName: Name,

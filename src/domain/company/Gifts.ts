@@ -54,7 +54,9 @@ export const GiftRecord = Schema.Struct({
   /** The recipient's thank-you note to the sender (null until written), and when it was first and last written. */
   thankYouMessage: Schema.NullOr(Schema.String),
   thankYouCreatedAt: Schema.NullOr(Schema.DateFromSelf),
-  thankYouUpdatedAt: Schema.NullOr(Schema.DateFromSelf)
+  thankYouUpdatedAt: Schema.NullOr(Schema.DateFromSelf),
+  /** The language its recipient picked on the gift page (null until then): its later reminders are in it. */
+  language: Schema.NullOr(Schema.String)
 })
 export type GiftRecord = typeof GiftRecord.Type
 
@@ -103,21 +105,25 @@ export const canWriteThankYouNote = (gift: GiftRecord, now: Date) =>
  */
 export const thankYouNoteText = (
   text: string
-): { readonly ok: true; readonly message: string } | { readonly ok: false; readonly problem: string } => {
+):
+  | { readonly ok: true; readonly message: string }
+  | { readonly ok: false; readonly problem: string; readonly reason: ThankYouNoteProblem; readonly length: number } => {
   const message = text.replace(/\r\n?/g, "\n").trim()
-  if (message.length === 0) return { ok: false, problem: "Write a note of at least 1 character." }
+  const refused = (reason: ThankYouNoteProblem, problem: string) =>
+    ({ ok: false, problem, reason, length: message.length }) as const
+  if (message.length === 0) return refused("empty", "Write a note of at least 1 character.")
   if (message.length > thankYouNoteMaxLength) {
-    return {
-      ok: false,
-      problem: `A note is at most ${thankYouNoteMaxLength} characters; this one has ${message.length}.`
-    }
+    return refused("too-long", `A note is at most ${thankYouNoteMaxLength} characters; this one has ${message.length}.`)
   }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters refused are control characters
   if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(message)) {
-    return { ok: false, problem: "A note is plain text: it cannot contain control characters." }
+    return refused("control", "A note is plain text: it cannot contain control characters.")
   }
   return { ok: true, message }
 }
+
+/** Why a thank-you note's text is refused: nothing in it, over the length, or not plain text. */
+export type ThankYouNoteProblem = "empty" | "too-long" | "control"
 
 /** A gift with its recipient's name and addresses as stored (the dashboard's list; the reader masks them). */
 export const GiftWithRecipient = Schema.Struct({

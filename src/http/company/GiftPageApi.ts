@@ -39,7 +39,28 @@ export const ClaimForm = Schema.Struct({
  */
 export const ThankYouForm = Schema.Struct({ message: Schema.optionalWith(Schema.String, { default: () => "" }) })
 
+/**
+ * The language switcher's form (docs/decisions/0074-gift-page-languages.md): the language picked, and the gift page
+ * to come back to. A language the page does not offer changes nothing.
+ */
+export const LanguageForm = Schema.Struct({
+  language: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(16)), { default: () => "" }),
+  back: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(2048)), { default: () => "" })
+})
+
 const pages = showsErrorPages([404, 410, 422])
+
+/** The switcher's POST: answered 303 back to the page, with the language's cookie when it is one offered. */
+const languageResponses = (operation: Record<string, any>): Record<string, any> => {
+  operation.responses["303"] = {
+    description: "Back to the gift page it was posted from (or the gift's link); the picked language's cookie set",
+    headers: {
+      Location: { schema: { type: "string" }, description: "The page to come back to, under /g/{token}" },
+      "Set-Cookie": { schema: { type: "string" }, description: "ribbon_gift_language=<tag>; Path=/g" }
+    }
+  }
+  return operation
+}
 
 /** The note's POST: a written note is answered 303 back to the gift page, a refused one with the page again. */
 const noteResponses = (operation: Record<string, any>): Record<string, any> => {
@@ -113,6 +134,17 @@ export class GiftPageApi extends HttpApiGroup.make("giftPage")
       .addSuccess(Html)
       .annotate(OpenApi.Summary, "The gift page's claim: the chosen variant sent to the address")
       .annotate(OpenApi.Transform, pages)
+  )
+  .add(
+    HttpApiEndpoint.post("language", "/g/:token/language")
+      .setPath(Path)
+      .setPayload(HttpApiSchema.withEncoding(LanguageForm, { kind: "UrlParams" }))
+      .addSuccess(Html)
+      .annotate(
+        OpenApi.Summary,
+        "The gift page's language switcher: the picked language kept in a cookie (and for the gift's reminders)"
+      )
+      .annotate(OpenApi.Transform, languageResponses)
   )
   .add(
     HttpApiEndpoint.post("thankYou", "/g/:token/thank-you")

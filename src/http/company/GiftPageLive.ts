@@ -1,11 +1,19 @@
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Either, Option, Schema } from "effect"
+import { Clock, Duration, Effect, Either, Option, Schema } from "effect"
 import { allowsSwap } from "../../domain/company/Campaigns.js"
-import { canWriteThankYouNote, type GiftRecord, thankYouNoteOf } from "../../domain/company/Gifts.js"
+import { languageCookie, pageLanguage, supportedLanguage } from "../../domain/company/GiftLanguages.js"
+import {
+  canWriteThankYouNote,
+  type GiftRecord,
+  thankYouNoteMaxLength,
+  thankYouNoteOf,
+  thankYouNoteText
+} from "../../domain/company/Gifts.js"
 import { NotFound } from "../../domain/platform/Errors.js"
-import { DEFAULT_COUNTRY } from "../../services/catalog/Catalog.js"
+import { DEFAULT_COUNTRY, PublicUrl } from "../../services/catalog/Catalog.js"
 import { CompanyOrders } from "../../services/company/CompanyOrders.js"
 import { type GiftChoice, type GiftClaim, type GiftOffer, Gifts, type GiftView } from "../../services/company/Gifts.js"
+import { type GiftTranslator, translatorFor } from "../../services/company/GiftTranslator.js"
 import { CompanyPolicy } from "../../services/company/Policy.js"
 import { Api } from "../Api.js"
 import { noncedPage } from "../pages/html.js"
@@ -13,12 +21,10 @@ import type { ClaimForm } from "./GiftPageApi.js"
 import { ClaimGiftV2, DigitalClaimV2 } from "./GiftsApi.js"
 import {
   type ClaimFormState,
-  type CountryOptions,
+  type ClaimProblem,
   claimSummaryOf,
-  countryOptionsOf,
   deliveryOf,
-  formFieldIssues,
-  formIssues,
+  formProblems,
   type GiftPageContext,
   giftChoicesPage,
   giftClaimedPage,
@@ -30,12 +36,15 @@ import {
   giftNoteRefusedPage,
   giftOtherChoicesPage,
   giftUndeliverablePage,
+  type PageFrame,
+  refusalProblems,
   type ThankYouState
 } from "./giftPage.js"
 import { claimOf } from "./requests.js"
 
-const decodeClaim = Schema.decodeUnknownEither(ClaimGiftV2)
-const decodeDigitalClaim = Schema.decodeUnknownEither(DigitalClaimV2)
+// Every problem of the form at once, each beside its field.
+const decodeClaim = Schema.decodeUnknownEither(ClaimGiftV2, { errors: "all" })
+const decodeDigitalClaim = Schema.decodeUnknownEither(DigitalClaimV2, { errors: "all" })
 
 /**
  * The regions of an `Accept-Language` header, most preferred first: `en-GB,fr;q=0.8,de-DE;q=0.5` gives
@@ -67,16 +76,47 @@ export const regionsOf = (acceptLanguage: string | undefined): ReadonlyArray<str
 const expiredAt = (gift: GiftRecord) =>
   gift.closedAt !== null && gift.closedAt < gift.expiresAt ? gift.closedAt : gift.expiresAt
 
-const gone = (reason: "unknown" | "expired" | "cancelled", view?: GiftView) =>
+/** Why a refused thank-you note was refused, in the reader's words (the note's one rule, `thankYouNoteText`). */
+const noteProblem = (tr: GiftTranslator, text: string) => {
+  const judged = thankYouNoteText(text)
+  if (judged.ok) return tr.t("note.empty")
+  const reasons = { empty: "note.empty", "too-long": "note.tooLong", control: "note.control" } as const
+  return tr.t(reasons[judged.reason], { max: thankYouNoteMaxLength, length: judged.length })
+}
+
+/** How a request's page is written: in the reader's language, answering for `token`, coming back to the page. */
+type Framing = (nonce: string) => PageFrame
+
+/**
+ * The reader's translator and the page's frame for a request: the language picked with the switcher (its cookie),
+ * else the browser's, else English. A page reached by a POST comes back to the gift's link when the language changes.
+ */
+const framingOf = (request: HttpServerRequest.HttpServerRequest, token: string) => {
+  const tr = translatorFor(pageLanguage(request.cookies[languageCookie], request.headers["accept-language"]))
+  const here = request.method === "GET" ? request.url : `/g/${encodeURIComponent(token)}`
+  return { tr, frame: (nonce: string): PageFrame => ({ tr, nonce, token, here }) }
+}
+
+const gone = (frame: Framing, reason: "unknown" | "expired" | "cancelled", view?: GiftView) =>
   noncedPage(
     (nonce) =>
       giftGonePage(
-        nonce,
+        frame(nonce),
         reason,
         view === undefined ? undefined : { expiredAt: expiredAt(view.gift), sender: view.sender }
       ),
     reason === "unknown" ? 404 : 410
   )
+
+/**
+ * Where the language switcher comes back to: the page it was on, when that is one of this gift's pages (a path under
+ * `/g/{token}`); the gift's link otherwise, so the form cannot send a reader elsewhere.
+ */
+export const switcherReturn = (token: string, back: string) => {
+  const home = `/g/${encodeURIComponent(token)}`
+  const path = back.split(/[?#]/)[0] ?? ""
+  return (path === home || path.startsWith(`${home}/`)) && !/[\\\s]/.test(back) ? back : home
+}
 
 /**
  * The choices page for what the gift offers in a country: its own choices (followed by "See other gifts" when the
@@ -103,7 +143,7 @@ const offerPage = (
 const claimFormPage = (
   context: GiftPageContext,
   choice: GiftChoice,
-  countries: CountryOptions,
+  countries: ReadonlyArray<string>,
   country: string,
   state: ClaimFormState
 ) =>
@@ -167,24 +207,24 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
     const gifts = yield* Gifts
     const orders = yield* CompanyOrders
     const policy = yield* CompanyPolicy
+    const secureCookie = (yield* PublicUrl).startsWith("https:")
     /**
      * Where a gift can go, read per request (the catalog's countries, cached by Pricing): the select's
      * options by name, and the country a request means: the one asked for, else the recipient's (when the
      * company gave it), else the browser's (`Accept-Language`), else US; the first of them a gift can go to.
      */
     const destinations = Effect.map(gifts.destinations(), (supported) => ({
-      countries: countryOptionsOf(supported),
+      countries: supported,
       countryOf: (asked: string, view: GiftView, request: HttpServerRequest.HttpServerRequest) =>
         [asked, view.recipient.country ?? "", ...regionsOf(request.headers["accept-language"])]
           .map((code) => code.toUpperCase())
           .find((code) => supported.includes(code)) ?? DEFAULT_COUNTRY
     }))
-    const contextOf = (view: GiftView, nonce: string): GiftPageContext => ({
-      token: view.gift.token,
+    const contextOf = (view: GiftView, frame: PageFrame): GiftPageContext => ({
+      ...frame,
       sender: view.sender,
       note: view.campaign.message,
       firstName: view.recipient.firstName,
-      nonce,
       expiresAt: view.gift.expiresAt
     })
 
@@ -205,6 +245,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
      * note's form while it may be written (`thankYou` adds a refused draft, or the note just sent).
      */
     const claimedPage = (
+      framing: ReturnType<typeof framingOf>,
       view: GiftView,
       gift: GiftRecord,
       thankYou: Omit<ThankYouState, "note" | "editable"> = {},
@@ -213,70 +254,77 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
       Effect.gen(function* () {
         const order = yield* orderOf(gift)
         const now = new Date(yield* Clock.currentTimeMillis)
-        const delivery = deliveryOf(order)
-        const summary = Option.getOrNull(Option.map(order, claimSummaryOf))
+        const delivery = deliveryOf(order, framing.tr)
+        const summary = Option.getOrNull(Option.map(order, (o) => claimSummaryOf(o, framing.tr)))
         const note = { ...thankYou, note: thankYouNoteOf(gift), editable: canWriteThankYouNote(gift, now) }
         return noncedPage(
-          (nonce) => giftClaimedPage(contextOf(view, nonce), delivery.label, delivery.final, summary, note),
+          (nonce) => giftClaimedPage(contextOf(view, framing.frame(nonce)), delivery, summary, note),
           status
         )
       })
 
-    /** The gift behind the token, moved to `step`, or the page that says why there is none to show. */
+    /**
+     * The gift behind the token, moved to `step`, or the page that says why there is none to show; `show` gets the
+     * gift, where it can go, and the page's context maker in the reader's language.
+     */
     const withGift = <R>(
+      request: HttpServerRequest.HttpServerRequest,
       token: string,
       step: "opened" | "unwrapped",
       show: (
         view: GiftView,
-        where: Effect.Effect.Success<typeof destinations>
+        where: Effect.Effect.Success<typeof destinations>,
+        context: (nonce: string) => GiftPageContext
       ) => Effect.Effect<ReturnType<typeof noncedPage>, never, R>,
       thankYou: Omit<ThankYouState, "note" | "editable"> = {}
     ) =>
       Effect.gen(function* () {
+        const framing = framingOf(request, token)
         const found = yield* gifts.visit(token, step)
-        if (Option.isNone(found)) return gone("unknown")
+        if (Option.isNone(found)) return gone(framing.frame, "unknown")
         const view = found.value
         const { status } = view.gift
-        if (status === "expired" || status === "cancelled") return gone(status, view)
-        if (status === "claimed") return yield* claimedPage(view, view.gift, thankYou)
-        return yield* show(view, yield* destinations)
+        if (status === "expired" || status === "cancelled") return gone(framing.frame, status, view)
+        if (status === "claimed") return yield* claimedPage(framing, view, view.gift, thankYou)
+        return yield* show(view, yield* destinations, (nonce) => contextOf(view, framing.frame(nonce)))
       })
 
     return handlers
       .handleRaw("landing", ({ path, request, urlParams }) =>
         withGift(
+          request,
           path.token,
           "opened",
-          (view, { countries, countryOf }) =>
+          (view, { countries, countryOf }, context) =>
             Effect.succeed(
-              noncedPage((nonce) => giftLandingPage(contextOf(view, nonce), countries, countryOf("", view, request)))
+              noncedPage((nonce) => giftLandingPage(context(nonce), countries, countryOf("", view, request)))
             ),
           { sent: urlParams.note === "sent" }
         )
       )
       .handleRaw("choices", ({ path, urlParams, request }) =>
-        withGift(path.token, "unwrapped", (view, { countryOf }) =>
+        withGift(request, path.token, "unwrapped", (view, { countryOf }, context) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view, request)
             const offered = yield* gifts.offer(view.gift, view.campaign, country)
-            return offerPage((nonce) => contextOf(view, nonce), offered, country, allowsSwap(view.campaign))
+            return offerPage(context, offered, country, allowsSwap(view.campaign))
           })
         )
       )
       .handleRaw("others", ({ path, urlParams, request }) =>
-        withGift(path.token, "unwrapped", (view, { countryOf }) =>
+        withGift(request, path.token, "unwrapped", (view, { countryOf }, context) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view, request)
             if (!allowsSwap(view.campaign)) {
-              return noncedPage((nonce) => giftOtherChoicesPage(contextOf(view, nonce), null, country), 404)
+              return noncedPage((nonce) => giftOtherChoicesPage(context(nonce), null, country), 404)
             }
             const others = yield* gifts.swapChoices(view.gift, view.campaign, country)
-            return noncedPage((nonce) => giftOtherChoicesPage(contextOf(view, nonce), others, country))
+            return noncedPage((nonce) => giftOtherChoicesPage(context(nonce), others, country))
           })
         )
       )
       .handleRaw("choose", ({ path, urlParams, request }) =>
-        withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>
+        withGift(request, path.token, "unwrapped", (view, { countries, countryOf }, context) =>
           Effect.gen(function* () {
             const country = countryOf(urlParams.country, view, request)
             const offered = yield* gifts.offer(view.gift, view.campaign, country)
@@ -284,7 +332,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
               offered.choices.find((c) => c.productId === urlParams.productId) ??
               (yield* swapChoiceOf(view, country, urlParams.productId))
             if (choice === undefined) {
-              return offerPage((nonce) => contextOf(view, nonce), offered, country, allowsSwap(view.campaign), 422)
+              return offerPage(context, offered, country, allowsSwap(view.campaign), 422)
             }
             const values = {
               firstName: view.recipient.firstName ?? "",
@@ -293,16 +341,36 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
               phone: view.recipient.mobilePhone ?? "",
               country
             }
-            return noncedPage((nonce) => claimFormPage(contextOf(view, nonce), choice, countries, country, { values }))
+            return noncedPage((nonce) => claimFormPage(context(nonce), choice, countries, country, { values }))
           })
         )
       )
-      .handle("thankYou", ({ path, payload }) =>
+      .handle("language", ({ path, payload }) =>
         Effect.gen(function* () {
+          const language = supportedLanguage(payload.language)
+          const back = HttpServerResponse.redirect(switcherReturn(path.token, payload.back), {
+            status: 303,
+            headers: { "cache-control": "no-store", "referrer-policy": "no-referrer" }
+          })
+          // A language the page does not offer changes nothing.
+          if (language === undefined) return back
+          yield* gifts.pickLanguage(path.token, language)
+          return HttpServerResponse.unsafeSetCookie(back, languageCookie, language, {
+            path: "/g",
+            maxAge: Duration.days(365),
+            httpOnly: true,
+            sameSite: "lax",
+            secure: secureCookie
+          })
+        })
+      )
+      .handle("thankYou", ({ path, payload, request }) =>
+        Effect.gen(function* () {
+          const framing = framingOf(request, path.token)
           const found = yield* gifts.byToken(path.token)
-          if (Option.isNone(found)) return gone("unknown")
+          if (Option.isNone(found)) return gone(framing.frame, "unknown")
           const { status } = found.value
-          if (status === "expired" || status === "cancelled") return gone(status)
+          if (status === "expired" || status === "cancelled") return gone(framing.frame, status)
           const written = yield* Effect.either(gifts.writeThankYou(found.value, payload.message))
           if (Either.isRight(written)) {
             return HttpServerResponse.redirect(`/g/${encodeURIComponent(path.token)}?note=sent#thank-you`, {
@@ -312,33 +380,31 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
           }
           const refusal = written.left
           if (refusal._tag === "ThankYouNoteClosed" && refusal.reason === "not-claimed") {
-            return noncedPage((nonce) => giftNoteRefusedPage(nonce, path.token, refusal.message), 422)
+            return noncedPage((nonce) => giftNoteRefusedPage(framing.frame(nonce)), 422)
           }
           // The claimed page again: the draft with its problem, or the note as it stands once it can no longer change.
           const view = yield* gifts.visit(path.token, "unwrapped")
-          if (Option.isNone(view)) return gone("unknown")
+          if (Option.isNone(view)) return gone(framing.frame, "unknown")
           const thankYou: Omit<ThankYouState, "note" | "editable"> =
             refusal._tag === "InvalidRequest"
-              ? {
-                  draft: payload.message,
-                  error: { kind: "field", message: refusal.errors[0]?.message ?? refusal.message }
-                }
-              : { error: { kind: "closed", message: refusal.message } }
-          return yield* claimedPage(view.value, view.value.gift, thankYou, 422)
+              ? { draft: payload.message, error: { kind: "field", message: noteProblem(framing.tr, payload.message) } }
+              : { error: { kind: "closed", message: framing.tr.t("note.locked") } }
+          return yield* claimedPage(framing, view.value, view.value.gift, thankYou, 422)
         })
       )
-      .handle("status", ({ path }) =>
+      .handle("status", ({ path, request }) =>
         Effect.gen(function* () {
           const gift = yield* gifts.byToken(path.token)
           if (Option.isNone(gift) || gift.value.status !== "claimed") {
             return yield* new NotFound({ message: "No claimed gift has this link." })
           }
-          return deliveryOf(yield* orderOf(gift.value))
+          return deliveryOf(yield* orderOf(gift.value), framingOf(request, path.token).tr)
         })
       )
       .handle("claim", ({ path, payload, request }) =>
-        withGift(path.token, "unwrapped", (view, { countries, countryOf }) =>
+        withGift(request, path.token, "unwrapped", (view, { countries, countryOf }, context) =>
           Effect.gen(function* () {
+            const { tr } = framingOf(request, path.token)
             const country = countryOf(payload.country, view, request)
             // What the gift offers there, or the other gift it is swapped for (the claim checks its own): is it digital.
             const offered = yield* gifts.offer(view.gift, view.campaign, country)
@@ -346,32 +412,33 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
               offered.choices.find((c) => c.productId === payload.productId) ??
               offered.choices.find((c) => c.variants.some((v) => v.id === payload.variantId)) ??
               (yield* swapChoiceOf(view, country, payload.productId))
-            // The form again with the problem.
-            const again = (error: string, fieldErrors: Readonly<Record<string, string>> = {}) =>
+            // The form again with its problems.
+            const again = (problems: ReadonlyArray<ClaimProblem>) =>
               Effect.succeed(
                 chosen === undefined
-                  ? offerPage((nonce) => contextOf(view, nonce), offered, country, allowsSwap(view.campaign), 422)
+                  ? offerPage(context, offered, country, allowsSwap(view.campaign), 422)
                   : noncedPage(
                       (nonce) =>
-                        claimFormPage(contextOf(view, nonce), chosen, countries, country, {
+                        claimFormPage(context(nonce), chosen, countries, country, {
                           values: { ...payload, country },
-                          error,
-                          fieldErrors
+                          problems
                         }),
                       422
                     )
               )
             const decoded =
               chosen?.digital === true ? digitalClaimOf(payload, country) : shippedClaimOf(payload, country)
-            if (Either.isLeft(decoded)) return yield* again(formIssues(decoded.left), formFieldIssues(decoded.left))
+            if (Either.isLeft(decoded)) return yield* again(formProblems(tr, decoded.left))
             const claimed = yield* Effect.either(gifts.claimByRecipient(view.gift, decoded.right))
-            if (Either.isRight(claimed)) return yield* claimedPage(view, claimed.right.gift)
+            if (Either.isRight(claimed))
+              return yield* claimedPage(framingOf(request, path.token), view, claimed.right.gift)
             // Claimed meanwhile (a second tab, a double submit): the claim that won is the page to show.
             if (claimed.left._tag === "GiftClosed" && claimed.left.status === "claimed") {
               const now = yield* gifts.visit(view.gift.token, "unwrapped")
-              if (Option.isSome(now)) return yield* claimedPage(now.value, now.value.gift)
+              if (Option.isSome(now))
+                return yield* claimedPage(framingOf(request, path.token), now.value, now.value.gift)
             }
-            return yield* again(claimed.left.message)
+            return yield* again(refusalProblems(tr, claimed.left, { sender: view.sender, country }))
           })
         )
       )

@@ -33,11 +33,13 @@ export interface LayoutOptions {
   readonly head?: string | undefined
   /** Put on the inline `<style>` when a nonce-based CSP is sent. */
   readonly nonce?: string | undefined
+  /** The page's language tag (`en` unless given). */
+  readonly lang?: string | undefined
 }
 
 /** A whole HTML document: `title` is escaped, `body` is inserted as it is. */
 export const layout = (title: string, body: string, options: LayoutOptions) => `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(options.lang ?? "en")}">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">${options.head ?? ""}

@@ -18,6 +18,7 @@ import {
   GiftNotFound,
   ThankYouNoteClosed
 } from "../../domain/company/Errors.js"
+import { type GiftLanguage, messageLanguage } from "../../domain/company/GiftLanguages.js"
 import {
   canWriteThankYouNote,
   type GiftRecipientInput,
@@ -46,6 +47,7 @@ import { Companies } from "./Companies.js"
 import { CompanyOrders, type OrderRequest } from "./CompanyOrders.js"
 import { CompanyWebhooks } from "./CompanyWebhooks.js"
 import { GiftsRepo } from "./GiftsRepo.js"
+import { translatorFor } from "./GiftTranslator.js"
 import { CompanyPolicy } from "./Policy.js"
 import { Recipients } from "./Recipients.js"
 
@@ -252,42 +254,47 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
         { key: `${gift.id}@${gift.expiresAt.getTime()}`, runAt: DateTime.unsafeFromDate(gift.expiresAt) }
       )
 
-    /** What each gift message says. */
-    const messages = {
-      "gift.sent": { subject: "You have a gift", lead: "you have a gift to choose" },
-      "gift.reminder": { subject: "Your gift is waiting", lead: "your gift is still waiting for you to choose it" },
-      "gift.last-reminder": {
-        subject: "Your gift expires in two days",
-        lead: "your gift expires in two days; choose it before then"
-      },
-      "gift.resent": { subject: "Your gift link", lead: "here is the link to your gift again" }
+    /** The messages of each kind: their subject and body (docs/decisions/0074-gift-page-languages.md). */
+    const messageKeys = {
+      "gift.sent": { subject: "mail.sent.subject", body: "mail.sent.body" },
+      "gift.reminder": { subject: "mail.reminder.subject", body: "mail.reminder.body" },
+      "gift.last-reminder": { subject: "mail.lastReminder.subject", body: "mail.lastReminder.body" },
+      "gift.resent": { subject: "mail.resent.subject", body: "mail.resent.body" }
     } as const
 
     /**
      * A gift message to the notifications outbox, on the gift's channel (`email` to the recipient's e-mail,
-     * `sms` to their phone; none for `link`, whose link the company hands over, or without an address).
-     * Written once per gift and kind, but `gift.resent`, written each time. Whether one was written.
+     * `sms` to their phone; none for `link`, whose link the company hands over, or without an address), in the
+     * recipient's language: the one they picked on the gift page, else their country's; the campaign's own message
+     * follows as written. Written once per gift and kind, but `gift.resent`, written each time. Whether one was
+     * written.
      */
     const announce = (
       gift: GiftRecord,
       campaign: CampaignRecord,
       recipient: RecipientRecord,
-      kind: keyof typeof messages
+      kind: keyof typeof messageKeys
     ) =>
       Effect.gen(function* () {
         const channel = gift.sendingMethod
         if (channel === "link") return false
         const address = channel === "email" ? recipient.email : recipient.mobilePhone
         if (address === null) return false
+        const { t } = translatorFor(messageLanguage(gift.language, recipient.country))
+        const values = {
+          named: recipient.firstName === null || recipient.firstName === "" ? "no" : "yes",
+          firstName: recipient.firstName ?? "",
+          link: linkOf(gift),
+          expiresAt: gift.expiresAt
+        }
         const note = campaign.message === null ? "" : `\n\n${campaign.message}`
-        const { subject, lead } = messages[kind]
         yield* notifications.gift({
           giftId: gift.id,
           kind,
           channel,
           recipient: address,
-          subject,
-          body: `Hello ${recipient.firstName ?? ""}, ${lead}: ${linkOf(gift)}${note}`
+          subject: t(messageKeys[kind].subject, values),
+          body: `${t(messageKeys[kind].body, values)}${note}`
         })
         return true
       })
@@ -987,6 +994,14 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
      * changes nothing and sends nothing. Not the company's doing, so not in its audit log. The gift as it now is, with
      * whether anything changed.
      */
+    /**
+     * The language a gift's recipient picked with the gift page's switcher, kept on the gift for its later reminders
+     * (docs/decisions/0074-gift-page-languages.md). Nothing for an unknown token.
+     */
+    const pickLanguage = Effect.fn("Gifts.pickLanguage")((token: string, language: GiftLanguage) =>
+      repo.pickLanguage(token, language)
+    )
+
     const writeThankYou = Effect.fn("Gifts.writeThankYou")(function* (gift: GiftRecord, text: string) {
       const write = Effect.gen(function* () {
         const locked = Option.getOrUndefined(yield* repo.lockById(gift.id))
@@ -1058,6 +1073,7 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       claim,
       claimByRecipient,
       writeThankYou,
+      pickLanguage,
       order,
       byToken,
       destinations,

@@ -293,6 +293,17 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
       Effect.orDie(thankYouRow({ id: giftId, message, at }))
     )
 
+    const languageRow = SqlSchema.void({
+      Request: Schema.Struct({ token: Schema.String, language: Schema.String }),
+      execute: ({ token, language }) => sql`UPDATE gifts SET language = ${language}
+          WHERE token = ${token} AND language IS DISTINCT FROM ${language}`
+    })
+
+    /** The language the gift's recipient picked on its page (none written for an unknown token). */
+    const pickLanguage = Effect.fn("GiftsRepo.pickLanguage")((token: string, language: string) =>
+      Effect.orDie(languageRow({ token, language }))
+    )
+
     const undeliverableRow = SqlSchema.findAll({
       Request: Schema.Struct({ giftId: Schema.String, countryCode: Schema.String, at: Schema.DateFromSelf }),
       Result: Schema.Struct({ countryCode: Schema.String }),
@@ -339,6 +350,7 @@ export class GiftsRepo extends Effect.Service<GiftsRepo>()("GiftsRepo", {
       markVisited,
       markClaimed,
       writeThankYou,
+      pickLanguage,
       markUndeliverable,
       undeliverableCountries
     } as const

@@ -115,15 +115,17 @@ describe.skipIf(browserSuiteSkipped)("gift page in chromium", () => {
           const seen = yield* Effect.promise(async () => {
             const browser = await launchChromium()
             try {
-              // A browser in German for Germany: Accept-Language de-DE.
-              const context = await browser.newContext({ javaScriptEnabled: false, locale: "de-DE" })
-              const page = await context.newPage()
-              await page.goto(unknown.link)
-              const browsers = await page.getByLabel("Country").inputValue()
-              await expectAccessible(page, "the first page in German")
-              await page.goto(inFrance.link)
-              const recipients = await page.getByLabel("Country").inputValue()
+              // A browser in German for Germany: Accept-Language de-DE (the page is in German: "Land").
+              const german = await browser.newContext({ javaScriptEnabled: false, locale: "de-DE" })
+              const inGerman = await german.newPage()
+              await inGerman.goto(unknown.link)
+              const browsers = await inGerman.getByLabel("Land").inputValue()
+              await expectAccessible(inGerman, "the first page in German")
+              await inGerman.goto(inFrance.link)
+              const recipients = await inGerman.getByLabel("Land").inputValue()
 
+              const context = await browser.newContext({ javaScriptEnabled: false, locale: "en-US" })
+              const page = await context.newPage()
               await page.goto(`${unknown.link}/choose?productId=${product.id}&country=GB`)
               const labels = await page
                 .locator("form label[for]")

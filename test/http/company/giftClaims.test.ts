@@ -168,10 +168,28 @@ describe("claiming gifts", () => {
           productId: company.productId
         })
         expect(refused.status).toBe(422)
-        expect(refused.text).toMatch(/<p class="error" role="alert">City: [^<]+<\/p>/)
-        expect(refused.text).toMatch(/<p class="field-error" id="city-error">Error: [^<]+<\/p>/)
+        expect(refused.text).toContain('<div class="error" role="alert" id="claim-problem">')
+        expect(refused.text).toContain(
+          '<li><a href="#city">City: Enter the city as it is written in the address.</a></li>'
+        )
+        expect(refused.text).toContain(
+          '<p class="field-error" id="city-error">Error: Enter the city as it is written in the address.</p>'
+        )
         expect(refused.text).toMatch(/<input id="city" [^>]*aria-invalid="true" aria-describedby="city-error">/)
         expect(refused.text).not.toMatch(/<input id="(?!city")[^>]*aria-invalid/)
+        expect(yield* statusOf(company, gift.id)).toBe("unwrapped")
+
+        // A phone the form takes but the claim refuses (the service judges it) is tied to its field the same way.
+        const badPhone = yield* postForm(`${path}/claim`, {
+          ...londonForm,
+          phone: "not a phone",
+          variantId: company.variantId,
+          productId: company.productId
+        })
+        expect(badPhone.status).toBe(422)
+        expect(badPhone.text).toContain('<li><a href="#phone">Phone: Enter a phone number with its country code')
+        expect(badPhone.text).toMatch(/<input id="phone" [^>]*aria-invalid="true" aria-describedby="phone-error">/)
+        expect(badPhone.text).not.toMatch(/<input id="(?!phone")[^>]*aria-invalid/)
         expect(yield* statusOf(company, gift.id)).toBe("unwrapped")
 
         const claimed = yield* postForm(`${path}/claim`, {

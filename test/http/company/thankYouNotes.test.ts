@@ -272,7 +272,7 @@ describe("thank-you notes (/g/{token}/thank-you, v2 gift reads, gift-thank-you-n
         const open = yield* giftFor(company, "open", false)
         const refused = yield* postNote(open.path, "Thanks!")
         expect(refused.status).toBe(422)
-        expect(refused.text).toContain("is not claimed; a thank-you note is written once it is.")
+        expect(refused.text).toContain('<p role="alert">A thank-you note can be written once the gift is claimed.</p>')
         expect(yield* stored(open.id)).toEqual(nothingStored)
         // The landing page offers no note before the claim.
         expect((yield* get(open.path)).text).not.toContain("thank-you-message")
@@ -306,7 +306,9 @@ describe("thank-you notes (/g/{token}/thank-you, v2 gift reads, gift-thank-you-n
         expect(shown.status).toBe(200)
         expect(shown.text).toContain('<p class="saved" role="status">Your note was sent to ')
         expect(shown.text).toContain('<blockquote class="note" id="thank-you-note">Thank you &lt;3</blockquote>')
-        expect(shown.text).toContain(`<time datetime="${first.createdAt!.toISOString()}">`)
+        const day = new Intl.DateTimeFormat("en", { dateStyle: "long", timeZone: "UTC" }).format(first.createdAt!)
+        const time = new Intl.DateTimeFormat("en", { timeStyle: "short", timeZone: "UTC" }).format(first.createdAt!)
+        expect(shown.text).toContain(`, written on ${day} at ${time} UTC:</p>`)
         expect(shown.text).toContain('<label for="thank-you-message">Change your note to ')
         expect(shown.text).toContain(">Save changes</button>")
         expect((yield* get(gift.path)).text).not.toContain("Your note was sent")
@@ -328,7 +330,7 @@ describe("thank-you notes (/g/{token}/thank-you, v2 gift reads, gift-thank-you-n
         expect(changed.createdAt).toEqual(first.createdAt)
         expect(changed.updatedAt!.getTime()).toBeGreaterThan(first.createdAt!.getTime() + 23 * 3_600_000)
         expect(yield* noteOf(company, gift.id)).toEqual({ message: "Thank you, truly.", createdAt: note.createdAt })
-        expect((yield* get(gift.path)).text).toContain("(changed <time")
+        expect((yield* get(gift.path)).text).toMatch(/ UTC \(changed on [^)]+ UTC\):<\/p>/)
 
         // Then the form is gone, and a POST is refused with the reason; the note stays as it was.
         yield* travel("2 minutes")
@@ -340,7 +342,7 @@ describe("thank-you notes (/g/{token}/thank-you, v2 gift reads, gift-thank-you-n
         expect(late.status).toBe(422)
         expect(late.text).toContain('role="alert"')
         expect(late.text).toContain(
-          "This thank-you note can no longer be changed: it was written more than 24 hours ago."
+          "<ul><li>This note can no longer be changed: a note may be changed for 24 hours after it is first written.</li></ul>"
         )
         expect(late.text).not.toContain("thank-you-message")
         expect(yield* stored(gift.id)).toEqual(changed)

@@ -282,6 +282,11 @@ const waysTo = (f: Fixture): Record<string, Way> => {
       target: Effect.map(f.gift, (gift) => ({ path: `/g/${gift.token}/claim`, headers: {} })),
       status: 422
     },
+    // An empty language form changes nothing: back to the gift's link.
+    "POST /g/:token/language": {
+      target: Effect.map(f.gift, (gift) => ({ path: `/g/${gift.token}/language`, headers: {} })),
+      status: 303
+    },
     // An empty thank-you form, for a gift not claimed yet: a page saying the note was not sent.
     "POST /g/:token/thank-you": {
       target: Effect.map(f.gift, (gift) => ({ path: `/g/${gift.token}/thank-you`, headers: {} })),
