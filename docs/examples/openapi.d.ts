@@ -3022,6 +3022,11 @@ export interface components {
             trackingLink: string | null;
             source: ("api_native" | "api_zapier" | "api_salesforce" | "api_ftp" | "api_make") | null;
             giftId: string | null;
+            /** @description A gift's order for another product than its campaign's (a swap within budget): the campaign's product, with its title; null otherwise. The line item is the product chosen */
+            swappedFrom: {
+                productId: string;
+                title: string;
+            } | null;
             cancellationDetails: {
                 /** @description YYYY-MM-DDThh:mm:ss.sZ (UTC, milliseconds) */
                 cancelledAt: string;

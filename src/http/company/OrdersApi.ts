@@ -91,6 +91,11 @@ export class OrderV3 extends Schema.Class<OrderV3>("OrderV3")({
   trackingLink: Schema.NullOr(Schema.String),
   source: Schema.NullOr(RequestSource),
   giftId: Schema.NullOr(Schema.String),
+  swappedFrom: Schema.NullOr(Schema.Struct({ productId: Schema.String, title: Schema.String })).annotations({
+    description:
+      "A gift's order for another product than its campaign's (a swap within budget): the campaign's product, with " +
+      "its title; null otherwise. The line item is the product chosen"
+  }),
   cancellationDetails: Schema.NullOr(Schema.Struct({ cancelledAt: Timestamp, reason: Schema.String })),
   createdAt: Timestamp,
   updatedAt: Timestamp

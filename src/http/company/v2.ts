@@ -7,7 +7,7 @@ import { toMajor } from "../../services/company/Campaigns.js"
 import { maskEmail, maskName, maskPhone } from "../../services/company/Masking.js"
 import type { ReadModes } from "./ApiKeyAuth.js"
 import { giftExpansions } from "./GiftsApi.js"
-import { apiKeyV3, orderV3 } from "./v3.js"
+import { apiKeyV3, orderV3, swappedFromOf } from "./v3.js"
 
 /**
  * The company API's version 2 presentation of the company context's records (docs/company-api.md): bare
@@ -116,10 +116,7 @@ export const giftV2 = (gift: GiftRecord, link: string, order: CompanyOrderRecord
           trackingNumber: order.trackingNumber,
           trackingUrl: order.trackingUrl
         },
-  swappedFrom:
-    order === null || order.swappedFromProductId === null
-      ? null
-      : { productId: order.swappedFromProductId, title: order.swappedFromTitle ?? order.swappedFromProductId },
+  swappedFrom: order === null ? null : swappedFromOf(order),
   thankYouNote: thankYouNoteV2(gift),
   source: gift.source,
   createdAt: formatTimestamp(gift.createdAt),

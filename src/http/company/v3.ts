@@ -64,6 +64,15 @@ export const billingMethodV3 = (method: BillingMethodRecord) => ({
 })
 
 /**
+ * What a swapped gift's order was swapped from (docs/decisions/0072-swapping-a-gift-within-budget.md): the campaign's
+ * product and its title, as v2 gift reads show it too; null for any other order.
+ */
+export const swappedFromOf = (order: CompanyOrderRecord) =>
+  order.swappedFromProductId === null
+    ? null
+    : { productId: order.swappedFromProductId, title: order.swappedFromTitle ?? order.swappedFromProductId }
+
+/**
  * A company order as v3 shows it; the recipient and street lines masked unless the key reads them unmasked, and the
  * address only as its campaign's privacy allows (`shownAddress`).
  */
@@ -105,6 +114,7 @@ export const orderV3 = (order: CompanyOrderRecord, mode: "masked" | "unmasked") 
     trackingLink: order.trackingUrl,
     source: order.source,
     giftId: order.giftId,
+    swappedFrom: swappedFromOf(order),
     cancellationDetails:
       order.cancelledAt === null
         ? null

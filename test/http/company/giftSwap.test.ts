@@ -10,8 +10,8 @@ import { get, raw, testPublicUrl } from "../../support/http.js"
  * Swapping a product gift within its budget (docs/decisions/0072-swapping-a-gift-within-budget.md, docs/gifting.md
  * "Swap"), over real HTTP: the campaign's `swap` setting as the v2 campaign API takes and shows it, the gift page's
  * "See other gifts" and its choice claimed as a browser without JavaScript would, the order placed for the new
- * product with `swappedFrom` on the v2 gift, and the refusals: a product over the budget, and any other product when
- * the campaign disables swaps.
+ * product with `swappedFrom` on the v2 gift and the v3 order, and the refusals: a product over the budget, and any other
+ * product when the campaign disables swaps, for gifts it sent before too.
  */
 
 const campaigns = "/public-api/v2/campaigns"
@@ -247,9 +247,17 @@ describe("swapping a gift within budget", () => {
 
         const read = yield* getWith(`${gifts}/${gift.id}?expand[]=orders`, company.headers)
         expect(read.body.status).toBe("claimed")
-        expect(read.body.swappedFrom).toEqual({ productId: company.original.productId, title: company.original.title })
+        const swappedFrom = { productId: company.original.productId, title: company.original.title }
+        expect(read.body.swappedFrom).toEqual(swappedFrom)
+        expect(read.body.orders[0].swappedFrom).toEqual(swappedFrom)
+        // v3 reads show it too, by id and in the list, beside the line item of the product chosen.
         const order = yield* getWith(`/public-api/v3/orders/${read.body.orderId}`, company.headers)
         expect(order.body.data.lineItems[0]).toMatchObject({ productId: picked, variantId })
+        expect(order.body.data.swappedFrom).toEqual(swappedFrom)
+        const listed = yield* getWith("/public-api/v3/orders", company.headers)
+        expect(listed.body.data.map((o: { id: string; swappedFrom: unknown }) => [o.id, o.swappedFrom])).toEqual([
+          [read.body.orderId, swappedFrom]
+        ])
       })
     )
 
@@ -279,6 +287,45 @@ describe("swapping a gift within budget", () => {
         expect(read.body.status).not.toBe("claimed")
         expect(read.body.swappedFrom).toBeNull()
         expect(yield* orderCount(company.companyId)).toBe(0)
+      })
+    )
+
+    it.effect("a sent gift follows its campaign's swap as it is now: off stops its swap, on again allows it", () =>
+      Effect.gen(function* () {
+        const company = yield* setup()
+        const gift = yield* sendGift(company, "turned")
+        const other = offeredIds((yield* get(`${gift.path}/others?country=GB`)).text)[0]!
+        const variantId = firstVariant((yield* get(`${gift.path}/choose?productId=${other}&country=GB`)).text)!
+        const swapTo = (swap: string) =>
+          Effect.map(
+            patchWith(
+              `${campaigns}/${company.campaign.id}`,
+              { customization: { giftProperties: { swap } } },
+              company.headers
+            ),
+            (response) => expect(response.status, JSON.stringify(response.body)).toBe(200)
+          )
+
+        // Turned off after the gift was sent: the gift already sent can no longer be swapped, by page or API.
+        yield* swapTo("disabled")
+        expect((yield* get(`${gift.path}/choices?country=GB`)).text).not.toContain("See other gifts")
+        expect((yield* get(`${gift.path}/others?country=GB`)).status).toBe(404)
+        expect((yield* get(`${gift.path}/choose?productId=${other}&country=GB`)).status).toBe(422)
+        const viaForm = yield* postForm(`${gift.path}/claim`, { ...londonForm, productId: other, variantId })
+        expect(viaForm.status).toBe(422)
+        const viaApi = yield* postWith(`${gifts}/${gift.id}/claim`, { variantId, orderRecipient }, company.headers)
+        expect(viaApi.status).toBe(422)
+        expect(viaApi.body.errorCode).toBe("UNPROCESSABLE_ENTITY")
+        expect(yield* orderCount(company.companyId)).toBe(0)
+
+        // On again: the same gift may be swapped.
+        yield* swapTo("within_budget")
+        expect((yield* get(`${gift.path}/choices?country=GB`)).text).toContain("See other gifts")
+        expect(offeredIds((yield* get(`${gift.path}/others?country=GB`)).text)).toContain(other)
+        const claimed = yield* postWith(`${gifts}/${gift.id}/claim`, { variantId, orderRecipient }, company.headers)
+        expect(claimed.status, JSON.stringify(claimed.body)).toBe(200)
+        const read = yield* getWith(`${gifts}/${gift.id}`, company.headers)
+        expect(read.body.swappedFrom).toEqual({ productId: company.original.productId, title: company.original.title })
       })
     )
 
@@ -326,7 +373,10 @@ describe("swapping a gift within budget", () => {
           variantId: firstVariant(own.text)!
         })
         expect(claimed.status).toBe(200)
-        expect((yield* getWith(`${gifts}/${gift.id}`, company.headers)).body.swappedFrom).toBeNull()
+        const read = yield* getWith(`${gifts}/${gift.id}`, company.headers)
+        expect(read.body.swappedFrom).toBeNull()
+        const order = yield* getWith(`/public-api/v3/orders/${read.body.orderId}`, company.headers)
+        expect(order.body.data).toMatchObject({ giftId: gift.id, swappedFrom: null })
       })
     )
   })

@@ -139,6 +139,7 @@ describe("orders (/public-api/v3)", () => {
           trackingLink: null,
           source: "api_zapier",
           giftId: null,
+          swappedFrom: null,
           cancellationDetails: null,
           createdAt: expect.stringMatching(timestampPattern),
           updatedAt: expect.stringMatching(timestampPattern)
