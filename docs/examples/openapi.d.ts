@@ -2998,10 +2998,11 @@ export interface components {
                 phone: string | null;
             };
             shippingAddress: {
-                /** @description Null when the address is hidden (`recipientAddressHidden`) */
+                /** @description Null when the address is hidden (`recipientAddressHidden`), and for a digital order (delivered online: its country alone) */
                 address1: string | null;
                 address2: string | null;
-                city: string;
+                /** @description Null for a digital order (its country alone) */
+                city: string | null;
                 provinceCode: string | null;
                 /** @description Null when the address is hidden (`recipientAddressHidden`) or has none */
                 postalCode: string | null;

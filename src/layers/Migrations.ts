@@ -45,6 +45,7 @@ import recipientAddressPrivacy from "./migrations/0041_recipient_address_privacy
 import campaignSwap from "./migrations/0042_campaign_swap.js"
 import giftUndeliverableCountries from "./migrations/0043_gift_undeliverable_countries.js"
 import giftLanguage from "./migrations/0044_gift_language.js"
+import digitalOrderAddresses from "./migrations/0045_digital_order_addresses.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -90,7 +91,8 @@ export const migrations = {
   "0041_recipient_address_privacy": recipientAddressPrivacy,
   "0042_campaign_swap": campaignSwap,
   "0043_gift_undeliverable_countries": giftUndeliverableCountries,
-  "0044_gift_language": giftLanguage
+  "0044_gift_language": giftLanguage,
+  "0045_digital_order_addresses": digitalOrderAddresses
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -17,7 +17,7 @@ export const maskStreet = (line: string): string =>
 export interface ShownAddress {
   readonly address1: string | null
   readonly address2: string | null
-  readonly city: string
+  readonly city: string | null
   readonly provinceCode: string | null
   readonly postalCode: string | null
   readonly countryCode: string
@@ -27,8 +27,9 @@ export interface ShownAddress {
  * The one rule for what a company's key or member sees of an order's shipping address (docs/permissions.md
  * "Address privacy", docs/decisions/0071-recipient-address-privacy.md). An address its gift's campaign hides
  * (`addressHidden`) shows only its city, region and country, in every read mode, `:read:unmasked` included; any
- * other shows its street lines masked in `masked` mode and whole in `unmasked`. The fulfillment partner's booking
- * never goes through here: it always has the full address.
+ * other shows its street lines masked in `masked` mode and whole in `unmasked`. A digital order has only its country
+ * (its street and city are null). The fulfillment partner's booking never goes through here: it always has the full
+ * address.
  */
 export const shownAddress = (
   order: Pick<
@@ -41,7 +42,7 @@ export const shownAddress = (
   if (order.addressHidden) return { address1: null, address2: null, ...place, postalCode: null }
   const mask = mode === "masked"
   return {
-    address1: mask ? maskStreet(order.address1) : order.address1,
+    address1: order.address1 === null ? null : mask ? maskStreet(order.address1) : order.address1,
     address2: order.address2 === null ? null : mask ? maskStreet(order.address2) : order.address2,
     ...place,
     postalCode: order.postalCode

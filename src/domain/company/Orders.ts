@@ -81,9 +81,10 @@ export const CompanyOrderRecord = Schema.Struct({
   recipientLastName: Schema.String,
   recipientEmail: Schema.String,
   recipientPhone: Schema.NullOr(Schema.String),
-  address1: Schema.String,
+  /** Null for a digital order: it is delivered online, and keeps its country alone. */
+  address1: Schema.NullOr(Schema.String),
   address2: Schema.NullOr(Schema.String),
-  city: Schema.String,
+  city: Schema.NullOr(Schema.String),
   provinceCode: Schema.NullOr(Schema.String),
   postalCode: Schema.NullOr(Schema.String),
   countryCode: Schema.String,

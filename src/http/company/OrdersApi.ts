@@ -36,10 +36,12 @@ const Amount = Schema.Struct({ amount: Schema.Int, currency: Schema.String })
 
 const Address = Schema.Struct({
   address1: Schema.NullOr(Schema.String).annotations({
-    description: "Null when the address is hidden (`recipientAddressHidden`)"
+    description:
+      "Null when the address is hidden (`recipientAddressHidden`), and for a digital order (delivered online: its " +
+      "country alone)"
   }),
   address2: Schema.NullOr(Schema.String),
-  city: Schema.String,
+  city: Schema.NullOr(Schema.String).annotations({ description: "Null for a digital order (its country alone)" }),
   provinceCode: Schema.NullOr(Schema.String),
   postalCode: Schema.NullOr(Schema.String).annotations({
     description: "Null when the address is hidden (`recipientAddressHidden`) or has none"

@@ -583,7 +583,7 @@ export const claimSummaryOf = (order: CompanyOrderRecord, tr: GiftTranslator): C
   address: [
     `${order.recipientFirstName} ${order.recipientLastName}`,
     // A digital gift has no address: it goes to the e-mail.
-    order.address1 === "" ? order.recipientEmail : order.address1,
+    order.address1 ?? order.recipientEmail,
     order.address2,
     [order.city, order.provinceCode, order.postalCode].filter((part) => part !== null && part !== "").join(" "),
     tr.countryName(order.countryCode)

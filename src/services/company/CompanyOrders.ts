@@ -288,7 +288,8 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
           currency: country.currency,
           charged,
           recipientPhone,
-          address: validation.address
+          address: validation.address,
+          digital: variant.isDigital
         }
       })
 
@@ -357,6 +358,9 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
             const order = yield* prepare(request, charged, recipientPhone)
             const id = yield* makeId
             const now = yield* nowDate
+            // A digital order keeps its country alone: nothing is delivered to a street, and what a request gave
+            // for one was never validated (docs/decisions/0073-gifts-that-reach-any-country.md).
+            const given = order.digital ? undefined : request.shippingAddress
             const insert = Effect.gen(function* () {
               yield* claimKey
               const booking = yield* book(id, request, order)
@@ -383,9 +387,9 @@ export class CompanyOrders extends Effect.Service<CompanyOrders>()("CompanyOrder
                 recipientLastName: request.recipient.lastName,
                 recipientEmail: request.recipient.email,
                 recipientPhone: order.recipientPhone,
-                address1: order.address.address1 ?? request.shippingAddress.address1,
+                address1: order.address.address1 ?? given?.address1 ?? null,
                 address2: order.address.address2 ?? null,
-                city: order.address.city ?? request.shippingAddress.city,
+                city: order.address.city ?? given?.city ?? null,
                 provinceCode: order.address.provinceCode ?? null,
                 postalCode: order.address.postalCode ?? null,
                 countryCode: order.address.countryCode,

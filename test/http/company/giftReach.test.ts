@@ -16,10 +16,10 @@ import { signatureHeaders } from "../../support/webhooks.js"
 /**
  * A gift that reaches any country, and its expiry (docs/decisions/0073-gifts-that-reach-any-country.md), over real
  * HTTP with the background worker: where nothing the campaign allows ships, the recipient is offered digital gifts
- * within the budget and claims one with no address; where nothing fits at all, the page says so and the sender gets
- * `gift-undeliverable` (verified with `standardwebhooks` at a loopback receiver), once per gift and country; the last
- * reminder 48 hours before expiry (the server's clock moved), none for a claimed gift; and an expired link's page
- * names the date and the company.
+ * within the budget and claims one with no address (the order's street and city null); where nothing fits at all, the
+ * page says so and the sender gets `gift-undeliverable` (verified with `standardwebhooks` at a loopback receiver), once
+ * per gift and country; the last reminder 48 hours before expiry (the server's clock moved), none for a claimed gift;
+ * and an expired link's page names the date and the company.
  */
 
 const gifts = "/public-api/v2/gifts"
@@ -185,14 +185,38 @@ describe("a gift that reaches any country", () => {
         expect(claimed.text).toContain("Brazil")
         const read = yield* getWith(`${gifts}/${gift.id}`, company.headers)
         expect(read.body).toMatchObject({ status: "claimed", deliveryDetails: { countryCode: "BR" } })
+        // No address: the country alone, stored and shown as null rather than empty, by v3 and v2's expansion.
+        const noAddress = {
+          address1: null,
+          address2: null,
+          city: null,
+          provinceCode: null,
+          postalCode: null,
+          countryCode: "BR"
+        }
         const order = yield* getWith(`/public-api/v3/orders/${read.body.orderId}`, company.headers)
-        expect(order.body.data).toMatchObject({ giftId: gift.id, status: "active" })
+        expect(order.body.data).toMatchObject({ giftId: gift.id, status: "active", shippingAddress: noAddress })
+        const expanded = yield* getWith(`${gifts}/${gift.id}?expand[]=orders`, company.headers)
+        expect(expanded.body.orders[0].shippingAddress).toEqual(noAddress)
         const [row] = yield* Effect.orDie(
-          sql<{ variantId: string; address1: string; countryCode: string }>`SELECT variant_id, address1, country_code
-            FROM company_orders WHERE id = ${read.body.orderId}`
+          sql<{ variantId: string; address1: string | null; city: string | null; countryCode: string }>`
+            SELECT variant_id, address1, city, country_code FROM company_orders WHERE id = ${read.body.orderId}`
         )
-        // No address: the country alone.
-        expect(row).toEqual({ variantId, address1: "", countryCode: "BR" })
+        expect(row).toEqual({ variantId, address1: null, city: null, countryCode: "BR" })
+
+        // A v3 order of a digital variant keeps its country alone too, whatever address the request gave.
+        const placed = yield* postWith(
+          "/public-api/v3/orders",
+          {
+            variantId,
+            recipient: who,
+            shippingAddress: { address1: "Avenida Paulista 1000", city: "São Paulo", countryCode: "BR" },
+            idempotencyKey: "digital-v3"
+          },
+          company.headers
+        )
+        expect(placed.status, JSON.stringify(placed.body)).toBe(201)
+        expect(placed.body.data.shippingAddress).toEqual(noAddress)
         expect((yield* counts).undeliverable).toBe(before.undeliverable)
       })
     )
