@@ -576,12 +576,16 @@ export class Gifts extends Effect.Service<Gifts>()("Gifts", {
       yield* sql.withTransaction(run).pipe(Effect.orDie)
     })
 
-    /** The `gift.remind` job: the reminder, if the gift is still waiting to be claimed. */
+    /**
+     * The `gift.remind` job: the reminder, if the gift is still waiting to be claimed and its campaign still reminds
+     * (a campaign that disabled reminders after sending sends none, as for the last one).
+     */
     const remind = Effect.fn("Gifts.remind")(function* (giftId: string) {
       const gift = Option.getOrUndefined(yield* repo.findById(giftId))
       if (gift === undefined || !isOpenGift(gift.status)) return
       const scope = policy.scopeOfGift(gift)
       const campaign = yield* campaigns.get(scope, gift.campaignId).pipe(Effect.orDie)
+      if (campaign.disableReminders) return
       const recipient = yield* recipients.get(scope, gift.recipientId, { includeDeleted: true }).pipe(Effect.orDie)
       yield* announce(gift, campaign, recipient, "gift.reminder").pipe(Effect.orDie)
     })

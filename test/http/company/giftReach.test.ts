@@ -7,7 +7,7 @@ import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { TimeTravel } from "../../support/auth.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
-import { createCompany, getWith, keyHeaders, postWith, raiseLimits } from "../../support/company.js"
+import { createCompany, getWith, keyHeaders, patchWith, postWith, raiseLimits } from "../../support/company.js"
 import { eventually } from "../../support/eventually.js"
 import { get, raw, testPublicUrl } from "../../support/http.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
@@ -18,8 +18,9 @@ import { signatureHeaders } from "../../support/webhooks.js"
  * HTTP with the background worker: where nothing the campaign allows ships, the recipient is offered digital gifts
  * within the budget and claims one with no address (the order's street and city null); where nothing fits at all, the
  * page says so and the sender gets `gift-undeliverable` (verified with `standardwebhooks` at a loopback receiver), once
- * per gift and country; the last reminder 48 hours before expiry (the server's clock moved), none for a claimed gift;
- * and an expired link's page names the date and the company.
+ * per gift and country; the last reminder 48 hours before expiry (the server's clock moved), none for a claimed gift,
+ * and neither reminder where the campaign disables them, before or after sending; and an expired link's page names the
+ * date and the company.
  */
 
 const gifts = "/public-api/v2/gifts"
@@ -65,6 +66,31 @@ const setup = (budget: { min: number; max: number }, expiration: unknown = { day
   })
 
 type Company = Effect.Effect.Success<ReturnType<typeof setup>>
+
+/** Another campaign of the company, for its product, with the reminders setting given; the company sending it. */
+const withCampaign = (company: Company, notificationPolicy: { readonly disableReminders: boolean }) =>
+  Effect.map(
+    postWith(
+      "/public-api/v2/campaigns",
+      {
+        name: "Quiet",
+        customization: {
+          giftProperties: {
+            selectedGiftType: "product",
+            productId: company.productId,
+            budget: { min: 1, max: 20000 },
+            expiration: { daysFromSend: 7 }
+          },
+          notificationPolicy: { sendingChannels: ["email"], ...notificationPolicy }
+        }
+      },
+      company.headers
+    ),
+    (response): Company => {
+      expect(response.status, JSON.stringify(response.body)).toBe(201)
+      return { ...company, campaignId: response.body.id as string }
+    }
+  )
 
 const sendGift = (company: Company, key: string, sendingMethod = "link") =>
   Effect.map(
@@ -284,11 +310,22 @@ describe("a gift that reaches any country", () => {
       })
     )
 
-    it.effect("the last reminder 48 hours before expiry, none for a claimed gift; the expired page", () =>
+    it.effect("the last reminder 48 hours before expiry, none for a claimed gift nor where reminders are off", () =>
       Effect.gen(function* () {
         const company = yield* setup({ min: 1, max: 20000 })
         const waiting = yield* sendGift(company, "waiting", "email")
         const claimed = yield* sendGift(company, "claimed", "email")
+        // A campaign that disables reminders, and one that disables them once its gift is sent: the setting is
+        // checked when each reminder is due, as well as when it is scheduled.
+        const quiet = yield* sendGift(yield* withCampaign(company, { disableReminders: true }), "quiet", "email")
+        const turnedOff = yield* withCampaign(company, { disableReminders: false })
+        const muted = yield* sendGift(turnedOff, "muted", "email")
+        const patched = yield* patchWith(
+          `/public-api/v2/campaigns/${turnedOff.campaignId}`,
+          { customization: { notificationPolicy: { disableReminders: true } } },
+          company.headers
+        )
+        expect(patched.body.customization.notificationPolicy.disableReminders).toBe(true)
         const claim = yield* postWith(
           `${gifts}/${claimed.id}/claim`,
           {
@@ -307,6 +344,21 @@ describe("a gift that reaches any country", () => {
           Effect.orDie(sql<{ recipient: string; body: string }>`SELECT recipient, body FROM notifications
               WHERE gift_id = ${giftId} AND kind = 'gift.last-reminder'`)
         const travel = yield* TimeTravel
+        // Neither reminder for the gifts whose campaign disables them, once no reminder job of theirs is left to run.
+        const noReminders = (due: ReadonlyArray<string>) =>
+          Effect.forEach([quiet, muted], (gift) =>
+            Effect.gen(function* () {
+              yield* eventually(
+                Effect.orDie(sql`SELECT 1 FROM jobs WHERE kind IN ${sql.in(due)} AND payload ->> 'giftId' = ${gift.id}
+                  AND status IN ('pending', 'running')`),
+                (rows) => rows.length === 0,
+                "the reminder jobs due"
+              )
+              const sent = yield* Effect.orDie(sql`SELECT kind FROM notifications WHERE gift_id = ${gift.id}
+                AND kind IN ('gift.reminder', 'gift.last-reminder')`)
+              expect(sent, gift.id).toEqual([])
+            })
+          )
 
         // Day 4: the halfway reminder (3.5 days), not yet the last one (5 days).
         yield* travel.advance("4 days")
@@ -316,6 +368,7 @@ describe("a gift that reaches any country", () => {
           "the halfway reminder"
         )
         expect(yield* lastReminders(waiting.id)).toEqual([])
+        yield* noReminders(["gift.remind"])
 
         // Day 5 and a bit: 48 hours before expiry.
         yield* travel.advance("25 hours")
@@ -328,6 +381,7 @@ describe("a gift that reaches any country", () => {
         expect(reminder!.body).toContain(waiting.link)
         expect(reminder!.body).toMatch(/your gift expires on [A-Z][a-z]+ \d{1,2}, \d{4}; choose it before then/)
         expect(yield* lastReminders(claimed.id)).toEqual([])
+        yield* noReminders(["gift.remind", "gift.remind-last"])
 
         // Past the expiry: the link's page says when it expired and whom to ask.
         yield* travel.advance("2 days")
