@@ -88,10 +88,11 @@ export const checkAccessibility = async (page: Page): Promise<ReadonlyArray<AxeV
 
 const screenshots = new URL("../../test-output/", import.meta.url)
 
-/** A full-page screenshot at `test-output/<name>.png`. */
+/** A full-page screenshot at `test-output/<name>.png` (`name` may name folders: `gift-page/fr/landing`). */
 export const screenshot = async (page: Page, name: string) => {
-  Fs.mkdirSync(screenshots, { recursive: true })
-  await page.screenshot({ path: new URL(`${name}.png`, screenshots).pathname, fullPage: true })
+  const path = new URL(`${name}.png`, screenshots).pathname
+  Fs.mkdirSync(new URL(".", new URL(`${name}.png`, screenshots)), { recursive: true })
+  await page.screenshot({ path, fullPage: true })
 }
 
 /** Whether the page scrolls sideways at its current viewport (it should not: content wraps or scrolls in place). */

@@ -36,10 +36,11 @@ const css = `
     .error a { color: #8c1d18; }
     .saved { background: #e6f4ea; color: #1e4620; padding: .6rem .8rem; border-radius: 6px; }
     blockquote.note { margin: .6rem 0; overflow-wrap: anywhere; }
-    .languages { display: flex; gap: .5rem; align-items: center; justify-content: flex-end; margin: -1rem 0 1rem; }
-    .languages label { display: inline; margin: 0; font-weight: 400; }
-    .languages select { width: auto; padding: .3rem; }
-    .languages button { margin: 0; padding: .35rem .8rem; background: #5f5a55; }`
+    .languages { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; justify-content: flex-end;
+                 margin: -1rem 0 1rem; }
+    .languages label { display: inline; margin: 0; font-weight: 400; white-space: nowrap; }
+    .languages select { width: auto; min-width: 0; padding: .3rem; }
+    .languages button { margin: 0; padding: .35rem .8rem; background: #5f5a55; white-space: nowrap; }`
 
 /** What every gift page is written with: the reader's translator, the gift's link token, the page's own address. */
 export interface PageFrame {

@@ -23,9 +23,9 @@ export const de = {
   "others.intro": "Statt des für Sie ausgewählten Geschenks können Sie eines von diesen nehmen.",
   "nav.backToGift": "Zurück zu Ihrem Geschenk",
   "digital.offer":
-    "Die Geschenke, die {sender} ausgewählt hat, können nicht nach {country} versandt werden. Sie können stattdessen eines von diesen wählen: Sie werden online per E-Mail zugestellt.",
+    "Die Geschenke, die {sender} ausgewählt hat, können nicht in dieses Land ({country}) versandt werden. Sie können stattdessen eines von diesen wählen: Sie werden online per E-Mail zugestellt.",
   "undeliverable.text":
-    "Dieses Geschenk kann nicht nach {country} geliefert werden: Nichts davon wird dorthin versandt, und auch kein online zugestelltes Geschenk passt dazu. Wir haben {sender} informiert.",
+    "Dieses Geschenk kann nicht in dieses Land ({country}) geliefert werden: Nichts davon wird dorthin versandt, und auch kein online zugestelltes Geschenk passt dazu. Wir haben {sender} informiert.",
   "undeliverable.next": "Wenn kein anderes Land für Sie passt, warten Sie auf eine Nachricht von {sender}.",
   "claim.title": "Geschenk einlösen",
   "claim.digitalIntro":
@@ -59,7 +59,7 @@ export const de = {
   "problem.country": "Wählen Sie ein Land, in das dieses Geschenk gesendet werden kann.",
   "refusal.variantUnavailable": "Diese Option ist nicht mehr verfügbar: Wählen Sie eine andere.",
   "refusal.notShippable":
-    "Dieses Geschenk kann nicht nach {country} gesendet werden: Wählen Sie ein anderes Land oder ein anderes Geschenk.",
+    "Dieses Geschenk kann nicht in dieses Land ({country}) gesendet werden: Wählen Sie ein anderes Land oder ein anderes Geschenk.",
   "refusal.choice": "Dieses Geschenk gehört nicht mehr zu Ihrer Auswahl: Wählen Sie erneut.",
   "refusal.other":
     "Ihr Geschenk kann gerade nicht eingelöst werden. Versuchen Sie es später noch einmal, oder fragen Sie {sender}.",

@@ -23,9 +23,9 @@ export const ptBR = {
   "others.intro": "Em vez do presente escolhido para você, você pode ficar com um destes.",
   "nav.backToGift": "Voltar ao seu presente",
   "digital.offer":
-    "Os presentes que {sender} escolheu não podem ser enviados para {country}, então você pode escolher um destes: eles são entregues on-line, por e-mail.",
+    "Os presentes que {sender} escolheu não podem ser enviados para este país ({country}), então você pode escolher um destes: eles são entregues on-line, por e-mail.",
   "undeliverable.text":
-    "Este presente não pode ser entregue em {country}: nada nele é enviado para lá, e nenhum presente entregue on-line cabe nele. Avisamos {sender}.",
+    "Este presente não pode ser entregue neste país ({country}): nada nele é enviado para lá, e nenhum presente entregue on-line cabe nele. Avisamos {sender}.",
   "undeliverable.next": "Se nenhum outro país servir para você, aguarde notícias de {sender}.",
   "claim.title": "Resgate seu presente",
   "claim.digitalIntro": "Entregue on-line: ele é enviado para o e-mail abaixo. Nada é enviado pelo correio.",
@@ -57,7 +57,8 @@ export const ptBR = {
   "problem.zipcode": "Informe o código postal no formato deste país.",
   "problem.country": "Escolha um país para onde este presente possa ser enviado.",
   "refusal.variantUnavailable": "Esta opção não está mais disponível: escolha outra.",
-  "refusal.notShippable": "Este presente não pode ser enviado para {country}: escolha outro país ou outro presente.",
+  "refusal.notShippable":
+    "Este presente não pode ser enviado para este país ({country}): escolha outro país ou outro presente.",
   "refusal.choice": "Este presente não está mais entre as suas opções: escolha de novo.",
   "refusal.other": "Seu presente não pode ser resgatado agora. Tente mais tarde ou fale com {sender}.",
   "claimed.title": "Seu presente foi resgatado",
