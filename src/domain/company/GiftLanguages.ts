@@ -42,11 +42,10 @@ export const supportedLanguage = (tag: string): GiftLanguage | undefined =>
   giftLanguages.find((language) => language.toLowerCase() === tag.trim().toLowerCase())
 
 /**
- * The language an `Accept-Language` header asks for (RFC 9110 §12.5.4), most preferred first: a tag we have
- * (`pt-BR`), else its primary language (`fr-CA` → `fr`, `pt-PT` → `pt-BR`, our one Portuguese); entries with
- * `q=0` are refused, ties keep the header's order. Undefined when none is ours.
+ * The language tags of an `Accept-Language` header (RFC 9110 §12.5.4), most preferred first: by `q`, ties in the
+ * header's order; entries with `q=0` (refused) and the wildcard left out.
  */
-export const acceptedLanguage = (acceptLanguage: string | undefined): GiftLanguage | undefined =>
+export const acceptedTags = (acceptLanguage: string | undefined): ReadonlyArray<string> =>
   (acceptLanguage ?? "")
     .split(",")
     .map((entry, index) => {
@@ -61,8 +60,16 @@ export const acceptedLanguage = (acceptLanguage: string | undefined): GiftLangua
     })
     .filter((entry) => entry.tag !== "" && entry.tag !== "*" && entry.q > 0)
     .sort((a, b) => b.q - a.q || a.index - b.index)
+    .map((entry) => entry.tag)
+
+/**
+ * The language an `Accept-Language` header asks for: its first tag we have (`pt-BR`), else whose primary language
+ * we have (`fr-CA` → `fr`, `pt-PT` → `pt-BR`, our one Portuguese). Undefined when none is ours.
+ */
+export const acceptedLanguage = (acceptLanguage: string | undefined): GiftLanguage | undefined =>
+  acceptedTags(acceptLanguage)
     .map(
-      ({ tag }) =>
+      (tag) =>
         supportedLanguage(tag) ??
         giftLanguages.find((language) => language.split("-")[0] === tag.split("-")[0]?.toLowerCase())
     )

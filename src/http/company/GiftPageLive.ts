@@ -1,7 +1,7 @@
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Duration, Effect, Either, Option, Schema } from "effect"
 import { allowsSwap } from "../../domain/company/Campaigns.js"
-import { languageCookie, pageLanguage, supportedLanguage } from "../../domain/company/GiftLanguages.js"
+import { acceptedTags, languageCookie, pageLanguage, supportedLanguage } from "../../domain/company/GiftLanguages.js"
 import {
   canWriteThankYouNote,
   type GiftRecord,
@@ -52,25 +52,13 @@ const decodeDigitalClaim = Schema.decodeUnknownEither(DigitalClaimV2, { errors: 
  * lookup of the address; a tag without a region (`fr`) says nothing about the country.
  */
 export const regionsOf = (acceptLanguage: string | undefined): ReadonlyArray<string> =>
-  (acceptLanguage ?? "")
-    .split(",")
-    .map((entry, index) => {
-      const [tag = "", ...params] = entry.trim().split(";")
-      const q = Number(
-        params
-          .find((p) => p.trim().startsWith("q="))
-          ?.trim()
-          .slice(2) ?? "1"
-      )
-      const region = tag
-        .split("-")
-        .slice(1)
-        .find((subtag) => /^[A-Za-z]{2}$/.test(subtag))
-      return { region: region?.toUpperCase(), q: Number.isNaN(q) ? 0 : q, index }
-    })
-    .filter((entry): entry is { region: string; q: number; index: number } => entry.region !== undefined && entry.q > 0)
-    .sort((a, b) => b.q - a.q || a.index - b.index)
-    .map((entry) => entry.region)
+  acceptedTags(acceptLanguage).flatMap((tag) => {
+    const region = tag
+      .split("-")
+      .slice(1)
+      .find((subtag) => /^[A-Za-z]{2}$/.test(subtag))
+    return region === undefined ? [] : [region.toUpperCase()]
+  })
 
 /** When a gift expired: at its expiry, or earlier when its company expired it early. */
 const expiredAt = (gift: GiftRecord) =>
