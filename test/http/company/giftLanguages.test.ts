@@ -138,7 +138,9 @@ describe("the gift page in the recipient's language", () => {
         expect(unknown.status).toBe(303)
         expect(unknown.headers["set-cookie"]).toBeUndefined()
         const sql = yield* sqlClient
-        const [stored] = yield* Effect.orDie(sql<{ language: string }>`SELECT language FROM gifts WHERE id = ${gift.id}`)
+        const [stored] = yield* Effect.orDie(
+          sql<{ language: string }>`SELECT language FROM gifts WHERE id = ${gift.id}`
+        )
         expect(stored!.language).toBe("de")
       })
     )
