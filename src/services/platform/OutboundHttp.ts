@@ -10,7 +10,7 @@ import ipaddr from "ipaddr.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 
 /**
- * Outbound HTTP requests to URLs that somebody else chose (agent callback URLs), guarded against
+ * Outbound HTTP requests to URLs that somebody else chose (agent callback URLs, client metadata documents), guarded against
  * server-side request forgery (docs/decisions/0030-callbacks-and-delivery.md, docs/webhooks.md):
  *
  * - the URL must be `https` (no credentials in it);
@@ -85,6 +85,13 @@ export interface OutboundResponse {
 export interface OutboundRequest {
   readonly body: string
   readonly headers: Readonly<Record<string, string>>
+}
+
+/** A GET's own limits, tighter or looser than the policy's (a client metadata document: 3 s, 5 KB). */
+export interface OutboundGetOptions {
+  readonly headers?: Readonly<Record<string, string>>
+  readonly timeout?: Duration.Duration
+  readonly maxResponseBytes?: number
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -281,7 +288,12 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
         return addresses
       })
 
-    const send = (url: URL, raw: string, addresses: ReadonlyArray<LookupAddress>, req: OutboundRequest) =>
+    const send = (
+      url: URL,
+      raw: string,
+      addresses: ReadonlyArray<LookupAddress>,
+      req: OutboundRequest & { readonly method: "GET" | "POST"; readonly maxResponseBytes: number }
+    ) =>
       Effect.async<Omit<OutboundResponse, "durationMs">, OutboundFailed>((resume) => {
         let settled = false
         const finish = (effect: Effect.Effect<Omit<OutboundResponse, "durationMs">, OutboundFailed>) => {
@@ -296,8 +308,8 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
             hostname: bareHost(url),
             port: url.port === "" ? 443 : Number(url.port),
             path: `${url.pathname}${url.search}`,
-            method: "POST",
-            headers: { ...req.headers, "content-length": String(body.length) },
+            method: req.method,
+            headers: req.method === "POST" ? { ...req.headers, "content-length": String(body.length) } : req.headers,
             // A fresh connection per request: no pooled socket outlives the address check.
             agent: false,
             lookup: pinnedLookup(addresses),
@@ -313,8 +325,8 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
                 Effect.succeed({
                   status: response.statusCode ?? 0,
                   headers: response.headers,
-                  body: excerpt(bytes, policy.maxResponseBytes),
-                  truncated: truncated || bytes.length > policy.maxResponseBytes,
+                  body: excerpt(bytes, req.maxResponseBytes),
+                  truncated: truncated || bytes.length > req.maxResponseBytes,
                   address: outgoing.socket?.remoteAddress ?? addresses[0].address
                 })
               )
@@ -322,7 +334,7 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
             response.on("data", (chunk: Buffer) => {
               chunks.push(chunk)
               size += chunk.length
-              if (size > policy.maxResponseBytes) {
+              if (size > req.maxResponseBytes) {
                 truncated = true
                 done()
                 response.destroy()
@@ -337,8 +349,36 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
         outgoing.on("error", (error) =>
           finish(Effect.fail(new OutboundFailed({ url: raw, message: `request failed: ${describeError(error)}` })))
         )
-        outgoing.end(body)
+        if (req.method === "POST") outgoing.end(body)
+        else outgoing.end()
         return Effect.sync(() => outgoing.destroy())
+      })
+
+    /** One request of `post` or `get`: the URL and its addresses checked, then sent within `timeout`. */
+    const exchange = (
+      url: string,
+      req: OutboundRequest & { readonly method: "GET" | "POST"; readonly maxResponseBytes: number },
+      timeout: Duration.Duration
+    ) =>
+      Effect.gen(function* () {
+        yield* Effect.annotateCurrentSpan({ "http.request.method": req.method, "url.full": url })
+        yield* outsideTransaction(req.method === "POST" ? "post" : "get")
+        const checked = checkOutboundUrl(url)
+        if (Either.isLeft(checked)) return yield* checked.left
+        const parsed = checked.right
+        yield* Effect.annotateCurrentSpan({ "server.address": parsed.hostname })
+        const started = yield* realClock.currentTimeMillis
+        const response = yield* resolve(parsed, url).pipe(
+          Effect.flatMap((addresses) => send(parsed, url, addresses, req)),
+          Effect.timeoutFail({
+            duration: timeout,
+            onTimeout: () => new OutboundFailed({ url, message: `no response within ${Duration.format(timeout)}` })
+          }),
+          Effect.withClock(realClock)
+        )
+        const durationMs = (yield* realClock.currentTimeMillis) - started
+        yield* Effect.annotateCurrentSpan({ "http.response.status_code": response.status })
+        return { ...response, durationMs } satisfies OutboundResponse
       })
 
     /**
@@ -347,26 +387,26 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
      * is the request's client span; the URL's query values are redacted when it is exported
      * (src/layers/Telemetry.ts).
      */
-    const post = Effect.fn("OutboundHttp.post", { kind: "client" })(function* (url: string, req: OutboundRequest) {
-      yield* Effect.annotateCurrentSpan({ "http.request.method": "POST", "url.full": url })
-      yield* outsideTransaction("post")
-      const checked = checkOutboundUrl(url)
-      if (Either.isLeft(checked)) return yield* checked.left
-      const parsed = checked.right
-      yield* Effect.annotateCurrentSpan({ "server.address": parsed.hostname })
-      const started = yield* realClock.currentTimeMillis
-      const response = yield* resolve(parsed, url).pipe(
-        Effect.flatMap((addresses) => send(parsed, url, addresses, req)),
-        Effect.timeoutFail({
-          duration: policy.timeout,
-          onTimeout: () => new OutboundFailed({ url, message: `no response within ${Duration.format(policy.timeout)}` })
-        }),
-        Effect.withClock(realClock)
+    const post = Effect.fn("OutboundHttp.post", { kind: "client" })((url: string, req: OutboundRequest) =>
+      exchange(url, { ...req, method: "POST", maxResponseBytes: policy.maxResponseBytes }, policy.timeout)
+    )
+
+    /**
+     * GETs `url` under the same rules as `post` (addresses checked and pinned, no redirect followed), with
+     * the time limit and body size of `options` when given, else the policy's.
+     */
+    const get = Effect.fn("OutboundHttp.get", { kind: "client" })((url: string, options: OutboundGetOptions = {}) =>
+      exchange(
+        url,
+        {
+          method: "GET",
+          body: "",
+          headers: options.headers ?? {},
+          maxResponseBytes: options.maxResponseBytes ?? policy.maxResponseBytes
+        },
+        options.timeout ?? policy.timeout
       )
-      const durationMs = (yield* realClock.currentTimeMillis) - started
-      yield* Effect.annotateCurrentSpan({ "http.response.status_code": response.status })
-      return { ...response, durationMs } satisfies OutboundResponse
-    })
+    )
 
     /**
      * Whether `url` may be requested under the policy, sending nothing: the URL rules, then every address
@@ -401,6 +441,6 @@ export class OutboundHttp extends Effect.Service<OutboundHttp>()("OutboundHttp",
       )
     })
 
-    return { post, check, screen } as const
+    return { post, get, check, screen } as const
   })
 }) {}
