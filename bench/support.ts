@@ -11,6 +11,7 @@ import { PublicUrl } from "../src/services/catalog/Catalog.js"
 import { OAuthClients } from "../src/services/identity/OAuthClients.js"
 import { Tokens } from "../src/services/identity/Tokens.js"
 import { Users } from "../src/services/identity/Users.js"
+import { OutboundPolicy } from "../src/services/platform/OutboundHttp.js"
 
 /** What the Postgres benchmarks share: flags, their database, the bundled server, a token, percentiles. */
 
@@ -119,7 +120,7 @@ export const issueToken = (options: {
   }).pipe(
     Effect.provide(
       Layer.mergeAll(OAuthClients.Default, Tokens.Default, Users.Default).pipe(
-        Layer.provide(Layer.succeed(PublicUrl, options.publicUrl)),
+        Layer.provide([Layer.succeed(PublicUrl, options.publicUrl), OutboundPolicy.Default]),
         Layer.provide(postgres(Redacted.make(options.databaseUrl.toString()), { maxConnections: 2 })),
         Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
       )

@@ -1970,6 +1970,7 @@ export interface components {
             revocation_endpoint_auth_methods_supported: string[];
             introspection_endpoint_auth_methods_supported: string[];
             authorization_response_iss_parameter_supported: boolean;
+            client_id_metadata_document_supported: boolean;
             prompt_values_supported: string[];
             service_documentation: string;
         };

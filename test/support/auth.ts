@@ -11,17 +11,21 @@ import { httpListener } from "../../src/layers/HttpListener.js"
 import { ApiLive, ServicesLive, serveApi } from "../../src/layers/Server.js"
 import { PublicUrl } from "../../src/services/catalog/Catalog.js"
 import { ProductionServer } from "../../src/services/checkout/Notifications.js"
+import { ClientMetadataLimits } from "../../src/services/identity/ClientMetadataDocuments.js"
 import { OAuthClients } from "../../src/services/identity/OAuthClients.js"
 import { Tokens } from "../../src/services/identity/Tokens.js"
 import { Users } from "../../src/services/identity/Users.js"
+import { OutboundPolicy, type OutboundPolicyShape } from "../../src/services/platform/OutboundHttp.js"
 import { Signals } from "../../src/services/platform/Signals.js"
+import { FulfillmentSettings } from "../../src/services/simulators/FulfillmentSimulator.js"
 import { TestDatabase } from "./database.js"
 import {
   originPolicyAtPublicUrl,
   RateLimitsMemoryLive,
   TestSettingsLive,
   testMaxBodyBytes,
-  testPublicUrl
+  testPublicUrl,
+  withSimulators
 } from "./http.js"
 
 /**
@@ -72,7 +76,7 @@ export const issueTestToken = (options: TestUserOptions = {}, publicUrl = testPu
     return { userId: user.id, email, password, clientId: client.client_id, accessToken: tokens.access_token }
   }).pipe(
     Effect.provide(Layer.mergeAll(OAuthClients.Default, Tokens.Default, Users.Default)),
-    Effect.provide(Layer.succeed(PublicUrl, publicUrl)),
+    Effect.provide([Layer.succeed(PublicUrl, publicUrl), OutboundPolicy.Default]),
     Effect.orDie
   )
 
@@ -219,6 +223,10 @@ export const realPortServerOn = <ROut extends SqlClient.SqlClient, E>(
     readonly allowedOrigins?: ReadonlyArray<string>
     /** Serve as in production (NODE_ENV=production), where some dashboard pages are for sandboxes only. */
     readonly production?: boolean
+    /** The outbound policy besides loopback allowed (a receiver's certificate to trust). */
+    readonly outbound?: Partial<OutboundPolicyShape>
+    /** Bounds of fetching client metadata documents (a short time limit). */
+    readonly clientMetadata?: Partial<ClientMetadataLimits["Type"]>
   } = {}
 ) =>
   onRealPort(
@@ -226,13 +234,29 @@ export const realPortServerOn = <ROut extends SqlClient.SqlClient, E>(
       api.pipe(
         Layer.provideMerge(Layer.merge(ServicesLive, RateLimitsMemoryLive)),
         Layer.provide(originPolicyAtPublicUrl(options.allowedOrigins)),
-        Layer.provide([Layer.succeed(PublicUrl, baseUrl), Signals.layerInProcess, TestSettingsLive]),
+        Layer.provide([
+          Layer.succeed(PublicUrl, baseUrl),
+          Signals.layerInProcess,
+          options.outbound === undefined
+            ? TestSettingsLive
+            : withSimulators(
+                Layer.mergeAll(
+                  FulfillmentSettings.Default,
+                  OutboundPolicy.layer({ allowLoopback: true, ...options.outbound })
+                )
+              )
+        ]),
         Layer.provideMerge(Layer.succeed(BaseUrl, baseUrl)),
         Layer.provideMerge(database),
         Layer.provideMerge(Layer.succeed(TimeTravel, travel)),
         Layer.provide(Layer.setClock(clock)),
         Layer.provide(Layer.succeed(AuthRateLimits, limits)),
         Layer.provide(Layer.succeed(ProductionServer, options.production === true)),
+        Layer.provide(
+          options.clientMetadata === undefined
+            ? Layer.empty
+            : Layer.succeed(ClientMetadataLimits, { ...ClientMetadataLimits.defaultValue(), ...options.clientMetadata })
+        ),
         Layer.provide(
           options.failureLimits === undefined ? Layer.empty : Layer.succeed(AuthFailureLimits, options.failureLimits)
         )

@@ -11,6 +11,7 @@ import {
   type ValidAuthorization
 } from "../../services/identity/Authorizations.js"
 import { BrowserSessions } from "../../services/identity/BrowserSessions.js"
+import { isClientIdUrl } from "../../services/identity/ClientMetadataDocuments.js"
 import { Consents } from "../../services/identity/Consents.js"
 import { type ClientCredentials, OAuthClients } from "../../services/identity/OAuthClients.js"
 import { lifetimes } from "../../services/identity/OAuthRules.js"
@@ -143,6 +144,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
         return html(
           consentPage({
             clientName: authorization.client.clientName,
+            clientHost: isClientIdUrl(authorization.client.id) ? new URL(authorization.client.id).host : undefined,
             redirectHost: new URL(authorization.redirectUri).host,
             email: user.email,
             scopes: authorization.scopes,

@@ -23,6 +23,8 @@ export const AuthorizationServerMetadata = Schema.Struct({
   revocation_endpoint_auth_methods_supported: Schema.Array(Schema.String),
   introspection_endpoint_auth_methods_supported: Schema.Array(Schema.String),
   authorization_response_iss_parameter_supported: Schema.Boolean,
+  /** An `https` URL naming the client's metadata document is accepted as `client_id` (docs/oauth.md). */
+  client_id_metadata_document_supported: Schema.Boolean,
   prompt_values_supported: Schema.Array(Schema.String),
   service_documentation: Schema.String
 }).annotations({ identifier: "AuthorizationServerMetadata" })

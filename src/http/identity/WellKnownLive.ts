@@ -29,6 +29,7 @@ export const WellKnownLive = HttpApiBuilder.group(Api, "wellKnown", (handlers) =
       revocation_endpoint_auth_methods_supported: clientAuth,
       introspection_endpoint_auth_methods_supported: clientAuth,
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
       prompt_values_supported: ["none", "login", "consent"],
       service_documentation: `${issuer}/docs`
     }

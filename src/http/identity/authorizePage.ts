@@ -73,6 +73,8 @@ export const signInPage = (page: SignInPage) =>
 
 export interface ConsentPage {
   readonly clientName: string
+  /** For a client identified by its metadata document: the host that serves it (it vouches for the name). */
+  readonly clientHost?: string | undefined
   readonly redirectHost: string
   readonly email: string
   readonly scopes: ReadonlyArray<Scope>
@@ -80,11 +82,28 @@ export interface ConsentPage {
   readonly csrf: string
 }
 
+const loopbackHost = /^(127\.0\.0\.1|\[::1\]|localhost)(:\d+)?$/
+
+/**
+ * Who vouches for a client that names itself by a metadata document: its host, and a warning when it
+ * sends the answer to this computer, where any program could be listening (MCP authorization 2025-11-25).
+ */
+const clientHostNote = (page: ConsentPage) =>
+  page.clientHost === undefined
+    ? ""
+    : `<p class="client-host">Identified by <strong>${escapeHtml(page.clientHost)}</strong>.</p>
+  ${
+    loopbackHost.test(page.redirectHost)
+      ? `<p class="warning">It receives your answer on this computer (${escapeHtml(page.redirectHost)}): allow only if you started ${escapeHtml(page.clientName)} yourself just now.</p>
+  `
+      : ""
+  }`
+
 export const consentPage = (page: ConsentPage) =>
   render(
     `Allow ${page.clientName}?`,
     `  <h1>Allow <span class="client">${escapeHtml(page.clientName)}</span> to use your Ribbon account?</h1>
-  <p>Signed in as <strong>${escapeHtml(page.email)}</strong>.</p>
+  ${clientHostNote(page)}<p>Signed in as <strong>${escapeHtml(page.email)}</strong>.</p>
   <p>${escapeHtml(page.clientName)} will be able to:</p>
   <ul class="scopes">
     ${page.scopes.map((scope) => `<li>${escapeHtml(scopeDescriptions[scope])} <code>${escapeHtml(scope)}</code></li>`).join("\n    ")}

@@ -51,7 +51,10 @@ export class Authorizations extends Effect.Service<Authorizations>()("Authorizat
     const validate = Effect.fn("Authorizations.validate")(function* (params: AuthorizeParams) {
       const fatal = (description: string) => Either.left<AuthorizationFailure>({ _tag: "Fatal", description })
       if (params.client_id === undefined) return fatal("The request has no client_id.")
-      const client = Option.getOrUndefined(yield* clients.find(params.client_id))
+      // A client whose metadata document cannot be used is unverified: so is every redirect URI it names.
+      const found = yield* Effect.either(clients.find(params.client_id))
+      if (Either.isLeft(found)) return fatal(`invalid_client: ${found.left.message}`)
+      const client = Option.getOrUndefined(found.right)
       if (client === undefined) return fatal("The application asking for access is not registered here.")
       let redirectUri: string
       if (params.redirect_uri === undefined) {

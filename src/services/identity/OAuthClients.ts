@@ -5,6 +5,7 @@ import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { nowDate } from "../platform/Time.js"
+import { ClientMetadataDocuments, isClientIdUrl } from "./ClientMetadataDocuments.js"
 import { type Client, OAuthClientsRepo } from "./OAuthClientsRepo.js"
 import { formatScopes, redirectUriProblem, seconds, secret, secretMatches, sha256, splitScopes } from "./OAuthRules.js"
 
@@ -32,12 +33,18 @@ const registrationFailure = (error: ParseResult.ParseError) => {
  * authentication of the token, revocation and introspection endpoints (RFC 6749 §2.3).
  */
 export class OAuthClients extends Effect.Service<OAuthClients>()("OAuthClients", {
-  dependencies: [OAuthClientsRepo.Default],
+  dependencies: [OAuthClientsRepo.Default, ClientMetadataDocuments.Default],
   effect: Effect.gen(function* () {
     const repo = yield* OAuthClientsRepo
+    const documents = yield* ClientMetadataDocuments
 
-    /** The registered client with that id. */
-    const find = Effect.fn("OAuthClients.find")((id: string) => repo.findById(id))
+    /**
+     * The client with that id: a registered one, or for an `https` id the client its metadata document
+     * describes, which fails with `InvalidClient` when the document cannot be fetched or used.
+     */
+    const find = Effect.fn("OAuthClients.find")((id: string) =>
+      isClientIdUrl(id) ? Effect.map(documents.resolve(id), Option.some) : repo.findById(id)
+    )
 
     /** RFC 7591 registration; nothing is stored unless every field is acceptable. */
     const register = Effect.fn("OAuthClients.register")(function* (body: unknown) {
@@ -116,7 +123,7 @@ export class OAuthClients extends Effect.Service<OAuthClients>()("OAuthClients",
       const clientId = basic?.clientId ?? credentials.clientId
       const presented = basic?.clientSecret || credentials.clientSecret
       if (clientId === undefined) return yield* new InvalidClient({ message: "Client authentication is required." })
-      const client = Option.getOrUndefined(yield* repo.findById(clientId))
+      const client = Option.getOrUndefined(yield* find(clientId))
       if (client === undefined) return yield* new InvalidClient({ message: "Unknown client." })
       if (client.secretHash === null) {
         if (presented !== undefined) return yield* new InvalidClient({ message: "This client has no secret." })

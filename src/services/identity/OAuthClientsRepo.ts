@@ -49,6 +49,33 @@ export class OAuthClientsRepo extends Effect.Service<OAuthClientsRepo>()("OAuthC
         })}`
     })
 
+    /**
+     * The row of a client identified by its metadata document's URL, as the document now says: made on its
+     * first fetch, its metadata replaced on later ones (its creation and first redemption kept).
+     */
+    const upsertFromDocument = SqlSchema.void({
+      Request: NewClient,
+      execute: (client) =>
+        sql`INSERT INTO oauth_clients ${sql.insert({
+          ...client,
+          redirectUris: JSON.stringify(client.redirectUris),
+          grantTypes: JSON.stringify(client.grantTypes),
+          responseTypes: JSON.stringify(client.responseTypes),
+          contacts: JSON.stringify(client.contacts)
+        })}
+        ON CONFLICT (id) DO UPDATE SET
+          client_name = excluded.client_name,
+          redirect_uris = excluded.redirect_uris,
+          grant_types = excluded.grant_types,
+          response_types = excluded.response_types,
+          token_endpoint_auth_method = excluded.token_endpoint_auth_method,
+          scope = excluded.scope,
+          logo_uri = excluded.logo_uri,
+          client_uri = excluded.client_uri,
+          contacts = excluded.contacts,
+          software_id = excluded.software_id`
+    })
+
     /** Notes the first redemption of one of the client's codes (a later one changes nothing). */
     const markFirstCodeRedeemed = SqlSchema.void({
       Request: Schema.Struct({ id: Schema.String, at: Schema.DateFromSelf }),
@@ -60,6 +87,9 @@ export class OAuthClientsRepo extends Effect.Service<OAuthClientsRepo>()("OAuthC
     return {
       findById: Effect.fn("OAuthClientsRepo.findById")((id: string) => Effect.orDie(findById(id))),
       insert: Effect.fn("OAuthClientsRepo.insert")((client: NewClient) => Effect.orDie(insert(client))),
+      upsertFromDocument: Effect.fn("OAuthClientsRepo.upsertFromDocument")((client: NewClient) =>
+        Effect.orDie(upsertFromDocument(client))
+      ),
       markFirstCodeRedeemed: Effect.fn("OAuthClientsRepo.markFirstCodeRedeemed")((id: string, at: Date) =>
         Effect.orDie(markFirstCodeRedeemed({ id, at }))
       )
