@@ -2,6 +2,7 @@ import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { InsufficientScope } from "../../domain/identity/Errors.js"
 import { Bearers } from "../../services/identity/Bearers.js"
+import { challengeScope } from "../../services/identity/OAuthRules.js"
 import { operationByRoute } from "../Operations.js"
 import { Bearer } from "./Agent.js"
 
@@ -25,7 +26,7 @@ export const BearerLive = Layer.effect(
           if (!context.scopes.includes(operation.scope)) {
             return yield* new InsufficientScope({
               message: `This operation needs the ${operation.scope} scope.`,
-              scope: operation.scope,
+              scope: challengeScope(context.scopes, [operation.scope]),
               resourceMetadata: bearers.resourceMetadataUrl
             })
           }

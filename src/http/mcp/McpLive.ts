@@ -24,6 +24,7 @@ import { FieldIssue, InvalidRequest, MethodNotAllowed } from "../../domain/platf
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { Events } from "../../services/checkout/Events.js"
 import { Bearers } from "../../services/identity/Bearers.js"
+import { challengeScope } from "../../services/identity/OAuthRules.js"
 import { checkMcpCaller, OriginPolicy } from "../BrowserOrigins.js"
 import { render } from "../ErrorLines.js"
 import { currentRequestId } from "../Middleware.js"
@@ -146,6 +147,22 @@ const requestOf = (tool: McpTool, args: Record<string, unknown>) => {
     method: operation.method,
     url: search === "" ? path : `${path}?${search}`,
     body: hasBody ? JSON.stringify(body) : undefined
+  })
+}
+
+/** The known tools that the JSON-RPC message (or batch) in `body` calls; none for a body that is not JSON. */
+const toolsCalledIn = (body: string): ReadonlyArray<McpTool> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return []
+  }
+  return (Array.isArray(parsed) ? parsed : [parsed]).flatMap((message) => {
+    const { method, params } = (message ?? {}) as { readonly method?: unknown; readonly params?: { name?: unknown } }
+    const tool =
+      method === "tools/call" && typeof params?.name === "string" ? mcpToolByName.get(params.name) : undefined
+    return tool === undefined ? [] : [tool]
   })
 }
 
@@ -277,7 +294,7 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
           return domainError(
             new InsufficientScope({
               message: `The ${tool.name} tool needs the ${tool.scope} scope, which this token does not have.`,
-              scope: tool.scope,
+              scope: challengeScope(bearer.scopes, [tool.scope]),
               resourceMetadata: bearers.resourceMetadataUrl
             })
           )
@@ -322,6 +339,19 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
         })
       }
       const body = yield* request.text
+      // A tool call the token's scopes do not cover is answered in HTTP, 403 with the scope challenge, so that
+      // the client can ask the person for more (MCP 2025-11-25, "Scope challenge handling").
+      const refused = toolsCalledIn(body).filter((tool) => !bearer.scopes.includes(tool.scope))
+      if (refused.length > 0) {
+        return yield* new InsufficientScope({
+          message: refused.map((tool) => `The ${tool.name} tool needs the ${tool.scope} scope.`).join(" "),
+          scope: challengeScope(
+            bearer.scopes,
+            refused.map((tool) => tool.scope)
+          ),
+          resourceMetadata: bearers.resourceMetadataUrl
+        })
+      }
       const app = yield* ownApp
       const runtime = yield* Effect.runtime<HttpRouter.HttpRouter.DefaultServices>()
       const requestId = yield* FiberRef.get(currentRequestId)

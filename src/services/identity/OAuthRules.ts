@@ -31,6 +31,14 @@ export const formatScopes = (scopes: Iterable<string>) => {
   return supportedScopes.filter((s) => set.has(s)).join(" ")
 }
 
+/**
+ * The `scope` of an `insufficient_scope` challenge (RFC 6750 §3.1): what the token has and what the request
+ * needs, so that a client that asks again for exactly this keeps what it had (MCP 2025-11-25, "Scope
+ * challenge handling", the recommended approach; docs/decisions/0077-step-up-scope-challenges.md).
+ */
+export const challengeScope = (granted: ReadonlyArray<string>, needed: ReadonlyArray<string>) =>
+  formatScopes([...granted, ...needed])
+
 export const splitScopes = (scope: string) => scope.split(" ").filter((s) => s !== "")
 
 const LOOPBACK = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost))(?::\d{1,5})?(?=[/?]|$)/

@@ -137,7 +137,7 @@ describe("OAuth with real clients", () => {
             insecure
           )
         ).rejects.toMatchObject({
-          cause: [{ scheme: "bearer", parameters: { error: "insufficient_scope", scope: "profile" } }]
+          cause: [{ scheme: "bearer", parameters: { error: "insufficient_scope", scope: "profile catalog:read" } }]
         })
 
         const introspected = await oauth.processIntrospectionResponse(

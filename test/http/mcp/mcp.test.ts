@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect } from "effect"
 import { mcpTools } from "../../../src/http/mcp/McpTools.js"
 import { BaseUrl, Browser, formFields, issueTestToken } from "../../support/auth.js"
@@ -297,15 +298,26 @@ describe("MCP server at /mcp", () => {
           for (const tool of tools) expect(tool.annotations?.readOnlyHint, tool.name).toBe(true)
           const countries = await call(client, "countries", {})
           expect(countries.structuredContent.countries).toContain("GB")
+          // A call outside them is answered in HTTP: 403 with the scope challenge (no OAuth provider here to
+          // answer it, so the SDK reports the status).
           for (const [name, scope] of [
-            ["createQuote", "orders:write"],
-            ["me", "profile"],
-            ["waitForCheckout", "orders:read"]
+            ["createQuote", "catalog:read orders:write"],
+            ["me", "profile catalog:read"],
+            ["waitForCheckout", "catalog:read orders:read"]
           ] as const) {
-            const refused = await call(client, name, { variantId: "x", checkoutId: "x" })
-            expect(refused.isError, name).toBe(true)
-            expect(textOf(refused), name).toContain("insufficient_scope")
-            expect(textOf(refused), name).toContain(scope)
+            const refused = await call(client, name, { variantId: "x", checkoutId: "x" }).then(
+              () => undefined,
+              (error: unknown) => error
+            )
+            expect(refused, name).toBeInstanceOf(StreamableHTTPError)
+            expect((refused as StreamableHTTPError).code, name).toBe(403)
+            const raw = await fetch(`${baseUrl}/mcp`, {
+              method: "POST",
+              headers: { ...jsonRpcHeaders, authorization: `Bearer ${user.accessToken}` },
+              body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: {} } })
+            })
+            expect(raw.status, name).toBe(403)
+            expect(raw.headers.get("www-authenticate"), name).toContain(`error="insufficient_scope", scope="${scope}"`)
           }
           await client.close()
         })
