@@ -1,7 +1,17 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { redirectUriMatches, redirectUriProblem, s256 } from "../../../src/services/identity/OAuthRules.js"
+import { Duration, Effect, Layer } from "effect"
+import {
+  ClientMetadataLimits,
+  clientIdUrlProblem,
+  lifetimeOf
+} from "../../../src/services/identity/ClientMetadataDocuments.js"
+import {
+  challengeScope,
+  redirectUriMatches,
+  redirectUriProblem,
+  s256
+} from "../../../src/services/identity/OAuthRules.js"
 import { hashPassword, Users, verifyPassword } from "../../../src/services/identity/Users.js"
 import { SigningKeys } from "../../../src/services/platform/SigningKeys.js"
 import { TestDatabase } from "../../support/database.js"
@@ -52,6 +62,51 @@ describe("OAuth helpers", () => {
       expect(redirectUriProblem(bad), bad).toBeDefined()
     }
     expect(redirectUriProblem("http://127.0.0.1:99999/cb")).toContain("impossible port (99999)")
+  })
+})
+
+describe("client ID metadata documents and scope challenges", () => {
+  it("takes https URLs with a path as client ids, without credentials, fragment or dot segments", () => {
+    for (const good of [
+      "https://app.example/client.json",
+      "https://app.example:8443/a/b?v=1",
+      "https://app.example/"
+    ]) {
+      expect(clientIdUrlProblem(good), good).toBeUndefined()
+    }
+    for (const [bad, why] of [
+      ["https://app.example", "path"],
+      ["https://app.example?x=1", "path"],
+      ["https://user:pw@app.example/c", "user name"],
+      ["https://app.example/c#f", "fragment"],
+      ["https://app.example/a/../c", ". or .."],
+      ["https://app.example/./c", ". or .."],
+      ["https://app.example/%2E%2E/c", ". or .."]
+    ] as const) {
+      expect(clientIdUrlProblem(bad), bad).toContain(why)
+    }
+  })
+
+  it("keeps a document as its Cache-Control says, within the cap", () => {
+    const limits = ClientMetadataLimits.defaultValue()
+    const seconds = (cacheControl?: string) =>
+      Duration.toSeconds(lifetimeOf(cacheControl === undefined ? {} : { "cache-control": cacheControl }, limits))
+    expect(seconds()).toBe(300)
+    expect(seconds("max-age=60")).toBe(60)
+    expect(seconds("public, s-maxage=30, max-age=60")).toBe(30)
+    expect(seconds("max-age=31536000")).toBe(24 * 60 * 60)
+    expect(seconds("max-age=0")).toBe(0)
+    expect(seconds("no-store")).toBe(0)
+    expect(seconds("max-age=60, no-cache")).toBe(0)
+    expect(seconds("private, max-age=60")).toBe(0)
+    expect(seconds("max-age=soon")).toBe(0)
+  })
+
+  it("challenges with the token's scopes and the ones needed, in the canonical order", () => {
+    expect(challengeScope(["catalog:read"], ["profile"])).toBe("profile catalog:read")
+    expect(challengeScope(["orders:read", "catalog:read"], ["orders:write", "catalog:read"])).toBe(
+      "catalog:read orders:read orders:write"
+    )
   })
 })
 
