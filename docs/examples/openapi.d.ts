@@ -1967,6 +1967,7 @@ export interface components {
             grant_types_supported: string[];
             code_challenge_methods_supported: string[];
             token_endpoint_auth_methods_supported: string[];
+            token_endpoint_auth_signing_alg_values_supported: string[];
             revocation_endpoint_auth_methods_supported: string[];
             introspection_endpoint_auth_methods_supported: string[];
             authorization_response_iss_parameter_supported: boolean;
@@ -2090,6 +2091,16 @@ export interface components {
              * @description a string at most 4096 character(s) long
              */
             client_secret?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion_type?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion?: string;
             /**
              * maxLength(4096)
              * @description a string at most 4096 character(s) long
@@ -2224,6 +2235,16 @@ export interface components {
              * @description a string at most 4096 character(s) long
              */
             client_secret?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion_type?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion?: string;
         };
         IntrospectionRequest: {
             /**
@@ -2246,6 +2267,16 @@ export interface components {
              * @description a string at most 4096 character(s) long
              */
             client_secret?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion_type?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion?: string;
         };
         IntrospectionResponse: {
             active: boolean;
@@ -5653,6 +5684,16 @@ export interface operations {
                      * maxLength(4096)
                      * @description a string at most 4096 character(s) long
                      */
+                    client_assertion_type?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
                     scope?: string;
                     /**
                      * maxLength(4096)
@@ -5882,6 +5923,16 @@ export interface operations {
                      * @description a string at most 4096 character(s) long
                      */
                     client_secret?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion_type?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion?: string;
                 };
             };
         };
@@ -5999,6 +6050,16 @@ export interface operations {
                      * @description a string at most 4096 character(s) long
                      */
                     client_secret?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion_type?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion?: string;
                 };
             };
         };

@@ -46,6 +46,7 @@ import campaignSwap from "./migrations/0042_campaign_swap.js"
 import giftUndeliverableCountries from "./migrations/0043_gift_undeliverable_countries.js"
 import giftLanguage from "./migrations/0044_gift_language.js"
 import digitalOrderAddresses from "./migrations/0045_digital_order_addresses.js"
+import oauthPrivateKeyJwt from "./migrations/0046_oauth_private_key_jwt.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -92,7 +93,8 @@ export const migrations = {
   "0042_campaign_swap": campaignSwap,
   "0043_gift_undeliverable_countries": giftUndeliverableCountries,
   "0044_gift_language": giftLanguage,
-  "0045_digital_order_addresses": digitalOrderAddresses
+  "0045_digital_order_addresses": digitalOrderAddresses,
+  "0046_oauth_private_key_jwt": oauthPrivateKeyJwt
 }
 
 /** The id of the newest migration: the number its name starts with. */

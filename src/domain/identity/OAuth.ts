@@ -24,6 +24,13 @@ export type ToolClass = typeof ToolClass.Type
 export const AuthMethod = Schema.Literal("none", "client_secret_post", "client_secret_basic")
 export type AuthMethod = typeof AuthMethod.Type
 
+/** How a client authenticates: registration's methods, or `private_key_jwt` for a metadata document client. */
+export const ClientAuthMethod = Schema.Literal(...AuthMethod.literals, "private_key_jwt")
+export type ClientAuthMethod = typeof ClientAuthMethod.Type
+
+/** RFC 7523 §2.2: the `client_assertion_type` of a JWT client assertion. */
+export const jwtBearerAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
 export const GrantType = Schema.Literal("authorization_code", "refresh_token")
 
 const Uri = Schema.String.pipe(
@@ -76,6 +83,8 @@ export const TokenRequest = Schema.Struct({
   refresh_token: Schema.optional(Param),
   client_id: Schema.optional(Param),
   client_secret: Schema.optional(Param),
+  client_assertion_type: Schema.optional(Param),
+  client_assertion: Schema.optional(Param),
   scope: Schema.optional(Param),
   resource: Schema.optional(Param)
 }).annotations({ identifier: "TokenRequest" })
@@ -95,7 +104,9 @@ export const RevocationRequest = Schema.Struct({
   token: Param,
   token_type_hint: Schema.optional(Param),
   client_id: Schema.optional(Param),
-  client_secret: Schema.optional(Param)
+  client_secret: Schema.optional(Param),
+  client_assertion_type: Schema.optional(Param),
+  client_assertion: Schema.optional(Param)
 }).annotations({ identifier: "RevocationRequest" })
 export type RevocationRequest = typeof RevocationRequest.Type
 
@@ -104,7 +115,9 @@ export const IntrospectionRequest = Schema.Struct({
   token: Param,
   token_type_hint: Schema.optional(Param),
   client_id: Schema.optional(Param),
-  client_secret: Schema.optional(Param)
+  client_secret: Schema.optional(Param),
+  client_assertion_type: Schema.optional(Param),
+  client_assertion: Schema.optional(Param)
 }).annotations({ identifier: "IntrospectionRequest" })
 export type IntrospectionRequest = typeof IntrospectionRequest.Type
 

@@ -68,13 +68,24 @@ const basicCredentials = (request: HttpServerRequest.HttpServerRequest) => {
   }
 }
 
-const credentialsOf = (
-  request: HttpServerRequest.HttpServerRequest,
-  body: { readonly client_id?: string | undefined; readonly client_secret?: string | undefined }
-) =>
+/** The client authentication fields the token, revocation and introspection requests share. */
+interface ClientFields {
+  readonly client_id?: string | undefined
+  readonly client_secret?: string | undefined
+  readonly client_assertion_type?: string | undefined
+  readonly client_assertion?: string | undefined
+}
+
+const credentialsOf = (request: HttpServerRequest.HttpServerRequest, body: ClientFields) =>
   Effect.map(
     basicCredentials(request),
-    (basic): ClientCredentials => ({ basic, clientId: body.client_id, clientSecret: body.client_secret })
+    (basic): ClientCredentials => ({
+      basic,
+      clientId: body.client_id,
+      clientSecret: body.client_secret,
+      clientAssertionType: body.client_assertion_type,
+      clientAssertion: body.client_assertion
+    })
   )
 
 export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
@@ -184,11 +195,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
      * The client of a token, revocation or introspection request, authenticated. Its failures are counted
      * per source, and a source that failed too often waits (429) before its next try is even checked.
      */
-    const authenticatedClient = (
-      request: HttpServerRequest.HttpServerRequest,
-      body: { readonly client_id?: string | undefined; readonly client_secret?: string | undefined },
-      source: string
-    ) =>
+    const authenticatedClient = (request: HttpServerRequest.HttpServerRequest, body: ClientFields, source: string) =>
       failures.guard(
         { kind: "oauth-client", source },
         Effect.flatMap(credentialsOf(request, body), clients.authenticate),
@@ -302,7 +309,9 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
           const client = yield* authenticatedClient(request, payload, source)
           // Counted per client once it authenticated; a public client's id is no secret, so per source as well.
           yield* consume(
-            client.secretHash === null ? `token:client:${client.id}:${source}` : `token:client:${client.id}`,
+            client.tokenEndpointAuthMethod === "none"
+              ? `token:client:${client.id}:${source}`
+              : `token:client:${client.id}`,
             limits.tokenPerClient
           )
           const response = yield* tokens.token(payload, client)

@@ -20,6 +20,7 @@ export const AuthorizationServerMetadata = Schema.Struct({
   grant_types_supported: Schema.Array(Schema.String),
   code_challenge_methods_supported: Schema.Array(Schema.String),
   token_endpoint_auth_methods_supported: Schema.Array(Schema.String),
+  token_endpoint_auth_signing_alg_values_supported: Schema.Array(Schema.String),
   revocation_endpoint_auth_methods_supported: Schema.Array(Schema.String),
   introspection_endpoint_auth_methods_supported: Schema.Array(Schema.String),
   authorization_response_iss_parameter_supported: Schema.Boolean,

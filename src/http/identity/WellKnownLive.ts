@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { supportedScopes } from "../../domain/identity/OAuth.js"
 import { Authorizations } from "../../services/identity/Authorizations.js"
+import { assertionAlgorithms } from "../../services/identity/ClientAssertions.js"
 import { SigningKeys } from "../../services/platform/SigningKeys.js"
 import { Api } from "../Api.js"
 import { makeManifest } from "./Manifest.js"
@@ -11,7 +12,8 @@ export const WellKnownLive = HttpApiBuilder.group(Api, "wellKnown", (handlers) =
   Effect.gen(function* () {
     const { issuer } = yield* Authorizations
     const keys = yield* SigningKeys
-    const clientAuth = ["none", "client_secret_post", "client_secret_basic"]
+    // private_key_jwt is for clients named by a metadata document that declares it (docs/oauth.md).
+    const clientAuth = ["none", "client_secret_post", "client_secret_basic", "private_key_jwt"]
     const serverMetadata = {
       issuer,
       authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -26,6 +28,7 @@ export const WellKnownLive = HttpApiBuilder.group(Api, "wellKnown", (handlers) =
       grant_types_supported: ["authorization_code", "refresh_token"],
       code_challenge_methods_supported: ["S256"],
       token_endpoint_auth_methods_supported: clientAuth,
+      token_endpoint_auth_signing_alg_values_supported: assertionAlgorithms,
       revocation_endpoint_auth_methods_supported: clientAuth,
       introspection_endpoint_auth_methods_supported: clientAuth,
       authorization_response_iss_parameter_supported: true,

@@ -24,6 +24,8 @@ export class ClientMetadataLimits extends Context.Reference<ClientMetadataLimits
     timeout: Duration.seconds(3) as Duration.Duration,
     /** A longer document is refused (the draft recommends reading at most 5 KB). */
     maxBytes: 5 * 1024,
+    /** A `private_key_jwt` client's key set: a few RSA keys fit. */
+    maxJwksBytes: 16 * 1024,
     /** How long a document without caching headers is kept. */
     defaultLifetime: Duration.minutes(5) as Duration.Duration,
     /** The longest a document is kept, whatever its `max-age`. */
@@ -147,10 +149,7 @@ export class ClientMetadataDocuments extends Effect.Service<ClientMetadataDocume
           if (own.jwks_uri === undefined || clientIdUrlProblem(own.jwks_uri) !== undefined) {
             return yield* refuse("private_key_jwt needs an https jwks_uri")
           }
-          // Checked so that the refusal says what is missing, but not accepted yet (docs/oauth.md).
-          return yield* refuse("private_key_jwt client authentication is not supported here yet; use none")
-        }
-        if (method !== "none") {
+        } else if (method !== "none") {
           return yield* refuse(`token_endpoint_auth_method must be none or private_key_jwt, not ${method}`)
         }
         const document = yield* Schema.decodeUnknown(Document, { errors: "all" })(json).pipe(
@@ -177,7 +176,8 @@ export class ClientMetadataDocuments extends Effect.Service<ClientMetadataDocume
           redirectUris: document.redirect_uris,
           grantTypes: [...new Set(grantTypes)],
           responseTypes: ["code"],
-          tokenEndpointAuthMethod: "none",
+          tokenEndpointAuthMethod: method,
+          jwksUri: method === "private_key_jwt" ? own.jwks_uri! : null,
           scope: formatScopes(scopes),
           logoUri: document.logo_uri ?? null,
           clientUri: document.client_uri ?? null,

@@ -1,10 +1,16 @@
 import { Effect, Option, type ParseResult, Schema } from "effect"
 import { InvalidClient, InvalidClientMetadata, InvalidRedirectUri } from "../../domain/identity/Errors.js"
-import { type RegisteredClient, RegistrationRequest, supportedScopes } from "../../domain/identity/OAuth.js"
+import {
+  jwtBearerAssertionType,
+  type RegisteredClient,
+  RegistrationRequest,
+  supportedScopes
+} from "../../domain/identity/OAuth.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { nowDate } from "../platform/Time.js"
+import { ClientAssertions, unverifiedSubject } from "./ClientAssertions.js"
 import { ClientMetadataDocuments, isClientIdUrl } from "./ClientMetadataDocuments.js"
 import { type Client, OAuthClientsRepo } from "./OAuthClientsRepo.js"
 import { formatScopes, redirectUriProblem, seconds, secret, secretMatches, sha256, splitScopes } from "./OAuthRules.js"
@@ -17,6 +23,9 @@ export interface ClientCredentials {
   readonly basic: Option.Option<{ readonly clientId: string; readonly clientSecret: string }>
   readonly clientId: string | undefined
   readonly clientSecret: string | undefined
+  /** RFC 7523 §2.2, for `private_key_jwt` clients. */
+  readonly clientAssertionType: string | undefined
+  readonly clientAssertion: string | undefined
 }
 
 const registrationFailure = (error: ParseResult.ParseError) => {
@@ -33,10 +42,11 @@ const registrationFailure = (error: ParseResult.ParseError) => {
  * authentication of the token, revocation and introspection endpoints (RFC 6749 §2.3).
  */
 export class OAuthClients extends Effect.Service<OAuthClients>()("OAuthClients", {
-  dependencies: [OAuthClientsRepo.Default, ClientMetadataDocuments.Default],
+  dependencies: [OAuthClientsRepo.Default, ClientMetadataDocuments.Default, ClientAssertions.Default],
   effect: Effect.gen(function* () {
     const repo = yield* OAuthClientsRepo
     const documents = yield* ClientMetadataDocuments
+    const assertions = yield* ClientAssertions
 
     /**
      * The client with that id: a registered one, or for an `https` id the client its metadata document
@@ -82,6 +92,7 @@ export class OAuthClients extends Effect.Service<OAuthClients>()("OAuthClients",
         clientUri: request.client_uri ?? null,
         contacts: request.contacts ?? [],
         softwareId: request.software_id ?? null,
+        jwksUri: null,
         createdAt: issuedAt
       }
       yield* repo.insert(client)
@@ -117,6 +128,30 @@ export class OAuthClients extends Effect.Service<OAuthClients>()("OAuthClients",
           errors: []
         })
       }
+      const assertion = credentials.clientAssertion
+      if (assertion !== undefined || credentials.clientAssertionType !== undefined) {
+        if (basic !== undefined || credentials.clientSecret !== undefined) {
+          return yield* new InvalidRequest({
+            message: "Use one client authentication method, not both a client assertion and a secret.",
+            errors: []
+          })
+        }
+        if (credentials.clientAssertionType !== jwtBearerAssertionType || assertion === undefined) {
+          return yield* new InvalidClient({
+            message: `A client assertion needs client_assertion_type ${jwtBearerAssertionType} and client_assertion.`
+          })
+        }
+        // The assertion names its client (RFC 7523 §3); a client_id sent with it must agree.
+        const assertedId = credentials.clientId ?? unverifiedSubject(assertion)
+        if (assertedId === undefined) return yield* new InvalidClient({ message: "The client assertion has no sub." })
+        const client = Option.getOrUndefined(yield* find(assertedId))
+        if (client === undefined) return yield* new InvalidClient({ message: "Unknown client." })
+        if (client.tokenEndpointAuthMethod !== "private_key_jwt") {
+          return yield* new InvalidClient({ message: "This client does not authenticate with private_key_jwt." })
+        }
+        yield* assertions.verify(client, assertion)
+        return client
+      }
       if (basic !== undefined && credentials.clientId !== undefined && credentials.clientId !== basic.clientId) {
         return yield* new InvalidClient({ message: "client_id differs from the authenticated client." })
       }
@@ -125,6 +160,9 @@ export class OAuthClients extends Effect.Service<OAuthClients>()("OAuthClients",
       if (clientId === undefined) return yield* new InvalidClient({ message: "Client authentication is required." })
       const client = Option.getOrUndefined(yield* find(clientId))
       if (client === undefined) return yield* new InvalidClient({ message: "Unknown client." })
+      if (client.tokenEndpointAuthMethod === "private_key_jwt") {
+        return yield* new InvalidClient({ message: "This client must authenticate with private_key_jwt." })
+      }
       if (client.secretHash === null) {
         if (presented !== undefined) return yield* new InvalidClient({ message: "This client has no secret." })
         return client

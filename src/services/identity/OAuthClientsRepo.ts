@@ -1,6 +1,6 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { AuthMethod } from "../../domain/identity/OAuth.js"
+import { ClientAuthMethod } from "../../domain/identity/OAuth.js"
 
 /** A registered client (RFC 7591); jsonb arrays as node-postgres parses them. */
 export const Client = Schema.Struct({
@@ -10,7 +10,9 @@ export const Client = Schema.Struct({
   redirectUris: Schema.Array(Schema.String),
   grantTypes: Schema.Array(Schema.String),
   responseTypes: Schema.Array(Schema.String),
-  tokenEndpointAuthMethod: AuthMethod,
+  tokenEndpointAuthMethod: ClientAuthMethod,
+  /** Where a `private_key_jwt` client's public keys are; null for every other client. */
+  jwksUri: Schema.NullOr(Schema.String),
   scope: Schema.String,
   logoUri: Schema.NullOr(Schema.String),
   clientUri: Schema.NullOr(Schema.String),
@@ -69,6 +71,7 @@ export class OAuthClientsRepo extends Effect.Service<OAuthClientsRepo>()("OAuthC
           grant_types = excluded.grant_types,
           response_types = excluded.response_types,
           token_endpoint_auth_method = excluded.token_endpoint_auth_method,
+          jwks_uri = excluded.jwks_uri,
           scope = excluded.scope,
           logo_uri = excluded.logo_uri,
           client_uri = excluded.client_uri,

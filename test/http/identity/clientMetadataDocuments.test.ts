@@ -8,6 +8,7 @@ import {
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { InvalidClientError } from "@modelcontextprotocol/sdk/server/auth/errors.js"
 import { Duration, Effect } from "effect"
+import * as oauth from "oauth4webapi"
 import { authorizeInBrowser, BaseUrl, Browser, issueTestToken, realPortServerOn } from "../../support/auth.js"
 import { TestDatabase } from "../../support/database.js"
 import { MemoryOAuthProvider, mcpClient } from "../../support/mcp.js"
@@ -42,6 +43,11 @@ const documentOf = (clientId: string, extra: Record<string, unknown> = {}) =>
   })
 
 const json = { "content-type": "application/json" }
+
+const insecure = { [oauth.allowInsecureRequests]: true } as const
+
+const ecKeyPair = () =>
+  crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, ["sign", "verify"]) as Promise<CryptoKeyPair>
 
 /** The SDK's in-memory provider, naming itself by its metadata document's URL. */
 class DocumentProvider extends MemoryOAuthProvider {
@@ -208,6 +214,110 @@ describe("client ID metadata documents", () => {
             "/slow.json",
             "/slow.json"
           ])
+        })
+    )
+
+    it.scoped(
+      "private_key_jwt: oauth4webapi signs the token request with a key of the document's jwks_uri; no assertion, another key or a replay is invalid_client",
+      () =>
+        Effect.gen(function* () {
+          const baseUrl = yield* BaseUrl
+          const [own, other] = yield* Effect.promise(() => Promise.all([ecKeyPair(), ecKeyPair()]))
+          const jwk = yield* Effect.promise(() => crypto.subtle.exportKey("jwk", own.publicKey))
+          let origin = ""
+          const receiver = yield* httpsReceiver((request) =>
+            request.path === "/signed/client.json"
+              ? {
+                  status: 200,
+                  headers: json,
+                  body: documentOf(`${origin}/signed/client.json`, {
+                    token_endpoint_auth_method: "private_key_jwt",
+                    jwks_uri: `${origin}/signed/jwks.json`
+                  })
+                }
+              : request.path === "/signed/jwks.json"
+                ? { status: 200, headers: json, body: JSON.stringify({ keys: [{ ...jwk, kid: "k1", alg: "ES256" }] }) }
+                : { status: 404 }
+          )
+          origin = receiver.url("")
+          const client: oauth.Client = { client_id: `${origin}/signed/client.json` }
+          yield* Effect.promise(async () => {
+            const issuer = new URL(baseUrl)
+            const as = await oauth.processDiscoveryResponse(
+              issuer,
+              await oauth.discoveryRequest(issuer, { algorithm: "oauth2", ...insecure })
+            )
+            expect(as.token_endpoint_auth_methods_supported).toContain("private_key_jwt")
+            expect(as.token_endpoint_auth_signing_alg_values_supported).toContain("ES256")
+            const verifier = oauth.generateRandomCodeVerifier()
+            const authorize = new URL(as.authorization_endpoint!)
+            for (const [name, value] of Object.entries({
+              response_type: "code",
+              client_id: client.client_id,
+              redirect_uri: redirect,
+              scope: "profile",
+              state: "signed",
+              code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+              code_challenge_method: "S256"
+            }))
+              authorize.searchParams.set(name, value)
+            const callback = await authorizeInBrowser(new Browser(), baseUrl, authorize.toString(), {
+              email: `signed-${Date.now()}@example.com`,
+              password: "correct horse battery",
+              signUp: true
+            })
+            const params = oauth.validateAuthResponse(as, client, callback, "signed")
+            const exchange = (auth: oauth.ClientAuth) =>
+              oauth.authorizationCodeGrantRequest(as, client, auth, params, redirect, verifier, insecure)
+
+            for (const [auth, message] of [
+              [oauth.None(), "must authenticate with private_key_jwt"],
+              [oauth.PrivateKeyJwt({ key: other.privateKey, kid: "k1" }), "no key of the client's key set verifies"]
+            ] as const) {
+              const refused = await exchange(auth)
+              expect(refused.status, message).toBe(401)
+              const body = (await refused.json()) as { error: string; error_description: string }
+              expect(body.error).toBe("invalid_client")
+              expect(body.error_description).toContain(message)
+            }
+
+            let assertion = ""
+            const signing = oauth.PrivateKeyJwt({ key: own.privateKey, kid: "k1" })
+            const recording: oauth.ClientAuth = async (server, self, body, headers) => {
+              await signing(server, self, body, headers)
+              assertion = body.get("client_assertion")!
+            }
+            const tokens = await oauth.processAuthorizationCodeResponse(as, client, await exchange(recording))
+            expect(tokens.access_token).toMatch(/^rba_/)
+            expect(tokens.scope).toBe("profile")
+
+            // The same assertion again (here at introspection) is refused: each one is used once.
+            const replayed = await fetch(as.introspection_endpoint!, {
+              method: "POST",
+              headers: { "content-type": "application/x-www-form-urlencoded" },
+              body: new URLSearchParams({
+                token: tokens.access_token,
+                client_id: client.client_id,
+                client_assertion_type: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+                client_assertion: assertion
+              })
+            })
+            expect(replayed.status).toBe(401)
+            expect(((await replayed.json()) as { error_description: string }).error_description).toContain(
+              "its jti was used before"
+            )
+            const introspected = await oauth.processIntrospectionResponse(
+              as,
+              client,
+              await oauth.introspectionRequest(as, client, signing, tokens.access_token, insecure)
+            )
+            expect(introspected).toMatchObject({ active: true, client_id: client.client_id, scope: "profile" })
+          })
+          const [row] = yield* storedClients(client.client_id)
+          expect(row).toMatchObject({
+            tokenEndpointAuthMethod: "private_key_jwt",
+            jwksUri: `${origin}/signed/jwks.json`
+          })
         })
     )
 

@@ -130,7 +130,12 @@ describe("OAuth authorization server", () => {
           response_types_supported: ["code"],
           grant_types_supported: ["authorization_code", "refresh_token"],
           code_challenge_methods_supported: ["S256"],
-          token_endpoint_auth_methods_supported: ["none", "client_secret_post", "client_secret_basic"],
+          token_endpoint_auth_methods_supported: [
+            "none",
+            "client_secret_post",
+            "client_secret_basic",
+            "private_key_jwt"
+          ],
           authorization_response_iss_parameter_supported: true
         })
         const pr = yield* Effect.promise(() => fetch(`${baseUrl}/.well-known/oauth-protected-resource`).then(reply))
