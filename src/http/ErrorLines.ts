@@ -11,14 +11,16 @@ import {
 } from "../domain/platform/Errors.js"
 
 /**
- * The four API lines and how each renders a domain error (docs/decisions/0031-errors-per-api-line.md). One function
+ * The API lines and how each renders a domain error (docs/decisions/0031-errors-per-api-line.md). One function
  * renders a body; the same function is the encoder of the schemas endpoints declare, so `/openapi.json` shows exactly
- * the bodies clients receive.
+ * the bodies clients receive. `acp` is the Agentic Commerce Protocol's flat error object
+ * (docs/decisions/0078-agentic-commerce-protocol.md).
  */
-export type Line = "v1" | "oauth" | "v2" | "v3"
+export type Line = "v1" | "oauth" | "v2" | "v3" | "acp"
 
 /** The line a request path belongs to; paths outside every line (health, docs, pages) answer like `/v1`. */
 export const lineOf = (path: string): Line => {
+  if (path.startsWith("/acp/") || path === "/acp") return "acp"
   if (path.startsWith("/public-api/v2")) return "v2"
   if (path.startsWith("/public-api/v3")) return "v3"
   if (path.startsWith("/oauth")) return "oauth"
@@ -58,6 +60,33 @@ const headersOf = (error: AnyDomainError): Record<string, string> => {
   return headers
 }
 
+/** ACP's `type`: the protocol knows three, by who must act. */
+const acpType = (status: number) =>
+  status < 500 ? "invalid_request" : status === 503 ? "service_unavailable" : "processing_error"
+
+/** ACP's `code`: the `/v1` code, except where the protocol names the same error otherwise. */
+const acpCodes: Readonly<Record<string, string>> = {
+  invalid_request: "invalid",
+  idempotency_key_reused: "idempotency_conflict"
+}
+const acpCode = (code: ErrorCode) => acpCodes[code.v1] ?? code.v1
+
+/** A field path as written in Ribbon's issues (`line_items[0].id`) as the RFC 9535 JSONPath ACP's `param` takes. */
+const jsonPath = (path: string) => (path.startsWith("[") ? `$${path}` : `$.${path}`)
+
+/** ACP's error object: `param` from the first failing field, `supported_versions` from a version error. */
+const acpBody = (error: AnyDomainError, code: ErrorCode): Record<string, unknown> => {
+  const param = issuesOf(error)[0]?.path
+  const { supportedVersions } = error as { readonly supportedVersions?: ReadonlyArray<string> }
+  return {
+    type: acpType(code.status),
+    code: acpCode(code),
+    message: error.message,
+    ...(param === undefined || param === "" ? {} : { param: jsonPath(param) }),
+    ...(supportedVersions === undefined ? {} : { supported_versions: supportedVersions })
+  }
+}
+
 const bodies: Record<Line, (error: AnyDomainError, code: ErrorCode) => Record<string, unknown>> = {
   v1: (error, code) => ({
     type: `urn:ribbon:error:${code.v1}`,
@@ -83,7 +112,8 @@ const bodies: Record<Line, (error: AnyDomainError, code: ErrorCode) => Record<st
       }
     }
     return { status: code.status, errorCode: code.v3, message: error.message }
-  }
+  },
+  acp: acpBody
 }
 
 /** Renders a domain error in a line's format. */
@@ -143,6 +173,15 @@ const V3Body = (code: ErrorCode) => {
   })
 }
 
+const AcpBody = (code: ErrorCode, fields: Schema.Struct.Fields) =>
+  Schema.Struct({
+    type: Schema.Literal(acpType(code.status)),
+    code: Schema.Literal(acpCode(code)),
+    message: Schema.String,
+    param: Schema.optional(Schema.String),
+    ...("supportedVersions" in fields ? { supported_versions: Schema.Array(Schema.String) } : {})
+  })
+
 /** Rebuilds the domain error from a body, so the derived client fails with the same typed errors. */
 const fromBody = (line: Line, body: Record<string, any>): Record<string, unknown> => {
   switch (line) {
@@ -158,6 +197,14 @@ const fromBody = (line: Line, body: Record<string, any>): Record<string, unknown
         : { message: body.message, errors: [{ path: body.path, message: body.message }] }
     case "v3":
       return body.errors === undefined ? { message: body.message } : { message: body.message, errors: body.errors }
+    case "acp": {
+      const path = typeof body.param === "string" ? body.param.replace(/^\$\.?/, "") : undefined
+      return {
+        message: body.message,
+        ...(path === undefined ? {} : { errors: [{ path, message: body.message }] }),
+        ...(body.supported_versions === undefined ? {} : { supportedVersions: body.supported_versions })
+      }
+    }
   }
 }
 
@@ -173,10 +220,12 @@ const bodySchema = (line: Line, code: ErrorCode, fields: Schema.Struct.Fields) =
       return V2Body(code)
     case "v3":
       return V3Body(code)
+    case "acp":
+      return AcpBody(code, fields)
   }
 }
 
-const lineTitle: Record<Line, string> = { v1: "V1", oauth: "OAuth", v2: "V2", v3: "V3" }
+const lineTitle: Record<Line, string> = { v1: "V1", oauth: "OAuth", v2: "V2", v3: "V3", acp: "Acp" }
 
 /**
  * The schema an endpoint declares for a domain error on a line: the domain error on the type side, the

@@ -93,3 +93,48 @@ export class OrderAlreadyCancelled extends DomainError<OrderAlreadyCancelled>()(
   { orderId: Schema.String },
   errorCode(409, "Order already cancelled", "order_already_cancelled", "CONFLICT", "409_ORDS_055")
 ) {}
+
+// The Agentic Commerce Protocol line (`/acp`; docs/decisions/0078-agentic-commerce-protocol.md). Their `/v1` codes
+// are the protocol's own `code` values; v3 sequences from 070.
+
+/** An `/acp` request without the `API-Version` header; `supportedVersions` lists the versions served. */
+export class AcpApiVersionMissing extends DomainError<AcpApiVersionMissing>()(
+  "AcpApiVersionMissing",
+  { supportedVersions: Schema.Array(Schema.String) },
+  errorCode(400, "API version missing", "missing_api_version", "INVALID_REQUEST", "400_ORDS_070")
+) {}
+
+/** An `/acp` request for a protocol version Ribbon does not serve; `supportedVersions` lists those it does. */
+export class AcpApiVersionUnsupported extends DomainError<AcpApiVersionUnsupported>()(
+  "AcpApiVersionUnsupported",
+  { supportedVersions: Schema.Array(Schema.String) },
+  errorCode(400, "API version unsupported", "unsupported_api_version", "INVALID_REQUEST", "400_ORDS_071")
+) {}
+
+/** An `/acp` POST without an `Idempotency-Key` header. */
+export class IdempotencyKeyRequired extends DomainError<IdempotencyKeyRequired>()(
+  "IdempotencyKeyRequired",
+  {},
+  errorCode(400, "Idempotency key required", "idempotency_key_required", "INVALID_REQUEST", "400_ORDS_072")
+) {}
+
+/** No checkout session with that id for this user (another user's is not found either). */
+export class CheckoutSessionNotFound extends DomainError<CheckoutSessionNotFound>()(
+  "CheckoutSessionNotFound",
+  {},
+  errorCode(404, "Checkout session not found", "checkout_session_not_found", "NOT_FOUND", "404_ORDS_070")
+) {}
+
+/** The session is completed, canceled or being completed: it can no longer be changed or canceled. */
+export class CheckoutSessionClosed extends DomainError<CheckoutSessionClosed>()(
+  "CheckoutSessionClosed",
+  {},
+  errorCode(405, "Checkout session closed", "checkout_session_closed", "METHOD_NOT_ALLOWED", "405_ORDS_070")
+) {}
+
+/** `complete` before the person paid on the hosted page (`continue_url`), or before the session is ready. */
+export class CheckoutSessionNotPaid extends DomainError<CheckoutSessionNotPaid>()(
+  "CheckoutSessionNotPaid",
+  {},
+  errorCode(409, "Checkout session not paid", "checkout_session_not_paid", "CONFLICT", "409_ORDS_070")
+) {}
