@@ -1,5 +1,6 @@
 import { OpenApi } from "@effect/platform"
 import { makeApi } from "./ApiBase.js"
+import { AcpCheckoutSessionsApi, AcpDiscoveryApi } from "./acp/AcpApi.js"
 import { CatalogApi } from "./catalog/CatalogApi.js"
 import { CatalogV2Api } from "./catalog/CatalogV2Api.js"
 import { CatalogV3Api } from "./catalog/CatalogV3Api.js"
@@ -49,6 +50,8 @@ export class Api extends makeApi("ribbon")
   .add(CheckoutsApi.pipe(withRequestErrors("v1")))
   .add(AgentOrdersApi.pipe(withRequestErrors("v1")))
   .add(PayApi.pipe(withRequestErrors("v1")))
+  .add(AcpDiscoveryApi.pipe(withRequestErrors("v1")))
+  .add(AcpCheckoutSessionsApi.pipe(withRequestErrors("acp")))
   .add(GiftPageApi.pipe(withRequestErrors("v1")))
   .add(ApiKeysV2Api.pipe(withRequestErrors("v2")))
   .add(ApiKeysV3Api.pipe(withRequestErrors("v3")))

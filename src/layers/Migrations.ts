@@ -47,6 +47,7 @@ import giftUndeliverableCountries from "./migrations/0043_gift_undeliverable_cou
 import giftLanguage from "./migrations/0044_gift_language.js"
 import digitalOrderAddresses from "./migrations/0045_digital_order_addresses.js"
 import oauthPrivateKeyJwt from "./migrations/0046_oauth_private_key_jwt.js"
+import acpCheckoutSessions from "./migrations/0047_acp_checkout_sessions.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -94,7 +95,8 @@ export const migrations = {
   "0043_gift_undeliverable_countries": giftUndeliverableCountries,
   "0044_gift_language": giftLanguage,
   "0045_digital_order_addresses": digitalOrderAddresses,
-  "0046_oauth_private_key_jwt": oauthPrivateKeyJwt
+  "0046_oauth_private_key_jwt": oauthPrivateKeyJwt,
+  "0047_acp_checkout_sessions": acpCheckoutSessions
 }
 
 /** The id of the newest migration: the number its name starts with. */

@@ -16,6 +16,7 @@ import {
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, Schedule, Scope } from "effect"
 import { Api } from "../http/Api.js"
+import { AcpLive } from "../http/acp/AcpLive.js"
 import { OriginPolicy } from "../http/BrowserOrigins.js"
 import { CatalogLive } from "../http/catalog/CatalogLive.js"
 import { CatalogV2Live } from "../http/catalog/CatalogV2Live.js"
@@ -69,6 +70,8 @@ import { LandedCatalog } from "../services/catalog/LandedCatalog.js"
 import { Search } from "../services/catalog/Search.js"
 import { Seed } from "../services/catalog/Seed.js"
 import { StockAvailability, StockAvailabilityNotifierLive } from "../services/catalog/StockAvailability.js"
+import { AcpIdempotency } from "../services/checkout/AcpIdempotency.js"
+import { AcpSessions } from "../services/checkout/AcpSessions.js"
 import { AgentOrders } from "../services/checkout/AgentOrders.js"
 import { CheckoutPayments } from "../services/checkout/CheckoutPayments.js"
 import { Checkouts, ExpireCheckout } from "../services/checkout/Checkouts.js"
@@ -309,7 +312,9 @@ export const ServicesLive = Layer.mergeAll(
     AgentOrders.Default,
     Events.Default,
     Notifications.Default,
-    WebhookDeliveries.Default
+    WebhookDeliveries.Default,
+    AcpSessions.Default,
+    AcpIdempotency.Default
   ).pipe(Layer.provideMerge(CheckoutPresenterV1)),
   // fulfillment: the orders placed with the fulfillment partner
   Fulfillment.Default
@@ -356,6 +361,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     ProfileLive,
     CheckoutsLive,
     PayLive,
+    AcpLive,
     GiftPageLive,
     AccountPagesLive,
     MembersPagesLive,

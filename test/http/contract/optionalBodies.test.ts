@@ -203,7 +203,28 @@ const fixture = Effect.gen(function* () {
     postWithoutBody(`/public-api/v3/webhooks/${webhook}/test`, headers),
     (response) => expectCreated(response).data.id as string
   )
-  return { headers, bearer, campaignId: campaign.id as string, recipientId, gift, order, checkout, webhook, delivery }
+  // An Agentic Commerce Protocol POST takes its version and a new idempotency key (src/http/acp/AcpApi.ts).
+  const acpHeaders = () => ({ ...bearer, "api-version": "2026-04-17", "idempotency-key": `bodiless-${++sent}` })
+  const acpSession = Effect.suspend(() =>
+    postWith(
+      "/acp/checkout_sessions",
+      { line_items: [{ id: variant!.id }], currency: "gbp", capabilities: {} },
+      acpHeaders()
+    )
+  ).pipe(Effect.map((response) => expectCreated(response).id as string))
+  return {
+    headers,
+    bearer,
+    campaignId: campaign.id as string,
+    recipientId,
+    gift,
+    order,
+    checkout,
+    webhook,
+    delivery,
+    acpHeaders,
+    acpSession
+  }
 })
 
 type Fixture = Effect.Effect.Success<typeof fixture>
@@ -225,6 +246,17 @@ const waysTo = (f: Fixture): Record<string, Way> => {
     "POST /v1/orders/:orderId/cancel": {
       target: fixed({ path: "/v1/orders/ord_unknown/cancel", headers: f.bearer }),
       status: 404
+    },
+    "POST /acp/checkout_sessions/:checkout_session_id": {
+      target: Effect.map(f.acpSession, (id) => ({ path: `/acp/checkout_sessions/${id}`, headers: f.acpHeaders() })),
+      status: 200
+    },
+    "POST /acp/checkout_sessions/:checkout_session_id/cancel": {
+      target: Effect.map(f.acpSession, (id) => ({
+        path: `/acp/checkout_sessions/${id}/cancel`,
+        headers: f.acpHeaders()
+      })),
+      status: 200
     },
     "PATCH /public-api/v2/campaigns/:campaignId": {
       target: fixed(company(`/public-api/v2/campaigns/${f.campaignId}`)),

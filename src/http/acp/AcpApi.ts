@@ -1,0 +1,160 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  AcpCancelRequest,
+  AcpCheckoutSession,
+  AcpCompleteRequest,
+  AcpCreateRequest,
+  AcpDiscovery,
+  AcpHeaders,
+  AcpReadHeaders,
+  AcpUpdateRequest
+} from "../../domain/checkout/Acp.js"
+import {
+  AcpApiVersionMissing,
+  AcpApiVersionUnsupported,
+  CheckoutSessionClosed,
+  CheckoutSessionNotFound,
+  CheckoutSessionNotPaid,
+  IdempotencyKeyRequired
+} from "../../domain/checkout/Errors.js"
+import { InsufficientScope, InvalidToken } from "../../domain/identity/Errors.js"
+import { IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest } from "../../domain/platform/Errors.js"
+import { lineError } from "../ErrorLines.js"
+import { CurrentUser } from "../identity/Agent.js"
+import { mayReplay } from "../OpenApiDocument.js"
+
+/**
+ * The Agentic Commerce Protocol (version 2026-04-17; docs/decisions/0078-agentic-commerce-protocol.md,
+ * docs/agent-protocols.md): its discovery document, and its checkout sessions under `/acp` over the agent API's
+ * quotes and checkouts. Errors are the protocol's flat error object (the `acp` line of src/http/ErrorLines.ts).
+ */
+
+/** `API-Version` on every `/acp` request: missing or unsupported is a 400 with `supported_versions`. */
+export class AcpVersion extends HttpApiMiddleware.Tag<AcpVersion>()("ribbon/AcpVersion", {
+  failure: Schema.Union(lineError("acp", AcpApiVersionMissing), lineError("acp", AcpApiVersionUnsupported))
+}) {}
+
+/**
+ * The `/acp` bearer middleware: an access token of Ribbon's OAuth server, acting for the signed-in person, with
+ * the `orders:write` scope (every session operation may lead to a purchase). Implemented in src/http/acp/AcpLive.ts.
+ */
+export class AcpBearer extends HttpApiMiddleware.Tag<AcpBearer>()("ribbon/AcpBearer", {
+  provides: CurrentUser,
+  security: { bearer: HttpApiSecurity.bearer },
+  failure: Schema.Union(lineError("acp", InvalidToken), lineError("acp", InsufficientScope))
+}) {}
+
+/** The protocol's required headers, marked required in the document (the handlers enforce them with its codes). */
+const requiredHeaders =
+  (names: ReadonlyArray<string>) =>
+  (operation: Record<string, any>): Record<string, any> => {
+    for (const parameter of operation.parameters ?? []) {
+      if (parameter.in === "header" && names.includes(parameter.name)) parameter.required = true
+    }
+    return operation
+  }
+
+/** A POST's document: `API-Version` and `Idempotency-Key` required, its 2xx possibly a replay. */
+const keyedPost = (operation: Record<string, any>) =>
+  mayReplay(requiredHeaders(["api-version", "idempotency-key"])(operation))
+
+const SessionPath = Schema.Struct({ checkout_session_id: Schema.String.pipe(Schema.maxLength(64)) })
+
+export class AcpDiscoveryApi extends HttpApiGroup.make("acpDiscovery")
+  .add(
+    HttpApiEndpoint.get("acpDiscovery", "/.well-known/acp.json")
+      .addSuccess(AcpDiscovery)
+      .annotate(
+        OpenApi.Summary,
+        "Agentic Commerce Protocol discovery: versions, the API base URL, transports and capabilities"
+      )
+  )
+  .annotate(OpenApi.Title, "Agentic Commerce Protocol")
+  .annotate(
+    OpenApi.Description,
+    "Checkout sessions of the Agentic Commerce Protocol (ACP), over quotes and checkouts."
+  ) {}
+
+export class AcpCheckoutSessionsApi extends HttpApiGroup.make("acpCheckoutSessions")
+  .add(
+    HttpApiEndpoint.post("createCheckoutSession", "/checkout_sessions")
+      .setHeaders(AcpHeaders)
+      .setPayload(AcpCreateRequest)
+      .addSuccess(AcpCheckoutSession, { status: 201 })
+      .addError(lineError("acp", IdempotencyKeyRequired))
+      .addError(lineError("acp", IdempotencyKeyReused))
+      .addError(lineError("acp", IdempotencyInFlight))
+      .annotate(OpenApi.Transform, keyedPost)
+      .annotate(
+        OpenApi.Summary,
+        "Create a checkout session: its line items priced by Ribbon quotes for the delivery country"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("updateCheckoutSession", "/checkout_sessions/:checkout_session_id")
+      .setPath(SessionPath)
+      .setHeaders(AcpHeaders)
+      .setPayload(AcpUpdateRequest)
+      .addSuccess(AcpCheckoutSession)
+      .addError(lineError("acp", CheckoutSessionNotFound))
+      .addError(lineError("acp", CheckoutSessionClosed))
+      .addError(lineError("acp", IdempotencyKeyRequired))
+      .addError(lineError("acp", IdempotencyKeyReused))
+      .addError(lineError("acp", IdempotencyInFlight))
+      .annotate(OpenApi.Transform, keyedPost)
+      .annotate(
+        OpenApi.Summary,
+        "Update a checkout session: items, buyer, fulfillment details (absent stays, null clears)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("getCheckoutSession", "/checkout_sessions/:checkout_session_id")
+      .setPath(SessionPath)
+      .setHeaders(AcpReadHeaders)
+      .addSuccess(AcpCheckoutSession)
+      .addError(lineError("acp", CheckoutSessionNotFound))
+      .annotate(OpenApi.Transform, requiredHeaders(["api-version"]))
+      .annotate(OpenApi.Summary, "A checkout session as it now is")
+  )
+  .add(
+    HttpApiEndpoint.post("completeCheckoutSession", "/checkout_sessions/:checkout_session_id/complete")
+      .setPath(SessionPath)
+      .setHeaders(AcpHeaders)
+      .setPayload(AcpCompleteRequest)
+      .addSuccess(AcpCheckoutSession)
+      .addError(lineError("acp", CheckoutSessionNotFound))
+      .addError(lineError("acp", CheckoutSessionClosed))
+      .addError(lineError("acp", CheckoutSessionNotPaid))
+      .addError(lineError("acp", IdempotencyKeyRequired))
+      .addError(lineError("acp", IdempotencyKeyReused))
+      .addError(lineError("acp", IdempotencyInFlight))
+      .annotate(OpenApi.Transform, keyedPost)
+      .annotate(
+        OpenApi.Summary,
+        "Complete a checkout session: succeeds with its order once the person has paid at continue_url"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("cancelCheckoutSession", "/checkout_sessions/:checkout_session_id/cancel")
+      .setPath(SessionPath)
+      .setHeaders(AcpHeaders)
+      .setPayload(AcpCancelRequest)
+      .addSuccess(AcpCheckoutSession)
+      .addError(lineError("acp", CheckoutSessionNotFound))
+      .addError(lineError("acp", CheckoutSessionClosed))
+      .addError(lineError("acp", IdempotencyKeyRequired))
+      .addError(lineError("acp", IdempotencyKeyReused))
+      .addError(lineError("acp", IdempotencyInFlight))
+      .annotate(OpenApi.Transform, keyedPost)
+      .annotate(OpenApi.Summary, "Cancel a checkout session that has not been paid")
+  )
+  .addError(lineError("acp", InvalidRequest))
+  .prefix("/acp")
+  .middleware(AcpBearer)
+  .middleware(AcpVersion)
+  .annotate(OpenApi.Title, "Agentic Commerce Protocol checkout sessions")
+  .annotate(
+    OpenApi.Description,
+    "ACP 2026-04-17 checkout sessions for the signed-in person: priced by quotes, paid on Ribbon's hosted page."
+  ) {}

@@ -1,0 +1,196 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Schema } from "effect"
+import { ACP_SUPPORTED_VERSIONS, ACP_VERSION, AcpCheckoutSession } from "../../domain/checkout/Acp.js"
+import { AcpApiVersionMissing, AcpApiVersionUnsupported, IdempotencyKeyRequired } from "../../domain/checkout/Errors.js"
+import { InsufficientScope } from "../../domain/identity/Errors.js"
+import { codeOf, isDomainError } from "../../domain/platform/Errors.js"
+import { PublicUrl } from "../../services/catalog/Catalog.js"
+import { Pricing } from "../../services/catalog/Pricing.js"
+import { AcpIdempotency, bodyFingerprint } from "../../services/checkout/AcpIdempotency.js"
+import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
+import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
+import { Bearers } from "../../services/identity/Bearers.js"
+import { Api } from "../Api.js"
+import { render } from "../ErrorLines.js"
+import { CurrentUser } from "../identity/Agent.js"
+import { AcpBearer, AcpVersion } from "./AcpApi.js"
+import { presentSession } from "./present.js"
+
+/** The scope every `/acp` operation needs: each may lead to a purchase for the signed-in person. */
+const ACP_SCOPE = "orders:write"
+
+/** `API-Version`: one of the versions served. */
+export const AcpVersionLive = Layer.succeed(
+  AcpVersion,
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const version = request.headers["api-version"]
+    const supportedVersions = [...ACP_SUPPORTED_VERSIONS]
+    if (version === undefined || version.trim() === "") {
+      return yield* new AcpApiVersionMissing({
+        message: `The API-Version header is required; this server supports ${supportedVersions.join(", ")}.`,
+        supportedVersions
+      })
+    }
+    if (!supportedVersions.includes(version.trim() as (typeof ACP_SUPPORTED_VERSIONS)[number])) {
+      return yield* new AcpApiVersionUnsupported({
+        message: `API version '${version}' is not supported; this server supports ${supportedVersions.join(", ")}.`,
+        supportedVersions
+      })
+    }
+  })
+)
+
+/** The bearer token of the signed-in person, with `orders:write`, as on `/v1` (src/http/identity/BearerLive.ts). */
+export const AcpBearerLive = Layer.effect(
+  AcpBearer,
+  Effect.gen(function* () {
+    const bearers = yield* Bearers
+    return {
+      bearer: () =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const token = /^bearer +([^\s]+) *$/i.exec(request.headers.authorization ?? "")?.[1] ?? ""
+          const context = yield* bearers.authenticate(token)
+          if (!context.scopes.includes(ACP_SCOPE)) {
+            return yield* new InsufficientScope({
+              message: `This operation needs the ${ACP_SCOPE} scope.`,
+              scope: ACP_SCOPE,
+              resourceMetadata: bearers.resourceMetadataUrl
+            })
+          }
+          return context
+        })
+    }
+  })
+)
+
+const encodeSession = Schema.encodeSync(AcpCheckoutSession)
+
+const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
+  Effect.gen(function* () {
+    const baseUrl = yield* PublicUrl
+    const pricing = yield* Pricing
+    return handlers.handle("acpDiscovery", () =>
+      Effect.map(pricing.reference(), (reference) =>
+        HttpServerResponse.unsafeJson(
+          {
+            protocol: {
+              name: "acp",
+              version: ACP_VERSION,
+              supported_versions: [...ACP_SUPPORTED_VERSIONS],
+              documentation_url: `${baseUrl}/docs`
+            },
+            api_base_url: `${baseUrl}/acp`,
+            transports: ["rest"],
+            capabilities: {
+              services: ["checkout"],
+              supported_currencies: [
+                ...new Set([...reference.country.values()].map((country) => country.currency.toLowerCase()))
+              ].sort(),
+              supported_locales: [...new Set([...reference.country.values()].map((country) => country.locale))].sort()
+            }
+          },
+          // The protocol's recommended minimum: the document changes with a release, not per request.
+          { headers: { "cache-control": "public, max-age=3600" } }
+        )
+      )
+    )
+  })
+)
+
+const SessionsLive = HttpApiBuilder.group(Api, "acpCheckoutSessions", (handlers) =>
+  Effect.gen(function* () {
+    const sessions = yield* AcpSessions
+    const idempotency = yield* AcpIdempotency
+    const presenter = yield* CheckoutPresenter
+    const baseUrl = yield* PublicUrl
+
+    const present = (view: AcpSessionView) =>
+      encodeSession(
+        presentSession(
+          baseUrl,
+          view,
+          view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
+        )
+      )
+
+    /** Echoes the request's `Request-Id`, as the protocol asks. */
+    const echoed = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => {
+      const id = request.headers["request-id"]
+      return id === undefined ? {} : { "request-id": id }
+    }
+
+    /**
+     * A POST under the protocol's idempotency (src/services/checkout/AcpIdempotency.ts): the key required, the body
+     * fingerprinted as sent (extension fields too), a 4xx of the operation kept as its answer like a success.
+     */
+    const keyed = <E, R>(status: number, operation: Effect.Effect<AcpSessionView, E, R>) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const key = request.headers["idempotency-key"]
+        if (key === undefined || key === "") {
+          return yield* new IdempotencyKeyRequired({
+            message: "Idempotency-Key header is required on all POST requests"
+          })
+        }
+        const body = yield* Effect.orDie(request.json)
+        const { user } = yield* CurrentUser
+        const answered = yield* idempotency.run(
+          {
+            userId: user.id,
+            endpoint: `POST ${new URL(request.url, "http://ribbon").pathname}`,
+            key,
+            fingerprint: bodyFingerprint(body)
+          },
+          operation.pipe(
+            Effect.map((view) => ({ status, body: present(view) })),
+            Effect.catchIf(
+              (failure): failure is E => isDomainError(failure) && (codeOf(failure)?.status ?? 500) < 500,
+              (failure) => {
+                const rendered = render("acp", failure as never)
+                return Effect.succeed({ status: rendered.status, body: rendered.body })
+              }
+            )
+          )
+        )
+        return HttpServerResponse.unsafeJson(answered.body, {
+          status: answered.status,
+          headers: {
+            "idempotency-key": key,
+            ...(answered.replayed ? { "idempotent-replayed": "true" } : {}),
+            ...echoed(request)
+          }
+        })
+      })
+
+    return handlers
+      .handle("createCheckoutSession", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => keyed(201, sessions.create(user, payload)))
+      )
+      .handle("updateCheckoutSession", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => keyed(200, sessions.update(user, path.checkout_session_id, payload)))
+      )
+      .handle("getCheckoutSession", ({ path }) =>
+        Effect.gen(function* () {
+          const { user } = yield* CurrentUser
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const view = yield* sessions.get(user.id, path.checkout_session_id)
+          return HttpServerResponse.unsafeJson(present(view), { headers: echoed(request) })
+        })
+      )
+      .handle("completeCheckoutSession", ({ path, payload }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          keyed(200, sessions.complete(user, path.checkout_session_id, payload.buyer))
+        )
+      )
+      .handle("cancelCheckoutSession", ({ path }) =>
+        Effect.flatMap(CurrentUser, ({ user }) => keyed(200, sessions.cancel(user.id, path.checkout_session_id)))
+      )
+  })
+)
+
+/** The discovery document and the checkout sessions, with their middleware (Pricing: the one Quotes uses). */
+export const AcpLive = Layer.mergeAll(DiscoveryLive, SessionsLive).pipe(
+  Layer.provide([AcpVersionLive, AcpBearerLive, Pricing.Default])
+)

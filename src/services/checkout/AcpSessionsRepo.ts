@@ -1,0 +1,115 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { AcpIdempotencyRecord, AcpSessionRecord } from "../../domain/checkout/Acp.js"
+
+const jsonColumns = (row: AcpSessionRecord) => ({
+  ...row,
+  buyer: row.buyer === null ? null : JSON.stringify(row.buyer),
+  fulfillmentDetails: row.fulfillmentDetails === null ? null : JSON.stringify(row.fulfillmentDetails),
+  lines: JSON.stringify(row.lines),
+  issues: JSON.stringify(row.issues),
+  capabilities: JSON.stringify(row.capabilities),
+  metadata: row.metadata === null ? null : JSON.stringify(row.metadata)
+})
+
+/**
+ * The `acp_checkout_sessions` table: the Agentic Commerce Protocol's sessions. Only the AcpSessions service uses
+ * it. Unexpected database errors are defects.
+ */
+export class AcpSessionsRepo extends Effect.Service<AcpSessionsRepo>()("AcpSessionsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.void({
+      Request: AcpSessionRecord,
+      execute: (row) => sql`INSERT INTO acp_checkout_sessions ${sql.insert(jsonColumns(row))}`
+    })
+
+    /** Writes the whole row: a session's changes are computed from it as read. */
+    const save = SqlSchema.void({
+      Request: AcpSessionRecord,
+      execute: (row) => {
+        const { id, userId, createdAt, ...rest } = jsonColumns(row)
+        return sql`UPDATE acp_checkout_sessions SET ${sql.update(rest)} WHERE id = ${id}`
+      }
+    })
+
+    const findForUser = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.String, userId: Schema.String }),
+      Result: AcpSessionRecord,
+      execute: ({ id, userId }) => sql`SELECT * FROM acp_checkout_sessions WHERE id = ${id} AND user_id = ${userId}`
+    })
+
+    return {
+      insert: (row: AcpSessionRecord) => Effect.orDie(insert(row)),
+      save: (row: AcpSessionRecord) => Effect.orDie(save(row)),
+      findForUser: (id: string, userId: string) => Effect.orDie(findForUser({ id, userId }))
+    } as const
+  })
+}) {}
+
+const KeyOf = Schema.Struct({ userId: Schema.String, endpoint: Schema.String, key: Schema.String })
+
+/**
+ * The `acp_idempotency_keys` table: one row per (user, endpoint, key), claimed before the request runs and
+ * given its response after. Only AcpIdempotency uses it. Unexpected database errors are defects.
+ */
+export class AcpIdempotencyRepo extends Effect.Service<AcpIdempotencyRepo>()("AcpIdempotencyRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    /**
+     * Claims the key for a request: a new row, or one past `expiredBefore` (kept long enough) or a claim that
+     * never got its response by `abandonedBefore` (its request died), taken over. Whether it claimed it.
+     */
+    const claim = SqlSchema.findAll({
+      Request: Schema.Struct({
+        ...KeyOf.fields,
+        fingerprint: Schema.String,
+        at: Schema.DateFromSelf,
+        expiredBefore: Schema.DateFromSelf,
+        abandonedBefore: Schema.DateFromSelf
+      }),
+      Result: Schema.Struct({ key: Schema.String }),
+      execute: ({ userId, endpoint, key, fingerprint, at, expiredBefore, abandonedBefore }) => sql`
+        INSERT INTO acp_idempotency_keys (user_id, endpoint, key, fingerprint, status, response, created_at)
+        VALUES (${userId}, ${endpoint}, ${key}, ${fingerprint}, NULL, NULL, ${at})
+        ON CONFLICT (user_id, endpoint, key) DO UPDATE
+          SET fingerprint = EXCLUDED.fingerprint, status = NULL, response = NULL, created_at = EXCLUDED.created_at
+          WHERE acp_idempotency_keys.created_at < ${expiredBefore}
+            OR (acp_idempotency_keys.status IS NULL AND acp_idempotency_keys.created_at < ${abandonedBefore})
+        RETURNING key`
+    })
+
+    const find = SqlSchema.findOne({
+      Request: KeyOf,
+      Result: AcpIdempotencyRecord,
+      execute: ({ userId, endpoint, key }) => sql`
+        SELECT fingerprint, status, response, created_at FROM acp_idempotency_keys
+        WHERE user_id = ${userId} AND endpoint = ${endpoint} AND key = ${key}`
+    })
+
+    const answer = SqlSchema.void({
+      Request: Schema.Struct({ ...KeyOf.fields, status: Schema.Int, response: Schema.Unknown }),
+      execute: ({ userId, endpoint, key, status, response }) => sql`
+        UPDATE acp_idempotency_keys SET status = ${status}, response = ${JSON.stringify(response)}
+        WHERE user_id = ${userId} AND endpoint = ${endpoint} AND key = ${key}`
+    })
+
+    const release = SqlSchema.void({
+      Request: KeyOf,
+      execute: ({ userId, endpoint, key }) => sql`
+        DELETE FROM acp_idempotency_keys
+        WHERE user_id = ${userId} AND endpoint = ${endpoint} AND key = ${key} AND status IS NULL`
+    })
+
+    return {
+      claim: (request: typeof claim extends (r: infer R) => any ? R : never) =>
+        Effect.map(Effect.orDie(claim(request)), (rows) => rows.length > 0),
+      find: (key: typeof KeyOf.Type) => Effect.map(Effect.orDie(find(key)), Option.getOrUndefined),
+      answer: (key: typeof KeyOf.Type, status: number, response: unknown) =>
+        Effect.orDie(answer({ ...key, status, response })),
+      release: (key: typeof KeyOf.Type) => Effect.orDie(release(key))
+    } as const
+  })
+}) {}

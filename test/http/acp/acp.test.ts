@@ -1,0 +1,279 @@
+import * as Fs from "node:fs"
+import { fileURLToPath } from "node:url"
+import { HttpClientRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import ajvFormats from "ajv-formats"
+import { Effect } from "effect"
+import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
+import { signedIn } from "../../support/auth.js"
+import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
+import { eventually } from "../../support/eventually.js"
+import { get, type RawResponse, raw, ribbonClient, testPublicUrl } from "../../support/http.js"
+
+/**
+ * The Agentic Commerce Protocol over HTTP (docs/agent-protocols.md, docs/decisions/0078-agentic-commerce-protocol.md):
+ * every request sent and every response received is validated against the protocol's official 2026-04-17 JSON
+ * Schema. The schema files are the protocol's own (Apache-2.0, with their LICENSE and NOTICE), kept beside the
+ * repository rather than in it: `ACP_SCHEMA_DIR`, or `shared/acp/2026-04-17` next to the checkout.
+ */
+
+const schemaDir =
+  process.env.ACP_SCHEMA_DIR ?? fileURLToPath(new URL("../../../../shared/acp/2026-04-17", import.meta.url))
+const schemaFile = `${schemaDir}/schema.agentic_checkout.json`
+if (!Fs.existsSync(schemaFile) || !Fs.existsSync(`${schemaDir}/LICENSE`)) {
+  throw new Error(`The ACP 2026-04-17 JSON Schema and its LICENSE are expected in ${schemaDir}`)
+}
+const bundle = JSON.parse(Fs.readFileSync(schemaFile, "utf8"))
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+ajvFormats.default(ajv)
+ajv.addSchema(bundle)
+
+/** Asserts `value` is valid against the protocol's `$defs/<name>`. */
+const conforms = (name: string, value: unknown) => {
+  const validate = ajv.getSchema(`${bundle.$id}#/$defs/${name}`)
+  if (validate === undefined) throw new Error(`No $defs/${name} in the ACP schema`)
+  const valid = validate(value)
+  expect(valid, `${name}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(value)}`).toBe(true)
+}
+
+const VERSION = "2026-04-17"
+let keys = 0
+const newKey = () => `key-${Date.now()}-${++keys}`
+
+/** A POST under `/acp`, its body checked against `requestSchema` first (none: a bad body on purpose). */
+const post = (
+  path: string,
+  body: unknown,
+  options: { readonly requestSchema?: string; readonly key?: string | null; readonly version?: string | null } = {}
+) =>
+  Effect.gen(function* () {
+    if (options.requestSchema !== undefined) conforms(options.requestSchema, body)
+    const headers: Record<string, string> = {}
+    const version = options.version === undefined ? VERSION : options.version
+    if (version !== null) headers["api-version"] = version
+    const key = options.key === undefined ? newKey() : options.key
+    if (key !== null) headers["idempotency-key"] = key
+    return yield* raw(
+      HttpClientRequest.post(`/acp${path}`).pipe(
+        HttpClientRequest.setHeaders(headers),
+        HttpClientRequest.bodyText(JSON.stringify(body), "application/json")
+      )
+    )
+  })
+
+const read = (id: string) => get(`/acp/checkout_sessions/${id}`, { "api-version": VERSION })
+
+/** An error response: the protocol's Error object, with its type and code. */
+const expectError = (response: RawResponse, status: number, code: string) => {
+  expect(response.status, response.text).toBe(status)
+  conforms("Error", response.body)
+  expect(response.body).toMatchObject({ type: "invalid_request", code })
+}
+
+const address = {
+  name: "Ada Lovelace",
+  line_one: "10 Downing Street",
+  city: "London",
+  state: "",
+  country: "GB",
+  postal_code: "SW1A 2AA"
+}
+const details = { name: "Ada Lovelace", phone_number: "+44 20 7946 0958", email: "ada@example.com", address }
+
+const sessionCount = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM acp_checkout_sessions`, ([row]) => row!.n)
+)
+
+describe("Agentic Commerce Protocol", () => {
+  it.layer(makeCheckoutTestServer().pipe(signedIn({ defaultCountry: "GB" })), { timeout: 120_000 })((it) => {
+    it.effect("publishes the discovery document, without a token", () =>
+      Effect.gen(function* () {
+        const response = yield* raw(
+          HttpClientRequest.get("/.well-known/acp.json").pipe(HttpClientRequest.setHeader("authorization", ""))
+        )
+        expect(response.status).toBe(200)
+        expect(response.headers["cache-control"]).toBe("public, max-age=3600")
+        conforms("DiscoveryResponse", response.body)
+        expect(response.body).toMatchObject({
+          protocol: { name: "acp", version: VERSION, supported_versions: [VERSION] },
+          api_base_url: `${testPublicUrl}/acp`,
+          transports: ["rest"],
+          capabilities: { services: ["checkout"] }
+        })
+        expect(response.body.capabilities.supported_currencies).toContain("gbp")
+      })
+    )
+
+    it.effect(
+      "create → update with the address → requires_escalation → paid on the hosted page → completed with its orders",
+      () =>
+        Effect.gen(function* () {
+          const [variantId] = yield* availableVariants("GB", "mug", 1)
+          const created = yield* post(
+            "/checkout_sessions",
+            { line_items: [{ id: variantId! }, { id: variantId! }], currency: "gbp", capabilities: {} },
+            { requestSchema: "CheckoutSessionCreateRequest" }
+          )
+          expect(created.status, created.text).toBe(201)
+          conforms("CheckoutSession", created.body)
+          const session = created.body
+          expect(session).toMatchObject({
+            status: "not_ready_for_payment",
+            currency: "gbp",
+            protocol: { version: VERSION },
+            line_items: [{ id: `li_${variantId}`, item: { id: variantId }, quantity: 2 }]
+          })
+          expect(session.messages.map((m: any) => [m.type, m.code, m.param])).toEqual([
+            ["error", "missing", "$.fulfillment_details"]
+          ])
+          expect(session.quote_id).toEqual(expect.any(String))
+          expect(session.continue_url).toBeUndefined()
+
+          const updated = yield* post(
+            `/checkout_sessions/${session.id}`,
+            { fulfillment_details: details, buyer: { first_name: "Ada", email: "ada@example.com" } },
+            { requestSchema: "CheckoutSessionUpdateRequest" }
+          )
+          expect(updated.status, updated.text).toBe(200)
+          conforms("CheckoutSession", updated.body)
+          expect(updated.body.status).toBe("requires_escalation")
+          expect(updated.body.messages).toEqual([
+            expect.objectContaining({ type: "info", resolution: "requires_buyer_input" })
+          ])
+          const total = updated.body.totals.find((t: any) => t.type === "total").amount
+          // The quotes priced for GB are kept: the total is what they add up to, shipping and fees included.
+          expect(updated.body.quote_id).toBe(session.quote_id)
+          expect(updated.body.continue_url).toMatch(new RegExp(`^${testPublicUrl}/pay/`))
+
+          // Completing before the person paid is refused, and says where they pay.
+          const early = yield* post(
+            `/checkout_sessions/${session.id}/complete`,
+            { payment_data: { purchase_order_number: "po-1" } },
+            { requestSchema: "CheckoutSessionCompleteRequest" }
+          )
+          expectError(early, 409, "checkout_session_not_paid")
+          expect(early.body.message).toMatch(/continue_url/)
+
+          // The person pays on Ribbon's page, as any checkout is paid.
+          const paid = yield* payWith({ paymentUrl: updated.body.continue_url } as Checkout)
+          expect(paid.status).toBe(200)
+          const done = yield* eventually(read(session.id), (r) => r.body.status === "completed", "completed")
+          conforms("CheckoutSession", done.body)
+          const client = yield* ribbonClient
+          const checkout = yield* client.checkouts.getCheckout({ path: { checkoutId: done.body.order.id } })
+          expect(checkout.totalAmount).toBe(total)
+          expect(done.body.order).toMatchObject({
+            checkout_session_id: session.id,
+            permalink_url: `${testPublicUrl}/v1/checkouts/${checkout.id}`,
+            status: "confirmed"
+          })
+          expect(done.body.order.line_items.map((line: any) => line.id)).toEqual(checkout.orderIds)
+          expect(checkout.orderIds).toHaveLength(1)
+          expect(done.body.continue_url).toBeUndefined()
+
+          const completed = yield* post(
+            `/checkout_sessions/${session.id}/complete`,
+            { payment_data: { purchase_order_number: "po-1" } },
+            { requestSchema: "CheckoutSessionCompleteRequest" }
+          )
+          expect(completed.status, completed.text).toBe(200)
+          conforms("CheckoutSessionWithOrder", completed.body)
+          expect(completed.body.order.line_items.map((line: any) => line.id)).toEqual(checkout.orderIds)
+
+          // A completed session can no longer be changed or canceled.
+          expectError(yield* post(`/checkout_sessions/${session.id}/cancel`, {}), 405, "checkout_session_closed")
+          expectError(
+            yield* post(`/checkout_sessions/${session.id}`, { order_notes: "late" }),
+            405,
+            "checkout_session_closed"
+          )
+        })
+    )
+
+    it.effect(
+      "replays a key's answer, refuses it for another body, and makes one session of 20 concurrent requests",
+      () =>
+        Effect.gen(function* () {
+          const [variantId] = yield* availableVariants("GB", "mug", 1)
+          const body = {
+            line_items: [{ id: variantId! }],
+            currency: "gbp",
+            capabilities: {},
+            fulfillment_details: details
+          }
+          const key = newKey()
+          const first = yield* post("/checkout_sessions", body, { key, requestSchema: "CheckoutSessionCreateRequest" })
+          expect(first.status, first.text).toBe(201)
+          expect(first.body.status).toBe("requires_escalation")
+          expect(first.headers["idempotent-replayed"]).toBeUndefined()
+          expect(first.headers["idempotency-key"]).toBe(key)
+          // The same body, its keys in another order: the stored answer.
+          const reordered = {
+            capabilities: {},
+            fulfillment_details: details,
+            currency: "gbp",
+            line_items: [{ id: variantId! }]
+          }
+          const again = yield* post("/checkout_sessions", reordered, { key })
+          expect(again.status).toBe(201)
+          expect(again.headers["idempotent-replayed"]).toBe("true")
+          expect(again.body).toEqual(first.body)
+          const other = yield* post("/checkout_sessions", { ...body, order_notes: "ring twice" }, { key })
+          expectError(other, 422, "idempotency_conflict")
+          // The same key on another endpoint is another key.
+          const cancel = yield* post(`/checkout_sessions/${first.body.id}/cancel`, {}, { key })
+          expect(cancel.status, cancel.text).toBe(200)
+          conforms("CheckoutSession", cancel.body)
+          expect(cancel.body.status).toBe("canceled")
+          expectError(yield* post(`/checkout_sessions/${first.body.id}/cancel`, {}), 405, "checkout_session_closed")
+
+          const before = yield* sessionCount
+          const concurrentKey = newKey()
+          const answers = yield* Effect.all(
+            Array.from({ length: 20 }, () => post("/checkout_sessions", body, { key: concurrentKey })),
+            { concurrency: "unbounded" }
+          )
+          for (const answer of answers) {
+            if (answer.status === 409) {
+              expectError(answer, 409, "idempotency_in_flight")
+              expect(answer.headers["retry-after"]).toBe("1")
+            } else expect(answer.status, answer.text).toBe(201)
+          }
+          const ids = new Set(answers.filter((a) => a.status === 201).map((a) => a.body.id))
+          expect(ids.size).toBe(1)
+          expect(yield* sessionCount).toBe(before + 1)
+        })
+    )
+
+    it.effect("refuses a request without API-Version, with an unsupported one, without a key or with a bad body", () =>
+      Effect.gen(function* () {
+        const before = yield* sessionCount
+        const body = { line_items: [{ id: "v" }], currency: "gbp", capabilities: {} }
+        const missing = yield* post("/checkout_sessions", body, { version: null })
+        expectError(missing, 400, "missing_api_version")
+        expect(missing.body.supported_versions).toEqual([VERSION])
+        const old = yield* get("/acp/checkout_sessions/x", { "api-version": "2025-09-29" })
+        expectError(old, 400, "unsupported_api_version")
+        expect(old.body.supported_versions).toEqual([VERSION])
+        expectError(yield* post("/checkout_sessions", body, { key: null }), 400, "idempotency_key_required")
+        const empty = yield* post("/checkout_sessions", { ...body, line_items: [] })
+        expectError(empty, 400, "invalid")
+        expect(empty.body.param).toBe("$.line_items")
+        const unknown = yield* post("/checkout_sessions", body)
+        expectError(unknown, 400, "invalid")
+        expect(unknown.body.param).toBe("$.line_items[0].id")
+        expectError(yield* read("nope"), 404, "checkout_session_not_found")
+        const unauthenticated = yield* raw(
+          HttpClientRequest.get("/acp/checkout_sessions/x").pipe(
+            HttpClientRequest.setHeaders({ "api-version": VERSION, authorization: "Bearer nope" })
+          )
+        )
+        expectError(unauthenticated, 401, "invalid_token")
+        expect(unauthenticated.headers["www-authenticate"]).toMatch(/^Bearer resource_metadata=/)
+        expect(yield* sessionCount).toBe(before)
+      })
+    )
+  })
+})
