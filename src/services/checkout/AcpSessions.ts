@@ -24,6 +24,7 @@ import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
+import { Catalog } from "../catalog/Catalog.js"
 import { AcpSessionsRepo } from "./AcpSessionsRepo.js"
 import { Checkouts } from "./Checkouts.js"
 import { Quotes } from "./Quotes.js"
@@ -148,12 +149,13 @@ const checkoutInputs = (row: AcpSessionRecord) =>
   ])
 
 export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
-  dependencies: [AcpSessionsRepo.Default, Checkouts.Default, Quotes.Default, QuotesRepo.Default],
+  dependencies: [AcpSessionsRepo.Default, Catalog.Default, Checkouts.Default, Quotes.Default, QuotesRepo.Default],
   effect: Effect.gen(function* () {
     const repo = yield* AcpSessionsRepo
     const quotes = yield* Quotes
     const quotesRepo = yield* QuotesRepo
     const checkouts = yield* Checkouts
+    const catalog = yield* Catalog
 
     /** The session's view: its quotes and checkout read, its status derived. */
     const viewOf = Effect.fn("AcpSessions.viewOf")(function* (row: AcpSessionRecord) {
@@ -194,6 +196,12 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
           )
           .map((quote) => [quote.variantId, quote])
       )
+      // Every item is known before any is quoted, so an unknown one leaves no quote behind.
+      for (const { variantId, index } of wanted) {
+        if (Option.isNone(yield* catalog.variantLabel(variantId))) {
+          return yield* InvalidRequest.field(`line_items[${index}].id`, `No item ${variantId}`)
+        }
+      }
       const lines: Array<AcpLineRecord> = []
       const issues: Array<AcpIssue> = []
       for (const { variantId, quantity, index } of wanted) {

@@ -85,9 +85,13 @@ const address = {
 }
 const details = { name: "Ada Lovelace", phone_number: "+44 20 7946 0958", email: "ada@example.com", address }
 
-const sessionCount = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM acp_checkout_sessions`, ([row]) => row!.n)
-)
+const countOf = (table: "acp_checkout_sessions" | "quotes") =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
+  )
+const sessionCount = countOf("acp_checkout_sessions")
+/** The rows a refused request must not leave: sessions, and quotes pricing them. */
+const writtenRows = Effect.all([countOf("acp_checkout_sessions"), countOf("quotes")])
 
 describe("Agentic Commerce Protocol", () => {
   it.layer(makeCheckoutTestServer().pipe(signedIn({ defaultCountry: "GB" })), { timeout: 120_000 })((it) => {
@@ -290,7 +294,7 @@ describe("Agentic Commerce Protocol", () => {
 
     it.effect("refuses a request without API-Version, with an unsupported one, without a key or with a bad body", () =>
       Effect.gen(function* () {
-        const before = yield* sessionCount
+        const before = yield* writtenRows
         const body = { line_items: [{ id: "v" }], currency: "gbp", capabilities: {} }
         const missing = yield* post("/checkout_sessions", body, { version: null })
         expectError(missing, 400, "missing_api_version")
@@ -302,9 +306,11 @@ describe("Agentic Commerce Protocol", () => {
         const empty = yield* post("/checkout_sessions", { ...body, line_items: [] })
         expectError(empty, 400, "invalid")
         expect(empty.body.param).toBe("$.line_items")
-        const unknown = yield* post("/checkout_sessions", body)
+        // A known item before an unknown one: refused before anything is quoted.
+        const [variantId] = yield* availableVariants("GB", "mug", 1)
+        const unknown = yield* post("/checkout_sessions", { ...body, line_items: [{ id: variantId! }, { id: "v" }] })
         expectError(unknown, 400, "invalid")
-        expect(unknown.body.param).toBe("$.line_items[0].id")
+        expect(unknown.body.param).toBe("$.line_items[1].id")
         expectError(yield* read("nope"), 404, "checkout_session_not_found")
         const unauthenticated = yield* raw(
           HttpClientRequest.get("/acp/checkout_sessions/x").pipe(
@@ -313,7 +319,7 @@ describe("Agentic Commerce Protocol", () => {
         )
         expectError(unauthenticated, 401, "invalid_token")
         expect(unauthenticated.headers["www-authenticate"]).toMatch(/^Bearer resource_metadata=/)
-        expect(yield* sessionCount).toBe(before)
+        expect(yield* writtenRows).toEqual(before)
       })
     )
 
