@@ -1,5 +1,4 @@
 import * as Fs from "node:fs"
-import { fileURLToPath } from "node:url"
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
@@ -16,12 +15,11 @@ import { get, type RawResponse, raw, ribbonClient, testPublicUrl } from "../../s
  * The Agentic Commerce Protocol over HTTP (docs/agent-protocols.md, docs/decisions/0078-agentic-commerce-protocol.md):
  * every request sent and every response received is validated against the protocol's official 2026-04-17 JSON
  * Schema. The schema file is the protocol's own (Apache-2.0, with its LICENSE and NOTICE) and is not copied into this
- * repository: it is read from `ACP_SCHEMA_DIR`, or from `shared/acp/2026-04-17` beside the checkout. Where neither
- * has it, the conformance test below is skipped (and says so) while every other assertion still runs.
+ * repository: it is read from the folder `ACP_SCHEMA_DIR` names (the protocol repository's `spec/2026-04-17/json-schema`).
+ * Without it, the conformance test below is skipped (and says so) while every other assertion still runs.
  */
 
-const schemaDir =
-  process.env.ACP_SCHEMA_DIR ?? fileURLToPath(new URL("../../../../shared/acp/2026-04-17", import.meta.url))
+const schemaDir = process.env.ACP_SCHEMA_DIR ?? ""
 const schemaFile = `${schemaDir}/schema.agentic_checkout.json`
 const schemaAvailable = Fs.existsSync(schemaFile) && Fs.existsSync(`${schemaDir}/LICENSE`)
 const bundle = schemaAvailable ? JSON.parse(Fs.readFileSync(schemaFile, "utf8")) : undefined
