@@ -6,6 +6,7 @@ import { CatalogV2Api } from "./catalog/CatalogV2Api.js"
 import { CatalogV3Api } from "./catalog/CatalogV3Api.js"
 import { ExportFilesApi, ExportsV3Api } from "./catalog/ExportsApi.js"
 import { ImagesApi } from "./catalog/ImagesApi.js"
+import { AllowancesApi } from "./checkout/AllowancesApi.js"
 import { AgentOrdersApi, CheckoutsApi, QuotesApi } from "./checkout/CheckoutsApi.js"
 import { PayApi } from "./checkout/PayApi.js"
 import { AccountsV3Api } from "./company/AccountsApi.js"
@@ -49,6 +50,7 @@ export class Api extends makeApi("ribbon")
   .add(QuotesApi.pipe(withRequestErrors("v1")))
   .add(CheckoutsApi.pipe(withRequestErrors("v1")))
   .add(AgentOrdersApi.pipe(withRequestErrors("v1")))
+  .add(AllowancesApi.pipe(withRequestErrors("v1")))
   .add(PayApi.pipe(withRequestErrors("v1")))
   .add(AcpDiscoveryApi.pipe(withRequestErrors("v1")))
   .add(AcpCheckoutSessionsApi.pipe(withRequestErrors("acp")))

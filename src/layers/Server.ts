@@ -24,6 +24,7 @@ import { CatalogV3Live } from "../http/catalog/CatalogV3Live.js"
 import { ExportFilesLive, ExportsV3Live } from "../http/catalog/ExportsLive.js"
 import { ImagesLive } from "../http/catalog/ImagesLive.js"
 import { exportLine } from "../http/catalog/v3.js"
+import { AllowancesLive } from "../http/checkout/AllowancesLive.js"
 import { CheckoutsLive } from "../http/checkout/CheckoutsLive.js"
 import { PayLive } from "../http/checkout/PayLive.js"
 import { CheckoutPresenterV1 } from "../http/checkout/v1.js"
@@ -73,6 +74,8 @@ import { StockAvailability, StockAvailabilityNotifierLive } from "../services/ca
 import { AcpIdempotency } from "../services/checkout/AcpIdempotency.js"
 import { AcpSessions } from "../services/checkout/AcpSessions.js"
 import { AgentOrders } from "../services/checkout/AgentOrders.js"
+import { AllowancePayments } from "../services/checkout/AllowancePayments.js"
+import { Allowances } from "../services/checkout/Allowances.js"
 import { CheckoutPayments } from "../services/checkout/CheckoutPayments.js"
 import { Checkouts, ExpireCheckout } from "../services/checkout/Checkouts.js"
 import { Events } from "../services/checkout/Events.js"
@@ -308,6 +311,8 @@ export const ServicesLive = Layer.mergeAll(
     Quotes.Default,
     Checkouts.Default,
     CheckoutPayments.Default,
+    Allowances.Default,
+    AllowancePayments.Default,
     Placement.Default,
     AgentOrders.Default,
     Events.Default,
@@ -360,6 +365,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     OAuthLive,
     ProfileLive,
     CheckoutsLive,
+    AllowancesLive,
     PayLive,
     AcpLive,
     GiftPageLive,

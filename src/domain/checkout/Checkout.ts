@@ -175,7 +175,13 @@ export const CheckoutRequest = Schema.Struct({
   ),
   smsConsent: Schema.optional(Schema.Boolean),
   callbackUrl: Schema.optional(Schema.NullOr(HttpsUrl)),
-  idempotencyKey: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(120))))
+  idempotencyKey: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(120)))),
+  payWith: Schema.optional(
+    Schema.Literal("paymentUrl", "allowance").annotations({
+      description:
+        "paymentUrl (default): the user pays on the hosted page. allowance: paid at once from the user's allowance for this client (scope payments:allowance) when the checkout fits every limit; otherwise allowance_exceeded or allowance_unavailable with the checkout's paymentUrl"
+    })
+  )
 })
 export type CheckoutRequest = typeof CheckoutRequest.Type
 

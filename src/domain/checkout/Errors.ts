@@ -138,3 +138,34 @@ export class CheckoutSessionNotPaid extends DomainError<CheckoutSessionNotPaid>(
   {},
   errorCode(409, "Checkout session not paid", "checkout_session_not_paid", "CONFLICT", "409_ORDS_070")
 ) {}
+
+// Spending allowances (docs/allowances.md). The checkout was made and still awaits payment: `paymentUrl` lets the
+// person pay it by hand.
+
+/** The checkout breaks one rule of the client's allowance, named by `limit`; nothing was charged. */
+export class AllowanceExceeded extends DomainError<AllowanceExceeded>()(
+  "AllowanceExceeded",
+  {
+    limit: Schema.Literal("perCheckout", "period", "total", "currency", "countries", "recipients", "categories"),
+    checkoutId: Schema.String,
+    paymentUrl: Schema.NullOr(Schema.String)
+  },
+  errorCode(402, "Allowance exceeded", "allowance_exceeded", "PAYMENT_REQUIRED", "402_ORDS_050")
+) {}
+
+/**
+ * The client has no allowance to pay from (none was created, or it was revoked or has expired), or the saved card
+ * was declined; nothing was charged.
+ */
+export class AllowanceUnavailable extends DomainError<AllowanceUnavailable>()(
+  "AllowanceUnavailable",
+  { checkoutId: Schema.String, paymentUrl: Schema.NullOr(Schema.String) },
+  errorCode(402, "Allowance unavailable", "allowance_unavailable", "PAYMENT_REQUIRED", "402_ORDS_051")
+) {}
+
+/** No allowance with that id for this user and client. */
+export class AllowanceNotFound extends DomainError<AllowanceNotFound>()(
+  "AllowanceNotFound",
+  { allowanceId: Schema.String },
+  errorCode(404, "Allowance not found", "allowance_not_found", "NOT_FOUND", "404_ORDS_053")
+) {}

@@ -3,7 +3,14 @@ import type { User } from "./Users.js"
 
 /** The OAuth 2.1 vocabulary of the agent API (spec "Authentication", "OAuth"; docs/oauth.md). */
 
-export const Scope = Schema.Literal("profile", "catalog:read", "orders:read", "orders:write", "offline_access")
+export const Scope = Schema.Literal(
+  "profile",
+  "catalog:read",
+  "orders:read",
+  "orders:write",
+  "payments:allowance",
+  "offline_access"
+)
 export type Scope = typeof Scope.Type
 
 /** Every scope with the plain words the consent page and the manifest show. */
@@ -12,6 +19,8 @@ export const scopeDescriptions: Readonly<Record<Scope, string>> = {
   "catalog:read": "Browse the marketplace, prices and availability for you",
   "orders:read": "See your quotes and orders",
   "orders:write": "Create checkouts for you to pay, and cancel orders",
+  "payments:allowance":
+    "Pay checkouts from a spending allowance you set up separately, within its limits; see and cancel that allowance",
   offline_access: "Stay connected when you are not using it (refresh tokens)"
 }
 

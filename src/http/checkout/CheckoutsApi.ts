@@ -13,6 +13,8 @@ import {
 } from "../../domain/checkout/Checkout.js"
 import {
   AddressUnverified,
+  AllowanceExceeded,
+  AllowanceUnavailable,
   CheckoutNotFound,
   CheckoutStateConflict,
   CountryMismatch,
@@ -26,6 +28,7 @@ import {
   VariantNotShippable,
   VariantOutOfStock
 } from "../../domain/checkout/Errors.js"
+import { InsufficientScope } from "../../domain/identity/Errors.js"
 import { IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { agentOperation, Bearer } from "../identity/Agent.js"
@@ -79,10 +82,13 @@ export class CheckoutsApi extends HttpApiGroup.make("checkouts")
       .addError(lineError("v1", SmsConsentRequired))
       .addError(lineError("v1", IdempotencyKeyReused))
       .addError(lineError("v1", IdempotencyInFlight))
+      .addError(lineError("v1", AllowanceExceeded))
+      .addError(lineError("v1", AllowanceUnavailable))
+      .addError(lineError("v1", InsufficientScope))
       .annotate(OpenApi.Transform, mayReplay)
       .annotate(
         OpenApi.Summary,
-        "Create one checkout for the cart's quotes; the user pays at paymentUrl. Confirm items, total, recipient and address with the user first"
+        "Create one checkout for the cart's quotes; the user pays at paymentUrl, or with payWith allowance it is paid at once from the user's allowance. Confirm items, total, recipient and address with the user first"
       )
       .annotateContext(agentOperation("orders:write", "sensitive-write"))
   )

@@ -2,9 +2,12 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
 import { Checkout, OrderPage } from "../../domain/checkout/Checkout.js"
 import type { CheckoutItemRecord, CheckoutRecord } from "../../domain/checkout/Records.js"
+import { InsufficientScope } from "../../domain/identity/Errors.js"
 import { AgentOrders, type LocalizedOrder } from "../../services/checkout/AgentOrders.js"
+import { AllowancePayments } from "../../services/checkout/AllowancePayments.js"
 import { CheckoutPresenter, Checkouts } from "../../services/checkout/Checkouts.js"
 import { Quotes, toQuote } from "../../services/checkout/Quotes.js"
+import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
 import { CurrentUser } from "../identity/Agent.js"
 import { checkoutEvents } from "./Sse.js"
@@ -27,23 +30,35 @@ const QuotesLive = HttpApiBuilder.group(Api, "quotes", (handlers) =>
 const CheckoutsGroupLive = HttpApiBuilder.group(Api, "checkouts", (handlers) =>
   Effect.gen(function* () {
     const checkouts = yield* Checkouts
+    const allowancePayments = yield* AllowancePayments
+    const bearers = yield* Bearers
     const presenter = yield* CheckoutPresenter
     const present = ({ row, items }: { row: CheckoutRecord; items: ReadonlyArray<CheckoutItemRecord> }) =>
       presenter.checkout(row, items)
     return handlers
       .handle("createCheckout", ({ payload }) =>
-        Effect.flatMap(CurrentUser, ({ user }) =>
-          Effect.map(checkouts.create(user, payload), (made) =>
-            // A replay (same idempotencyKey and body) is the stored checkout, marked as such
-            // (docs/decisions/0035-idempotency.md).
-            made.replayed
-              ? HttpServerResponse.unsafeJson(Schema.encodeSync(Checkout)(present(made)), {
-                  status: 201,
-                  headers: { "idempotent-replayed": "true" }
-                })
-              : present(made)
-          )
-        )
+        Effect.gen(function* () {
+          const { user, scopes, clientId } = yield* CurrentUser
+          const fromAllowance = payload.payWith === "allowance"
+          // Paying from an allowance needs its own scope besides orders:write, checked before anything is made.
+          if (fromAllowance && !scopes.includes("payments:allowance")) {
+            return yield* new InsufficientScope({
+              message: "Paying from an allowance needs the payments:allowance scope.",
+              scope: "payments:allowance",
+              resourceMetadata: bearers.resourceMetadataUrl
+            })
+          }
+          const made = yield* checkouts.create(user, payload)
+          // A replay (same idempotencyKey and body) is the stored checkout, marked as such
+          // (docs/decisions/0035-idempotency.md); it is not paid again.
+          if (made.replayed) {
+            return HttpServerResponse.unsafeJson(Schema.encodeSync(Checkout)(present(made)), {
+              status: 201,
+              headers: { "idempotent-replayed": "true" }
+            })
+          }
+          return present(fromAllowance ? yield* allowancePayments.pay(clientId, made) : made)
+        })
       )
       .handle("getCheckout", ({ path }) =>
         Effect.flatMap(CurrentUser, ({ user }) => Effect.map(checkouts.get(user.id, path.checkoutId), present))

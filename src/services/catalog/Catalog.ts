@@ -355,6 +355,11 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     /** Whether a product exists. */
     const productExists = Effect.fn("Catalog.productExists")((productId: string) => repo.productExists(productId))
 
+    /** The category names of products, by product id. */
+    const categoriesOf = Effect.fn("Catalog.categoriesOf")((productIds: ReadonlyArray<string>) =>
+      productIds.length === 0 ? Effect.succeed(new Map<string, string>()) : repo.categoriesOf(productIds)
+    )
+
     /** The title of a product, or the name of a collection, that an `/images/…` path belongs to. */
     const imageSubject = Effect.fn("Catalog.imageSubject")((kind: "product" | "collection", id: string) =>
       repo.imageSubject(kind, id)
@@ -421,6 +426,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       collection,
       collectionExists,
       productExists,
+      categoriesOf,
       tags
     } as const
   }),

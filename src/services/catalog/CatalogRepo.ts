@@ -367,6 +367,22 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("CatalogRepo", {
       Effect.map(Effect.orDie(sql`SELECT 1 FROM products WHERE id = ${productId}`), (rows) => rows.length > 0)
     )
 
+    /** The category names of products, by product id (an allowance's categories are checked against them). */
+    const categoriesOf = Effect.fn("CatalogRepo.categoriesOf")((productIds: ReadonlyArray<string>) =>
+      Effect.map(
+        Effect.orDie(
+          SqlSchema.findAll({
+            Request: Schema.Array(Schema.String),
+            Result: Schema.Struct({ id: Schema.String, category: Schema.String }),
+            execute: (ids) => sql`
+              SELECT p.id, c.name AS category FROM products p JOIN categories c ON c.id = p.category_id
+              WHERE p.id IN ${sql.in(ids)}`
+          })(productIds)
+        ),
+        (rows) => new Map(rows.map((row) => [row.id, row.category]))
+      )
+    )
+
     /** Tags whose name matches `q` (substring or trigram), best first; every tag without `q`. */
     const tags = Effect.fn("CatalogRepo.tags")((query: string | undefined) =>
       (query === undefined
@@ -901,6 +917,7 @@ export class CatalogRepo extends Effect.Service<CatalogRepo>()("CatalogRepo", {
       collectionExists,
       existingCollections,
       productExists,
+      categoriesOf,
       tags,
       imageSubject,
       variantLabel,

@@ -39,6 +39,7 @@ import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotenc
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { OutboundHttp } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
+import { AllowancesRepo } from "./AllowancesRepo.js"
 import { type CheckoutChange, CheckoutsRepo } from "./CheckoutsRepo.js"
 import { Events } from "./Events.js"
 import { Notifications } from "./Notifications.js"
@@ -111,6 +112,7 @@ const sameToken = (a: string, b: string) => {
 export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
   dependencies: [
     Addresses.Default,
+    AllowancesRepo.Default,
     CheckoutsRepo.Default,
     Events.Default,
     Jobs.Default,
@@ -132,6 +134,19 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const webhooks = yield* WebhookDeliveries
     const outbound = yield* OutboundHttp
     const presenter = yield* CheckoutPresenter
+    const allowances = yield* AllowancesRepo
+
+    /**
+     * Credits a refund back to the allowance that paid the checkout, if one did (docs/allowances.md), in the
+     * refund's transaction.
+     */
+    const creditAllowance = Effect.fn("Checkouts.creditAllowance")(function* (
+      checkoutId: string,
+      amount: number,
+      reason: string
+    ) {
+      yield* allowances.credit({ entryId: yield* makeId, checkoutId, amount, reason, at: yield* nowDate })
+    })
 
     const itemRows = Effect.fn("Checkouts.itemRows")((checkoutId: string) => repo.items(checkoutId))
 
@@ -598,6 +613,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
               refundedAmount: current.refundedAmount + failed.value.amount
             })
             current = Option.getOrThrow(refunded)
+            yield* creditAllowance(checkoutId, failed.value.amount, "item_failed")
             recordings.push({ row: current, type: "checkout.item_failed", items })
           }
           if (placedOrders.length > 0) yield* onPlaced(placedOrders)
@@ -643,6 +659,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
           const withRefund = yield* transition(checkoutId, "refundOrder", {
             refundedAmount: checkout.refundedAmount + refunded.value.amount
           })
+          yield* creditAllowance(checkoutId, refunded.value.amount, "order_cancelled")
           const order = presenter.order(cancelled, checkout.locale)
           const { items } = yield* record(Option.getOrThrow(withRefund), "order.cancelled", { order })
           if (items.every((item) => item.status !== "placed")) {

@@ -35,6 +35,21 @@ export interface ChargeRequest {
   readonly reference: string
 }
 
+/** A card the processor keeps for later charges (an allowance's): its token, never the number. */
+export interface SavedCard {
+  /** The processor's token of the saved card (the simulator's: `pm_test_` and an outcome). */
+  readonly paymentMethod: string
+  readonly brand: CardBrand
+  readonly last4: string
+}
+
+export interface SavedCardChargeRequest {
+  readonly paymentMethod: string
+  readonly amount: number
+  readonly currency: string
+  readonly reference: string
+}
+
 export interface PaymentProviderShape {
   /**
    * Charges the card: the charge, or `PaymentDeclined` with a sentence for the person paying. Called once per
@@ -42,6 +57,13 @@ export interface PaymentProviderShape {
    * Anything else (the processor unreachable) is a defect: the payment page answers 500 and nothing is paid.
    */
   readonly charge: (request: ChargeRequest) => Effect.Effect<Charge, PaymentDeclined>
+  /**
+   * Saves a card for later charges without charging it (an allowance's card, src/services/checkout/Allowances.ts):
+   * its token, or `PaymentDeclined` when the processor will not keep it. The number goes no further.
+   */
+  readonly saveCard: (card: ValidCard) => Effect.Effect<SavedCard, PaymentDeclined>
+  /** Charges a saved card, as `charge` charges one typed in; called under the checkout's lock. */
+  readonly chargeSaved: (request: SavedCardChargeRequest) => Effect.Effect<Charge, PaymentDeclined>
 }
 
 export class PaymentProvider extends Context.Tag("PaymentProvider")<PaymentProvider, PaymentProviderShape>() {}

@@ -5,7 +5,9 @@ import {
   type ChargeRequest,
   PaymentDeclined,
   PaymentProvider,
-  type PaymentProviderShape
+  type PaymentProviderShape,
+  type SavedCard,
+  type SavedCardChargeRequest
 } from "../checkout/PaymentProvider.js"
 
 /**
@@ -59,9 +61,52 @@ const charge = Effect.fn("PaymentSimulator.charge")(function* (request: ChargeRe
   }
 })
 
-/** The test-mode processor. It keeps no state: the checkout records the charge id. */
+/**
+ * A saved test card's token names what charging it does, so that the simulator keeps no state and every instance
+ * charges it alike: `pm_test_{outcome}_{id}`. The number is not in it.
+ */
+const savedOutcomes = {
+  [testCards.succeeds]: "succeeds",
+  [testCards.declined]: "declined",
+  [testCards.insufficientFunds]: "insufficientFunds"
+} as const
+
+const saveCard = Effect.fn("PaymentSimulator.saveCard")(function* (card: ChargeRequest["card"]) {
+  yield* Effect.annotateCurrentSpan({ "payment.brand": card.brand, "payment.last4": card.last4 })
+  const outcome = savedOutcomes[Redacted.value(card.number) as keyof typeof savedOutcomes]
+  if (outcome === undefined) {
+    return yield* new PaymentDeclined({ reason: "card_declined", message: declineMessages.testMode })
+  }
+  const id = yield* makeId
+  return { paymentMethod: `pm_test_${outcome}_${id}`, brand: card.brand, last4: card.last4 } satisfies SavedCard
+})
+
+const chargeSaved = Effect.fn("PaymentSimulator.chargeSaved")(function* (request: SavedCardChargeRequest) {
+  const { amount, currency, paymentMethod, reference } = request
+  if (!Number.isSafeInteger(amount) || amount <= 0) {
+    return yield* Effect.dieMessage(`PaymentSimulator.chargeSaved: amount must be a positive integer, got ${amount}`)
+  }
+  yield* Effect.annotateCurrentSpan({
+    "payment.amount": amount,
+    "payment.currency": currency,
+    "payment.reference": reference
+  })
+  const outcome = /^pm_test_([A-Za-z]+)_[0-9a-f]{24}$/.exec(paymentMethod)?.[1]
+  switch (outcome) {
+    case "succeeds": {
+      const id = yield* makeId
+      return { chargeId: `ch_${id}`, brand: "visa", last4: "4242" } satisfies Charge
+    }
+    case "insufficientFunds":
+      return yield* new PaymentDeclined({ reason: "insufficient_funds", message: declineMessages.insufficient_funds })
+    default:
+      return yield* new PaymentDeclined({ reason: "card_declined", message: declineMessages.card_declined })
+  }
+})
+
+/** The test-mode processor. It keeps no state: the checkout records the charge id, an allowance the saved card's token. */
 export class PaymentSimulator extends Effect.Service<PaymentSimulator>()("PaymentSimulator", {
-  succeed: { charge } as const
+  succeed: { charge, saveCard, chargeSaved } as const
 }) {
   /** The simulator as the payment provider. */
   static readonly provider: Layer.Layer<PaymentProvider> = Layer.effect(
