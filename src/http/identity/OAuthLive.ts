@@ -5,6 +5,7 @@ import { InvalidClient, InvalidClientMetadata } from "../../domain/identity/Erro
 import type { AuthorizeForm, AuthorizeParams } from "../../domain/identity/OAuth.js"
 import type { User } from "../../domain/identity/Users.js"
 import type { RateLimited } from "../../domain/platform/Errors.js"
+import { Allowances } from "../../services/checkout/Allowances.js"
 import {
   type AuthorizationFailure,
   Authorizations,
@@ -96,6 +97,7 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
     const consents = yield* Consents
     const tokens = yield* Tokens
     const users = yield* Users
+    const allowances = yield* Allowances
     const limits = yield* AuthRateLimits
     const failures = yield* makeAuthFailures
     const secureCookies = authorizations.issuer.startsWith("https:")
@@ -330,7 +332,12 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
       )
       .handle("revoke", ({ payload, request }) =>
         Effect.gen(function* () {
-          yield* tokens.revoke(payload, yield* authenticatedClient(request, payload, yield* clientSource))
+          const revoked = yield* tokens.revoke(
+            payload,
+            yield* authenticatedClient(request, payload, yield* clientSource)
+          )
+          // The client's spending allowance ends with its grant (docs/allowances.md).
+          if (Option.isSome(revoked)) yield* allowances.revokeForClient(revoked.value.userId, revoked.value.clientId)
           return HttpServerResponse.empty({ status: 200, headers: noStore })
         })
       )

@@ -35,6 +35,12 @@ import {
 } from "./OAuthRules.js"
 import { OAuthTokensRepo, type TokenRow } from "./OAuthTokensRepo.js"
 
+/** A grant `revoke` ended: whose, and for which client. */
+export interface RevokedGrant {
+  readonly userId: string
+  readonly clientId: string
+}
+
 /** A grant to issue tokens for: its family, client, user, and scopes. */
 export interface Grant {
   readonly familyId: string
@@ -245,11 +251,15 @@ export class Tokens extends Effect.Service<Tokens>()("Tokens", {
         : yield* refresh(client, request)
     })
 
-    /** RFC 7009: revokes the token's whole family; unknown tokens and other clients' tokens are a no-op. */
+    /**
+     * RFC 7009: revokes the token's whole family; unknown tokens and other clients' tokens are a no-op. The grant
+     * it revoked (its user and client), for what ends with it (the client's spending allowance).
+     */
     const revoke = Effect.fn("Tokens.revoke")(function* (request: RevocationRequest, client: Client) {
       const found = Option.getOrUndefined(yield* repo.findToken(sha256(request.token)))
-      if (found === undefined || found.clientId !== client.id) return
+      if (found === undefined || found.clientId !== client.id) return Option.none<RevokedGrant>()
       yield* revokeFamily(found.familyId)
+      return Option.some<RevokedGrant>({ userId: found.userId, clientId: found.clientId })
     })
 
     /** RFC 7662; a token of another client is reported inactive like an unknown one. */

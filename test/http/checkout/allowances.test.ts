@@ -244,6 +244,24 @@ describe("spending allowances", () => {
       })
     )
 
+    it.effect("revoking the client's OAuth grant (POST /oauth/revoke) revokes its allowance", () =>
+      Effect.gen(function* () {
+        const allowances = yield* Allowances
+        const other = yield* issueTestToken({ defaultCountry: "GB" })
+        const made = yield* allowances
+          .create({ userId: other.userId, clientId: other.clientId, terms: terms(), card: testCard })
+          .pipe(Effect.orDie)
+        const response = yield* raw(
+          HttpClientRequest.post("/oauth/revoke").pipe(
+            HttpClientRequest.bodyUrlParams({ token: other.accessToken, client_id: other.clientId })
+          )
+        )
+        expect(response.status, response.text).toBe(200)
+        const [row] = (yield* allowances.listForUser(other.userId)).filter((a) => a.id === made.id)
+        expect(row!.revokedAt).not.toBeNull()
+      })
+    )
+
     it.effect("payWith allowance needs payments:allowance; without it nothing is created", () =>
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient

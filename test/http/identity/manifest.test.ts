@@ -32,7 +32,10 @@ const spec: Record<string, readonly [toolClass: string, scope: string]> = {
   "POST /v1/checkouts/{checkoutId}/cancel": ["write", "orders:write"],
   "GET /v1/orders": ["read", "orders:read"],
   "GET /v1/orders/{orderId}": ["read", "orders:read"],
-  "POST /v1/orders/{orderId}/cancel": ["sensitive-write", "orders:write"]
+  "POST /v1/orders/{orderId}/cancel": ["sensitive-write", "orders:write"],
+  // Spending allowances (docs/allowances.md).
+  "GET /v1/allowances": ["read", "payments:allowance"],
+  "DELETE /v1/allowances/{allowanceId}": ["write", "payments:allowance"]
 }
 
 describe("connector manifest", () => {
@@ -81,6 +84,7 @@ describe("connector manifest", () => {
           "catalog:read",
           "orders:read",
           "orders:write",
+          "payments:allowance",
           "offline_access"
         ])
         for (const scope of body.scopes) expect(scope.description.length).toBeGreaterThan(5)

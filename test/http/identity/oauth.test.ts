@@ -126,7 +126,14 @@ describe("OAuth authorization server", () => {
           registration_endpoint: `${baseUrl}/oauth/register`,
           revocation_endpoint: `${baseUrl}/oauth/revoke`,
           introspection_endpoint: `${baseUrl}/oauth/introspect`,
-          scopes_supported: ["profile", "catalog:read", "orders:read", "orders:write", "offline_access"],
+          scopes_supported: [
+            "profile",
+            "catalog:read",
+            "orders:read",
+            "orders:write",
+            "payments:allowance",
+            "offline_access"
+          ],
           response_types_supported: ["code"],
           grant_types_supported: ["authorization_code", "refresh_token"],
           code_challenge_methods_supported: ["S256"],
