@@ -673,6 +673,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/allowances/new": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The allowance set-up page (browser): limits, optional lists, expiry, card, password */
+        get: operations["allowancePages.newAllowancePage"];
+        put?: never;
+        /** The set-up form: the allowance is made once the password (and second factor) confirm it */
+        post: operations["allowancePages.createAllowance"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/allowances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The person's allowances with their history, or the sign-in form */
+        get: operations["allowancePages.allowancesPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/allowances/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign-in for the allowances page */
+        post: operations["allowancePages.allowancesSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/allowances/{allowanceId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revokes one of the person's allowances, effective at once */
+        post: operations["allowancePages.revokeAllowancePage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/g/{token}": {
         parameters: {
             query?: never;
@@ -2648,6 +2717,8 @@ export interface components {
         };
         AllowanceList: {
             allowances: components["schemas"]["Allowance"][];
+            /** @description The hosted page where the user sets up (or replaces) this client's allowance; hand it to the user, as a paymentUrl */
+            setupUrl: string;
         };
         Allowance: {
             id: string;
@@ -8007,6 +8078,548 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "allowancePages.newAllowancePage": {
+        parameters: {
+            query?: {
+                /** @description a string at most 2048 character(s) long */
+                client_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "allowancePages.createAllowance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * maxLength(2048)
+                     * @description a string at most 2048 character(s) long
+                     */
+                    client_id?: string;
+                    /**
+                     * maxLength(16)
+                     * @description a string at most 16 character(s) long
+                     */
+                    currency?: string;
+                    /**
+                     * maxLength(32)
+                     * @description a string at most 32 character(s) long
+                     */
+                    perCheckout?: string;
+                    /**
+                     * maxLength(16)
+                     * @description a string at most 16 character(s) long
+                     */
+                    period?: string;
+                    /**
+                     * maxLength(32)
+                     * @description a string at most 32 character(s) long
+                     */
+                    periodLimit?: string;
+                    /**
+                     * maxLength(32)
+                     * @description a string at most 32 character(s) long
+                     */
+                    total?: string;
+                    /**
+                     * maxLength(4000)
+                     * @description a string at most 4000 character(s) long
+                     */
+                    countries?: string;
+                    /**
+                     * maxLength(4000)
+                     * @description a string at most 4000 character(s) long
+                     */
+                    recipients?: string;
+                    /**
+                     * maxLength(4000)
+                     * @description a string at most 4000 character(s) long
+                     */
+                    categories?: string;
+                    /**
+                     * maxLength(8)
+                     * @description a string at most 8 character(s) long
+                     */
+                    days?: string;
+                    /**
+                     * maxLength(64)
+                     * @description a string at most 64 character(s) long
+                     */
+                    number?: string;
+                    /**
+                     * maxLength(16)
+                     * @description a string at most 16 character(s) long
+                     */
+                    expiry?: string;
+                    /**
+                     * maxLength(8)
+                     * @description a string at most 8 character(s) long
+                     */
+                    cvc?: string;
+                    /**
+                     * maxLength(200)
+                     * @description a string at most 200 character(s) long
+                     */
+                    name?: string;
+                    /**
+                     * maxLength(320)
+                     * @description a string at most 320 character(s) long
+                     */
+                    email?: string;
+                    /**
+                     * maxLength(1024)
+                     * @description a string at most 1024 character(s) long
+                     */
+                    password?: string;
+                    /**
+                     * maxLength(64)
+                     * @description a string at most 64 character(s) long
+                     */
+                    code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description a string */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1PayloadTooLarge"];
+                };
+            };
+            /** @description V1UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1UnsupportedMediaType"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "allowancePages.allowancesPage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "allowancePages.allowancesSignIn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * maxLength(320)
+                     * @description a string at most 320 character(s) long
+                     */
+                    email?: string;
+                    /**
+                     * maxLength(1024)
+                     * @description a string at most 1024 character(s) long
+                     */
+                    password?: string;
+                    /**
+                     * maxLength(64)
+                     * @description a string at most 64 character(s) long
+                     */
+                    code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1PayloadTooLarge"];
+                };
+            };
+            /** @description V1UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1UnsupportedMediaType"];
+                };
+            };
+            /** @description An HTML page explaining the error */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "allowancePages.revokeAllowancePage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 64 character(s) long */
+                allowanceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * maxLength(128)
+                     * @description a string at most 128 character(s) long
+                     */
+                    csrf?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description a string */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description V1PayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1PayloadTooLarge"];
+                };
+            };
+            /** @description V1UnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1UnsupportedMediaType"];
                 };
             };
             /** @description V1InternalError */

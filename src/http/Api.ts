@@ -6,6 +6,7 @@ import { CatalogV2Api } from "./catalog/CatalogV2Api.js"
 import { CatalogV3Api } from "./catalog/CatalogV3Api.js"
 import { ExportFilesApi, ExportsV3Api } from "./catalog/ExportsApi.js"
 import { ImagesApi } from "./catalog/ImagesApi.js"
+import { AllowancePagesApi } from "./checkout/AllowancePagesApi.js"
 import { AllowancesApi } from "./checkout/AllowancesApi.js"
 import { AgentOrdersApi, CheckoutsApi, QuotesApi } from "./checkout/CheckoutsApi.js"
 import { PayApi } from "./checkout/PayApi.js"
@@ -54,6 +55,7 @@ export class Api extends makeApi("ribbon")
   .add(PayApi.pipe(withRequestErrors("v1")))
   .add(AcpDiscoveryApi.pipe(withRequestErrors("v1")))
   .add(AcpCheckoutSessionsApi.pipe(withRequestErrors("acp")))
+  .add(AllowancePagesApi.pipe(withRequestErrors("v1")))
   .add(GiftPageApi.pipe(withRequestErrors("v1")))
   .add(ApiKeysV2Api.pipe(withRequestErrors("v2")))
   .add(ApiKeysV3Api.pipe(withRequestErrors("v3")))

@@ -14,6 +14,7 @@ export const argumentDescriptions: Readonly<Record<string, string>> = {
   quoteId: "The quote's id, from createQuote",
   checkoutId: "The checkout's id, from createCheckout",
   orderId: "The order's id, from a confirmed checkout's orderIds or the order list",
+  allowanceId: "The allowance's id, from listAllowances",
   // Lists
   "search.q": "Words to search for in product titles, brands, categories, tags and descriptions; typos are tolerated",
   "collections.q": "Words to search for in collection names, descriptions and tags",

@@ -24,6 +24,7 @@ import { CatalogV3Live } from "../http/catalog/CatalogV3Live.js"
 import { ExportFilesLive, ExportsV3Live } from "../http/catalog/ExportsLive.js"
 import { ImagesLive } from "../http/catalog/ImagesLive.js"
 import { exportLine } from "../http/catalog/v3.js"
+import { AllowancePagesLive } from "../http/checkout/AllowancePagesLive.js"
 import { AllowancesLive } from "../http/checkout/AllowancesLive.js"
 import { CheckoutsLive } from "../http/checkout/CheckoutsLive.js"
 import { PayLive } from "../http/checkout/PayLive.js"
@@ -366,6 +367,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     ProfileLive,
     CheckoutsLive,
     AllowancesLive,
+    AllowancePagesLive,
     PayLive,
     AcpLive,
     GiftPageLive,

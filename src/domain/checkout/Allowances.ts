@@ -137,7 +137,11 @@ export class Allowance extends Schema.Class<Allowance>("Allowance")({
 }) {}
 
 export class AllowanceList extends Schema.Class<AllowanceList>("AllowanceList")({
-  allowances: Schema.Array(Allowance)
+  allowances: Schema.Array(Allowance),
+  setupUrl: Schema.String.annotations({
+    description:
+      "The hosted page where the user sets up (or replaces) this client's allowance; hand it to the user, as a paymentUrl"
+  })
 }) {}
 
 const Email = Schema.String.pipe(

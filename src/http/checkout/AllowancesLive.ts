@@ -9,6 +9,7 @@ import {
   periodStartOf,
   spentInPeriod
 } from "../../domain/checkout/Allowances.js"
+import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Allowances } from "../../services/checkout/Allowances.js"
 import { nowDate } from "../../services/platform/Time.js"
 import { Api } from "../Api.js"
@@ -48,6 +49,7 @@ export const allowanceV1 = (row: AllowanceRecord, now: Date): Allowance => {
 export const AllowancesLive = HttpApiBuilder.group(Api, "allowances", (handlers) =>
   Effect.gen(function* () {
     const allowances = yield* Allowances
+    const publicUrl = yield* PublicUrl
     return handlers
       .handle("listAllowances", () =>
         Effect.gen(function* () {
@@ -56,7 +58,8 @@ export const AllowancesLive = HttpApiBuilder.group(Api, "allowances", (handlers)
           const now = yield* nowDate
           // The client sees its own allowances only, not what the person allowed other clients.
           return AllowanceList.make({
-            allowances: rows.filter((row) => row.clientId === clientId).map((row) => allowanceV1(row, now))
+            allowances: rows.filter((row) => row.clientId === clientId).map((row) => allowanceV1(row, now)),
+            setupUrl: `${publicUrl}/allowances/new?client_id=${encodeURIComponent(clientId)}`
           })
         })
       )

@@ -254,9 +254,28 @@ export interface PageOptions {
   readonly nonce?: string | undefined
 }
 
+/**
+ * The card fields (number, expiry, CVC, name), with their errors, as the payment page shows them; the allowance
+ * page (src/http/checkout/allowancePage.ts) saves a card through the same form. Needs `cardCss`.
+ */
+export const cardFields = (state: PayFormState = {}): string => {
+  const [numberField, expiryField, cvcField, nameField] = fields.map((spec) => fieldHtml(spec, state))
+  return `${numberField}
+    <div class="row">
+    ${expiryField}
+    ${cvcField}
+    </div>
+    ${nameField}`
+}
+
+/** The styles `cardFields` and its alerts rely on. */
+export const cardCss = css
+
+/** The card form's alerts: a declined card, a pause, the invalid fields. */
+export const cardAlerts = (state: PayFormState): string => alerts(state)
+
 /** The payment page: what is being bought, for whom, the all-in total, and the card form. */
 export const payPage = (view: PayPageView, state: PayFormState = {}, options: PageOptions = {}): string => {
-  const [numberField, expiryField, cvcField, nameField] = fields.map((spec) => fieldHtml(spec, state))
   const testNotice =
     view.testMode === false
       ? ""
@@ -275,12 +294,7 @@ export const payPage = (view: PayPageView, state: PayFormState = {}, options: Pa
   ${testNotice}
   <form method="post" action="${escapeHtml(view.postUrl)}" novalidate>
     <input type="hidden" name="t" value="${escapeHtml(view.token)}">
-    ${numberField}
-    <div class="row">
-    ${expiryField}
-    ${cvcField}
-    </div>
-    ${nameField}
+    ${cardFields(state)}
     <button type="submit" class="pay">Pay ${escapeHtml(view.totalDisplay)}</button>
   </form>`,
     options.nonce

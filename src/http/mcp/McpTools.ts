@@ -75,6 +75,8 @@ const titles: Record<string, string> = {
   listOrders: "List orders",
   getOrder: "Order and tracking",
   cancelOrder: "Cancel an order",
+  listAllowances: "Spending allowance",
+  revokeAllowance: "Give up the spending allowance",
   [waitToolName]: "Wait for a checkout's status"
 }
 
@@ -286,6 +288,14 @@ const renderers: Record<string, (body: any) => string> = {
         (c: any) => `${c.countryCode}: ${c.available ? "available" : "unavailable"} — ${money(c.price) ?? "?"} all in`
       )
       .join("\n"),
+  listAllowances: (body) =>
+    (body.allowances ?? [])
+      .map(
+        (a: any) =>
+          `Allowance ${a.id} (${a.status}): up to ${a.perCheckoutLimit} per checkout, ${a.periodLimit} per ${a.period}, ${a.totalLimit} in total, in minor units of ${a.currency}; ${a.remainingInPeriod} may be spent now; ends ${a.expiresAt}.`
+      )
+      .join("\n") ||
+    `No allowance: the user can set one up at ${body.setupUrl}. Until then, checkouts are paid at paymentUrl.`,
   createQuote: quoteText,
   getQuote: quoteText,
   createCheckout: checkoutText,

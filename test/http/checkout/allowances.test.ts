@@ -285,6 +285,116 @@ describe("spending allowances", () => {
       })
     )
 
+    it.effect(
+      "the hosted page makes an allowance once the password confirms it; the person sees its history and revokes it",
+      () =>
+        Effect.gen(function* () {
+          const user = yield* SignedInUser
+          const allowances = yield* Allowances
+          const sql = yield* SqlClient.SqlClient
+          const form = (fields: Record<string, string>) =>
+            raw(
+              HttpClientRequest.post("/allowances/new").pipe(
+                HttpClientRequest.bodyUrlParams({
+                  client_id: user.clientId,
+                  currency: "GBP",
+                  perCheckout: "500",
+                  period: "month",
+                  periodLimit: "1000",
+                  total: "2000",
+                  countries: "gb",
+                  recipients: "",
+                  categories: "",
+                  days: "30",
+                  number: "4242 4242 4242 4242",
+                  expiry: "12/34",
+                  cvc: "123",
+                  name: "Ada Lovelace",
+                  email: user.email,
+                  password: user.password,
+                  ...fields
+                })
+              )
+            )
+          const live = () =>
+            Effect.map(allowances.listForUser(user.userId), (rows) => rows.filter((row) => row.revokedAt === null))
+          // Whatever the earlier tests left: revoked, so that the page's is the only live one.
+          yield* allowances.revokeForClient(user.userId, user.clientId)
+
+          const page = yield* raw(
+            HttpClientRequest.get(`/allowances/new?client_id=${encodeURIComponent(user.clientId)}`)
+          )
+          expect(page.status).toBe(200)
+          expect(page.text).toContain("Let Test agent pay for you")
+          expect(page.text).toContain('id="card-number"')
+          expect(page.text).toContain('name="password"')
+          expect((yield* raw(HttpClientRequest.get("/allowances/new?client_id=nobody"))).status).toBe(404)
+
+          // Refused, nothing made: a wrong password, terms out of bounds, an invalid card.
+          const wrong = yield* form({ password: "not the password" })
+          expect(wrong.status).toBe(401)
+          expect(wrong.text).toContain("not right")
+          const tooLong = yield* form({ days: "120" })
+          expect(tooLong.status).toBe(422)
+          expect(tooLong.text).toContain('id="days" name="days"')
+          expect(tooLong.text).toMatch(/aria-invalid="true" aria-describedby="days-error"/)
+          const perCheckoutOver = yield* form({ perCheckout: "1500" })
+          expect(perCheckoutOver.status).toBe(422)
+          const badCard = yield* form({ number: "4242 4242 4242 4241" })
+          expect(badCard.status).toBe(422)
+          expect(badCard.text).toContain("card-number-error")
+          expect(badCard.text).not.toContain("4242 4242 4242 4241")
+          expect(yield* live()).toEqual([])
+
+          const made = yield* form({})
+          expect(made.status, made.text).toBe(201)
+          expect(made.text).toContain("Allowance set up")
+          const [allowance] = yield* live()
+          expect(allowance).toMatchObject({
+            clientId: user.clientId,
+            currency: "GBP",
+            perCheckoutLimit: 50_000,
+            periodLimit: 100_000,
+            totalLimit: 200_000,
+            period: "month",
+            allowedCountries: ["GB"],
+            cardLast4: "4242"
+          })
+          const [stored] = yield* sql<{
+            text: string
+          }>`SELECT row_to_json(a)::text AS text FROM allowances a WHERE id = ${allowance!.id}`
+          expect(stored!.text).not.toContain("4242424242424242")
+
+          // A use shows in the history on the person's page, which revokes it.
+          const quote = yield* quoteOf(yield* stockedVariant)
+          const paid = yield* postCheckout([quote.id])
+          expect(paid.status, paid.text).toBe(201)
+          const cookie = String(made.headers["set-cookie"]).split(";")[0]!
+          const list = yield* raw(
+            HttpClientRequest.get("/allowances").pipe(HttpClientRequest.setHeader("cookie", cookie))
+          )
+          expect(list.status).toBe(200)
+          expect(list.text).toContain(paid.body.id)
+          expect(list.text).toContain("Paid")
+          const csrf = /name="csrf" value="([^"]+)"/.exec(list.text)![1]!
+          const revokeWith = (token: string) =>
+            raw(
+              HttpClientRequest.post(`/allowances/${allowance!.id}/revoke`).pipe(
+                HttpClientRequest.setHeader("cookie", cookie),
+                HttpClientRequest.bodyUrlParams({ csrf: token })
+              )
+            )
+          expect((yield* revokeWith("forged")).status).toBe(403)
+          expect(yield* live()).toHaveLength(1)
+          const revoked = yield* revokeWith(csrf)
+          expect(revoked.status).toBe(200)
+          expect(revoked.text).toContain("The allowance was revoked")
+          expect(yield* live()).toEqual([])
+          // Without the session, the page asks to sign in.
+          expect((yield* raw(HttpClientRequest.get("/allowances"))).text).toContain('action="/allowances/sign-in"')
+        })
+    )
+
     it.effect("20 checkouts at once against a period limit that fits 3: exactly 3 paid, the ledger equals them", () =>
       twentyAtOnce("period", (_n, body) => postText("/v1/checkouts", body))
     )
