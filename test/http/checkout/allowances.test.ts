@@ -5,10 +5,12 @@ import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import type { AllowanceTerms } from "../../../src/domain/checkout/Allowances.js"
 import { postgres } from "../../../src/layers/Database.js"
 import { Allowances } from "../../../src/services/checkout/Allowances.js"
+import { Notifications } from "../../../src/services/checkout/Notifications.js"
+import { Tokens } from "../../../src/services/identity/Tokens.js"
 import { FulfillmentSimulator } from "../../../src/services/simulators/FulfillmentSimulator.js"
-import { issueTestToken, SignedInUser, signedIn } from "../../support/auth.js"
+import { issueTestToken, SignedInUser, signedIn, TimeTravel } from "../../support/auth.js"
 import { CheckoutTestServer, londonAddress, payWith, recipient, settled } from "../../support/checkout.js"
-import { postText, type RawResponse, raw, ribbonClient, serveRibbon } from "../../support/http.js"
+import { postText, type RawResponse, raw, ribbonClient, serveRibbon, testPublicUrl } from "../../support/http.js"
 
 /**
  * Spending allowances through HTTP (docs/allowances.md): a checkout with `payWith: "allowance"` is paid at once
@@ -162,7 +164,13 @@ describe("spending allowances", () => {
         expect(checkout.status).toBe("paid")
         expect(checkout.paymentUrl).toBeNull()
         expect((yield* settled(checkout.id)).status).toBe("confirmed")
-        const { allowances } = yield* client.allowances.listAllowances()
+        // The person is told, as after a payment on the page.
+        const outbox = yield* Effect.flatMap(Notifications, (n) => n.forCheckout(checkout.id))
+        expect(outbox.map((n) => `${n.kind}:${n.channel}`)).toContain("receipt:email")
+        const { allowances, setupUrl } = yield* client.allowances.listAllowances()
+        expect(setupUrl).toBe(
+          `${testPublicUrl}/allowances/new?client_id=${encodeURIComponent((yield* SignedInUser).clientId)}`
+        )
         expect(allowances).toHaveLength(1)
         expect(allowances[0]).toMatchObject({
           id: allowance.id,
@@ -397,6 +405,57 @@ describe("spending allowances", () => {
 
     it.effect("20 checkouts at once against a period limit that fits 3: exactly 3 paid, the ledger equals them", () =>
       twentyAtOnce("period", (_n, body) => postText("/v1/checkouts", body))
+    )
+
+    // Last: it moves the clock a week on, past the test token's life, and goes on with a new token of the same grant.
+    it.effect("the period limit starts again with the next calendar period", () =>
+      Effect.gen(function* () {
+        const variantId = yield* stockedVariant
+        const first = yield* quoteOf(variantId)
+        const amount = first.totalAmount
+        yield* allow({
+          period: "week",
+          perCheckoutLimit: amount,
+          periodLimit: amount,
+          totalLimit: 5 * amount,
+          expiresInDays: 90
+        })
+        expect((yield* postCheckout([first.id])).status).toBe(201)
+        const refused = yield* postCheckout([(yield* quoteOf(variantId)).id])
+        expectProblem(refused, 402, "allowance_exceeded")
+        expect(refused.body.limit).toBe("period")
+        expect(refused.body.detail).toMatch(/left this week/)
+        yield* (yield* TimeTravel).advance("7 days")
+        const { clientId, userId } = yield* SignedInUser
+        const fresh = yield* Effect.flatMap(Tokens, (tokens) =>
+          tokens.issueTokens({
+            familyId: "f".repeat(24),
+            clientId,
+            userId,
+            scope: "orders:write payments:allowance",
+            refreshScope: "orders:write payments:allowance"
+          })
+        )
+        const asFresh = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+          Effect.flatMap(HttpClient.HttpClient, (client) =>
+            Effect.provideService(
+              effect,
+              HttpClient.HttpClient,
+              HttpClient.mapRequest(client, (request) =>
+                HttpClientRequest.bearerToken(
+                  HttpClientRequest.setHeader(request, "authorization", ""),
+                  fresh.access_token
+                )
+              )
+            )
+          )
+        const nextWeek = yield* asFresh(Effect.flatMap(quoteOf(variantId), (q) => postCheckout([q.id])))
+        expect(nextWeek.status, nextWeek.text).toBe(201)
+        const { allowances } = yield* asFresh(
+          Effect.flatMap(ribbonClient, (client) => client.allowances.listAllowances())
+        )
+        expect(allowances[0]).toMatchObject({ spentInPeriod: amount, spentTotal: 2 * amount, remainingInPeriod: 0 })
+      })
     )
   })
 })
