@@ -7,10 +7,12 @@ import { postgres } from "../../../src/layers/Database.js"
 import { Allowances } from "../../../src/services/checkout/Allowances.js"
 import { Notifications } from "../../../src/services/checkout/Notifications.js"
 import { Tokens } from "../../../src/services/identity/Tokens.js"
+import { TwoFactor } from "../../../src/services/identity/TwoFactor.js"
 import { FulfillmentSimulator } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { issueTestToken, SignedInUser, signedIn, TimeTravel } from "../../support/auth.js"
 import { CheckoutTestServer, londonAddress, payWith, recipient, settled } from "../../support/checkout.js"
 import { postText, type RawResponse, raw, ribbonClient, serveRibbon, testPublicUrl } from "../../support/http.js"
+import { AuthenticatorApp } from "../../support/twoFactor.js"
 
 /**
  * Spending allowances through HTTP (docs/allowances.md): a checkout with `payWith: "allowance"` is paid at once
@@ -76,6 +78,29 @@ const allow = (patch: Partial<AllowanceTerms> = {}, card = testCard) =>
     const allowances = yield* Allowances
     return yield* allowances.create({ userId: user.userId, clientId: user.clientId, terms: terms(patch), card })
   }).pipe(Effect.orDie)
+
+/** Posts the set-up page's form: the terms of `terms()` as a person types them, the test card, and `fields`. */
+const postSetUpForm = (fields: Record<string, string>) =>
+  raw(
+    HttpClientRequest.post("/allowances/new").pipe(
+      HttpClientRequest.bodyUrlParams({
+        currency: "GBP",
+        perCheckout: "500",
+        period: "month",
+        periodLimit: "1000",
+        total: "2000",
+        countries: "gb",
+        recipients: "",
+        categories: "",
+        days: "30",
+        number: "4242 4242 4242 4242",
+        expiry: "12/34",
+        cvc: "123",
+        name: "Ada Lovelace",
+        ...fields
+      })
+    )
+  )
 
 const ledgerOf = (allowanceId: string) =>
   Effect.flatMap(
@@ -301,29 +326,7 @@ describe("spending allowances", () => {
           const allowances = yield* Allowances
           const sql = yield* SqlClient.SqlClient
           const form = (fields: Record<string, string>) =>
-            raw(
-              HttpClientRequest.post("/allowances/new").pipe(
-                HttpClientRequest.bodyUrlParams({
-                  client_id: user.clientId,
-                  currency: "GBP",
-                  perCheckout: "500",
-                  period: "month",
-                  periodLimit: "1000",
-                  total: "2000",
-                  countries: "gb",
-                  recipients: "",
-                  categories: "",
-                  days: "30",
-                  number: "4242 4242 4242 4242",
-                  expiry: "12/34",
-                  cvc: "123",
-                  name: "Ada Lovelace",
-                  email: user.email,
-                  password: user.password,
-                  ...fields
-                })
-              )
-            )
+            postSetUpForm({ client_id: user.clientId, email: user.email, password: user.password, ...fields })
           const live = () =>
             Effect.map(allowances.listForUser(user.userId), (rows) => rows.filter((row) => row.revokedAt === null))
           // Whatever the earlier tests left: revoked, so that the page's is the only live one.
@@ -401,6 +404,25 @@ describe("spending allowances", () => {
           // Without the session, the page asks to sign in.
           expect((yield* raw(HttpClientRequest.get("/allowances"))).text).toContain('action="/allowances/sign-in"')
         })
+    )
+
+    it.effect("with two-factor sign-in on, the set-up page needs the code as well as the password", () =>
+      Effect.gen(function* () {
+        const twoFactor = yield* TwoFactor
+        const person = yield* issueTestToken({ defaultCountry: "GB" })
+        const app = new AuthenticatorApp((yield* twoFactor.begin(person.userId, "Phone")).secret)
+        yield* twoFactor.confirm(person.userId, app.code())
+        const post = (code: string) =>
+          postSetUpForm({ client_id: person.clientId, email: person.email, password: person.password, code })
+        const missing = yield* post("")
+        expect(missing.status).toBe(401)
+        expect(missing.text).toContain("authenticator app")
+        expect((yield* post(app.wrongCode())).status).toBe(401)
+        const allowances = yield* Allowances
+        expect(yield* allowances.listForUser(person.userId)).toEqual([])
+        expect((yield* post(app.code())).status).toBe(201)
+        expect(yield* allowances.listForUser(person.userId)).toHaveLength(1)
+      }).pipe(Effect.orDie)
     )
 
     it.effect("20 checkouts at once against a period limit that fits 3: exactly 3 paid, the ledger equals them", () =>
