@@ -673,6 +673,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/acp.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Agentic Commerce Protocol discovery: versions, the API base URL, transports and capabilities */
+        get: operations["acpDiscovery.acpDiscovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/checkout_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a checkout session: its line items priced by Ribbon quotes for the delivery country */
+        post: operations["acpCheckoutSessions.createCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/checkout_sessions/{checkout_session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A checkout session as it now is */
+        get: operations["acpCheckoutSessions.getCheckoutSession"];
+        put?: never;
+        /** Update a checkout session: items, buyer, fulfillment details (absent stays, null clears) */
+        post: operations["acpCheckoutSessions.updateCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/checkout_sessions/{checkout_session_id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Complete a checkout session: succeeds with its order once the person has paid at continue_url */
+        post: operations["acpCheckoutSessions.completeCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/checkout_sessions/{checkout_session_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a checkout session that has not been paid */
+        post: operations["acpCheckoutSessions.cancelCheckoutSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/allowances/new": {
         parameters: {
             query?: never;
@@ -2070,9 +2156,11 @@ export interface components {
             grant_types_supported: string[];
             code_challenge_methods_supported: string[];
             token_endpoint_auth_methods_supported: string[];
+            token_endpoint_auth_signing_alg_values_supported: string[];
             revocation_endpoint_auth_methods_supported: string[];
             introspection_endpoint_auth_methods_supported: string[];
             authorization_response_iss_parameter_supported: boolean;
+            client_id_metadata_document_supported: boolean;
             prompt_values_supported: string[];
             service_documentation: string;
         };
@@ -2192,6 +2280,16 @@ export interface components {
              * @description a string at most 4096 character(s) long
              */
             client_secret?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion_type?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion?: string;
             /**
              * maxLength(4096)
              * @description a string at most 4096 character(s) long
@@ -2326,6 +2424,16 @@ export interface components {
              * @description a string at most 4096 character(s) long
              */
             client_secret?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion_type?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion?: string;
         };
         IntrospectionRequest: {
             /**
@@ -2348,6 +2456,16 @@ export interface components {
              * @description a string at most 4096 character(s) long
              */
             client_secret?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion_type?: string;
+            /**
+             * maxLength(4096)
+             * @description a string at most 4096 character(s) long
+             */
+            client_assertion?: string;
         };
         IntrospectionResponse: {
             active: boolean;
@@ -2774,6 +2892,497 @@ export interface components {
             /** @enum {string} */
             code: "allowance_not_found";
             allowanceId: string;
+        };
+        AcpDiscovery: {
+            protocol: {
+                /** @enum {string} */
+                name: "acp";
+                version: string;
+                supported_versions: string[];
+                documentation_url?: string;
+            };
+            api_base_url: string;
+            transports: ("rest" | "mcp")[];
+            capabilities: {
+                services: ("checkout" | "orders" | "delegate_payment" | "carts")[];
+                extensions?: {
+                    name: string;
+                }[];
+                intervention_types?: ("3ds" | "biometric" | "address_verification")[];
+                supported_currencies?: string[];
+                supported_locales?: string[];
+            };
+        };
+        AcpCheckoutSessionCreateRequest: {
+            buyer?: components["schemas"]["AcpBuyer"];
+            /**
+             * maxItems(20)
+             * @description an array of at most 20 item(s)
+             */
+            line_items: components["schemas"]["AcpItem"][];
+            /** @description ISO 4217 */
+            currency: string;
+            fulfillment_details?: components["schemas"]["AcpFulfillmentDetails"];
+            capabilities: components["schemas"]["AcpCapabilities"];
+            fulfillment_groups?: unknown[];
+            /** unknown */
+            affiliate_attribution?: unknown;
+            coupons?: string[];
+            /** unknown */
+            discounts?: unknown;
+            /**
+             * maxLength(35)
+             * @description a string at most 35 character(s) long
+             */
+            locale?: string;
+            /**
+             * maxLength(64)
+             * @description a string at most 64 character(s) long
+             */
+            timezone?: string;
+            /**
+             * maxLength(64)
+             * @description A Ribbon quote (POST /v1/quotes) to price its variant with
+             */
+            quote_id?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * maxLength(5000)
+             * @description a string at most 5000 character(s) long
+             */
+            order_notes?: string;
+        };
+        AcpBuyer: {
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            first_name?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            last_name?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            full_name?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            email: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            phone_number?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            customer_id?: string;
+            /** @enum {string} */
+            account_type?: "guest" | "registered" | "business";
+            /** @enum {string} */
+            authentication_status?: "authenticated" | "guest" | "requires_signin";
+            /** unknown */
+            company?: unknown;
+            /** unknown */
+            loyalty?: unknown;
+            /** unknown */
+            tax_exemption?: unknown;
+        };
+        AcpItem: {
+            /**
+             * maxLength(64)
+             * @description A Ribbon variant id
+             */
+            id: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            name?: string;
+            unit_amount?: components["schemas"]["Int"];
+        };
+        AcpFulfillmentDetails: {
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            name?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            phone_number?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            email?: string;
+            address?: components["schemas"]["AcpAddress"];
+        };
+        AcpAddress: {
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            name: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            line_one: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            line_two?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            city: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            state: string;
+            /**
+             * maxLength(1000)
+             * @description ISO 3166-1 alpha-2
+             */
+            country: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            postal_code: string;
+        };
+        AcpCapabilities: {
+            payment?: {
+                handlers: unknown[];
+            };
+            interventions?: {
+                supported?: ("3ds" | "biometric" | "address_verification")[];
+                required?: ("3ds" | "biometric")[];
+                /** @enum {string} */
+                enforcement?: "always" | "conditional" | "optional";
+                /** @enum {string} */
+                display_context?: "native" | "webview" | "modal" | "redirect";
+                /** @enum {string} */
+                redirect_context?: "in_app" | "external_browser" | "none";
+                /**
+                 * nonNegative
+                 * @description a non-negative number
+                 */
+                max_redirects?: components["schemas"]["Int"];
+                /**
+                 * positive
+                 * @description a positive number
+                 */
+                max_interaction_depth?: components["schemas"]["Int"];
+            };
+            extensions?: unknown[];
+        };
+        AcpLineItem: {
+            id: string;
+            item: components["schemas"]["AcpItem"];
+            quantity: components["schemas"]["Int"];
+            name?: string;
+            images?: string[];
+            unit_amount?: components["schemas"]["Int"];
+            product_id?: string;
+            variant_id?: string;
+            /** @enum {string} */
+            availability_status?: "in_stock" | "low_stock" | "out_of_stock" | "backorder" | "pre_order";
+            totals: components["schemas"]["AcpTotal"][];
+        };
+        AcpTotal: {
+            /** @enum {string} */
+            type: "items_base_amount" | "items_discount" | "subtotal" | "discount" | "fulfillment" | "tax" | "fee" | "gift_wrap" | "tip" | "store_credit" | "total" | "amount_refunded";
+            display_text: string;
+            amount: components["schemas"]["Int"];
+        };
+        AcpFulfillmentOption: {
+            /** @enum {string} */
+            type: "shipping";
+            id: string;
+            title: string;
+            description?: string;
+            totals: components["schemas"]["AcpTotal"][];
+        } | {
+            /** @enum {string} */
+            type: "digital";
+            id: string;
+            title: string;
+            description?: string;
+            totals: components["schemas"]["AcpTotal"][];
+        };
+        AcpSelectedFulfillmentOption: {
+            /** @enum {string} */
+            type: "shipping" | "digital" | "pickup" | "local_delivery";
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            option_id: string;
+            item_ids: string[];
+        };
+        AcpMessage: {
+            /** @enum {string} */
+            type: "info";
+            /** @enum {string} */
+            resolution?: "recoverable" | "requires_buyer_input" | "requires_buyer_review";
+            param?: string;
+            /** @enum {string} */
+            content_type: "plain";
+            content: string;
+        } | {
+            /** @enum {string} */
+            type: "error";
+            /** @enum {string} */
+            code: "missing" | "invalid" | "out_of_stock" | "region_restricted" | "not_found" | "expired";
+            /** @enum {string} */
+            resolution?: "recoverable" | "requires_buyer_input" | "requires_buyer_review";
+            param?: string;
+            /** @enum {string} */
+            content_type: "plain";
+            content: string;
+        };
+        AcpOrder: {
+            /** @description The Ribbon checkout the person paid (GET /v1/checkouts/{id}) */
+            id: string;
+            checkout_session_id: string;
+            permalink_url: string;
+            status: string;
+            line_items: components["schemas"]["AcpOrderLineItem"][];
+            totals: components["schemas"]["AcpTotal"][];
+        };
+        AcpOrderLineItem: {
+            /** @description The Ribbon order id (GET /v1/orders/{orderId}) */
+            id: string;
+            title: string;
+            product_id: string;
+            quantity: {
+                ordered: components["schemas"]["Int"];
+                current: components["schemas"]["Int"];
+            };
+            unit_price: components["schemas"]["Int"];
+            subtotal: components["schemas"]["Int"];
+            status: string;
+        };
+        AcpInvalidRequest: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "invalid";
+            message: string;
+            param?: string;
+        };
+        AcpAcpApiVersionMissing: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "missing_api_version";
+            message: string;
+            param?: string;
+            supported_versions: string[];
+        };
+        AcpAcpApiVersionUnsupported: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "unsupported_api_version";
+            message: string;
+            param?: string;
+            supported_versions: string[];
+        };
+        AcpIdempotencyKeyRequired: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "idempotency_key_required";
+            message: string;
+            param?: string;
+        };
+        AcpInvalidToken: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "invalid_token";
+            message: string;
+            param?: string;
+        };
+        AcpInsufficientScope: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "insufficient_scope";
+            message: string;
+            param?: string;
+        };
+        AcpPayloadTooLarge: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "payload_too_large";
+            message: string;
+            param?: string;
+        };
+        AcpUnsupportedMediaType: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "unsupported_media_type";
+            message: string;
+            param?: string;
+        };
+        AcpInternalError: {
+            /** @enum {string} */
+            type: "processing_error";
+            /** @enum {string} */
+            code: "internal_error";
+            message: string;
+            param?: string;
+        };
+        AcpServiceUnavailable: {
+            /** @enum {string} */
+            type: "service_unavailable";
+            /** @enum {string} */
+            code: "service_unavailable";
+            message: string;
+            param?: string;
+        };
+        AcpIdempotencyKeyReused: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "idempotency_conflict";
+            message: string;
+            param?: string;
+        };
+        AcpIdempotencyInFlight: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "idempotency_in_flight";
+            message: string;
+            param?: string;
+        };
+        AcpCheckoutSessionUpdateRequest: {
+            buyer?: components["schemas"]["AcpBuyer"] | null;
+            /**
+             * maxItems(20)
+             * @description an array of at most 20 item(s)
+             */
+            line_items?: components["schemas"]["AcpItem"][];
+            fulfillment_details?: components["schemas"]["AcpFulfillmentDetails"] | null;
+            fulfillment_groups?: unknown[];
+            selected_fulfillment_options?: components["schemas"]["AcpSelectedFulfillmentOption"][];
+            coupons?: string[];
+            /** unknown */
+            discounts?: unknown;
+            order_notes?: string | null;
+        };
+        AcpCheckoutSession: {
+            id: string;
+            protocol: {
+                version: string;
+            };
+            capabilities: {
+                payment: {
+                    handlers: unknown[];
+                };
+            };
+            buyer?: components["schemas"]["AcpBuyer"];
+            /** @enum {string} */
+            status: "incomplete" | "not_ready_for_payment" | "requires_escalation" | "authentication_required" | "ready_for_payment" | "pending_approval" | "complete_in_progress" | "completed" | "canceled" | "in_progress" | "expired";
+            currency: string;
+            locale?: string;
+            line_items: components["schemas"]["AcpLineItem"][];
+            fulfillment_details?: components["schemas"]["AcpFulfillmentDetails"];
+            fulfillment_options: components["schemas"]["AcpFulfillmentOption"][];
+            selected_fulfillment_options: components["schemas"]["AcpSelectedFulfillmentOption"][];
+            totals: components["schemas"]["AcpTotal"][];
+            messages: components["schemas"]["AcpMessage"][];
+            links: {
+                type: string;
+                url: string;
+            }[];
+            created_at: string;
+            updated_at: string;
+            expires_at?: string;
+            /** @description Ribbon's hosted payment page, while the session awaits payment */
+            continue_url?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            quote_id?: string;
+            quote_expires_at?: string;
+            order?: components["schemas"]["AcpOrder"];
+        };
+        AcpCheckoutSessionNotFound: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "checkout_session_not_found";
+            message: string;
+            param?: string;
+        };
+        AcpCheckoutSessionClosed: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "checkout_session_closed";
+            message: string;
+            param?: string;
+        };
+        AcpCheckoutSessionCompleteRequest: {
+            buyer?: components["schemas"]["AcpBuyer"];
+            /** @description Taken as the protocol defines it; without delegated payment Ribbon charges nothing with it */
+            payment_data: {
+                [key: string]: unknown;
+            };
+            /** unknown */
+            authentication_result?: unknown;
+            /** unknown */
+            affiliate_attribution?: unknown;
+            /** unknown */
+            risk_signals?: unknown;
+            marketing_consents?: unknown[];
+            /**
+             * maxLength(5000)
+             * @description a string at most 5000 character(s) long
+             */
+            order_notes?: string;
+        };
+        AcpCheckoutSessionNotPaid: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "checkout_session_not_paid";
+            message: string;
+            param?: string;
+        };
+        AcpCancelSessionRequest: {
+            intent_trace?: {
+                /** @enum {string} */
+                reason_code: "price_sensitivity" | "shipping_cost" | "shipping_speed" | "product_fit" | "trust_security" | "returns_policy" | "payment_options" | "comparison" | "timing_deferred" | "other";
+                /**
+                 * maxLength(500)
+                 * @description a string at most 500 character(s) long
+                 */
+                trace_summary?: string;
+                metadata?: {
+                    [key: string]: string | number | boolean;
+                };
+            };
         };
         ApiKeyCreatedV2: {
             id: string;
@@ -5839,6 +6448,16 @@ export interface operations {
                      * maxLength(4096)
                      * @description a string at most 4096 character(s) long
                      */
+                    client_assertion_type?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
                     scope?: string;
                     /**
                      * maxLength(4096)
@@ -6068,6 +6687,16 @@ export interface operations {
                      * @description a string at most 4096 character(s) long
                      */
                     client_secret?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion_type?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion?: string;
                 };
             };
         };
@@ -6185,6 +6814,16 @@ export interface operations {
                      * @description a string at most 4096 character(s) long
                      */
                     client_secret?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion_type?: string;
+                    /**
+                     * maxLength(4096)
+                     * @description a string at most 4096 character(s) long
+                     */
+                    client_assertion?: string;
                 };
             };
         };
@@ -8099,6 +8738,759 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpDiscovery.acpDiscovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AcpDiscovery */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpDiscovery"];
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpCheckoutSessions.createCheckoutSession": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: 2026-04-17 */
+                "api-version": string;
+                /** @description a string at most 255 character(s) long */
+                "request-id"?: string;
+                /** @description Required on every POST; an opaque string of at most 255 characters (UUID v4 recommended) */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcpCheckoutSessionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        protocol: {
+                            version: string;
+                        };
+                        capabilities: {
+                            payment: {
+                                handlers: unknown[];
+                            };
+                        };
+                        buyer?: components["schemas"]["AcpBuyer"];
+                        /** @enum {string} */
+                        status: "incomplete" | "not_ready_for_payment" | "requires_escalation" | "authentication_required" | "ready_for_payment" | "pending_approval" | "complete_in_progress" | "completed" | "canceled" | "in_progress" | "expired";
+                        currency: string;
+                        locale?: string;
+                        line_items: components["schemas"]["AcpLineItem"][];
+                        fulfillment_details?: components["schemas"]["AcpFulfillmentDetails"];
+                        fulfillment_options: components["schemas"]["AcpFulfillmentOption"][];
+                        selected_fulfillment_options: components["schemas"]["AcpSelectedFulfillmentOption"][];
+                        totals: components["schemas"]["AcpTotal"][];
+                        messages: components["schemas"]["AcpMessage"][];
+                        links: {
+                            type: string;
+                            url: string;
+                        }[];
+                        created_at: string;
+                        updated_at: string;
+                        expires_at?: string;
+                        /** @description Ribbon's hosted payment page, while the session awaits payment */
+                        continue_url?: string;
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        quote_id?: string;
+                        quote_expires_at?: string;
+                        order?: components["schemas"]["AcpOrder"];
+                    };
+                };
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"] | components["schemas"]["AcpAcpApiVersionMissing"] | components["schemas"]["AcpAcpApiVersionUnsupported"] | components["schemas"]["AcpIdempotencyKeyRequired"];
+                };
+            };
+            /** @description AcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidToken"];
+                };
+            };
+            /** @description AcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInsufficientScope"];
+                };
+            };
+            /** @description AcpIdempotencyInFlight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyInFlight"];
+                };
+            };
+            /** @description AcpPayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpPayloadTooLarge"];
+                };
+            };
+            /** @description AcpUnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpUnsupportedMediaType"];
+                };
+            };
+            /** @description AcpIdempotencyKeyReused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyKeyReused"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpCheckoutSessions.getCheckoutSession": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: 2026-04-17 */
+                "api-version": string;
+                /** @description a string at most 255 character(s) long */
+                "request-id"?: string;
+            };
+            path: {
+                /** @description a string at most 64 character(s) long */
+                checkout_session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AcpCheckoutSession */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSession"];
+                };
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"] | components["schemas"]["AcpAcpApiVersionMissing"] | components["schemas"]["AcpAcpApiVersionUnsupported"];
+                };
+            };
+            /** @description AcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidToken"];
+                };
+            };
+            /** @description AcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInsufficientScope"];
+                };
+            };
+            /** @description AcpCheckoutSessionNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSessionNotFound"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpCheckoutSessions.updateCheckoutSession": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: 2026-04-17 */
+                "api-version": string;
+                /** @description a string at most 255 character(s) long */
+                "request-id"?: string;
+                /** @description Required on every POST; an opaque string of at most 255 characters (UUID v4 recommended) */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description a string at most 64 character(s) long */
+                checkout_session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AcpCheckoutSessionUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description AcpCheckoutSession */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSession"];
+                };
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"] | components["schemas"]["AcpAcpApiVersionMissing"] | components["schemas"]["AcpAcpApiVersionUnsupported"] | components["schemas"]["AcpIdempotencyKeyRequired"];
+                };
+            };
+            /** @description AcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidToken"];
+                };
+            };
+            /** @description AcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInsufficientScope"];
+                };
+            };
+            /** @description AcpCheckoutSessionNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSessionNotFound"];
+                };
+            };
+            /** @description AcpCheckoutSessionClosed */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description AcpIdempotencyInFlight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyInFlight"];
+                };
+            };
+            /** @description AcpPayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpPayloadTooLarge"];
+                };
+            };
+            /** @description AcpUnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpUnsupportedMediaType"];
+                };
+            };
+            /** @description AcpIdempotencyKeyReused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyKeyReused"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpCheckoutSessions.completeCheckoutSession": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: 2026-04-17 */
+                "api-version": string;
+                /** @description a string at most 255 character(s) long */
+                "request-id"?: string;
+                /** @description Required on every POST; an opaque string of at most 255 characters (UUID v4 recommended) */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description a string at most 64 character(s) long */
+                checkout_session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcpCheckoutSessionCompleteRequest"];
+            };
+        };
+        responses: {
+            /** @description AcpCheckoutSession */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSession"];
+                };
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"] | components["schemas"]["AcpAcpApiVersionMissing"] | components["schemas"]["AcpAcpApiVersionUnsupported"] | components["schemas"]["AcpIdempotencyKeyRequired"];
+                };
+            };
+            /** @description AcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidToken"];
+                };
+            };
+            /** @description AcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInsufficientScope"];
+                };
+            };
+            /** @description AcpCheckoutSessionNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSessionNotFound"];
+                };
+            };
+            /** @description AcpCheckoutSessionClosed */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description AcpCheckoutSessionNotPaid */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSessionNotPaid"] | components["schemas"]["AcpIdempotencyInFlight"];
+                };
+            };
+            /** @description AcpPayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpPayloadTooLarge"];
+                };
+            };
+            /** @description AcpUnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpUnsupportedMediaType"];
+                };
+            };
+            /** @description AcpIdempotencyKeyReused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyKeyReused"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpCheckoutSessions.cancelCheckoutSession": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: 2026-04-17 */
+                "api-version": string;
+                /** @description a string at most 255 character(s) long */
+                "request-id"?: string;
+                /** @description Required on every POST; an opaque string of at most 255 characters (UUID v4 recommended) */
+                "idempotency-key": string;
+            };
+            path: {
+                /** @description a string at most 64 character(s) long */
+                checkout_session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AcpCancelSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description AcpCheckoutSession */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSession"];
+                };
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"] | components["schemas"]["AcpAcpApiVersionMissing"] | components["schemas"]["AcpAcpApiVersionUnsupported"] | components["schemas"]["AcpIdempotencyKeyRequired"];
+                };
+            };
+            /** @description AcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidToken"];
+                };
+            };
+            /** @description AcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInsufficientScope"];
+                };
+            };
+            /** @description AcpCheckoutSessionNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSessionNotFound"];
+                };
+            };
+            /** @description AcpCheckoutSessionClosed */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description AcpIdempotencyInFlight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyInFlight"];
+                };
+            };
+            /** @description AcpPayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpPayloadTooLarge"];
+                };
+            };
+            /** @description AcpUnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpUnsupportedMediaType"];
+                };
+            };
+            /** @description AcpIdempotencyKeyReused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyKeyReused"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
                 };
             };
         };

@@ -48,7 +48,7 @@ import giftLanguage from "./migrations/0044_gift_language.js"
 import digitalOrderAddresses from "./migrations/0045_digital_order_addresses.js"
 import oauthPrivateKeyJwt from "./migrations/0046_oauth_private_key_jwt.js"
 import acpCheckoutSessions from "./migrations/0047_acp_checkout_sessions.js"
-import allowances from "./migrations/0050_allowances.js"
+import allowances from "./migrations/0048_allowances.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
 export const migrations = {
@@ -98,7 +98,7 @@ export const migrations = {
   "0045_digital_order_addresses": digitalOrderAddresses,
   "0046_oauth_private_key_jwt": oauthPrivateKeyJwt,
   "0047_acp_checkout_sessions": acpCheckoutSessions,
-  "0050_allowances": allowances
+  "0048_allowances": allowances
 }
 
 /** The id of the newest migration: the number its name starts with. */

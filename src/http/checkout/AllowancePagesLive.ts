@@ -152,10 +152,12 @@ export const AllowancePagesLive = HttpApiBuilder.group(Api, "allowancePages", (h
       secure: publicUrl.startsWith("https:")
     } as const
 
+    /** The client's name: a registered client's, or the one its metadata document gives; none for a client not found. */
     const clientName = (clientId: string) =>
-      Effect.map(
-        clients.find(clientId),
-        Option.map((client) => client.clientName)
+      clients.find(clientId).pipe(
+        Effect.map(Option.map((client) => client.clientName)),
+        // A metadata document that cannot be fetched or used names no client.
+        Effect.catchTag("InvalidClient", () => Effect.succeedNone)
       )
 
     /** The person's words for an allowance and its history. */

@@ -5,7 +5,7 @@ import { AllowanceRecord, LedgerEntryRecord } from "../../domain/checkout/Allowa
 const json = (list: ReadonlyArray<string> | null) => (list === null ? null : JSON.stringify(list))
 
 /**
- * The `allowances` and `allowance_ledger` tables (migration 0050). Only the Allowances and AllowancePayments
+ * The `allowances` and `allowance_ledger` tables (migration 0048). Only the Allowances and AllowancePayments
  * services use it, and Checkouts to credit a refund. Unexpected database errors are defects.
  *
  * `take` is the whole decision of a payment from an allowance in one statement: the row's running sums are
