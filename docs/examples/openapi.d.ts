@@ -9975,6 +9975,16 @@ export interface operations {
                 };
             };
             /** @description An HTML page explaining the error */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description An HTML page explaining the error */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

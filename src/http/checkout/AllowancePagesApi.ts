@@ -79,7 +79,7 @@ export class AllowancePagesApi extends HttpApiGroup.make("allowancePages")
       .setPayload(HttpApiSchema.withEncoding(RevokeForm, { kind: "UrlParams" }))
       .addSuccess(Html)
       .annotate(OpenApi.Summary, "Revokes one of the person's allowances, effective at once")
-      .annotate(OpenApi.Transform, showsErrorPages([400, 403, 404]))
+      .annotate(OpenApi.Transform, showsErrorPages([400, 401, 403, 404]))
   )
   .annotate(OpenApi.Title, "Allowance pages")
   .annotate(OpenApi.Description, "The pages where a person sets up, sees and revokes spending allowances.") {}

@@ -309,6 +309,14 @@ const waysTo = (f: Fixture): Record<string, Way> => {
           { target: fixed({ path: operation.path.replace(/:\w+/g, "0"), headers: {} }), status: 403 }
         ])
     ),
+    // The allowance pages: an empty set-up form names no client (the link is not valid), an empty sign-in form is a
+    // wrong password, and a revoke without the allowances page's session asks to sign in.
+    "POST /allowances/new": { target: fixed({ path: "/allowances/new", headers: {} }), status: 404 },
+    "POST /allowances/sign-in": { target: fixed({ path: "/allowances/sign-in", headers: {} }), status: 401 },
+    "POST /allowances/:allowanceId/revoke": {
+      target: fixed({ path: "/allowances/0/revoke", headers: {} }),
+      status: 401
+    },
     // The gift page answers an empty claim form with the form again, saying what is missing.
     "POST /g/:token/claim": {
       target: Effect.map(f.gift, (gift) => ({ path: `/g/${gift.token}/claim`, headers: {} })),

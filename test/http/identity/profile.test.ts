@@ -30,7 +30,7 @@ describe("profile (/v1/me)", () => {
           receiptPreference: "email"
         })
         expect(me.addresses).toEqual([])
-        expect(me.scopes).toEqual(["profile", "catalog:read", "orders:read", "orders:write"])
+        expect(me.scopes).toEqual(["profile", "catalog:read", "orders:read", "orders:write", "payments:allowance"])
         const updated = yield* client.profile.updateMe({
           payload: { displayName: "Ada", phone: "+44 20 7946 0000", defaultCountry: "FR", receiptPreference: "both" }
         })
