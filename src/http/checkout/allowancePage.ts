@@ -21,6 +21,8 @@ const css = `${cardCss}
     th, td { text-align: left; padding: .3rem .4rem; border-bottom: 1px solid #eee; }
     td.amount { text-align: right; white-space: nowrap; }
     section.allowance { border: 1px solid #ddd; border-radius: 6px; padding: .2rem .9rem .9rem; margin: 1rem 0; }
+    /* The box already sets each allowance apart: no rule and gap above its heading, as between a page's sections. */
+    section.allowance > h2 { margin-top: .8rem; border-top: 0; padding-top: 0; }
     .badge { display: inline-block; padding: .1rem .5rem; border-radius: 1rem; background: #f1efe9; font-size: .85rem; }`
 
 const head = `
