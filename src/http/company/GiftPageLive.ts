@@ -392,7 +392,7 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
       .handle("claim", ({ path, payload, request }) =>
         withGift(request, path.token, "unwrapped", (view, { countries, countryOf }, context) =>
           Effect.gen(function* () {
-            const { tr } = framingOf(request, path.token)
+            const framing = framingOf(request, path.token)
             const country = countryOf(payload.country, view, request)
             // What the gift offers there, or the other gift it is swapped for (the claim checks its own): is it digital.
             const offered = yield* gifts.offer(view.gift, view.campaign, country)
@@ -416,17 +416,15 @@ export const GiftPageLive = HttpApiBuilder.group(Api, "giftPage", (handlers) =>
               )
             const decoded =
               chosen?.digital === true ? digitalClaimOf(payload, country) : shippedClaimOf(payload, country)
-            if (Either.isLeft(decoded)) return yield* again(formProblems(tr, decoded.left))
+            if (Either.isLeft(decoded)) return yield* again(formProblems(framing.tr, decoded.left))
             const claimed = yield* Effect.either(gifts.claimByRecipient(view.gift, decoded.right))
-            if (Either.isRight(claimed))
-              return yield* claimedPage(framingOf(request, path.token), view, claimed.right.gift)
+            if (Either.isRight(claimed)) return yield* claimedPage(framing, view, claimed.right.gift)
             // Claimed meanwhile (a second tab, a double submit): the claim that won is the page to show.
             if (claimed.left._tag === "GiftClosed" && claimed.left.status === "claimed") {
               const now = yield* gifts.visit(view.gift.token, "unwrapped")
-              if (Option.isSome(now))
-                return yield* claimedPage(framingOf(request, path.token), now.value, now.value.gift)
+              if (Option.isSome(now)) return yield* claimedPage(framing, now.value, now.value.gift)
             }
-            return yield* again(refusalProblems(tr, claimed.left, { sender: view.sender, country }))
+            return yield* again(refusalProblems(framing.tr, claimed.left, { sender: view.sender, country }))
           })
         )
       )
