@@ -39,6 +39,7 @@ import { OAuthApi } from "./identity/OAuthApi.js"
 import { ProfileApi } from "./identity/ProfileApi.js"
 import { WellKnownApi } from "./identity/WellKnownApi.js"
 import { HealthApi } from "./platform/HealthApi.js"
+import { UcpCheckoutSessionsApi, UcpProfileApi } from "./ucp/UcpApi.js"
 
 /** The whole service: every route, `/openapi.json`, `/docs` and the typed client derive from this value. */
 export class Api extends makeApi("ribbon")
@@ -55,6 +56,8 @@ export class Api extends makeApi("ribbon")
   .add(PayApi.pipe(withRequestErrors("v1")))
   .add(AcpDiscoveryApi.pipe(withRequestErrors("v1")))
   .add(AcpCheckoutSessionsApi.pipe(withRequestErrors("acp")))
+  .add(UcpProfileApi.pipe(withRequestErrors("v1")))
+  .add(UcpCheckoutSessionsApi.pipe(withRequestErrors("ucp")))
   .add(AllowancePagesApi.pipe(withRequestErrors("v1")))
   .add(GiftPageApi.pipe(withRequestErrors("v1")))
   .add(ApiKeysV2Api.pipe(withRequestErrors("v2")))

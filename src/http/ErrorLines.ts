@@ -16,11 +16,12 @@ import {
  * the bodies clients receive. `acp` is the Agentic Commerce Protocol's flat error object
  * (docs/decisions/0078-agentic-commerce-protocol.md).
  */
-export type Line = "v1" | "oauth" | "v2" | "v3" | "acp"
+export type Line = "v1" | "oauth" | "v2" | "v3" | "acp" | "ucp"
 
 /** The line a request path belongs to; paths outside every line (health, docs, pages) answer like `/v1`. */
 export const lineOf = (path: string): Line => {
   if (path.startsWith("/acp/") || path === "/acp") return "acp"
+  if (path.startsWith("/ucp/") || path === "/ucp") return "ucp"
   if (path.startsWith("/public-api/v2")) return "v2"
   if (path.startsWith("/public-api/v3")) return "v3"
   if (path.startsWith("/oauth")) return "oauth"
@@ -113,7 +114,12 @@ const bodies: Record<Line, (error: AnyDomainError, code: ErrorCode) => Record<st
     }
     return { status: code.status, errorCode: code.v3, message: error.message }
   },
-  acp: acpBody
+  acp: acpBody,
+  // UCP's protocol error: `code` and `content` (docs/decisions/0080-universal-commerce-protocol.md).
+  ucp: (error, code) => {
+    const path = issuesOf(error)[0]?.path
+    return { code: acpCode(code), content: error.message, ...(path ? { path: jsonPath(path) } : {}) }
+  }
 }
 
 /** Renders a domain error in a line's format. */
@@ -205,6 +211,8 @@ const fromBody = (line: Line, body: Record<string, any>): Record<string, unknown
         ...(body.supported_versions === undefined ? {} : { supportedVersions: body.supported_versions })
       }
     }
+    case "ucp":
+      return { message: body.content }
   }
 }
 
@@ -222,10 +230,16 @@ const bodySchema = (line: Line, code: ErrorCode, fields: Schema.Struct.Fields) =
       return V3Body(code)
     case "acp":
       return AcpBody(code, fields)
+    case "ucp":
+      return Schema.Struct({
+        code: Schema.Literal(acpCode(code)),
+        content: Schema.String,
+        path: Schema.optional(Schema.String)
+      })
   }
 }
 
-const lineTitle: Record<Line, string> = { v1: "V1", oauth: "OAuth", v2: "V2", v3: "V3", acp: "Acp" }
+const lineTitle: Record<Line, string> = { v1: "V1", oauth: "OAuth", v2: "V2", v3: "V3", acp: "Acp", ucp: "Ucp" }
 
 /**
  * The schema an endpoint declares for a domain error on a line: the domain error on the type side, the

@@ -113,6 +113,8 @@ export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", {
           key: Config.string("TLS_KEY")
         })
       ),
+      /** The Universal Commerce Protocol's ES256 signing key (UCP_SIGNING_KEY, PKCS#8 PEM); one per start if unset. */
+      ucpSigningKey: yield* Config.option(Config.redacted("UCP_SIGNING_KEY")),
       /** The fulfillment simulator (docs/checkout.md): supplier latency, transient failure rate, progress step. */
       fulfillment: {
         latency: yield* Config.duration("FULFILLMENT_LATENCY").pipe(Config.withDefault("0 millis")),

@@ -64,6 +64,7 @@ import { McpLive } from "../http/mcp/McpLive.js"
 import { FaviconLive } from "../http/pages/favicon.js"
 import { HealthLive } from "../http/platform/HealthLive.js"
 import { routerConfig } from "../http/Routes.js"
+import { UcpLive } from "../http/ucp/UcpLive.js"
 import { Addresses } from "../services/catalog/Addresses.js"
 import { Catalog, PublicUrl } from "../services/catalog/Catalog.js"
 import { CatalogExports, ExpireCatalogExport, RunCatalogExport } from "../services/catalog/CatalogExports.js"
@@ -370,6 +371,7 @@ export const makeHandlersLive = (companyAuth = apiKeyAuthLayers(Api)) =>
     AllowancePagesLive,
     PayLive,
     AcpLive,
+    UcpLive,
     GiftPageLive,
     AccountPagesLive,
     MembersPagesLive,

@@ -139,6 +139,13 @@ export class CheckoutSessionNotPaid extends DomainError<CheckoutSessionNotPaid>(
   errorCode(409, "Checkout session not paid", "checkout_session_not_paid", "CONFLICT", "409_ORDS_070")
 ) {}
 
+/** A `/ucp` request without the platform's profile in `UCP-Agent` (the protocol's `invalid_profile_url`). */
+export class UcpAgentMissing extends DomainError<UcpAgentMissing>()(
+  "UcpAgentMissing",
+  {},
+  errorCode(400, "UCP-Agent missing", "invalid_profile_url", "INVALID_REQUEST", "400_ORDS_073")
+) {}
+
 // Spending allowances (docs/allowances.md). The checkout was made and still awaits payment: `paymentUrl` lets the
 // person pay it by hand.
 

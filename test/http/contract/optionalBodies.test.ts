@@ -212,6 +212,11 @@ const fixture = Effect.gen(function* () {
       acpHeaders()
     )
   ).pipe(Effect.map((response) => expectCreated(response).id as string))
+  // A Universal Commerce Protocol request names the platform's profile (src/http/ucp/UcpApi.ts).
+  const ucpHeaders = { ...bearer, "ucp-agent": 'profile="https://platform.example/profile"' }
+  const ucpSession = Effect.suspend(() =>
+    postWith("/ucp/checkout-sessions", { line_items: [{ item: { id: variant!.id }, quantity: 1 }] }, ucpHeaders)
+  ).pipe(Effect.map((response) => expectCreated(response).id as string))
   return {
     headers,
     bearer,
@@ -223,7 +228,9 @@ const fixture = Effect.gen(function* () {
     webhook,
     delivery,
     acpHeaders,
-    acpSession
+    acpSession,
+    ucpHeaders,
+    ucpSession
   }
 })
 
@@ -255,6 +262,21 @@ const waysTo = (f: Fixture): Record<string, Way> => {
       target: Effect.map(f.acpSession, (id) => ({
         path: `/acp/checkout_sessions/${id}/cancel`,
         headers: f.acpHeaders()
+      })),
+      status: 200
+    },
+    // Complete before the person paid: the empty request reaches the handler, which says where they pay.
+    "POST /ucp/checkout-sessions/:id/complete": {
+      target: Effect.map(f.ucpSession, (id) => ({
+        path: `/ucp/checkout-sessions/${id}/complete`,
+        headers: f.ucpHeaders
+      })),
+      status: 409
+    },
+    "POST /ucp/checkout-sessions/:id/cancel": {
+      target: Effect.map(f.ucpSession, (id) => ({
+        path: `/ucp/checkout-sessions/${id}/cancel`,
+        headers: f.ucpHeaders
       })),
       status: 200
     },

@@ -1,0 +1,146 @@
+import { Schema } from "effect"
+
+/**
+ * The Universal Commerce Protocol's objects Ribbon takes and gives (release 2026-04-08;
+ * docs/decisions/0080-universal-commerce-protocol.md): the checkout capability with its fulfillment extension, over
+ * the REST binding. Requests are decoded as far as Ribbon acts on them; other protocol fields pass through unread
+ * (an excess property is ignored, not refused, as the protocol's schemas allow).
+ */
+
+/** The protocol release served (its versions are dates). */
+export const UCP_VERSION = "2026-04-08"
+
+/** The protocol's reverse-domain names of what Ribbon serves. */
+export const UCP_SHOPPING = "dev.ucp.shopping"
+export const UCP_CHECKOUT = "dev.ucp.shopping.checkout"
+export const UCP_FULFILLMENT = "dev.ucp.shopping.fulfillment"
+
+const Text = Schema.String.pipe(Schema.maxLength(1000))
+const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))
+
+/** A postal address as the protocol writes it (schema.org's names), with the recipient's name and phone. */
+export const UcpPostalAddress = Schema.Struct({
+  id: Schema.optional(Text),
+  street_address: Schema.optional(Text),
+  extended_address: Schema.optional(Text),
+  address_locality: Schema.optional(Text),
+  address_region: Schema.optional(Text),
+  address_country: Schema.optional(Text.annotations({ description: "ISO 3166-1 alpha-2" })),
+  postal_code: Schema.optional(Text),
+  first_name: Schema.optional(Text),
+  last_name: Schema.optional(Text),
+  phone_number: Schema.optional(Text)
+}).annotations({ identifier: "UcpPostalAddress" })
+export type UcpPostalAddress = typeof UcpPostalAddress.Type
+
+export const UcpBuyer = Schema.Struct({
+  first_name: Schema.optional(Text),
+  last_name: Schema.optional(Text),
+  email: Schema.optional(Text),
+  phone_number: Schema.optional(Text)
+}).annotations({ identifier: "UcpBuyer" })
+export type UcpBuyer = typeof UcpBuyer.Type
+
+export const UcpLineItemRequest = Schema.Struct({
+  id: Schema.optional(Text),
+  item: Schema.Struct({ id: Id.annotations({ description: "A Ribbon variant id" }) }),
+  quantity: Schema.Int.pipe(Schema.between(1, 20))
+}).annotations({ identifier: "UcpLineItemRequest" })
+
+/** The fulfillment extension as requested: Ribbon ships, so one `shipping` method with one destination counts. */
+export const UcpFulfillmentRequest = Schema.Struct({
+  methods: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        id: Schema.optional(Text),
+        type: Schema.optional(Schema.Literal("shipping", "pickup")),
+        line_item_ids: Schema.optional(Schema.Array(Text)),
+        destinations: Schema.optional(Schema.Array(UcpPostalAddress).pipe(Schema.maxItems(5))),
+        selected_destination_id: Schema.optional(Schema.NullOr(Text))
+      })
+    ).pipe(Schema.maxItems(5))
+  )
+}).annotations({ identifier: "UcpFulfillmentRequest" })
+export type UcpFulfillmentRequest = typeof UcpFulfillmentRequest.Type
+
+/** Create and update take the same body: an update replaces the session's buyer, items and fulfillment. */
+export const UcpCheckoutRequest = Schema.Struct({
+  line_items: Schema.Array(UcpLineItemRequest).pipe(Schema.minItems(1), Schema.maxItems(20)),
+  buyer: Schema.optional(UcpBuyer),
+  fulfillment: Schema.optional(UcpFulfillmentRequest),
+  context: Schema.optional(Schema.Unknown),
+  signals: Schema.optional(Schema.Unknown),
+  payment: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "UcpCheckoutRequest" })
+export type UcpCheckoutRequest = typeof UcpCheckoutRequest.Type
+
+/** Complete: the protocol's payment instruments, which Ribbon does not charge (the person pays at continue_url). */
+export const UcpCompleteRequest = Schema.Struct({
+  payment: Schema.optional(Schema.Unknown),
+  signals: Schema.optional(Schema.Unknown)
+}).annotations({ identifier: "UcpCompleteRequest" })
+
+export const UcpCheckoutStatus = Schema.Literal(
+  "incomplete",
+  "requires_escalation",
+  "ready_for_complete",
+  "complete_in_progress",
+  "completed",
+  "canceled"
+)
+export type UcpCheckoutStatus = typeof UcpCheckoutStatus.Type
+
+const Total = Schema.Struct({ type: Schema.String, display_text: Schema.optional(Schema.String), amount: Schema.Int })
+const Versioned = Schema.Array(Schema.Struct({ version: Schema.String }, { key: Schema.String, value: Schema.Unknown }))
+
+/** The `ucp` metadata every checkout response carries: the version and the capabilities it was answered with. */
+export const UcpResponseMeta = Schema.Struct({
+  version: Schema.String,
+  status: Schema.optional(Schema.Literal("success", "error")),
+  capabilities: Schema.Record({ key: Schema.String, value: Versioned }),
+  payment_handlers: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Unknown) })
+}).annotations({ identifier: "UcpResponseMeta" })
+
+export const UcpCheckout = Schema.Struct({
+  ucp: UcpResponseMeta,
+  id: Schema.String,
+  status: UcpCheckoutStatus,
+  currency: Schema.String.annotations({ description: "ISO 4217, upper case" }),
+  buyer: Schema.optional(UcpBuyer),
+  line_items: Schema.Array(
+    Schema.Struct({
+      id: Schema.String,
+      item: Schema.Struct({
+        id: Schema.String,
+        title: Schema.String,
+        price: Schema.Int,
+        image_url: Schema.optional(Schema.String)
+      }),
+      quantity: Schema.Int,
+      totals: Schema.Array(Total)
+    })
+  ),
+  fulfillment: Schema.optional(Schema.Unknown),
+  totals: Schema.Array(Total),
+  messages: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  links: Schema.Array(Schema.Struct({ type: Schema.String, url: Schema.String })),
+  expires_at: Schema.optional(Schema.String),
+  continue_url: Schema.optional(
+    Schema.String.annotations({ description: "Ribbon's hosted payment page, while the session awaits payment" })
+  ),
+  order: Schema.optional(
+    Schema.Struct({ id: Schema.String, label: Schema.optional(Schema.String), permalink_url: Schema.String })
+  )
+}).annotations({ identifier: "UcpCheckout" })
+export type UcpCheckout = typeof UcpCheckout.Type
+
+/** The business profile (`/.well-known/ucp`). */
+export const UcpProfile = Schema.Struct({
+  ucp: Schema.Struct({
+    version: Schema.String,
+    services: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Unknown) }),
+    capabilities: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Unknown) }),
+    payment_handlers: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Unknown) })
+  }),
+  signing_keys: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.String }))
+}).annotations({ identifier: "UcpProfile" })

@@ -1,0 +1,232 @@
+import type { AcpCheckoutSession, AcpCreateRequest, AcpFulfillmentDetails, AcpItem } from "../../domain/checkout/Acp.js"
+import {
+  UCP_CHECKOUT,
+  UCP_FULFILLMENT,
+  UCP_VERSION,
+  type UcpBuyer,
+  type UcpCheckout,
+  type UcpCheckoutRequest,
+  type UcpCheckoutStatus
+} from "../../domain/checkout/Ucp.js"
+
+/**
+ * UCP over the ACP sessions (docs/decisions/0080-universal-commerce-protocol.md): a UCP request becomes the ACP
+ * request AcpSessions takes, and the ACP session `/acp` would show becomes UCP's checkout. Nothing else differs
+ * between the two protocols here, so the mapping onto quotes and checkouts stays in one place.
+ */
+
+/** The capabilities a checkout response is answered with. */
+export const responseMeta = {
+  version: UCP_VERSION,
+  capabilities: {
+    [UCP_CHECKOUT]: [{ version: UCP_VERSION }],
+    [UCP_FULFILLMENT]: [{ version: UCP_VERSION, extends: UCP_CHECKOUT }]
+  },
+  // The person pays on Ribbon's hosted page (continue_url): there is no payment handler an agent could use.
+  payment_handlers: {}
+}
+
+const DESTINATION = "$.fulfillment.methods[0].destinations[0]"
+
+/** An ACP JSONPath (from a session's issue) as the UCP request's. */
+const pathOf = (param: string | undefined): string | undefined => {
+  if (param === undefined) return undefined
+  const fields: Record<string, string> = {
+    "$.fulfillment_details": DESTINATION,
+    "$.fulfillment_details.name": `${DESTINATION}.first_name`,
+    "$.fulfillment_details.phone_number": `${DESTINATION}.phone_number`,
+    "$.fulfillment_details.email": "$.buyer.email",
+    "$.fulfillment_details.address": DESTINATION,
+    "$.fulfillment_details.address.line_one": `${DESTINATION}.street_address`,
+    "$.fulfillment_details.address.line_two": `${DESTINATION}.extended_address`,
+    "$.fulfillment_details.address.city": `${DESTINATION}.address_locality`,
+    "$.fulfillment_details.address.state": `${DESTINATION}.address_region`,
+    "$.fulfillment_details.address.country": `${DESTINATION}.address_country`,
+    "$.fulfillment_details.address.postal_code": `${DESTINATION}.postal_code`
+  }
+  return fields[param] ?? param
+}
+
+/** The ACP items of a UCP request: its item repeated `quantity` times (ACP's items carry no quantity). */
+export const itemsOf = (request: UcpCheckoutRequest): Array<AcpItem> =>
+  request.line_items.flatMap((line) => Array.from({ length: line.quantity }, () => ({ id: line.item.id })))
+
+/** The index of the UCP line an ACP item index (as AcpSessions names it in an error) came from. */
+export const lineIndexOf = (request: UcpCheckoutRequest, itemIndex: number): number => {
+  let seen = 0
+  for (const [index, line] of request.line_items.entries()) {
+    seen += line.quantity
+    if (itemIndex < seen) return index
+  }
+  return itemIndex
+}
+
+/** The shipping destination of a request: the selected (or first) destination of its shipping method. */
+const destinationOf = (request: UcpCheckoutRequest) => {
+  const method = request.fulfillment?.methods?.find((each) => each.type === undefined || each.type === "shipping")
+  const destinations = method?.destinations ?? []
+  return (
+    destinations.find((each) => each.id !== undefined && each.id === method?.selected_destination_id) ?? destinations[0]
+  )
+}
+
+/** The country a request delivers to, when it names one. */
+export const countryOf = (request: UcpCheckoutRequest): string | undefined =>
+  destinationOf(request)?.address_country?.toUpperCase()
+
+/** ACP's fulfillment details of a UCP request: the destination's recipient and address, the buyer's e-mail. */
+export const detailsOf = (request: UcpCheckoutRequest): AcpFulfillmentDetails | null => {
+  const destination = destinationOf(request)
+  const buyer = request.buyer
+  const full = (first?: string, last?: string) => [first, last].filter((each) => each !== undefined).join(" ")
+  const name = full(destination?.first_name, destination?.last_name) || full(buyer?.first_name, buyer?.last_name)
+  const phone = destination?.phone_number ?? buyer?.phone_number
+  if (destination === undefined && buyer === undefined) return null
+  return {
+    ...(name === "" ? {} : { name }),
+    ...(phone === undefined ? {} : { phone_number: phone }),
+    ...(buyer?.email === undefined ? {} : { email: buyer.email }),
+    ...(destination === undefined
+      ? {}
+      : {
+          address: {
+            name,
+            line_one: destination.street_address ?? "",
+            ...(destination.extended_address === undefined ? {} : { line_two: destination.extended_address }),
+            city: destination.address_locality ?? "",
+            state: destination.address_region ?? "",
+            country: destination.address_country ?? "",
+            postal_code: destination.postal_code ?? ""
+          }
+        })
+  }
+}
+
+/** ACP's buyer of a UCP request (ACP's needs an e-mail; without one the session has none). */
+export const buyerOf = (buyer: UcpBuyer | undefined): AcpCreateRequest["buyer"] =>
+  buyer?.email === undefined ? undefined : { ...buyer, email: buyer.email }
+
+const statusOf = (status: AcpCheckoutSession["status"]): UcpCheckoutStatus => {
+  switch (status) {
+    case "requires_escalation":
+    case "complete_in_progress":
+    case "completed":
+    case "canceled":
+      return status
+    case "ready_for_payment":
+      return "ready_for_complete"
+    default:
+      // Not ready, or its payment window passed (the session is priced again on its next update).
+      return "incomplete"
+  }
+}
+
+const SHIPPING_METHOD = "ribbon_shipping_method"
+const DESTINATION_ID = "ribbon_destination"
+
+/** UCP's checkout of the ACP session `session` (as src/http/acp/present.ts shows it). */
+export const presentCheckout = (session: AcpCheckoutSession): UcpCheckout => {
+  const details = session.fulfillment_details
+  const shipping = session.fulfillment_options.find((option) => option.type === "shipping")
+  const shipped = session.selected_fulfillment_options.find((selection) => selection.type === "shipping")
+  const shippedLines = (shipped?.item_ids ?? []).map((variantId) => `li_${variantId}`)
+  const [first, ...rest] = (details?.address?.name ?? details?.name ?? "").trim().split(/\s+/)
+  const destination =
+    details?.address === undefined
+      ? undefined
+      : {
+          id: DESTINATION_ID,
+          street_address: details.address.line_one,
+          ...(details.address.line_two === undefined ? {} : { extended_address: details.address.line_two }),
+          address_locality: details.address.city,
+          address_region: details.address.state,
+          address_country: details.address.country,
+          postal_code: details.address.postal_code,
+          ...(first === undefined || first === "" ? {} : { first_name: first }),
+          ...(rest.length === 0 ? {} : { last_name: rest.join(" ") }),
+          ...(details.phone_number === undefined ? {} : { phone_number: details.phone_number })
+        }
+  const buyer = session.buyer
+  const amount = (totals: ReadonlyArray<{ type: string; amount: number }>, type: string) =>
+    totals.find((total) => total.type === type)?.amount ?? 0
+  return {
+    ucp: { ...responseMeta, status: "success" },
+    id: session.id,
+    status: statusOf(session.status),
+    currency: session.currency.toUpperCase(),
+    ...(buyer === undefined
+      ? {}
+      : {
+          buyer: {
+            ...(buyer.first_name === undefined ? {} : { first_name: buyer.first_name }),
+            ...(buyer.last_name === undefined ? {} : { last_name: buyer.last_name }),
+            email: buyer.email,
+            ...(buyer.phone_number === undefined ? {} : { phone_number: buyer.phone_number })
+          }
+        }),
+    line_items: session.line_items.map((line) => ({
+      id: line.id,
+      item: {
+        id: line.item.id,
+        title: line.name ?? line.item.id,
+        price: line.unit_amount ?? 0,
+        ...(line.images?.[0] === undefined ? {} : { image_url: line.images[0] })
+      },
+      quantity: line.quantity,
+      totals: line.totals
+        .filter((total) => ["subtotal", "tax", "total"].includes(total.type))
+        .map(({ type, display_text, amount }) => ({ type, display_text, amount }))
+    })),
+    ...(shipping === undefined
+      ? {}
+      : {
+          fulfillment: {
+            methods: [
+              {
+                id: SHIPPING_METHOD,
+                type: "shipping",
+                line_item_ids: shippedLines,
+                destinations: destination === undefined ? [] : [destination],
+                selected_destination_id: destination === undefined ? null : DESTINATION_ID,
+                groups: [
+                  {
+                    id: shipping.id,
+                    line_item_ids: shippedLines,
+                    options: [
+                      {
+                        id: shipping.id,
+                        title: shipping.title,
+                        ...(shipping.description === undefined ? {} : { description: shipping.description }),
+                        totals: [{ type: "total", amount: amount(shipping.totals, "total") }]
+                      }
+                    ],
+                    selected_option_id: shipping.id
+                  }
+                ]
+              }
+            ]
+          }
+        }),
+    totals: session.totals
+      .filter((total) => ["subtotal", "fulfillment", "tax", "fee", "total"].includes(total.type))
+      .map(({ type, display_text, amount }) => ({ type, display_text, amount })),
+    messages: session.messages.map((message) => {
+      const path = pathOf(message.param)
+      return message.type === "error"
+        ? {
+            type: "error",
+            code: message.code,
+            ...(path === undefined ? {} : { path }),
+            content: message.content,
+            severity: message.resolution === "requires_buyer_input" ? "requires_buyer_input" : "recoverable"
+          }
+        : { type: "info", ...(path === undefined ? {} : { path }), content: message.content }
+    }),
+    links: [],
+    ...(session.expires_at === undefined ? {} : { expires_at: session.expires_at }),
+    ...(session.continue_url === undefined ? {} : { continue_url: session.continue_url }),
+    ...(session.order === undefined
+      ? {}
+      : { order: { id: session.order.id, permalink_url: session.order.permalink_url } })
+  }
+}

@@ -1,0 +1,269 @@
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { HttpClientRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it } from "@effect/vitest"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import ajvFormats from "ajv-formats"
+import { Effect } from "effect"
+import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
+import { signedIn } from "../../support/auth.js"
+import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
+import { eventually } from "../../support/eventually.js"
+import { type RawResponse, raw, ribbonClient, testPublicUrl } from "../../support/http.js"
+
+/**
+ * The Universal Commerce Protocol over HTTP (docs/agent-protocols.md, docs/decisions/0080-universal-commerce-protocol.md):
+ * the business profile and the checkout capability's REST binding. Every checkout and the profile are validated
+ * against the protocol's 2026-04-08 JSON Schemas, which are the protocol's own (Apache-2.0) and not copied into this
+ * repository: they are read from the folder `UCP_SCHEMA_DIR` names (the release's `source/` folder, with its LICENSE
+ * beside it). Without it, the conformance test is skipped (and says so) while every other assertion still runs.
+ */
+
+const schemaDir = process.env.UCP_SCHEMA_DIR ?? ""
+const PROFILE_ID = "https://ucp.dev/discovery/profile.json"
+const schemaAvailable = Fs.existsSync(`${schemaDir}/schemas/shopping/checkout.json`)
+const ajv = new Ajv2020({ strict: false, allErrors: true })
+ajvFormats.default(ajv)
+if (schemaAvailable) {
+  for (const file of Fs.readdirSync(schemaDir, { recursive: true, encoding: "utf8" })) {
+    if (!file.endsWith(".json")) continue
+    const schema = JSON.parse(Fs.readFileSync(Path.join(schemaDir, file), "utf8"))
+    // The release's profile schema names its `$id` one folder deeper than its `../schemas/ucp.json` reference
+    // assumes (the file sits in `source/discovery/`): it is loaded under the id its references resolve from.
+    if (file === Path.join("discovery", "profile_schema.json")) schema.$id = PROFILE_ID
+    ajv.addSchema(schema)
+  }
+}
+let validated = 0
+
+/** Asserts `value` is valid against the schema `ref` (when the schemas are at hand). */
+const conforms = (ref: string, value: unknown) => {
+  if (!schemaAvailable) return
+  const validate = ajv.getSchema(ref)
+  if (validate === undefined) throw new Error(`No schema ${ref}`)
+  expect(validate(value), `${ref}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(value)}`).toBe(true)
+  validated++
+}
+/** A checkout with the fulfillment extension Ribbon answers with. */
+const CHECKOUT = "https://ucp.dev/schemas/shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout"
+const PROFILE = `${PROFILE_ID}#/$defs/business_profile`
+
+const VERSION = "2026-04-08"
+const AGENT = 'profile="https://platform.example/.well-known/ucp"'
+
+const send = (method: "GET" | "POST" | "PUT", path: string, body?: unknown, agent: string | null = AGENT) => {
+  const base =
+    method === "GET"
+      ? HttpClientRequest.get(`/ucp${path}`)
+      : method === "PUT"
+        ? HttpClientRequest.put(`/ucp${path}`)
+        : HttpClientRequest.post(`/ucp${path}`)
+  const withAgent = agent === null ? base : HttpClientRequest.setHeader(base, "ucp-agent", agent)
+  return raw(
+    body === undefined ? withAgent : HttpClientRequest.bodyText(withAgent, JSON.stringify(body), "application/json")
+  )
+}
+
+const expectError = (response: RawResponse, status: number, code: string) => {
+  expect(response.status, response.text).toBe(status)
+  expect(response.body).toMatchObject({ code, content: expect.any(String) })
+}
+
+const destination = {
+  first_name: "Ada",
+  last_name: "Lovelace",
+  phone_number: "+44 20 7946 0958",
+  street_address: "10 Downing Street",
+  address_locality: "London",
+  address_region: "",
+  address_country: "GB",
+  postal_code: "SW1A 2AA"
+}
+const buyer = { first_name: "Ada", last_name: "Lovelace", email: "ada@example.com" }
+
+const countOf = (table: "acp_checkout_sessions" | "quotes") =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
+  )
+const writtenRows = Effect.all([countOf("acp_checkout_sessions"), countOf("quotes")])
+
+describe("Universal Commerce Protocol", () => {
+  it.layer(makeCheckoutTestServer().pipe(signedIn({ defaultCountry: "GB" })), { timeout: 120_000 })((it) => {
+    it.effect("publishes the business profile with its ES256 signing key, without a token", () =>
+      Effect.gen(function* () {
+        const response = yield* raw(
+          HttpClientRequest.get("/.well-known/ucp").pipe(HttpClientRequest.setHeader("authorization", ""))
+        )
+        expect(response.status, response.text).toBe(200)
+        conforms(PROFILE, response.body)
+        const { ucp, signing_keys } = response.body
+        expect(ucp.version).toBe(VERSION)
+        expect(ucp.services["dev.ucp.shopping"]).toEqual([
+          expect.objectContaining({ transport: "rest", endpoint: `${testPublicUrl}/ucp` })
+        ])
+        expect(Object.keys(ucp.capabilities).sort()).toEqual([
+          "dev.ucp.shopping.checkout",
+          "dev.ucp.shopping.fulfillment"
+        ])
+        expect(signing_keys).toEqual([
+          expect.objectContaining({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig", kid: expect.any(String) })
+        ])
+        // Only the public half is published.
+        expect(signing_keys[0].d).toBeUndefined()
+      })
+    )
+
+    it.effect("create → update with the address → requires_escalation → paid on the hosted page → completed", () =>
+      Effect.gen(function* () {
+        const [variantId] = yield* availableVariants("GB", "mug", 1)
+        const lineItems = [{ item: { id: variantId! }, quantity: 2 }]
+        const created = yield* send("POST", "/checkout-sessions", { line_items: lineItems })
+        expect(created.status, created.text).toBe(201)
+        conforms(CHECKOUT, created.body)
+        const checkout = created.body
+        expect(checkout).toMatchObject({
+          ucp: { version: VERSION, capabilities: { "dev.ucp.shopping.checkout": [{ version: VERSION }] } },
+          status: "incomplete",
+          currency: "GBP",
+          line_items: [{ id: `li_${variantId}`, item: { id: variantId }, quantity: 2 }]
+        })
+        expect(checkout.messages).toEqual([
+          expect.objectContaining({ type: "error", code: "missing", severity: "requires_buyer_input" })
+        ])
+        expect(checkout.continue_url).toBeUndefined()
+
+        // An address that does not pass validation: the checkout says which field, and stays incomplete.
+        const misaddressed = yield* send("PUT", `/checkout-sessions/${checkout.id}`, {
+          line_items: lineItems,
+          buyer,
+          fulfillment: { methods: [{ type: "shipping", destinations: [{ ...destination, postal_code: "123" }] }] }
+        })
+        expect(misaddressed.status, misaddressed.text).toBe(200)
+        conforms(CHECKOUT, misaddressed.body)
+        expect(misaddressed.body.status).toBe("incomplete")
+        expect(misaddressed.body.messages.map((m: any) => [m.code, m.path])).toEqual([
+          ["invalid", "$.fulfillment.methods[0].destinations[0].postal_code"]
+        ])
+
+        const updated = yield* send("PUT", `/checkout-sessions/${checkout.id}`, {
+          line_items: lineItems,
+          buyer,
+          fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+        })
+        expect(updated.status, updated.text).toBe(200)
+        conforms(CHECKOUT, updated.body)
+        expect(updated.body.status).toBe("requires_escalation")
+        expect(updated.body.continue_url).toMatch(new RegExp(`^${testPublicUrl}/pay/`))
+        expect(updated.body.fulfillment.methods[0]).toMatchObject({
+          type: "shipping",
+          line_item_ids: [`li_${variantId}`],
+          destinations: [expect.objectContaining({ street_address: "10 Downing Street", address_country: "GB" })]
+        })
+        const total = updated.body.totals.find((t: any) => t.type === "total").amount
+
+        // Completing before the person paid is refused, and says where they pay.
+        const early = yield* send("POST", `/checkout-sessions/${checkout.id}/complete`, {
+          payment: { instruments: [] }
+        })
+        expectError(early, 409, "checkout_session_not_paid")
+        expect(early.body.content).toMatch(/continue_url/)
+
+        // The person pays on Ribbon's page, as any checkout is paid.
+        const paid = yield* payWith({ paymentUrl: updated.body.continue_url } as Checkout)
+        expect(paid.status).toBe(200)
+        const done = yield* eventually(
+          send("GET", `/checkout-sessions/${checkout.id}`),
+          (r) => r.body.status === "completed",
+          "completed"
+        )
+        conforms(CHECKOUT, done.body)
+        expect(done.body.continue_url).toBeUndefined()
+        const client = yield* ribbonClient
+        const placed = yield* client.checkouts.getCheckout({ path: { checkoutId: done.body.order.id } })
+        expect(placed.totalAmount).toBe(total)
+        expect(placed.orderIds).toHaveLength(1)
+        expect(done.body.order).toEqual({ id: placed.id, permalink_url: `${testPublicUrl}/v1/checkouts/${placed.id}` })
+
+        const completed = yield* send("POST", `/checkout-sessions/${checkout.id}/complete`, { payment: {} })
+        expect(completed.status, completed.text).toBe(200)
+        conforms(CHECKOUT, completed.body)
+        expect(completed.body.status).toBe("completed")
+        // The same session, seen through ACP.
+        const acp = yield* raw(
+          HttpClientRequest.get(`/acp/checkout_sessions/${checkout.id}`).pipe(
+            HttpClientRequest.setHeader("api-version", "2026-04-17")
+          )
+        )
+        expect(acp.body.order.line_items.map((line: any) => line.id)).toEqual(placed.orderIds)
+
+        // A completed checkout can no longer be changed or canceled.
+        expectError(yield* send("POST", `/checkout-sessions/${checkout.id}/cancel`), 405, "checkout_session_closed")
+        expectError(
+          yield* send("PUT", `/checkout-sessions/${checkout.id}`, { line_items: lineItems }),
+          405,
+          "checkout_session_closed"
+        )
+      })
+    )
+
+    it.effect("cancels a checkout awaiting payment, and its Ribbon checkout with it", () =>
+      Effect.gen(function* () {
+        const [variantId] = yield* availableVariants("GB", "mug", 1)
+        const created = yield* send("POST", "/checkout-sessions", {
+          line_items: [{ item: { id: variantId! }, quantity: 1 }],
+          buyer,
+          fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+        })
+        expect(created.body.status, created.text).toBe("requires_escalation")
+        const canceled = yield* send("POST", `/checkout-sessions/${created.body.id}/cancel`)
+        expect(canceled.status, canceled.text).toBe(200)
+        conforms(CHECKOUT, canceled.body)
+        expect(canceled.body.status).toBe("canceled")
+        const client = yield* ribbonClient
+        const paymentCheckout = new URL(created.body.continue_url).pathname.split("/")[2]!
+        expect((yield* client.checkouts.getCheckout({ path: { checkoutId: paymentCheckout } })).status).toBe(
+          "cancelled"
+        )
+      })
+    )
+
+    it.effect("refuses a request without UCP-Agent, with a bad body or an unknown item, leaving nothing", () =>
+      Effect.gen(function* () {
+        const before = yield* writtenRows
+        const [variantId] = yield* availableVariants("GB", "mug", 1)
+        const body = { line_items: [{ item: { id: variantId! }, quantity: 1 }] }
+        expectError(yield* send("POST", "/checkout-sessions", body, null), 400, "invalid_profile_url")
+        expectError(yield* send("POST", "/checkout-sessions", body, "profile=nope"), 400, "invalid_profile_url")
+        const empty = yield* send("POST", "/checkout-sessions", { line_items: [] })
+        expectError(empty, 400, "invalid")
+        expect(empty.body.path).toBe("$.line_items")
+        // A known item (twice) before an unknown one: named by its line, refused before anything is quoted.
+        const unknown = yield* send("POST", "/checkout-sessions", {
+          line_items: [
+            { item: { id: variantId! }, quantity: 2 },
+            { item: { id: "v" }, quantity: 1 }
+          ]
+        })
+        expectError(unknown, 400, "invalid")
+        expect(unknown.body.path).toBe("$.line_items[1].item.id")
+        expectError(yield* send("GET", "/checkout-sessions/nope"), 404, "checkout_session_not_found")
+        const unauthenticated = yield* raw(
+          HttpClientRequest.get("/ucp/checkout-sessions/x").pipe(
+            HttpClientRequest.setHeaders({ "ucp-agent": AGENT, authorization: "Bearer nope" })
+          )
+        )
+        expectError(unauthenticated, 401, "invalid_token")
+        expect(unauthenticated.headers["www-authenticate"]).toMatch(/^Bearer resource_metadata=/)
+        expect(yield* writtenRows).toEqual(before)
+      })
+    )
+
+    it.effect.skipIf(!schemaAvailable)(`validated the profile and every checkout above against ${schemaDir}`, () =>
+      Effect.sync(() => {
+        expect(validated).toBeGreaterThanOrEqual(7)
+        expect(Fs.readFileSync(`${schemaDir}/../LICENSE`, "utf8")).toMatch(/Apache License/)
+      })
+    )
+  })
+})
