@@ -734,7 +734,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Complete a checkout session: succeeds with its order once the person has paid at continue_url */
+        /** Complete a checkout session: pays it with a vault token, or succeeds once the person has paid at continue_url */
         post: operations["acpCheckoutSessions.completeCheckoutSession"];
         delete?: never;
         options?: never;
@@ -759,24 +759,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/.well-known/ucp": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Universal Commerce Protocol business profile: services, capabilities, signing keys */
-        get: operations["ucpProfile.ucpProfile"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/ucp/checkout-sessions": {
+    "/agentic_commerce/delegate_payment": {
         parameters: {
             query?: never;
             header?: never;
@@ -785,60 +768,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a checkout: its line items priced by Ribbon quotes for the delivery country */
-        post: operations["ucpCheckoutSessions.ucpCreateCheckout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/ucp/checkout-sessions/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A checkout as it now is */
-        get: operations["ucpCheckoutSessions.ucpGetCheckout"];
-        /** Replace a checkout's items, buyer and fulfillment */
-        put: operations["ucpCheckoutSessions.ucpUpdateCheckout"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/ucp/checkout-sessions/{id}/complete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Complete a checkout: succeeds with its order once the person has paid at continue_url */
-        post: operations["ucpCheckoutSessions.ucpCompleteCheckout"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/ucp/checkout-sessions/{id}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Cancel a checkout that has not been paid */
-        post: operations["ucpCheckoutSessions.ucpCancelCheckout"];
+        /** Delegate a card: a vault token for one checkout session, within its allowance (the PSP is the test-mode simulator) */
+        post: operations["acpDelegatePayment.delegatePayment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3456,6 +3387,38 @@ export interface components {
             message: string;
             param?: string;
         };
+        AcpPaymentTokenUsed: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "conflict";
+            message: string;
+            param?: string;
+        };
+        AcpPaymentTokenDeclined: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "payment_declined";
+            message: string;
+            param?: string;
+        };
+        AcpPaymentTokenExpired: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "expired";
+            message: string;
+            param?: string;
+        };
+        AcpPaymentTokenExceeded: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "maximum_exceeded";
+            message: string;
+            param?: string;
+        };
         AcpCancelSessionRequest: {
             intent_trace?: {
                 /** @enum {string} */
@@ -3470,285 +3433,17 @@ export interface components {
                 };
             };
         };
-        UcpProfile: {
-            ucp: {
-                version: string;
-                services: {
-                    [key: string]: unknown[];
-                };
-                capabilities: {
-                    [key: string]: unknown[];
-                };
-                payment_handlers: {
-                    [key: string]: unknown[];
-                };
-            };
-            signing_keys: {
-                [key: string]: string;
-            }[];
+        /** @description The protocol's DelegatePaymentRequest: payment_method (a card), allowance, billing_address, risk_signals, metadata */
+        AcpDelegatePaymentRequest: {
+            [key: string]: unknown;
         };
-        UcpCheckoutRequest: {
-            /**
-             * maxItems(20)
-             * @description an array of at most 20 item(s)
-             */
-            line_items: components["schemas"]["UcpLineItemRequest"][];
-            buyer?: components["schemas"]["UcpBuyer"];
-            fulfillment?: components["schemas"]["UcpFulfillmentRequest"];
-            /** unknown */
-            context?: unknown;
-            /** unknown */
-            signals?: unknown;
-            /** unknown */
-            payment?: unknown;
-        };
-        UcpLineItemRequest: {
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            id?: string;
-            item: {
-                /**
-                 * maxLength(64)
-                 * @description A Ribbon variant id
-                 */
-                id: string;
-            };
-            /**
-             * between(1, 20)
-             * @description a number between 1 and 20
-             */
-            quantity: components["schemas"]["Int"];
-        };
-        UcpBuyer: {
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            first_name?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            last_name?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            email?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            phone_number?: string;
-        };
-        UcpFulfillmentRequest: {
-            /**
-             * maxItems(5)
-             * @description an array of at most 5 item(s)
-             */
-            methods?: {
-                /**
-                 * maxLength(1000)
-                 * @description a string at most 1000 character(s) long
-                 */
-                id?: string;
-                /** @enum {string} */
-                type?: "shipping" | "pickup";
-                line_item_ids?: string[];
-                /**
-                 * maxItems(5)
-                 * @description an array of at most 5 item(s)
-                 */
-                destinations?: components["schemas"]["UcpPostalAddress"][];
-                selected_destination_id?: string | null;
-            }[];
-        };
-        UcpPostalAddress: {
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            id?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            street_address?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            extended_address?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            address_locality?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            address_region?: string;
-            /**
-             * maxLength(1000)
-             * @description ISO 3166-1 alpha-2
-             */
-            address_country?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            postal_code?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            first_name?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            last_name?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            phone_number?: string;
-        };
-        UcpResponseMeta: {
-            version: string;
+        AcpInvalidCard: {
             /** @enum {string} */
-            status?: "success" | "error";
-            capabilities: {
-                [key: string]: ({
-                    version: string;
-                } & {
-                    [key: string]: unknown;
-                })[];
-            };
-            payment_handlers: {
-                [key: string]: unknown[];
-            };
-        };
-        UcpInvalidRequest: {
+            type: "invalid_request";
             /** @enum {string} */
-            code: "invalid";
-            content: string;
-            path?: string;
-        };
-        UcpUcpAgentMissing: {
-            /** @enum {string} */
-            code: "invalid_profile_url";
-            content: string;
-            path?: string;
-        };
-        UcpInvalidToken: {
-            /** @enum {string} */
-            code: "invalid_token";
-            content: string;
-            path?: string;
-        };
-        UcpInsufficientScope: {
-            /** @enum {string} */
-            code: "insufficient_scope";
-            content: string;
-            path?: string;
-        };
-        UcpPayloadTooLarge: {
-            /** @enum {string} */
-            code: "payload_too_large";
-            content: string;
-            path?: string;
-        };
-        UcpUnsupportedMediaType: {
-            /** @enum {string} */
-            code: "unsupported_media_type";
-            content: string;
-            path?: string;
-        };
-        UcpInternalError: {
-            /** @enum {string} */
-            code: "internal_error";
-            content: string;
-            path?: string;
-        };
-        UcpServiceUnavailable: {
-            /** @enum {string} */
-            code: "service_unavailable";
-            content: string;
-            path?: string;
-        };
-        UcpCheckoutSessionClosed: {
-            /** @enum {string} */
-            code: "checkout_session_closed";
-            content: string;
-            path?: string;
-        };
-        UcpCheckout: {
-            ucp: components["schemas"]["UcpResponseMeta"];
-            id: string;
-            /** @enum {string} */
-            status: "incomplete" | "requires_escalation" | "ready_for_complete" | "complete_in_progress" | "completed" | "canceled";
-            /** @description ISO 4217, upper case */
-            currency: string;
-            buyer?: components["schemas"]["UcpBuyer"];
-            line_items: {
-                id: string;
-                item: {
-                    id: string;
-                    title: string;
-                    price: components["schemas"]["Int"];
-                    image_url?: string;
-                };
-                quantity: components["schemas"]["Int"];
-                totals: {
-                    type: string;
-                    display_text?: string;
-                    amount: components["schemas"]["Int"];
-                }[];
-            }[];
-            /** unknown */
-            fulfillment?: unknown;
-            totals: {
-                type: string;
-                display_text?: string;
-                amount: components["schemas"]["Int"];
-            }[];
-            messages: {
-                [key: string]: unknown;
-            }[];
-            links: {
-                type: string;
-                url: string;
-            }[];
-            expires_at?: string;
-            /** @description Ribbon's hosted payment page, while the session awaits payment */
-            continue_url?: string;
-            order?: {
-                id: string;
-                label?: string;
-                permalink_url: string;
-            };
-        };
-        UcpCheckoutSessionNotFound: {
-            /** @enum {string} */
-            code: "checkout_session_not_found";
-            content: string;
-            path?: string;
-        };
-        UcpCompleteRequest: {
-            /** unknown */
-            payment?: unknown;
-            /** unknown */
-            signals?: unknown;
-        };
-        UcpCheckoutSessionNotPaid: {
-            /** @enum {string} */
-            code: "checkout_session_not_paid";
-            content: string;
-            path?: string;
+            code: "invalid_card";
+            message: string;
+            param?: string;
         };
         ApiKeyCreatedV2: {
             id: string;
@@ -9618,6 +9313,16 @@ export interface operations {
                     "application/json": components["schemas"]["AcpInvalidToken"];
                 };
             };
+            /** @description AcpPaymentTokenDeclined */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpPaymentTokenDeclined"] | components["schemas"]["AcpPaymentTokenExpired"] | components["schemas"]["AcpPaymentTokenExceeded"];
+                };
+            };
             /** @description AcpInsufficientScope */
             403: {
                 headers: {
@@ -9656,7 +9361,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AcpCheckoutSessionNotPaid"] | components["schemas"]["AcpIdempotencyInFlight"];
+                    "application/json": components["schemas"]["AcpCheckoutSessionNotPaid"] | components["schemas"]["AcpPaymentTokenUsed"] | components["schemas"]["AcpIdempotencyInFlight"];
                 };
             };
             /** @description AcpPayloadTooLarge */
@@ -9861,137 +9566,54 @@ export interface operations {
             };
         };
     };
-    "ucpProfile.ucpProfile": {
+    "acpDelegatePayment.delegatePayment": {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description The protocol version: 2026-04-17 */
+                "api-version": string;
+                /** @description a string at most 255 character(s) long */
+                "request-id"?: string;
+                /** @description Required on every POST; an opaque string of at most 255 characters (UUID v4 recommended) */
+                "idempotency-key": string;
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
-        responses: {
-            /** @description UcpProfile */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpProfile"];
-                };
-            };
-            /** @description V1InvalidRequest */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
-                };
-            };
-            /** @description V1InternalError */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["V1InternalError"];
-                };
-            };
-            /** @description V1ServiceUnavailable */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
-                };
-            };
-        };
-    };
-    "ucpCheckoutSessions.ucpCreateCheckout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
+        requestBody?: {
             content: {
-                "application/json": components["schemas"]["UcpCheckoutRequest"];
+                "application/json": components["schemas"]["AcpDelegatePaymentRequest"];
             };
         };
         responses: {
             /** @description Success */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": {
-                        ucp: components["schemas"]["UcpResponseMeta"];
                         id: string;
-                        /** @enum {string} */
-                        status: "incomplete" | "requires_escalation" | "ready_for_complete" | "complete_in_progress" | "completed" | "canceled";
-                        /** @description ISO 4217, upper case */
-                        currency: string;
-                        buyer?: components["schemas"]["UcpBuyer"];
-                        line_items: {
-                            id: string;
-                            item: {
-                                id: string;
-                                title: string;
-                                price: components["schemas"]["Int"];
-                                image_url?: string;
-                            };
-                            quantity: components["schemas"]["Int"];
-                            totals: {
-                                type: string;
-                                display_text?: string;
-                                amount: components["schemas"]["Int"];
-                            }[];
-                        }[];
-                        /** unknown */
-                        fulfillment?: unknown;
-                        totals: {
-                            type: string;
-                            display_text?: string;
-                            amount: components["schemas"]["Int"];
-                        }[];
-                        messages: {
-                            [key: string]: unknown;
-                        }[];
-                        links: {
-                            type: string;
-                            url: string;
-                        }[];
-                        expires_at?: string;
-                        /** @description Ribbon's hosted payment page, while the session awaits payment */
-                        continue_url?: string;
-                        order?: {
-                            id: string;
-                            label?: string;
-                            permalink_url: string;
+                        created: string;
+                        metadata: {
+                            [key: string]: string;
                         };
                     };
                 };
             };
-            /** @description UcpInvalidRequest */
+            /** @description AcpInvalidRequest */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["AcpInvalidRequest"] | components["schemas"]["AcpAcpApiVersionMissing"] | components["schemas"]["AcpAcpApiVersionUnsupported"] | components["schemas"]["AcpInvalidCard"] | components["schemas"]["AcpIdempotencyKeyRequired"];
                 };
             };
-            /** @description UcpInvalidToken */
+            /** @description AcpInvalidToken */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9999,10 +9621,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["AcpInvalidToken"];
                 };
             };
-            /** @description UcpInsufficientScope */
+            /** @description AcpInsufficientScope */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10010,389 +9632,60 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInsufficientScope"];
+                    "application/json": components["schemas"]["AcpInsufficientScope"];
                 };
             };
-            /** @description UcpCheckoutSessionClosed */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
-                };
-            };
-            /** @description UcpPayloadTooLarge */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpPayloadTooLarge"];
-                };
-            };
-            /** @description UcpUnsupportedMediaType */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpUnsupportedMediaType"];
-                };
-            };
-            /** @description UcpInternalError */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInternalError"];
-                };
-            };
-            /** @description UcpServiceUnavailable */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpServiceUnavailable"];
-                };
-            };
-        };
-    };
-    "ucpCheckoutSessions.ucpGetCheckout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description a string at most 64 character(s) long */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description UcpCheckout */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckout"];
-                };
-            };
-            /** @description UcpInvalidRequest */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
-                };
-            };
-            /** @description UcpInvalidToken */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
-                };
-            };
-            /** @description UcpInsufficientScope */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInsufficientScope"];
-                };
-            };
-            /** @description UcpCheckoutSessionNotFound */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
-                };
-            };
-            /** @description UcpInternalError */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInternalError"];
-                };
-            };
-            /** @description UcpServiceUnavailable */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpServiceUnavailable"];
-                };
-            };
-        };
-    };
-    "ucpCheckoutSessions.ucpUpdateCheckout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description a string at most 64 character(s) long */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UcpCheckoutRequest"];
-            };
-        };
-        responses: {
-            /** @description UcpCheckout */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckout"];
-                };
-            };
-            /** @description UcpInvalidRequest */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
-                };
-            };
-            /** @description UcpInvalidToken */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
-                };
-            };
-            /** @description UcpInsufficientScope */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInsufficientScope"];
-                };
-            };
-            /** @description UcpCheckoutSessionNotFound */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
-                };
-            };
-            /** @description UcpCheckoutSessionClosed */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
-                };
-            };
-            /** @description UcpPayloadTooLarge */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpPayloadTooLarge"];
-                };
-            };
-            /** @description UcpUnsupportedMediaType */
-            415: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpUnsupportedMediaType"];
-                };
-            };
-            /** @description UcpInternalError */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInternalError"];
-                };
-            };
-            /** @description UcpServiceUnavailable */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpServiceUnavailable"];
-                };
-            };
-        };
-    };
-    "ucpCheckoutSessions.ucpCompleteCheckout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description a string at most 64 character(s) long */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": components["schemas"]["UcpCompleteRequest"];
-            };
-        };
-        responses: {
-            /** @description UcpCheckout */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckout"];
-                };
-            };
-            /** @description UcpInvalidRequest */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
-                };
-            };
-            /** @description UcpInvalidToken */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
-                };
-            };
-            /** @description UcpInsufficientScope */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInsufficientScope"];
-                };
-            };
-            /** @description UcpCheckoutSessionNotFound */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
-                };
-            };
-            /** @description UcpCheckoutSessionClosed */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
-                };
-            };
-            /** @description UcpCheckoutSessionNotPaid */
+            /** @description AcpIdempotencyInFlight */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionNotPaid"];
+                    "application/json": components["schemas"]["AcpIdempotencyInFlight"];
                 };
             };
-            /** @description UcpPayloadTooLarge */
+            /** @description AcpPayloadTooLarge */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpPayloadTooLarge"];
+                    "application/json": components["schemas"]["AcpPayloadTooLarge"];
                 };
             };
-            /** @description UcpUnsupportedMediaType */
+            /** @description AcpUnsupportedMediaType */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpUnsupportedMediaType"];
+                    "application/json": components["schemas"]["AcpUnsupportedMediaType"];
                 };
             };
-            /** @description UcpInternalError */
+            /** @description AcpIdempotencyKeyReused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyKeyReused"];
+                };
+            };
+            /** @description AcpInternalError */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInternalError"];
+                    "application/json": components["schemas"]["AcpInternalError"];
                 };
             };
-            /** @description UcpServiceUnavailable */
+            /** @description AcpServiceUnavailable */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10400,104 +9693,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpServiceUnavailable"];
-                };
-            };
-        };
-    };
-    "ucpCheckoutSessions.ucpCancelCheckout": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description a string at most 64 character(s) long */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description UcpCheckout */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckout"];
-                };
-            };
-            /** @description UcpInvalidRequest */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
-                };
-            };
-            /** @description UcpInvalidToken */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
-                };
-            };
-            /** @description UcpInsufficientScope */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInsufficientScope"];
-                };
-            };
-            /** @description UcpCheckoutSessionNotFound */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
-                };
-            };
-            /** @description UcpCheckoutSessionClosed */
-            405: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
-                };
-            };
-            /** @description UcpInternalError */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpInternalError"];
-                };
-            };
-            /** @description UcpServiceUnavailable */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UcpServiceUnavailable"];
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
                 };
             };
         };

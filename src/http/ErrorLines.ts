@@ -20,7 +20,7 @@ export type Line = "v1" | "oauth" | "v2" | "v3" | "acp" | "ucp"
 
 /** The line a request path belongs to; paths outside every line (health, docs, pages) answer like `/v1`. */
 export const lineOf = (path: string): Line => {
-  if (path.startsWith("/acp/") || path === "/acp") return "acp"
+  if (path.startsWith("/acp/") || path === "/acp" || path.startsWith("/agentic_commerce/")) return "acp"
   if (path.startsWith("/ucp/") || path === "/ucp") return "ucp"
   if (path.startsWith("/public-api/v2")) return "v2"
   if (path.startsWith("/public-api/v3")) return "v3"

@@ -75,6 +75,7 @@ import { Seed } from "../services/catalog/Seed.js"
 import { StockAvailability, StockAvailabilityNotifierLive } from "../services/catalog/StockAvailability.js"
 import { AcpIdempotency } from "../services/checkout/AcpIdempotency.js"
 import { AcpSessions } from "../services/checkout/AcpSessions.js"
+import { AcpVaultTokens } from "../services/checkout/AcpVaultTokens.js"
 import { AgentOrders } from "../services/checkout/AgentOrders.js"
 import { AllowancePayments } from "../services/checkout/AllowancePayments.js"
 import { Allowances } from "../services/checkout/Allowances.js"
@@ -321,6 +322,7 @@ export const ServicesLive = Layer.mergeAll(
     Notifications.Default,
     WebhookDeliveries.Default,
     AcpSessions.Default,
+    AcpVaultTokens.Default,
     AcpIdempotency.Default
   ).pipe(Layer.provideMerge(CheckoutPresenterV1)),
   // fulfillment: the orders placed with the fulfillment partner

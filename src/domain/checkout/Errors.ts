@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { DomainError, errorCode } from "../platform/Errors.js"
+import { DomainError, errorCode, FieldIssue } from "../platform/Errors.js"
 
 // Quotes, checkouts and orders (agent API; docs/checkout.md). v3 domain ORDS, sequences from 050.
 
@@ -175,4 +175,42 @@ export class AllowanceNotFound extends DomainError<AllowanceNotFound>()(
   "AllowanceNotFound",
   { allowanceId: Schema.String },
   errorCode(404, "Allowance not found", "allowance_not_found", "NOT_FOUND", "404_ORDS_053")
+) {}
+
+// Delegated payment (docs/decisions/0079-acp-delegated-payment.md): the card given to tokenize, and the vault
+// token given to `complete`. A refused token charges nothing and leaves the session as it was.
+
+/** The card to tokenize is not one the processor takes (`param` names the field). */
+export class InvalidCard extends DomainError<InvalidCard>()(
+  "InvalidCard",
+  { errors: Schema.Array(FieldIssue) },
+  errorCode(400, "Invalid card", "invalid_card", "INVALID_REQUEST", "400_ORDS_080")
+) {}
+
+/** No such vault token for this person, or one for another checkout session, currency or handler. */
+export class PaymentTokenDeclined extends DomainError<PaymentTokenDeclined>()(
+  "PaymentTokenDeclined",
+  { errors: Schema.Array(FieldIssue) },
+  errorCode(402, "Payment declined", "payment_declined", "PAYMENT_REQUIRED", "402_ORDS_080")
+) {}
+
+/** The vault token's allowance expired (`expires_at`). */
+export class PaymentTokenExpired extends DomainError<PaymentTokenExpired>()(
+  "PaymentTokenExpired",
+  { errors: Schema.Array(FieldIssue) },
+  errorCode(402, "Payment token expired", "expired", "PAYMENT_REQUIRED", "402_ORDS_081")
+) {}
+
+/** The session's total is more than the vault token's allowance (`max_amount`). */
+export class PaymentTokenExceeded extends DomainError<PaymentTokenExceeded>()(
+  "PaymentTokenExceeded",
+  { errors: Schema.Array(FieldIssue) },
+  errorCode(402, "Payment token limit exceeded", "maximum_exceeded", "PAYMENT_REQUIRED", "402_ORDS_082")
+) {}
+
+/** The vault token (`reason: one_time`) was already used. */
+export class PaymentTokenUsed extends DomainError<PaymentTokenUsed>()(
+  "PaymentTokenUsed",
+  { errors: Schema.Array(FieldIssue) },
+  errorCode(409, "Payment token already used", "conflict", "CONFLICT", "409_ORDS_080")
 ) {}

@@ -10,13 +10,19 @@ import {
   AcpReadHeaders,
   AcpUpdateRequest
 } from "../../domain/checkout/Acp.js"
+import { DelegatePaymentResponse } from "../../domain/checkout/AcpPayments.js"
 import {
   AcpApiVersionMissing,
   AcpApiVersionUnsupported,
   CheckoutSessionClosed,
   CheckoutSessionNotFound,
   CheckoutSessionNotPaid,
-  IdempotencyKeyRequired
+  IdempotencyKeyRequired,
+  InvalidCard,
+  PaymentTokenDeclined,
+  PaymentTokenExceeded,
+  PaymentTokenExpired,
+  PaymentTokenUsed
 } from "../../domain/checkout/Errors.js"
 import { InsufficientScope, InvalidToken } from "../../domain/identity/Errors.js"
 import { IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest } from "../../domain/platform/Errors.js"
@@ -126,13 +132,17 @@ export class AcpCheckoutSessionsApi extends HttpApiGroup.make("acpCheckoutSessio
       .addError(lineError("acp", CheckoutSessionNotFound))
       .addError(lineError("acp", CheckoutSessionClosed))
       .addError(lineError("acp", CheckoutSessionNotPaid))
+      .addError(lineError("acp", PaymentTokenDeclined))
+      .addError(lineError("acp", PaymentTokenExpired))
+      .addError(lineError("acp", PaymentTokenExceeded))
+      .addError(lineError("acp", PaymentTokenUsed))
       .addError(lineError("acp", IdempotencyKeyRequired))
       .addError(lineError("acp", IdempotencyKeyReused))
       .addError(lineError("acp", IdempotencyInFlight))
       .annotate(OpenApi.Transform, keyedPost)
       .annotate(
         OpenApi.Summary,
-        "Complete a checkout session: succeeds with its order once the person has paid at continue_url"
+        "Complete a checkout session: pays it with a vault token, or succeeds once the person has paid at continue_url"
       )
   )
   .add(
@@ -157,4 +167,40 @@ export class AcpCheckoutSessionsApi extends HttpApiGroup.make("acpCheckoutSessio
   .annotate(
     OpenApi.Description,
     "ACP 2026-04-17 checkout sessions for the signed-in person: priced by quotes, paid on Ribbon's hosted page."
+  ) {}
+
+/**
+ * The protocol's delegated payment, Ribbon as the PSP (docs/decisions/0079-acp-delegated-payment.md): a card
+ * tokenized into a vault token bound by its allowance. The body is decoded by the handler, so that a bad card or
+ * field is the protocol's `invalid_card` with its `param` rather than a generic `invalid`.
+ */
+export class AcpDelegatePaymentApi extends HttpApiGroup.make("acpDelegatePayment")
+  .add(
+    HttpApiEndpoint.post("delegatePayment", "/agentic_commerce/delegate_payment")
+      .setHeaders(AcpHeaders)
+      .setPayload(
+        Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+          identifier: "AcpDelegatePaymentRequest",
+          description:
+            "The protocol's DelegatePaymentRequest: payment_method (a card), allowance, billing_address, risk_signals, metadata"
+        })
+      )
+      .addSuccess(DelegatePaymentResponse, { status: 201 })
+      .addError(lineError("acp", InvalidCard))
+      .addError(lineError("acp", IdempotencyKeyRequired))
+      .addError(lineError("acp", IdempotencyKeyReused))
+      .addError(lineError("acp", IdempotencyInFlight))
+      .annotate(OpenApi.Transform, keyedPost)
+      .annotate(
+        OpenApi.Summary,
+        "Delegate a card: a vault token for one checkout session, within its allowance (the PSP is the test-mode simulator)"
+      )
+  )
+  .addError(lineError("acp", InvalidRequest))
+  .middleware(AcpBearer)
+  .middleware(AcpVersion)
+  .annotate(OpenApi.Title, "Agentic Commerce Protocol delegated payment")
+  .annotate(
+    OpenApi.Description,
+    "ACP 2026-04-17 delegate_payment: Ribbon tokenizes the card with its payment simulator; complete takes the token."
   ) {}

@@ -1,13 +1,21 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
 import { ACP_SUPPORTED_VERSIONS, ACP_VERSION, AcpCheckoutSession } from "../../domain/checkout/Acp.js"
-import { AcpApiVersionMissing, AcpApiVersionUnsupported, IdempotencyKeyRequired } from "../../domain/checkout/Errors.js"
+import { DelegatePaymentRequest } from "../../domain/checkout/AcpPayments.js"
+import {
+  AcpApiVersionMissing,
+  AcpApiVersionUnsupported,
+  IdempotencyKeyRequired,
+  InvalidCard
+} from "../../domain/checkout/Errors.js"
 import { InsufficientScope } from "../../domain/identity/Errors.js"
-import { codeOf, isDomainError } from "../../domain/platform/Errors.js"
+import { codeOf, FieldIssue, isDomainError } from "../../domain/platform/Errors.js"
+import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Pricing } from "../../services/catalog/Pricing.js"
 import { AcpIdempotency, bodyFingerprint } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
+import { AcpVaultTokens } from "../../services/checkout/AcpVaultTokens.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
@@ -84,7 +92,7 @@ const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
             api_base_url: `${baseUrl}/acp`,
             transports: ["rest"],
             capabilities: {
-              services: ["checkout"],
+              services: ["checkout", "delegate_payment"],
               supported_currencies: [
                 ...new Set([...reference.country.values()].map((country) => country.currency.toLowerCase()))
               ].sort(),
@@ -95,6 +103,82 @@ const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
           { headers: { "cache-control": "public, max-age=3600" } }
         )
       )
+    )
+  })
+)
+
+/** Echoes the request's `Request-Id`, as the protocol asks. */
+const echoed = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => {
+  const id = request.headers["request-id"]
+  return id === undefined ? {} : { "request-id": id }
+}
+
+/**
+ * A POST under the protocol's idempotency (src/services/checkout/AcpIdempotency.ts): the key required, the body
+ * fingerprinted as sent (extension fields too), a 4xx of the operation kept as its answer like a success.
+ */
+const keyedPost = <E, R>(idempotency: AcpIdempotency, status: number, operation: Effect.Effect<unknown, E, R>) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const key = request.headers["idempotency-key"]
+    if (key === undefined || key === "") {
+      return yield* new IdempotencyKeyRequired({
+        message: "Idempotency-Key header is required on all POST requests"
+      })
+    }
+    const body = yield* Effect.orDie(request.json)
+    const { user } = yield* CurrentUser
+    const answered = yield* idempotency.run(
+      {
+        userId: user.id,
+        endpoint: `POST ${new URL(request.url, "http://ribbon").pathname}`,
+        key,
+        fingerprint: bodyFingerprint(body)
+      },
+      operation.pipe(
+        Effect.map((answer) => ({ status, body: answer })),
+        Effect.catchIf(
+          (failure): failure is E => isDomainError(failure) && (codeOf(failure)?.status ?? 500) < 500,
+          (failure) => {
+            const rendered = render("acp", failure as never)
+            return Effect.succeed({ status: rendered.status, body: rendered.body })
+          }
+        )
+      )
+    )
+    return HttpServerResponse.unsafeJson(answered.body, {
+      status: answered.status,
+      headers: {
+        "idempotency-key": key,
+        ...(answered.replayed ? { "idempotent-replayed": "true" } : {}),
+        ...echoed(request)
+      }
+    })
+  })
+
+const decodeDelegation = Schema.decodeUnknown(DelegatePaymentRequest, { errors: "all" })
+
+/** Ribbon as the PSP: the card tokenized by the payment simulator; the body decoded here, a bad field `invalid_card`. */
+const DelegatePaymentLive = HttpApiBuilder.group(Api, "acpDelegatePayment", (handlers) =>
+  Effect.gen(function* () {
+    const idempotency = yield* AcpIdempotency
+    const vaultTokens = yield* AcpVaultTokens
+    return handlers.handle("delegatePayment", ({ payload, headers }) =>
+      Effect.gen(function* () {
+        const { user } = yield* CurrentUser
+        const request = yield* decodeDelegation(payload).pipe(
+          Effect.mapError((error) => {
+            const issues = plainIssues(error.issue).map(({ path, message }) =>
+              FieldIssue.make({ path: formatPath(path), message })
+            )
+            return new InvalidCard({
+              message: issues.map((issue) => `${issue.path}: ${issue.message}`).join("; "),
+              errors: issues
+            })
+          })
+        )
+        return yield* keyedPost(idempotency, 201, vaultTokens.delegate(user, request, headers["idempotency-key"] ?? ""))
+      })
     )
   })
 )
@@ -115,54 +199,8 @@ const SessionsLive = HttpApiBuilder.group(Api, "acpCheckoutSessions", (handlers)
         )
       )
 
-    /** Echoes the request's `Request-Id`, as the protocol asks. */
-    const echoed = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => {
-      const id = request.headers["request-id"]
-      return id === undefined ? {} : { "request-id": id }
-    }
-
-    /**
-     * A POST under the protocol's idempotency (src/services/checkout/AcpIdempotency.ts): the key required, the body
-     * fingerprinted as sent (extension fields too), a 4xx of the operation kept as its answer like a success.
-     */
     const keyed = <E, R>(status: number, operation: Effect.Effect<AcpSessionView, E, R>) =>
-      Effect.gen(function* () {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const key = request.headers["idempotency-key"]
-        if (key === undefined || key === "") {
-          return yield* new IdempotencyKeyRequired({
-            message: "Idempotency-Key header is required on all POST requests"
-          })
-        }
-        const body = yield* Effect.orDie(request.json)
-        const { user } = yield* CurrentUser
-        const answered = yield* idempotency.run(
-          {
-            userId: user.id,
-            endpoint: `POST ${new URL(request.url, "http://ribbon").pathname}`,
-            key,
-            fingerprint: bodyFingerprint(body)
-          },
-          operation.pipe(
-            Effect.map((view) => ({ status, body: present(view) })),
-            Effect.catchIf(
-              (failure): failure is E => isDomainError(failure) && (codeOf(failure)?.status ?? 500) < 500,
-              (failure) => {
-                const rendered = render("acp", failure as never)
-                return Effect.succeed({ status: rendered.status, body: rendered.body })
-              }
-            )
-          )
-        )
-        return HttpServerResponse.unsafeJson(answered.body, {
-          status: answered.status,
-          headers: {
-            "idempotency-key": key,
-            ...(answered.replayed ? { "idempotent-replayed": "true" } : {}),
-            ...echoed(request)
-          }
-        })
-      })
+      keyedPost(idempotency, status, Effect.map(operation, present))
 
     return handlers
       .handle("createCheckoutSession", ({ payload }) =>
@@ -181,7 +219,7 @@ const SessionsLive = HttpApiBuilder.group(Api, "acpCheckoutSessions", (handlers)
       )
       .handle("completeCheckoutSession", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          keyed(200, sessions.complete(user, path.checkout_session_id, payload.buyer))
+          keyed(200, sessions.complete(user, path.checkout_session_id, payload.buyer, payload.payment_data))
         )
       )
       .handle("cancelCheckoutSession", ({ path }) =>
@@ -191,6 +229,6 @@ const SessionsLive = HttpApiBuilder.group(Api, "acpCheckoutSessions", (handlers)
 )
 
 /** The discovery document and the checkout sessions, with their middleware (Pricing: the one Quotes uses). */
-export const AcpLive = Layer.mergeAll(DiscoveryLive, SessionsLive).pipe(
+export const AcpLive = Layer.mergeAll(DiscoveryLive, SessionsLive, DelegatePaymentLive).pipe(
   Layer.provide([AcpVersionLive, AcpBearerLive, Pricing.Default])
 )

@@ -10,6 +10,7 @@ import {
   DIGITAL_OPTION_ID,
   SHIPPING_OPTION_ID
 } from "../../domain/checkout/Acp.js"
+import { cardHandler } from "../../domain/checkout/AcpPayments.js"
 import type { CheckoutItemRecord, CheckoutRecord, QuoteRecord } from "../../domain/checkout/Records.js"
 import type { AcpSessionView } from "../../services/checkout/AcpSessions.js"
 
@@ -201,7 +202,7 @@ export const presentSession = (
   return {
     id: row.id,
     protocol: { version: ACP_VERSION },
-    capabilities: { payment: { handlers: [] } },
+    capabilities: { payment: { handlers: [cardHandler] } },
     ...(row.buyer === null ? {} : { buyer: row.buyer }),
     status,
     currency,

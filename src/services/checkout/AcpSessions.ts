@@ -12,6 +12,7 @@ import {
   DIGITAL_OPTION_ID,
   SHIPPING_OPTION_ID
 } from "../../domain/checkout/Acp.js"
+import { CARD_HANDLER_ID } from "../../domain/checkout/AcpPayments.js"
 import { CheckoutRequest } from "../../domain/checkout/Checkout.js"
 import {
   CheckoutSessionClosed,
@@ -26,6 +27,7 @@ import { makeId } from "../../domain/platform/Ids.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { Catalog } from "../catalog/Catalog.js"
 import { AcpSessionsRepo } from "./AcpSessionsRepo.js"
+import { AcpVaultTokens } from "./AcpVaultTokens.js"
 import { Checkouts } from "./Checkouts.js"
 import { Quotes } from "./Quotes.js"
 import { QuotesRepo } from "./QuotesRepo.js"
@@ -132,6 +134,36 @@ const missingOf = (details: AcpFulfillmentDetails | null): Array<AcpIssue> => {
   return issues
 }
 
+/**
+ * The vault token of `payment_data` (the protocol's `{handler_id, instrument: {type, credential: {type, token}}}`),
+ * when it names Ribbon's card handler; none when it carries no instrument (a purchase order number alone).
+ */
+const vaultTokenOf = (
+  paymentData: Readonly<Record<string, unknown>>
+): Either.Either<string | undefined, InvalidRequest> => {
+  const { handler_id: handlerId, instrument } = paymentData as { handler_id?: unknown; instrument?: unknown }
+  if (handlerId === undefined && instrument === undefined) return Either.right(undefined)
+  if (handlerId !== CARD_HANDLER_ID) {
+    return Either.left(
+      InvalidRequest.field("payment_data.handler_id", `The payment handler is ${CARD_HANDLER_ID}, the only one offered`)
+    )
+  }
+  const credential = (instrument as { credential?: { type?: unknown; token?: unknown } } | undefined)?.credential
+  if (
+    credential?.type !== "spt" ||
+    typeof credential.token !== "string" ||
+    !/^vt_[A-Za-z0-9]+$/.test(credential.token)
+  ) {
+    return Either.left(
+      InvalidRequest.field(
+        "payment_data.instrument.credential",
+        "The credential is a vault token from delegate_payment: {type: spt, token: vt_…}"
+      )
+    )
+  }
+  return Either.right(credential.token)
+}
+
 /** The recipient's first and last name from one full name (the last word is the last name). */
 const splitName = (name: string) => {
   const words = name.trim().split(/\s+/)
@@ -149,13 +181,21 @@ const checkoutInputs = (row: AcpSessionRecord) =>
   ])
 
 export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
-  dependencies: [AcpSessionsRepo.Default, Catalog.Default, Checkouts.Default, Quotes.Default, QuotesRepo.Default],
+  dependencies: [
+    AcpSessionsRepo.Default,
+    AcpVaultTokens.Default,
+    Catalog.Default,
+    Checkouts.Default,
+    Quotes.Default,
+    QuotesRepo.Default
+  ],
   effect: Effect.gen(function* () {
     const repo = yield* AcpSessionsRepo
     const quotes = yield* Quotes
     const quotesRepo = yield* QuotesRepo
     const checkouts = yield* Checkouts
     const catalog = yield* Catalog
+    const vaultTokens = yield* AcpVaultTokens
 
     /** The session's view: its quotes and checkout read, its status derived. */
     const viewOf = Effect.fn("AcpSessions.viewOf")(function* (row: AcpSessionRecord) {
@@ -443,9 +483,18 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
     const complete = Effect.fn("AcpSessions.complete")(function* (
       user: User,
       sessionId: string,
-      buyer: AcpBuyer | undefined
+      buyer: AcpBuyer | undefined,
+      paymentData: Readonly<Record<string, unknown>>
     ) {
-      const view = yield* get(user.id, sessionId)
+      const token = vaultTokenOf(paymentData)
+      if (Either.isLeft(token)) return yield* token.left
+      // A spent token is refused even when its session is paid, rather than taken for a replay.
+      if (token.right !== undefined) yield* vaultTokens.check(user.id, sessionId, token.right)
+      let view = yield* get(user.id, sessionId)
+      if (token.right !== undefined && view.status === "requires_escalation" && view.checkout !== undefined) {
+        yield* vaultTokens.pay(user.id, sessionId, view.checkout, token.right)
+        view = yield* viewOf(view.row)
+      }
       if (view.status === "complete_in_progress" || view.status === "completed") {
         if (buyer === undefined) return view
         const row = { ...view.row, buyer, updatedAt: new Date(yield* Clock.currentTimeMillis) }

@@ -2,86 +2,38 @@ import * as Fs from "node:fs"
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Ajv2020 } from "ajv/dist/2020.js"
-import ajvFormats from "ajv-formats"
 import { Effect } from "effect"
 import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
+import {
+  acpPost,
+  address,
+  conforms,
+  details,
+  expectError,
+  newKey,
+  readSession,
+  schemaAvailable,
+  schemaDir,
+  schemaFile,
+  VERSION,
+  validatedCount
+} from "../../support/acp.js"
 import { signedIn } from "../../support/auth.js"
 import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
-import { get, type RawResponse, raw, ribbonClient, testPublicUrl } from "../../support/http.js"
+import { get, raw, ribbonClient, testPublicUrl } from "../../support/http.js"
 
 /**
  * The Agentic Commerce Protocol over HTTP (docs/agent-protocols.md, docs/decisions/0078-agentic-commerce-protocol.md):
  * every request sent and every response received is validated against the protocol's official 2026-04-17 JSON
- * Schema. The schema file is the protocol's own (Apache-2.0, with its LICENSE and NOTICE) and is not copied into this
- * repository: it is read from the folder `ACP_SCHEMA_DIR` names (the protocol repository's `spec/2026-04-17/json-schema`).
- * Without it, the conformance test below is skipped (and says so) while every other assertion still runs.
+ * Schema, read from the folder `ACP_SCHEMA_DIR` names (test/support/acp.ts). Without it, the conformance test below
+ * is skipped (and says so) while every other assertion still runs.
  */
 
-const schemaDir = process.env.ACP_SCHEMA_DIR ?? ""
-const schemaFile = `${schemaDir}/schema.agentic_checkout.json`
-const schemaAvailable = Fs.existsSync(schemaFile) && Fs.existsSync(`${schemaDir}/LICENSE`)
-const bundle = schemaAvailable ? JSON.parse(Fs.readFileSync(schemaFile, "utf8")) : undefined
-const ajv = new Ajv2020({ strict: false, allErrors: true })
-ajvFormats.default(ajv)
-if (bundle !== undefined) ajv.addSchema(bundle)
-/** How many objects were validated against the protocol's schema, for the conformance test to see. */
-let validated = 0
-
-/** Asserts `value` is valid against the protocol's `$defs/<name>` (when the schema is at hand). */
-const conforms = (name: string, value: unknown) => {
-  if (bundle === undefined) return
-  const validate = ajv.getSchema(`${bundle.$id}#/$defs/${name}`)
-  if (validate === undefined) throw new Error(`No $defs/${name} in the ACP schema`)
-  const valid = validate(value)
-  expect(valid, `${name}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(value)}`).toBe(true)
-  validated++
-}
-
-const VERSION = "2026-04-17"
-let keys = 0
-const newKey = () => `key-${Date.now()}-${++keys}`
-
-/** A POST under `/acp`, its body checked against `requestSchema` first (none: a bad body on purpose). */
-const post = (
-  path: string,
-  body: unknown,
-  options: { readonly requestSchema?: string; readonly key?: string | null; readonly version?: string | null } = {}
-) =>
-  Effect.gen(function* () {
-    if (options.requestSchema !== undefined) conforms(options.requestSchema, body)
-    const headers: Record<string, string> = {}
-    const version = options.version === undefined ? VERSION : options.version
-    if (version !== null) headers["api-version"] = version
-    const key = options.key === undefined ? newKey() : options.key
-    if (key !== null) headers["idempotency-key"] = key
-    return yield* raw(
-      HttpClientRequest.post(`/acp${path}`).pipe(
-        HttpClientRequest.setHeaders(headers),
-        HttpClientRequest.bodyText(JSON.stringify(body), "application/json")
-      )
-    )
-  })
-
-const read = (id: string) => get(`/acp/checkout_sessions/${id}`, { "api-version": VERSION })
-
-/** An error response: the protocol's Error object, with its type and code. */
-const expectError = (response: RawResponse, status: number, code: string) => {
-  expect(response.status, response.text).toBe(status)
-  conforms("Error", response.body)
-  expect(response.body).toMatchObject({ type: "invalid_request", code })
-}
-
-const address = {
-  name: "Ada Lovelace",
-  line_one: "10 Downing Street",
-  city: "London",
-  state: "",
-  country: "GB",
-  postal_code: "SW1A 2AA"
-}
-const details = { name: "Ada Lovelace", phone_number: "+44 20 7946 0958", email: "ada@example.com", address }
+/** A POST under `/acp`. */
+const post = (path: string, body: unknown, options?: Parameters<typeof acpPost>[2]) =>
+  acpPost(`/acp${path}`, body, options)
+const read = readSession
 
 const countOf = (table: "acp_checkout_sessions" | "quotes") =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -105,7 +57,7 @@ describe("Agentic Commerce Protocol", () => {
           protocol: { name: "acp", version: VERSION, supported_versions: [VERSION] },
           api_base_url: `${testPublicUrl}/acp`,
           transports: ["rest"],
-          capabilities: { services: ["checkout"] }
+          capabilities: { services: ["checkout", "delegate_payment"] }
         })
         expect(response.body.capabilities.supported_currencies).toContain("gbp")
       })
@@ -325,7 +277,7 @@ describe("Agentic Commerce Protocol", () => {
       `validated every request and response above against the official schema (${schemaFile})`,
       () =>
         Effect.sync(() => {
-          expect(validated).toBeGreaterThan(20)
+          expect(validatedCount()).toBeGreaterThan(20)
           expect(Fs.readFileSync(`${schemaDir}/LICENSE`, "utf8")).toMatch(/Apache License/)
         })
     )
