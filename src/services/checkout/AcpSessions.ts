@@ -40,8 +40,8 @@ import { QuotesRepo } from "./QuotesRepo.js"
  * page (the session's `continue_url`), and which is then placed one order per line as any checkout. A change to
  * what the checkout covers cancels it and makes another; the session's status is read off its checkout.
  *
- * Without delegated payment (a later step) the agent cannot pay: a session that is otherwise ready is
- * `requires_escalation`, and `complete` succeeds once the person has paid on the page.
+ * A session that is otherwise ready is `requires_escalation`: the person may pay on the page, or the agent may pay
+ * with a vault token from delegated payment (AcpVaultTokens, docs/decisions/0079-acp-delegated-payment.md).
  */
 
 /** A session as it now is: its row, the quote of each line (when priced) and its checkout. */
@@ -477,8 +477,9 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
     })
 
     /**
-     * Completes a session (`POST /checkout_sessions/{id}/complete`): the person pays on the hosted page, so this
-     * succeeds once they have (the session is `complete_in_progress` or `completed`, with its order).
+     * Completes a session (`POST /checkout_sessions/{id}/complete`): with a vault token in `payment_data`, pays the
+     * session's checkout with it; otherwise the person pays on the hosted page. Succeeds once paid either way (the
+     * session is `complete_in_progress` or `completed`, with its order).
      */
     const complete = Effect.fn("AcpSessions.complete")(function* (
       user: User,
@@ -488,9 +489,9 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
     ) {
       const token = vaultTokenOf(paymentData)
       if (Either.isLeft(token)) return yield* token.left
+      let view = yield* get(user.id, sessionId)
       // A spent token is refused even when its session is paid, rather than taken for a replay.
       if (token.right !== undefined) yield* vaultTokens.check(user.id, sessionId, token.right)
-      let view = yield* get(user.id, sessionId)
       if (token.right !== undefined && view.status === "requires_escalation" && view.checkout !== undefined) {
         yield* vaultTokens.pay(user.id, sessionId, view.checkout, token.right)
         view = yield* viewOf(view.row)
