@@ -280,6 +280,12 @@ const waysTo = (f: Fixture): Record<string, Way> => {
       })),
       status: 200
     },
+    // Delegated payment decodes its body itself, so that every bad field is the protocol's 400 `invalid_card`: an
+    // empty body is one, at `$.payment_method` (the body is required; the router alone does not know it).
+    "POST /agentic_commerce/delegate_payment": {
+      target: Effect.sync(() => ({ path: "/agentic_commerce/delegate_payment", headers: f.acpHeaders() })),
+      status: 400
+    },
     "PATCH /public-api/v2/campaigns/:campaignId": {
       target: fixed(company(`/public-api/v2/campaigns/${f.campaignId}`)),
       status: 200
