@@ -759,6 +759,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/ucp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Universal Commerce Protocol business profile: services, capabilities, signing keys */
+        get: operations["ucpProfile.ucpProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/checkout-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a checkout: its line items priced by Ribbon quotes for the delivery country */
+        post: operations["ucpCheckoutSessions.ucpCreateCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/checkout-sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A checkout as it now is */
+        get: operations["ucpCheckoutSessions.ucpGetCheckout"];
+        /** Replace a checkout's items, buyer and fulfillment */
+        put: operations["ucpCheckoutSessions.ucpUpdateCheckout"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/checkout-sessions/{id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Complete a checkout: succeeds with its order once the person has paid at continue_url */
+        post: operations["ucpCheckoutSessions.ucpCompleteCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/checkout-sessions/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a checkout that has not been paid */
+        post: operations["ucpCheckoutSessions.ucpCancelCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agentic_commerce/delegate_payment": {
         parameters: {
             query?: never;
@@ -3432,6 +3518,286 @@ export interface components {
                     [key: string]: string | number | boolean;
                 };
             };
+        };
+        UcpProfile: {
+            ucp: {
+                version: string;
+                services: {
+                    [key: string]: unknown[];
+                };
+                capabilities: {
+                    [key: string]: unknown[];
+                };
+                payment_handlers: {
+                    [key: string]: unknown[];
+                };
+            };
+            signing_keys: {
+                [key: string]: string;
+            }[];
+        };
+        UcpCheckoutRequest: {
+            /**
+             * maxItems(20)
+             * @description an array of at most 20 item(s)
+             */
+            line_items: components["schemas"]["UcpLineItemRequest"][];
+            buyer?: components["schemas"]["UcpBuyer"];
+            fulfillment?: components["schemas"]["UcpFulfillmentRequest"];
+            /** unknown */
+            context?: unknown;
+            /** unknown */
+            signals?: unknown;
+            /** unknown */
+            payment?: unknown;
+        };
+        UcpLineItemRequest: {
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            id?: string;
+            item: {
+                /**
+                 * maxLength(64)
+                 * @description A Ribbon variant id
+                 */
+                id: string;
+            };
+            /**
+             * between(1, 20)
+             * @description a number between 1 and 20
+             */
+            quantity: components["schemas"]["Int"];
+        };
+        UcpBuyer: {
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            first_name?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            last_name?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            email?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            phone_number?: string;
+        };
+        UcpFulfillmentRequest: {
+            /**
+             * maxItems(5)
+             * @description an array of at most 5 item(s)
+             */
+            methods?: {
+                /**
+                 * maxLength(1000)
+                 * @description a string at most 1000 character(s) long
+                 */
+                id?: string;
+                /** @enum {string} */
+                type?: "shipping" | "pickup";
+                line_item_ids?: string[];
+                /**
+                 * maxItems(5)
+                 * @description an array of at most 5 item(s)
+                 */
+                destinations?: components["schemas"]["UcpPostalAddress"][];
+                selected_destination_id?: string | null;
+            }[];
+        };
+        UcpPostalAddress: {
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            id?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            street_address?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            extended_address?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            address_locality?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            address_region?: string;
+            /**
+             * maxLength(1000)
+             * @description ISO 3166-1 alpha-2
+             */
+            address_country?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            postal_code?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            first_name?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            last_name?: string;
+            /**
+             * maxLength(1000)
+             * @description a string at most 1000 character(s) long
+             */
+            phone_number?: string;
+        };
+        UcpResponseMeta: {
+            version: string;
+            /** @enum {string} */
+            status?: "success" | "error";
+            capabilities: {
+                [key: string]: ({
+                    version: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            };
+            payment_handlers: {
+                [key: string]: unknown[];
+            };
+        };
+        UcpInvalidRequest: {
+            /** @enum {string} */
+            code: "invalid";
+            content: string;
+            path?: string;
+        };
+        UcpUcpAgentMissing: {
+            /** @enum {string} */
+            code: "invalid_profile_url";
+            content: string;
+            path?: string;
+        };
+        UcpInvalidToken: {
+            /** @enum {string} */
+            code: "invalid_token";
+            content: string;
+            path?: string;
+        };
+        UcpInsufficientScope: {
+            /** @enum {string} */
+            code: "insufficient_scope";
+            content: string;
+            path?: string;
+        };
+        UcpPayloadTooLarge: {
+            /** @enum {string} */
+            code: "payload_too_large";
+            content: string;
+            path?: string;
+        };
+        UcpUnsupportedMediaType: {
+            /** @enum {string} */
+            code: "unsupported_media_type";
+            content: string;
+            path?: string;
+        };
+        UcpInternalError: {
+            /** @enum {string} */
+            code: "internal_error";
+            content: string;
+            path?: string;
+        };
+        UcpServiceUnavailable: {
+            /** @enum {string} */
+            code: "service_unavailable";
+            content: string;
+            path?: string;
+        };
+        UcpCheckoutSessionClosed: {
+            /** @enum {string} */
+            code: "checkout_session_closed";
+            content: string;
+            path?: string;
+        };
+        UcpCheckout: {
+            ucp: components["schemas"]["UcpResponseMeta"];
+            id: string;
+            /** @enum {string} */
+            status: "incomplete" | "requires_escalation" | "ready_for_complete" | "complete_in_progress" | "completed" | "canceled";
+            /** @description ISO 4217, upper case */
+            currency: string;
+            buyer?: components["schemas"]["UcpBuyer"];
+            line_items: {
+                id: string;
+                item: {
+                    id: string;
+                    title: string;
+                    price: components["schemas"]["Int"];
+                    image_url?: string;
+                };
+                quantity: components["schemas"]["Int"];
+                totals: {
+                    type: string;
+                    display_text?: string;
+                    amount: components["schemas"]["Int"];
+                }[];
+            }[];
+            /** unknown */
+            fulfillment?: unknown;
+            totals: {
+                type: string;
+                display_text?: string;
+                amount: components["schemas"]["Int"];
+            }[];
+            messages: {
+                [key: string]: unknown;
+            }[];
+            links: {
+                type: string;
+                url: string;
+            }[];
+            expires_at?: string;
+            /** @description Ribbon's hosted payment page, while the session awaits payment */
+            continue_url?: string;
+            order?: {
+                id: string;
+                label?: string;
+                permalink_url: string;
+            };
+        };
+        UcpCheckoutSessionNotFound: {
+            /** @enum {string} */
+            code: "checkout_session_not_found";
+            content: string;
+            path?: string;
+        };
+        UcpCompleteRequest: {
+            /** unknown */
+            payment?: unknown;
+            /** unknown */
+            signals?: unknown;
+        };
+        UcpCheckoutSessionNotPaid: {
+            /** @enum {string} */
+            code: "checkout_session_not_paid";
+            content: string;
+            path?: string;
         };
         /** @description The protocol's DelegatePaymentRequest: payment_method (a card), allowance, billing_address, risk_signals, metadata */
         AcpDelegatePaymentRequest: {
@@ -9562,6 +9928,647 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ucpProfile.ucpProfile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UcpProfile */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpProfile"];
+                };
+            };
+            /** @description V1InvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InvalidRequest"];
+                };
+            };
+            /** @description V1InternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1InternalError"];
+                };
+            };
+            /** @description V1ServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["V1ServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ucpCheckoutSessions.ucpCreateCheckout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UcpCheckoutRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ucp: components["schemas"]["UcpResponseMeta"];
+                        id: string;
+                        /** @enum {string} */
+                        status: "incomplete" | "requires_escalation" | "ready_for_complete" | "complete_in_progress" | "completed" | "canceled";
+                        /** @description ISO 4217, upper case */
+                        currency: string;
+                        buyer?: components["schemas"]["UcpBuyer"];
+                        line_items: {
+                            id: string;
+                            item: {
+                                id: string;
+                                title: string;
+                                price: components["schemas"]["Int"];
+                                image_url?: string;
+                            };
+                            quantity: components["schemas"]["Int"];
+                            totals: {
+                                type: string;
+                                display_text?: string;
+                                amount: components["schemas"]["Int"];
+                            }[];
+                        }[];
+                        /** unknown */
+                        fulfillment?: unknown;
+                        totals: {
+                            type: string;
+                            display_text?: string;
+                            amount: components["schemas"]["Int"];
+                        }[];
+                        messages: {
+                            [key: string]: unknown;
+                        }[];
+                        links: {
+                            type: string;
+                            url: string;
+                        }[];
+                        expires_at?: string;
+                        /** @description Ribbon's hosted payment page, while the session awaits payment */
+                        continue_url?: string;
+                        order?: {
+                            id: string;
+                            label?: string;
+                            permalink_url: string;
+                        };
+                    };
+                };
+            };
+            /** @description UcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                };
+            };
+            /** @description UcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidToken"];
+                };
+            };
+            /** @description UcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInsufficientScope"];
+                };
+            };
+            /** @description UcpCheckoutSessionClosed */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description UcpPayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpPayloadTooLarge"];
+                };
+            };
+            /** @description UcpUnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUnsupportedMediaType"];
+                };
+            };
+            /** @description UcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInternalError"];
+                };
+            };
+            /** @description UcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ucpCheckoutSessions.ucpGetCheckout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 64 character(s) long */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UcpCheckout */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckout"];
+                };
+            };
+            /** @description UcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                };
+            };
+            /** @description UcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidToken"];
+                };
+            };
+            /** @description UcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInsufficientScope"];
+                };
+            };
+            /** @description UcpCheckoutSessionNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
+                };
+            };
+            /** @description UcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInternalError"];
+                };
+            };
+            /** @description UcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ucpCheckoutSessions.ucpUpdateCheckout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 64 character(s) long */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UcpCheckoutRequest"];
+            };
+        };
+        responses: {
+            /** @description UcpCheckout */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckout"];
+                };
+            };
+            /** @description UcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                };
+            };
+            /** @description UcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidToken"];
+                };
+            };
+            /** @description UcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInsufficientScope"];
+                };
+            };
+            /** @description UcpCheckoutSessionNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
+                };
+            };
+            /** @description UcpCheckoutSessionClosed */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description UcpPayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpPayloadTooLarge"];
+                };
+            };
+            /** @description UcpUnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUnsupportedMediaType"];
+                };
+            };
+            /** @description UcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInternalError"];
+                };
+            };
+            /** @description UcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ucpCheckoutSessions.ucpCompleteCheckout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 64 character(s) long */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UcpCompleteRequest"];
+            };
+        };
+        responses: {
+            /** @description UcpCheckout */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckout"];
+                };
+            };
+            /** @description UcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                };
+            };
+            /** @description UcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidToken"];
+                };
+            };
+            /** @description UcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInsufficientScope"];
+                };
+            };
+            /** @description UcpCheckoutSessionNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
+                };
+            };
+            /** @description UcpCheckoutSessionClosed */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description UcpCheckoutSessionNotPaid */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckoutSessionNotPaid"];
+                };
+            };
+            /** @description UcpPayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpPayloadTooLarge"];
+                };
+            };
+            /** @description UcpUnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUnsupportedMediaType"];
+                };
+            };
+            /** @description UcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInternalError"];
+                };
+            };
+            /** @description UcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ucpCheckoutSessions.ucpCancelCheckout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 64 character(s) long */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UcpCheckout */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckout"];
+                };
+            };
+            /** @description UcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                };
+            };
+            /** @description UcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidToken"];
+                };
+            };
+            /** @description UcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInsufficientScope"];
+                };
+            };
+            /** @description UcpCheckoutSessionNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
+                };
+            };
+            /** @description UcpCheckoutSessionClosed */
+            405: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description UcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInternalError"];
+                };
+            };
+            /** @description UcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpServiceUnavailable"];
                 };
             };
         };

@@ -182,7 +182,18 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
         })
       )
       .handle("ucpCompleteCheckout", ({ path }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(sessions.complete(user, path.id, undefined), present(200)))
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          // UCP carries no vault token (the person pays at continue_url), so no token can be refused here.
+          sessions.complete(user, path.id, undefined, {}).pipe(
+            Effect.catchTags({
+              PaymentTokenDeclined: Effect.die,
+              PaymentTokenExpired: Effect.die,
+              PaymentTokenExceeded: Effect.die,
+              PaymentTokenUsed: Effect.die
+            }),
+            Effect.map(present(200))
+          )
+        )
       )
       .handle("ucpCancelCheckout", ({ path }) =>
         Effect.flatMap(CurrentUser, ({ user }) => Effect.map(sessions.cancel(user.id, path.id), present(200)))
