@@ -8,7 +8,6 @@ import {
   IdempotencyKeyRequired,
   InvalidCard
 } from "../../domain/checkout/Errors.js"
-import { InsufficientScope } from "../../domain/identity/Errors.js"
 import { codeOf, FieldIssue, isDomainError } from "../../domain/platform/Errors.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
@@ -20,7 +19,7 @@ import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
 import { render } from "../ErrorLines.js"
-import { CurrentUser } from "../identity/Agent.js"
+import { bearerWithScope, CurrentUser } from "../identity/Agent.js"
 import { AcpBearer, AcpVersion } from "./AcpApi.js"
 import { presentSession } from "./present.js"
 
@@ -55,20 +54,7 @@ export const AcpBearerLive = Layer.effect(
   Effect.gen(function* () {
     const bearers = yield* Bearers
     return {
-      bearer: () =>
-        Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const token = /^bearer +([^\s]+) *$/i.exec(request.headers.authorization ?? "")?.[1] ?? ""
-          const context = yield* bearers.authenticate(token)
-          if (!context.scopes.includes(ACP_SCOPE)) {
-            return yield* new InsufficientScope({
-              message: `This operation needs the ${ACP_SCOPE} scope.`,
-              scope: ACP_SCOPE,
-              resourceMetadata: bearers.resourceMetadataUrl
-            })
-          }
-          return context
-        })
+      bearer: () => bearerWithScope(bearers, ACP_SCOPE)
     }
   })
 )

@@ -8,7 +8,6 @@ import {
   UCP_VERSION,
   type UcpCheckoutRequest
 } from "../../domain/checkout/Ucp.js"
-import { InsufficientScope } from "../../domain/identity/Errors.js"
 import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
@@ -18,7 +17,7 @@ import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
 import { presentSession } from "../acp/present.js"
-import { CurrentUser } from "../identity/Agent.js"
+import { bearerWithScope, CurrentUser } from "../identity/Agent.js"
 import { buyerOf, countryOf, detailsOf, itemsOf, lineIndexOf, presentCheckout } from "./present.js"
 import { UcpAgent, UcpBearer } from "./UcpApi.js"
 import { UcpSigningKey } from "./UcpSigningKey.js"
@@ -47,20 +46,7 @@ export const UcpBearerLive = Layer.effect(
   Effect.gen(function* () {
     const bearers = yield* Bearers
     return {
-      bearer: () =>
-        Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const token = /^bearer +([^\s]+) *$/i.exec(request.headers.authorization ?? "")?.[1] ?? ""
-          const context = yield* bearers.authenticate(token)
-          if (!context.scopes.includes(UCP_SCOPE)) {
-            return yield* new InsufficientScope({
-              message: `This operation needs the ${UCP_SCOPE} scope.`,
-              scope: UCP_SCOPE,
-              resourceMetadata: bearers.resourceMetadataUrl
-            })
-          }
-          return context
-        })
+      bearer: () => bearerWithScope(bearers, UCP_SCOPE)
     }
   })
 )
