@@ -19,7 +19,7 @@ import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
 import { render } from "../ErrorLines.js"
-import { bearerWithScope, CurrentUser } from "../identity/Agent.js"
+import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { AcpBearer, AcpVersion } from "./AcpApi.js"
 import { presentSession } from "./present.js"
 
@@ -54,7 +54,10 @@ export const AcpBearerLive = Layer.effect(
   Effect.gen(function* () {
     const bearers = yield* Bearers
     return {
-      bearer: () => bearerWithScope(bearers, ACP_SCOPE)
+      bearer: () =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+          bearers.authenticateFor(bearerTokenOf(request.headers.authorization), ACP_SCOPE)
+        )
     }
   })
 )

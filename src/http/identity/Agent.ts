@@ -1,9 +1,7 @@
-import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
-import { Context, Effect, Schema } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import { Context, Schema } from "effect"
 import { InsufficientScope, InvalidToken } from "../../domain/identity/Errors.js"
 import type { BearerContext, Scope, ToolClass } from "../../domain/identity/OAuth.js"
-import type { Bearers } from "../../services/identity/Bearers.js"
-import { challengeScope } from "../../services/identity/OAuthRules.js"
 import { lineError } from "../ErrorLines.js"
 
 /**
@@ -31,21 +29,6 @@ export class Bearer extends HttpApiMiddleware.Tag<Bearer>()("ribbon/Bearer", {
   failure: Schema.Union(lineError("v1", InvalidToken), lineError("v1", InsufficientScope))
 }) {}
 
-/**
- * The signed-in person's access token from `Authorization: Bearer …` (scheme in any case), which must carry `scope`;
- * otherwise the step-up challenge naming the token's scopes with the one needed (docs/decisions/0077).
- */
-export const bearerWithScope = (bearers: Bearers, scope: string) =>
-  Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const token = /^bearer +([^\s]+) *$/i.exec(request.headers.authorization ?? "")?.[1] ?? ""
-    const context = yield* bearers.authenticate(token)
-    if (!context.scopes.includes(scope)) {
-      return yield* new InsufficientScope({
-        message: `This operation needs the ${scope} scope.`,
-        scope: challengeScope(context.scopes, [scope]),
-        resourceMetadata: bearers.resourceMetadataUrl
-      })
-    }
-    return context
-  })
+/** The access token of `Authorization: Bearer …` (the scheme in any case); empty when there is none. */
+export const bearerTokenOf = (authorization: string | undefined) =>
+  /^bearer +([^\s]+) *$/i.exec(authorization ?? "")?.[1] ?? ""

@@ -1,8 +1,8 @@
-import { HttpRouter } from "@effect/platform"
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { operationByRoute } from "../Operations.js"
-import { Bearer, bearerWithScope } from "./Agent.js"
+import { Bearer, bearerTokenOf } from "./Agent.js"
 
 /** The `/v1` bearer middleware: the token, with the scope the matched endpoint declares (src/http/Operations.ts). */
 export const BearerLive = Layer.effect(
@@ -15,7 +15,8 @@ export const BearerLive = Layer.effect(
           const { route } = yield* HttpRouter.RouteContext
           const operation = operationByRoute.get(`${route.method} ${route.path}`)
           if (operation === undefined) return yield* Effect.dieMessage(`No operation for ${route.method} ${route.path}`)
-          return yield* bearerWithScope(bearers, operation.scope)
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return yield* bearers.authenticateFor(bearerTokenOf(request.headers.authorization), operation.scope)
         })
     }
   })

@@ -17,7 +17,7 @@ import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
 import { presentSession } from "../acp/present.js"
-import { bearerWithScope, CurrentUser } from "../identity/Agent.js"
+import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { buyerOf, countryOf, detailsOf, itemsOf, lineIndexOf, presentCheckout } from "./present.js"
 import { UcpAgent, UcpBearer } from "./UcpApi.js"
 import { UcpSigningKey } from "./UcpSigningKey.js"
@@ -46,7 +46,10 @@ export const UcpBearerLive = Layer.effect(
   Effect.gen(function* () {
     const bearers = yield* Bearers
     return {
-      bearer: () => bearerWithScope(bearers, UCP_SCOPE)
+      bearer: () =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+          bearers.authenticateFor(bearerTokenOf(request.headers.authorization), UCP_SCOPE)
+        )
     }
   })
 )

@@ -1,11 +1,11 @@
 import { Cache, Effect, Option } from "effect"
-import { InvalidToken } from "../../domain/identity/Errors.js"
+import { InsufficientScope, InvalidToken } from "../../domain/identity/Errors.js"
 import type { BearerContext } from "../../domain/identity/OAuth.js"
 import type { User } from "../../domain/identity/Users.js"
 import { PublicUrl } from "../catalog/Catalog.js"
 import { forgetWhere, foundFor, lookupIn } from "../platform/Caches.js"
 import { nowDate } from "../platform/Time.js"
-import { sha256, splitScopes } from "./OAuthRules.js"
+import { challengeScope, sha256, splitScopes } from "./OAuthRules.js"
 import { type BearerRow, OAuthTokensRepo } from "./OAuthTokensRepo.js"
 import { toUser } from "./UsersRepo.js"
 
@@ -69,6 +69,22 @@ export class Bearers extends Effect.Service<Bearers>()("Bearers", {
       return { user: found.user, scopes: splitScopes(found.scope), clientId: found.clientId } satisfies BearerContext
     })
 
-    return { resourceMetadataUrl, authenticate, forgetUser, forgetFamily } as const
+    /**
+     * `authenticate`, and the token must carry `scope`; otherwise the step-up challenge naming the token's scopes with
+     * the one needed (docs/decisions/0077-step-up-scope-challenges.md).
+     */
+    const authenticateFor = Effect.fn("Bearers.authenticateFor")(function* (value: string, scope: string) {
+      const context = yield* authenticate(value)
+      if (!context.scopes.includes(scope)) {
+        return yield* new InsufficientScope({
+          message: `This operation needs the ${scope} scope.`,
+          scope: challengeScope(context.scopes, [scope]),
+          resourceMetadata: resourceMetadataUrl
+        })
+      }
+      return context
+    })
+
+    return { resourceMetadataUrl, authenticate, authenticateFor, forgetUser, forgetFamily } as const
   })
 }) {}
