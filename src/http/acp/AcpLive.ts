@@ -12,7 +12,7 @@ import { codeOf, FieldIssue, isDomainError } from "../../domain/platform/Errors.
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Pricing } from "../../services/catalog/Pricing.js"
-import { AcpIdempotency, bodyFingerprint } from "../../services/checkout/AcpIdempotency.js"
+import { AcpIdempotency, type Answer, bodyFingerprint } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
 import { AcpVaultTokens } from "../../services/checkout/AcpVaultTokens.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
@@ -26,26 +26,37 @@ import { presentSession } from "./present.js"
 /** The scope every `/acp` operation needs: each may lead to a purchase for the signed-in person. */
 const ACP_SCOPE = "orders:write"
 
-/** `API-Version`: one of the versions served. */
-export const AcpVersionLive = Layer.succeed(
-  AcpVersion,
-  Effect.gen(function* () {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const version = request.headers["api-version"]
-    const supportedVersions = [...ACP_SUPPORTED_VERSIONS]
-    if (version === undefined || version.trim() === "") {
-      return yield* new AcpApiVersionMissing({
+/**
+ * A request's protocol version (the `API-Version` header, or `meta.api_version` over MCP): one of those served;
+ * missing or unsupported is the protocol's 400 with `supported_versions`.
+ */
+export const checkAcpVersion = (
+  version: string | undefined
+): Effect.Effect<void, AcpApiVersionMissing | AcpApiVersionUnsupported> => {
+  const supportedVersions = [...ACP_SUPPORTED_VERSIONS]
+  if (version === undefined || version.trim() === "") {
+    return Effect.fail(
+      new AcpApiVersionMissing({
         message: `The API-Version header is required; this server supports ${supportedVersions.join(", ")}.`,
         supportedVersions
       })
-    }
-    if (!supportedVersions.includes(version.trim() as (typeof ACP_SUPPORTED_VERSIONS)[number])) {
-      return yield* new AcpApiVersionUnsupported({
+    )
+  }
+  if (!supportedVersions.includes(version.trim() as (typeof ACP_SUPPORTED_VERSIONS)[number])) {
+    return Effect.fail(
+      new AcpApiVersionUnsupported({
         message: `API version '${version}' is not supported; this server supports ${supportedVersions.join(", ")}.`,
         supportedVersions
       })
-    }
-  })
+    )
+  }
+  return Effect.void
+}
+
+/** `API-Version`: one of the versions served. */
+export const AcpVersionLive = Layer.succeed(
+  AcpVersion,
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => checkAcpVersion(request.headers["api-version"]))
 )
 
 /** The bearer token of the signed-in person, with `orders:write`, as on `/v1` (src/http/identity/BearerLive.ts). */
@@ -64,6 +75,20 @@ export const AcpBearerLive = Layer.effect(
 
 const encodeSession = Schema.encodeSync(AcpCheckoutSession)
 
+/** A session as the protocol's CheckoutSession (JSON), its `continue_url` the hosted page of its checkout. */
+export const sessionPresenter = Effect.gen(function* () {
+  const presenter = yield* CheckoutPresenter
+  const baseUrl = yield* PublicUrl
+  return (view: AcpSessionView) =>
+    encodeSession(
+      presentSession(
+        baseUrl,
+        view,
+        view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
+      )
+    )
+})
+
 const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
   Effect.gen(function* () {
     const baseUrl = yield* PublicUrl
@@ -79,7 +104,8 @@ const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
               documentation_url: `${baseUrl}/docs`
             },
             api_base_url: `${baseUrl}/acp`,
-            transports: ["rest"],
+            // "mcp": the binding's five tools on `/mcp` (src/http/mcp/AcpTools.ts).
+            transports: ["rest", "mcp"],
             capabilities: {
               services: ["checkout", "delegate_payment"],
               supported_currencies: [
@@ -103,9 +129,43 @@ const echoed = (request: HttpServerRequest.HttpServerRequest): Record<string, st
 }
 
 /**
- * A POST under the protocol's idempotency (src/services/checkout/AcpIdempotency.ts): the key required, the body
- * fingerprinted as sent (extension fields too), a 4xx of the operation kept as its answer like a success.
+ * What an operation answers as the protocol's response: its result with `status`, or the 4xx it failed with as
+ * the protocol's error object (with that status); a 5xx or a defect stays a failure.
  */
+export const acpAnswer = <E, R>(status: number, operation: Effect.Effect<unknown, E, R>) =>
+  operation.pipe(
+    Effect.map((answer): Answer => ({ status, body: answer })),
+    Effect.catchIf(
+      (failure): failure is E => isDomainError(failure) && (codeOf(failure)?.status ?? 500) < 500,
+      (failure) => {
+        const rendered = render("acp", failure as never)
+        return Effect.succeed<Answer>({ status: rendered.status, body: rendered.body })
+      }
+    )
+  )
+
+/**
+ * An operation under the protocol's idempotency (src/services/checkout/AcpIdempotency.ts) for `key` on `endpoint`
+ * (`POST /acp/checkout_sessions/...`, the same for REST and MCP): the body fingerprinted as sent (extension fields
+ * too), a 4xx of the operation kept as its answer like a success.
+ */
+export const keyedAnswer = <E, R>(
+  idempotency: AcpIdempotency,
+  request: { readonly userId: string; readonly endpoint: string; readonly key: string; readonly body: unknown },
+  status: number,
+  operation: Effect.Effect<unknown, E, R>
+) =>
+  idempotency.run(
+    {
+      userId: request.userId,
+      endpoint: request.endpoint,
+      key: request.key,
+      fingerprint: bodyFingerprint(request.body)
+    },
+    acpAnswer(status, operation)
+  )
+
+/** A POST under the protocol's idempotency (`keyedAnswer`), its `Idempotency-Key` required. */
 const keyedPost = <E, R>(idempotency: AcpIdempotency, status: number, operation: Effect.Effect<unknown, E, R>) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -117,23 +177,11 @@ const keyedPost = <E, R>(idempotency: AcpIdempotency, status: number, operation:
     }
     const body = yield* Effect.orDie(request.json)
     const { user } = yield* CurrentUser
-    const answered = yield* idempotency.run(
-      {
-        userId: user.id,
-        endpoint: `POST ${new URL(request.url, "http://ribbon").pathname}`,
-        key,
-        fingerprint: bodyFingerprint(body)
-      },
-      operation.pipe(
-        Effect.map((answer) => ({ status, body: answer })),
-        Effect.catchIf(
-          (failure): failure is E => isDomainError(failure) && (codeOf(failure)?.status ?? 500) < 500,
-          (failure) => {
-            const rendered = render("acp", failure as never)
-            return Effect.succeed({ status: rendered.status, body: rendered.body })
-          }
-        )
-      )
+    const answered = yield* keyedAnswer(
+      idempotency,
+      { userId: user.id, endpoint: `POST ${new URL(request.url, "http://ribbon").pathname}`, key, body },
+      status,
+      operation
     )
     return HttpServerResponse.unsafeJson(answered.body, {
       status: answered.status,
@@ -176,17 +224,7 @@ const SessionsLive = HttpApiBuilder.group(Api, "acpCheckoutSessions", (handlers)
   Effect.gen(function* () {
     const sessions = yield* AcpSessions
     const idempotency = yield* AcpIdempotency
-    const presenter = yield* CheckoutPresenter
-    const baseUrl = yield* PublicUrl
-
-    const present = (view: AcpSessionView) =>
-      encodeSession(
-        presentSession(
-          baseUrl,
-          view,
-          view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
-        )
-      )
+    const present = yield* sessionPresenter
 
     const keyed = <E, R>(status: number, operation: Effect.Effect<AcpSessionView, E, R>) =>
       keyedPost(idempotency, status, Effect.map(operation, present))

@@ -28,6 +28,7 @@ import { challengeScope } from "../../services/identity/OAuthRules.js"
 import { checkMcpCaller, OriginPolicy } from "../BrowserOrigins.js"
 import { render } from "../ErrorLines.js"
 import { currentRequestId } from "../Middleware.js"
+import { isAcpTool, makeAcpTools } from "./AcpTools.js"
 import {
   type McpTool,
   mcpToolByName,
@@ -56,8 +57,9 @@ const instructions =
   "availability for the destination country, create one quote per cart line, create one checkout for all " +
   "quotes, hand the person the paymentUrl (they pay on the hosted page; never ask for card details), then " +
   "call waitForCheckout until the status is confirmed or partially_confirmed. Tools marked destructive " +
-  "(createCheckout, cancelOrder) need the person's confirmation first: show the items, the total, the " +
-  "recipient and the address, and call only after they agree."
+  "(createCheckout, cancelOrder, create_checkout_session, complete_checkout_session) need the person's " +
+  "confirmation first: show the items, the total, the recipient and the address, and call only after they " +
+  "agree. Agents that speak the Agentic Commerce Protocol may use its *_checkout_session tools instead."
 
 /** The server's own HttpApp, which tool calls run their operations through. */
 type OwnApp = HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
@@ -175,6 +177,7 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
     const bearers = yield* Bearers
     const events = yield* Events
     const origins = yield* OriginPolicy
+    const acpTools = yield* makeAcpTools
     // The server's own HttpApp, built once on first use: by then every route and middleware is registered.
     const apiContext = yield* Effect.context<HttpApi.Api | HttpApiBuilder.Middleware | HttpApiBuilder.Router>()
     const ownApp = yield* Effect.cached(Effect.provide(HttpApiBuilder.httpApp, apiContext))
@@ -311,17 +314,22 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
                     params: { progressToken: token, progress: value, message }
                   } as ServerNotification)
                   .catch(() => {})
-        const run =
-          tool.operation === undefined
-            ? wait(app, caller, tool, args, progress)
-            : Either.match(requestOf(tool, args), {
-                onLeft: (error) => Effect.succeed(domainError(error)),
-                onRight: (line) => Effect.map(call(app, caller, line), (answer) => toolResult(tool, answer))
-              })
-        return Runtime.runPromise(runtime)(
+        const run: Effect.Effect<CallToolResult | McpError, never, HttpRouter.HttpRouter.DefaultServices> =
+          tool.binding === "acp" && isAcpTool(tool.name)
+            ? acpTools.run(tool.name, bearer, args)
+            : tool.operation === undefined
+              ? wait(app, caller, tool, args, progress)
+              : Either.match(requestOf(tool, args), {
+                  onLeft: (error) => Effect.succeed(domainError(error)),
+                  onRight: (line) => Effect.map(call(app, caller, line), (answer) => toolResult(tool, answer))
+                })
+        const result = await Runtime.runPromise(runtime)(
           Effect.withSpan(run, "Mcp.callTool", { attributes: { "mcp.tool": tool.name } }),
           { signal: extra.signal }
         )
+        // The ACP binding answers its errors as JSON-RPC errors, the protocol's error object as their data.
+        if (result instanceof McpError) throw result
+        return result
       })
       return server
     }

@@ -12,12 +12,14 @@ import {
   withoutGeneratedNotes
 } from "../Operations.js"
 import { endpointsOf } from "../Reflection.js"
+import { ACP_TOOL_SCOPE, acpToolSpecs } from "./AcpTools.js"
 
 /**
  * The MCP tools (docs/mcp.md), read off the same HttpApi definition as the bearer middleware and the connector
  * manifest (src/http/Operations.ts): one tool per agent operation, with that operation's scope, tool class,
  * description and input and output schemas, so the three cannot drift apart. The event stream is the one
  * operation that is no tool: `waitForCheckout` stands for it, with the scope and class of the checkout status.
+ * Beside them are the Agentic Commerce Protocol's five checkout session tools (its MCP binding, ./AcpTools.ts).
  */
 
 type Json = Record<string, unknown>
@@ -34,8 +36,10 @@ export interface McpTool {
   readonly operation: Pick<AgentOperation, "method" | "path"> | undefined
   readonly inputSchema: Json
   readonly outputSchema: Json | undefined
-  /** Where each argument goes; every argument of `inputSchema` is here. */
+  /** Where each argument goes; every argument of `inputSchema` is here (none for the ACP tools). */
   readonly places: ReadonlyMap<string, ArgumentPlace>
+  /** Set on the ACP binding's tools, which AcpTools runs rather than the operation's HTTP request. */
+  readonly binding?: "acp"
   readonly annotations: {
     readonly title: string
     readonly readOnlyHint: boolean
@@ -178,6 +182,21 @@ const collect = (): ReadonlyArray<McpTool> => {
     places: new Map(),
     annotations: annotationsOf(title, status.toolClass, "GET")
   })
+  for (const acp of acpToolSpecs) {
+    tools.push({
+      name: acp.name,
+      title: acp.title,
+      description: descriptionOf(acp.summary, acp.toolClass),
+      scope: ACP_TOOL_SCOPE,
+      toolClass: acp.toolClass,
+      operation: acp.operation,
+      inputSchema: acp.inputSchema,
+      outputSchema: acp.outputSchema,
+      places: new Map(),
+      binding: "acp",
+      annotations: annotationsOf(acp.title, acp.toolClass, acp.operation.method)
+    })
+  }
   return tools
 }
 

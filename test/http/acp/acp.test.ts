@@ -56,7 +56,7 @@ describe("Agentic Commerce Protocol", () => {
         expect(response.body).toMatchObject({
           protocol: { name: "acp", version: VERSION, supported_versions: [VERSION] },
           api_base_url: `${testPublicUrl}/acp`,
-          transports: ["rest"],
+          transports: ["rest", "mcp"],
           capabilities: { services: ["checkout", "delegate_payment"] }
         })
         expect(response.body.capabilities.supported_currencies).toContain("gbp")

@@ -1,5 +1,6 @@
 import * as Fs from "node:fs"
 import { describe, expect, it } from "vitest"
+import { acpToolSpecs } from "../../../src/http/mcp/AcpTools.js"
 import { confirmationRule, mcpTools, toolTableMarkdown, waitToolName } from "../../../src/http/mcp/McpTools.js"
 import { agentOperations } from "../../../src/http/Operations.js"
 
@@ -16,14 +17,18 @@ describe("MCP tools", () => {
     expect(table).toBe(toolTableMarkdown())
   })
 
-  it("are the agent operations (the event stream replaced by the waiting tool), with their scope and class", () => {
+  it("are the agent operations (the event stream replaced by the waiting tool), with their scope and class, and ACP's five", () => {
     const operations = new Map(agentOperations.map((operation) => [operation.name, operation]))
     expect(mcpTools.map((tool) => tool.name)).toEqual([
       ...agentOperations.map((operation) => operation.name).filter((name) => name !== "checkoutEvents"),
-      waitToolName
+      waitToolName,
+      ...acpToolSpecs.map((tool) => tool.name)
     ])
     for (const tool of mcpTools) {
-      const operation = operations.get(tool.name) ?? operations.get("getCheckout")!
+      const operation =
+        tool.binding === "acp"
+          ? { scope: "orders:write", toolClass: acpToolSpecs.find((acp) => acp.name === tool.name)!.toolClass }
+          : (operations.get(tool.name) ?? operations.get("getCheckout")!)
       expect([tool.scope, tool.toolClass], tool.name).toEqual([operation.scope, operation.toolClass])
       expect(tool.title.length, tool.name).toBeGreaterThan(3)
       expect(tool.annotations).toMatchObject({
@@ -34,8 +39,8 @@ describe("MCP tools", () => {
       })
       expect(tool.description.includes(confirmationRule), tool.name).toBe(tool.toolClass === "sensitive-write")
       expect(tool.inputSchema.type).toBe("object")
-      // Every argument has a place in the request (path, query or body), except the waiting tool's own.
-      if (tool.operation !== undefined) {
+      // Every argument has a place in the request (path, query or body), except the waiting tool's and ACP's.
+      if (tool.operation !== undefined && tool.binding === undefined) {
         expect([...tool.places.keys()].sort(), tool.name).toEqual(
           Object.keys(tool.inputSchema.properties as object).sort()
         )
