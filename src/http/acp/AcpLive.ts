@@ -23,8 +23,8 @@ import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { AcpBearer, AcpVersion } from "./AcpApi.js"
 import { presentSession } from "./present.js"
 
-/** The scope every `/acp` operation needs: each may lead to a purchase for the signed-in person. */
-const ACP_SCOPE = "orders:write"
+/** The scope every `/acp` operation (and ACP tool on `/mcp`) needs: each may lead to a purchase for the signed-in person. */
+export const ACP_SCOPE = "orders:write" as const
 
 /**
  * A request's protocol version (the `API-Version` header, or `meta.api_version` over MCP): one of those served;

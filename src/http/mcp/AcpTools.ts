@@ -13,7 +13,7 @@ import { type AnyDomainError, FieldIssue, InvalidRequest } from "../../domain/pl
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { AcpIdempotency, type Answer } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions } from "../../services/checkout/AcpSessions.js"
-import { acpAnswer, checkAcpVersion, keyedAnswer, sessionPresenter } from "../acp/AcpLive.js"
+import { ACP_SCOPE, acpAnswer, checkAcpVersion, keyedAnswer, sessionPresenter } from "../acp/AcpLive.js"
 import { render } from "../ErrorLines.js"
 import { objectSchemaOf, withoutGeneratedNotes } from "../Operations.js"
 
@@ -27,8 +27,8 @@ import { objectSchemaOf, withoutGeneratedNotes } from "../Operations.js"
 
 type Json = Record<string, unknown>
 
-/** The scope of every ACP tool, as of every `/acp` operation: each may lead to a purchase. */
-export const ACP_TOOL_SCOPE = "orders:write" as const
+/** The scope of every ACP tool: that of every `/acp` operation, since each may lead to a purchase. */
+export const ACP_TOOL_SCOPE = ACP_SCOPE
 
 /** The JSON-RPC error code of every protocol error (the binding's "Error Handling"). */
 export const ACP_ERROR_CODE = -32000
