@@ -27,6 +27,7 @@ import { Bearers } from "../../services/identity/Bearers.js"
 import { challengeScope } from "../../services/identity/OAuthRules.js"
 import { checkMcpCaller, OriginPolicy } from "../BrowserOrigins.js"
 import { render } from "../ErrorLines.js"
+import { bearerTokenOf } from "../identity/Agent.js"
 import { currentRequestId } from "../Middleware.js"
 import { isAcpTool, makeAcpTools } from "./AcpTools.js"
 import {
@@ -337,7 +338,7 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
     const handle = Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       yield* checkMcpCaller(origins, request)
-      const token = /^bearer +([^\s]+) *$/i.exec(request.headers.authorization ?? "")?.[1] ?? ""
+      const token = bearerTokenOf(request.headers.authorization)
       const bearer = yield* bearers.authenticate(token)
       if (request.method !== "POST") {
         return yield* new MethodNotAllowed({
