@@ -32,6 +32,8 @@ if (schemaAvailable) {
     // The release's profile schema names its `$id` one folder deeper than its `../schemas/ucp.json` reference
     // assumes (the file sits in `source/discovery/`): it is loaded under the id its references resolve from.
     if (file === Path.join("discovery", "profile_schema.json")) schema.$id = PROFILE_ID
+    // The release's OpenAPI and OpenRPC documents sit beside its schemas but are not schemas (no `$id`).
+    if (typeof schema.$id !== "string") continue
     ajv.addSchema(schema)
   }
 }
