@@ -1,8 +1,9 @@
 import { constants, createPublicKey, type JsonWebKey, type KeyObject, verify } from "node:crypto"
-import { Cache, Clock, Duration, Effect, Exit, Ref } from "effect"
+import { Cache, Clock, Duration, Effect, Exit } from "effect"
 import { InvalidClient } from "../../domain/identity/Errors.js"
 import { PublicUrl } from "../catalog/Catalog.js"
 import { OutboundHttp } from "../platform/OutboundHttp.js"
+import { AssertionJtisRepo } from "./AssertionJtisRepo.js"
 import { ClientMetadataLimits, lifetimeOf } from "./ClientMetadataDocuments.js"
 import type { Client } from "./OAuthClientsRepo.js"
 
@@ -10,8 +11,8 @@ import type { Client } from "./OAuthClientsRepo.js"
  * `private_key_jwt` client authentication (RFC 7523 §2.2, OpenID Connect Core §9) for clients whose metadata
  * document declares it (docs/decisions/0076-client-id-metadata-documents.md): a JWT the client signed with a key
  * of its `jwks_uri`, verified here with node:crypto. The key set is fetched through the outbound guard and
- * cached like the document; the `jti` of each accepted assertion is remembered until it expires, per instance,
- * so that an assertion is used once.
+ * cached like the document; the `jti` of each accepted assertion is kept in the database until it expires
+ * (AssertionJtisRepo), so that an assertion is used once, whichever instance it is sent to.
  */
 
 interface Algorithm {
@@ -42,6 +43,8 @@ export const assertionAlgorithms = Object.keys(algorithms)
 /** How far clocks may disagree, and the longest an assertion may still have to live. */
 const skewSeconds = 60
 const longestLifetimeSeconds = 60 * 60
+/** A `jti` is kept until its assertion expires: a bound on what one assertion can make the database hold. */
+const maxJtiLength = 256
 
 const decodePart = (part: string): unknown => JSON.parse(Buffer.from(part, "base64url").toString("utf8"))
 
@@ -71,7 +74,7 @@ const signatureValid = (algorithm: Algorithm, key: KeyObject, data: Buffer, sign
 }
 
 export class ClientAssertions extends Effect.Service<ClientAssertions>()("ClientAssertions", {
-  dependencies: [OutboundHttp.Default],
+  dependencies: [OutboundHttp.Default, AssertionJtisRepo.Default],
   effect: Effect.gen(function* () {
     const outbound = yield* OutboundHttp
     const limits = yield* ClientMetadataLimits
@@ -81,8 +84,7 @@ export class ClientAssertions extends Effect.Service<ClientAssertions>()("Client
       `${issuer}/`,
       ...["token", "revoke", "introspect"].map((e) => `${issuer}/oauth/${e}`)
     ])
-    /** Accepted assertions' `client jti` → when they expire (ms). */
-    const seen = yield* Ref.make(new Map<string, number>())
+    const jtis = yield* AssertionJtisRepo
 
     const fetchKeys = (uri: string) =>
       Effect.gen(function* () {
@@ -173,15 +175,9 @@ export class ClientAssertions extends Effect.Service<ClientAssertions>()("Client
       if (claims.exp > now + longestLifetimeSeconds) return yield* refuse("its exp is more than an hour away")
       if (typeof claims.nbf === "number" && claims.nbf > now + skewSeconds) return yield* refuse("it is not valid yet")
       if (typeof claims.jti !== "string" || claims.jti === "") return yield* refuse("it has no jti")
-      const key = `${client.id} ${claims.jti}`
-      const expires = (claims.exp + skewSeconds) * 1000
-      const fresh = yield* Ref.modify(seen, (map) => {
-        const nowMillis = now * 1000
-        for (const [k, until] of map) if (until <= nowMillis) map.delete(k)
-        if (map.has(key)) return [false, map] as const
-        map.set(key, expires)
-        return [true, map] as const
-      })
+      if (claims.jti.length > maxJtiLength) return yield* refuse(`its jti is longer than ${maxJtiLength} characters`)
+      const expires = new Date((claims.exp + skewSeconds) * 1000)
+      const fresh = yield* jtis.claim(client.id, claims.jti, expires, new Date(now * 1000))
       if (!fresh) return yield* refuse("its jti was used before")
     })
 

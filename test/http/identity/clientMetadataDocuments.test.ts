@@ -314,6 +314,11 @@ describe("client ID metadata documents", () => {
             expect(introspected).toMatchObject({ active: true, client_id: client.client_id, scope: "profile" })
           })
           const [row] = yield* storedClients(client.client_id)
+          // The used jtis are in the database, so another instance of the service refuses a replay as well.
+          const sql = yield* SqlClient.SqlClient
+          const jtis = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM oauth_assertion_jtis WHERE client_id = ${client.client_id}`
+          expect(jtis[0]!.n).toBe(2)
           expect(row).toMatchObject({
             tokenEndpointAuthMethod: "private_key_jwt",
             jwksUri: `${origin}/signed/jwks.json`

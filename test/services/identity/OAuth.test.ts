@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
+import { AssertionJtisRepo } from "../../../src/services/identity/AssertionJtisRepo.js"
 import {
   ClientMetadataLimits,
   clientIdUrlProblem,
@@ -111,9 +112,14 @@ describe("client ID metadata documents and scope challenges", () => {
 })
 
 describe("Users and SigningKeys", () => {
-  it.layer(Layer.mergeAll(Users.Default, SigningKeys.Default).pipe(Layer.provideMerge(TestDatabase)), {
-    timeout: 60_000
-  })((it) => {
+  it.layer(
+    Layer.mergeAll(Users.Default, SigningKeys.Default, AssertionJtisRepo.Default).pipe(
+      Layer.provideMerge(TestDatabase)
+    ),
+    {
+      timeout: 60_000
+    }
+  )((it) => {
     it.effect("hashes passwords with scrypt and a salt of their own", () =>
       Effect.gen(function* () {
         const a = yield* hashPassword("correct horse")
@@ -160,6 +166,32 @@ describe("Users and SigningKeys", () => {
         // A password that is on no list and is not the address is fine.
         const user = yield* users.create({ email: "grace.hopper@example.com", password: "grace hopper's compiler" })
         expect(user.email).toBe("grace.hopper@example.com")
+      })
+    )
+
+    it.effect("takes a client assertion's jti once until it expires, however many ask at once", () =>
+      Effect.gen(function* () {
+        const jtis = yield* AssertionJtisRepo
+        const now = new Date("2026-11-01T12:00:00Z")
+        const until = new Date("2026-11-01T12:05:00Z")
+        const taken = yield* Effect.all(
+          Array.from({ length: 8 }, () => jtis.claim("client-a", "jti-1", until, now)),
+          { concurrency: "unbounded" }
+        )
+        expect(taken.filter(Boolean)).toHaveLength(1)
+        // Another client's jti of the same value is its own.
+        expect(yield* jtis.claim("client-b", "jti-1", until, now)).toBe(true)
+        // Once the assertion has expired, its jti may be taken again; the client's other expired rows go.
+        expect(yield* jtis.claim("client-a", "jti-2", until, now)).toBe(true)
+        const later = new Date("2026-11-01T12:06:00Z")
+        expect(yield* jtis.claim("client-a", "jti-1", new Date("2026-11-01T12:10:00Z"), later)).toBe(true)
+        const sql = yield* SqlClient.SqlClient
+        const rows = yield* sql<{ clientId: string; jti: string }>`
+          SELECT client_id, jti FROM oauth_assertion_jtis ORDER BY client_id, jti`
+        expect(rows).toEqual([
+          { clientId: "client-a", jti: "jti-1" },
+          { clientId: "client-b", jti: "jti-1" }
+        ])
       })
     )
 
