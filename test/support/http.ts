@@ -98,6 +98,15 @@ export const raw = (request: HttpClientRequest.HttpClientRequest) =>
 export const get = (url: string, headers: Record<string, string> = {}) =>
   raw(HttpClientRequest.get(url).pipe(HttpClientRequest.setHeaders(headers)))
 
+/** A form POST, as a browser without JavaScript sends it (the gift page's forms). */
+export const postForm = (url: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
+  raw(
+    HttpClientRequest.post(url).pipe(
+      HttpClientRequest.setHeaders(headers),
+      HttpClientRequest.bodyText(new URLSearchParams(form).toString(), "application/x-www-form-urlencoded")
+    )
+  )
+
 export const postText = (url: string, body: string, headers: Record<string, string> = {}) =>
   raw(
     HttpClientRequest.post(url).pipe(

@@ -1,4 +1,3 @@
-import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Layer } from "effect"
@@ -6,9 +5,10 @@ import { Pricing } from "../../../src/services/catalog/Pricing.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
-import { createCompany, deleteWith, getWith, keyHeaders, postWith, raiseLimits, v2Keys } from "../../support/company.js"
+import { deleteWith, getWith, keyHeaders, postWith, v2Keys } from "../../support/company.js"
 import { eventually } from "../../support/eventually.js"
-import { get, raw, testPublicUrl } from "../../support/http.js"
+import { companyWithProductCampaign } from "../../support/giftLinks.js"
+import { get, postForm, testPublicUrl } from "../../support/http.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
 
 /**
@@ -39,23 +39,9 @@ const catalog = Effect.flatMap(sqlClient, (sql) =>
 ).pipe(Effect.orDie)
 
 const setup = Effect.gen(function* () {
-  const company = yield* createCompany()
-  yield* raiseLimits(company.companyId)
   const product = yield* catalog
-  const headers = keyHeaders(company.apiKey)
-  const campaign = yield* postWith(
-    "/public-api/v2/campaigns",
-    {
-      name: "Welcome",
-      customization: {
-        giftProperties: { selectedGiftType: "product", productId: product.productId, budget: { min: 1, max: 20000 } },
-        message: "Welcome aboard!"
-      }
-    },
-    headers
-  )
-  expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
-  return { ...company, ...product, headers, campaignId: campaign.body.id as string }
+  const company = yield* companyWithProductCampaign(product.productId, { message: "Welcome aboard!" })
+  return { ...company, ...product, campaignId: company.campaign.id }
 })
 
 const remaining = (headers: Record<string, string>) =>
@@ -90,13 +76,6 @@ const londonForm = {
   zipcode: "SW1A 2AA",
   country: "GB"
 }
-
-const postForm = (path: string, form: Record<string, string>) =>
-  raw(
-    HttpClientRequest.post(path).pipe(
-      HttpClientRequest.bodyText(new URLSearchParams(form).toString(), "application/x-www-form-urlencoded")
-    )
-  )
 
 const orderRecipient = {
   firstName: "Ada",

@@ -6,7 +6,7 @@ import { TimeTravel } from "../../support/auth.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
 import { createCompany, keyHeaders, postWith, raiseLimits } from "../../support/company.js"
 import { eventually } from "../../support/eventually.js"
-import { raw, testPublicUrl } from "../../support/http.js"
+import { postForm, raw, testPublicUrl } from "../../support/http.js"
 
 /**
  * The gift page, its e-mails and texts in the recipient's language (docs/decisions/0074-gift-page-languages.md), over
@@ -81,14 +81,6 @@ const setup = Effect.gen(function* () {
 
 const page = (path: string, headers: Record<string, string>) =>
   raw(HttpClientRequest.get(path).pipe(HttpClientRequest.setHeaders(headers)))
-
-const postForm = (path: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
-  raw(
-    HttpClientRequest.post(path).pipe(
-      HttpClientRequest.setHeaders(headers),
-      HttpClientRequest.bodyText(new URLSearchParams(form).toString(), "application/x-www-form-urlencoded")
-    )
-  )
 
 const messagesOf = (giftId: string) =>
   Effect.flatMap(sqlClient, (sql) =>

@@ -1,4 +1,3 @@
-import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer } from "effect"
@@ -7,9 +6,10 @@ import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { TimeTravel } from "../../support/auth.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
-import { createCompany, getWith, keyHeaders, patchWith, postWith, raiseLimits } from "../../support/company.js"
+import { getWith, patchWith, postWith } from "../../support/company.js"
 import { eventually } from "../../support/eventually.js"
-import { get, raw, testPublicUrl } from "../../support/http.js"
+import { companyWithProductCampaign } from "../../support/giftLinks.js"
+import { get, postForm, testPublicUrl } from "../../support/http.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
 import { signatureHeaders } from "../../support/webhooks.js"
 
@@ -42,27 +42,16 @@ const catalog = Effect.flatMap(sqlClient, (sql) =>
 
 const setup = (budget: { min: number; max: number }, expiration: unknown = { daysFromSend: 7 }) =>
   Effect.gen(function* () {
-    const company = yield* createCompany()
-    yield* raiseLimits(company.companyId)
     const product = yield* catalog
-    const headers = keyHeaders(company.apiKey)
-    const campaign = yield* postWith(
-      "/public-api/v2/campaigns",
-      {
-        name: "Welcome",
-        customization: {
-          giftProperties: { selectedGiftType: "product", productId: product.productId, budget, expiration },
-          message: "Welcome aboard!"
-        }
-      },
-      headers
-    )
-    expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
+    const company = yield* companyWithProductCampaign(product.productId, {
+      message: "Welcome aboard!",
+      giftProperties: { budget, expiration }
+    })
     const sql = yield* sqlClient
     const [named] = yield* Effect.orDie(
       sql<{ name: string }>`SELECT name FROM companies WHERE id = ${company.companyId}`
     )
-    return { ...company, ...product, headers, campaignId: campaign.body.id as string, name: named!.name }
+    return { ...company, ...product, campaignId: company.campaign.id, name: named!.name }
   })
 
 type Company = Effect.Effect.Success<ReturnType<typeof setup>>
@@ -108,13 +97,6 @@ const sendGift = (company: Company, key: string, sendingMethod = "link") =>
       const result = response.body.results[0] as { id: string; link: string }
       return { ...result, path: result.link.replace(testPublicUrl, "") }
     }
-  )
-
-const postForm = (path: string, form: Record<string, string>) =>
-  raw(
-    HttpClientRequest.post(path).pipe(
-      HttpClientRequest.bodyText(new URLSearchParams(form).toString(), "application/x-www-form-urlencoded")
-    )
   )
 
 const who = { firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", phone: "+44 20 7946 0958" }

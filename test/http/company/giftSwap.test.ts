@@ -1,10 +1,10 @@
-import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { CheckoutTestServer } from "../../support/checkout.js"
-import { createCompany, getWith, keyHeaders, patchWith, postWith, raiseLimits } from "../../support/company.js"
-import { get, raw, testPublicUrl } from "../../support/http.js"
+import { getWith, patchWith, postWith } from "../../support/company.js"
+import { companyWithProductCampaign } from "../../support/giftLinks.js"
+import { get, postForm, testPublicUrl } from "../../support/http.js"
 
 /**
  * Swapping a product gift within its budget (docs/decisions/0072-swapping-a-gift-within-budget.md, docs/gifting.md
@@ -46,27 +46,11 @@ const catalog = Effect.flatMap(sqlClient, (sql) =>
 
 const setup = (giftProperties: Record<string, unknown> = {}) =>
   Effect.gen(function* () {
-    const company = yield* createCompany()
-    yield* raiseLimits(company.companyId)
     const products = yield* catalog
-    const headers = keyHeaders(company.apiKey)
-    const campaign = yield* postWith(
-      campaigns,
-      {
-        name: "Welcome",
-        customization: {
-          giftProperties: {
-            selectedGiftType: "product",
-            productId: products.original.productId,
-            budget: { min: 1, max: budgetMax },
-            ...giftProperties
-          }
-        }
-      },
-      headers
-    )
-    expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
-    return { ...company, ...products, headers, campaign: campaign.body }
+    const company = yield* companyWithProductCampaign(products.original.productId, {
+      giftProperties: { budget: { min: 1, max: budgetMax }, ...giftProperties }
+    })
+    return { ...company, ...products }
   })
 
 const sendGift = (company: Effect.Effect.Success<ReturnType<typeof setup>>, key: string) =>
@@ -83,13 +67,6 @@ const sendGift = (company: Effect.Effect.Success<ReturnType<typeof setup>>, key:
       const gift = response.body.results[0] as { id: string; link: string }
       return { ...gift, path: gift.link.replace(testPublicUrl, "") }
     }
-  )
-
-const postForm = (path: string, form: Record<string, string>) =>
-  raw(
-    HttpClientRequest.post(path).pipe(
-      HttpClientRequest.bodyText(new URLSearchParams(form).toString(), "application/x-www-form-urlencoded")
-    )
   )
 
 /** The product ids a page offers with "Choose", in order. */

@@ -1,4 +1,3 @@
-import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -8,9 +7,10 @@ import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { TimeTravel } from "../../support/auth.js"
 import { makeCheckoutTestServer } from "../../support/checkout.js"
-import { createCompany, getWith, keyHeaders, postWith, raiseLimits, v2Keys } from "../../support/company.js"
+import { getWith, keyHeaders, postWith, v2Keys } from "../../support/company.js"
 import { eventually, settle } from "../../support/eventually.js"
-import { get, raw, testPublicUrl } from "../../support/http.js"
+import { companyWithProductCampaign } from "../../support/giftLinks.js"
+import { get, postForm, testPublicUrl } from "../../support/http.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
 import { signatureHeaders } from "../../support/webhooks.js"
 
@@ -40,22 +40,9 @@ const catalog = Effect.flatMap(sqlClient, (sql) =>
 ).pipe(Effect.orDie)
 
 const setup = Effect.gen(function* () {
-  const company = yield* createCompany()
-  yield* raiseLimits(company.companyId)
   const product = yield* catalog
-  const headers = keyHeaders(company.apiKey)
-  const campaign = yield* postWith(
-    "/public-api/v2/campaigns",
-    {
-      name: "Thanks",
-      customization: {
-        giftProperties: { selectedGiftType: "product", productId: product.productId, budget: { min: 1, max: 20000 } }
-      }
-    },
-    headers
-  )
-  expect(campaign.status, JSON.stringify(campaign.body)).toBe(201)
-  return { ...company, ...product, headers, campaignId: campaign.body.id as string }
+  const company = yield* companyWithProductCampaign(product.productId, { name: "Thanks" })
+  return { ...company, ...product, campaignId: company.campaign.id }
 })
 
 type Company = Effect.Effect.Success<typeof setup>
@@ -93,12 +80,7 @@ const giftFor = (company: Company, key: string, claimed = true) =>
   })
 
 /** The note's form posted as a browser without JavaScript posts it. */
-const postNote = (path: string, message: string) =>
-  raw(
-    HttpClientRequest.post(`${path}/thank-you`).pipe(
-      HttpClientRequest.bodyText(new URLSearchParams({ message }).toString(), "application/x-www-form-urlencoded")
-    )
-  )
+const postNote = (path: string, message: string) => postForm(`${path}/thank-you`, { message })
 
 /** The note's columns as stored. */
 const stored = (giftId: string) =>
