@@ -179,7 +179,8 @@ const unlimited: AuthRateLimits["Type"] = {
   registerPerIp: { limit: 1_000_000, window: "1 minute" },
   tokenPerClient: { limit: 1_000_000, window: "1 minute" },
   tokenPerIp: { limit: 1_000_000, window: "1 minute" },
-  signInPerIp: { limit: 1_000_000, window: "1 minute" }
+  signInPerIp: { limit: 1_000_000, window: "1 minute" },
+  clientDocumentPerIp: { limit: 1_000_000, window: "1 minute" }
 }
 
 /** The Ribbon API served on `port` of `host` (127.0.0.1; "::" takes [::1] too), its services still to provide. */

@@ -6,7 +6,8 @@ import { letThroughOnStoreError } from "../../services/platform/RateLimits.js"
 /**
  * Rate limits on the authorization server, so that a misbehaving agent (or a password guesser) cannot
  * flood it: registration per source, the token endpoint per authenticated client and per source, the sign-in
- * and sign-up forms per source. A source is the peer address, IPv6 by its /64 (`clientSource` in
+ * and sign-up forms per source, and authorization requests that name their client by a metadata document's URL
+ * (each may make Ribbon fetch that URL) per source. A source is the peer address, IPv6 by its /64 (`clientSource` in
  * src/http/AuthFailures.ts, which also slows down repeated authentication failures). Fixed windows in the
  * RateLimiter's store: Redis when REDIS_URL is set (shared by every instance), memory otherwise; when the
  * store is down the request goes through. The limits are a Reference, so tests can set their own.
@@ -22,7 +23,8 @@ export class AuthRateLimits extends Context.Reference<AuthRateLimits>()("ribbon/
     registerPerIp: { limit: 20, window: "1 hour" } as Rule,
     tokenPerClient: { limit: 60, window: "1 minute" } as Rule,
     tokenPerIp: { limit: 300, window: "1 minute" } as Rule,
-    signInPerIp: { limit: 30, window: "5 minutes" } as Rule
+    signInPerIp: { limit: 30, window: "5 minutes" } as Rule,
+    clientDocumentPerIp: { limit: 60, window: "1 minute" } as Rule
   })
 }) {}
 

@@ -186,12 +186,28 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
         newCsrfCookie()
       )
 
-    const tooManyAttempts = (error: RateLimited) =>
+    const tooMany = (error: RateLimited, what: string) =>
       HttpServerResponse.setHeader(
-        html(errorPage(`Too many sign-in attempts. Wait ${error.retryAfterSeconds} s and try again.`), 429),
+        html(errorPage(`Too many ${what}. Wait ${error.retryAfterSeconds} s and try again.`), 429),
         "retry-after",
         String(error.retryAfterSeconds)
       )
+    const tooManyAttempts = (error: RateLimited) => tooMany(error, "sign-in attempts")
+
+    /**
+     * An authorization request naming its client by a metadata document's URL may make Ribbon fetch that URL (when
+     * it is not cached): such requests are limited per source, so the authorize page cannot be used to make Ribbon
+     * fetch addresses in a loop. The 429 page when over the limit, else none.
+     */
+    const documentFetchLimit = (clientId: string | undefined) =>
+      clientId === undefined || !isClientIdUrl(clientId)
+        ? Effect.succeedNone
+        : Effect.flatMap(clientSource, (source) =>
+            consume(`client-document:ip:${source}`, limits.clientDocumentPerIp).pipe(
+              Effect.as(Option.none()),
+              Effect.catchTag("RateLimited", (error) => Effect.succeedSome(tooMany(error, "authorization requests")))
+            )
+          )
 
     /**
      * The client of a token, revocation or introspection request, authenticated. Its failures are counted
@@ -218,6 +234,8 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
     return handlers
       .handle("authorize", ({ urlParams, request }) =>
         Effect.gen(function* () {
+          const limited = yield* documentFetchLimit(urlParams.client_id)
+          if (Option.isSome(limited)) return limited.value
           const checked = yield* authorizations.validate(urlParams)
           if (Either.isLeft(checked)) return failure(checked.left, 302)
           const authorization = checked.right
@@ -238,6 +256,8 @@ export const OAuthLive = HttpApiBuilder.group(Api, "oauth", (handlers) =>
       .handle("authorizeForm", ({ payload, request }) =>
         Effect.gen(function* () {
           const params = paramsOf(payload)
+          const limited = yield* documentFetchLimit(params.client_id)
+          if (Option.isSome(limited)) return limited.value
           const checked = yield* authorizations.validate(params)
           if (Either.isLeft(checked)) return failure(checked.left, 303)
           const authorization = checked.right

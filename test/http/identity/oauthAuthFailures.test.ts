@@ -15,7 +15,13 @@ const plenty = { limit: 100_000, window: "1 minute" } as const
 
 const Server = realPortServerOn(
   TestDatabase,
-  { registerPerIp: plenty, tokenPerClient: plenty, tokenPerIp: plenty, signInPerIp: plenty },
+  {
+    registerPerIp: plenty,
+    tokenPerClient: plenty,
+    tokenPerIp: plenty,
+    signInPerIp: plenty,
+    clientDocumentPerIp: plenty
+  },
   {
     host: "::",
     failureLimits: {

@@ -10,7 +10,8 @@ const Server = makeRealPortServer({
   registerPerIp: rule,
   tokenPerClient: rule,
   tokenPerIp: { limit: 100, window: "1 minute" },
-  signInPerIp: rule
+  signInPerIp: rule,
+  clientDocumentPerIp: rule
 })
 
 const register = (baseUrl: string) =>
@@ -91,6 +92,42 @@ describe("OAuth rate limits", () => {
         expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0)
         expect(yield* Effect.promise(() => blocked.text())).toContain("Too many sign-in attempts")
       })
+    )
+
+    it.effect(
+      "authorization requests naming their client by a document URL, per IP; a registered client is not counted",
+      () =>
+        Effect.gen(function* () {
+          const baseUrl = yield* BaseUrl
+          const authorize = (clientId: string) =>
+            Effect.promise(async () => {
+              const query = new URLSearchParams({
+                response_type: "code",
+                client_id: clientId,
+                redirect_uri: "http://127.0.0.1/cb",
+                code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                code_challenge_method: "S256"
+              })
+              const response = await fetch(`${baseUrl}/oauth/authorize?${query}`, { redirect: "manual" })
+              return {
+                status: response.status,
+                retryAfter: response.headers.get("retry-after"),
+                text: await response.text()
+              }
+            })
+          // Loopback documents are refused by the outbound guard: an error page each time, but a fetch attempted.
+          const document = "https://127.0.0.1:9/client.json"
+          expect((yield* authorize(document)).status).toBe(400)
+          expect((yield* authorize(document)).status).toBe(400)
+          const limited = yield* authorize("https://127.0.0.1:9/other.json")
+          expect(limited.status).toBe(429)
+          expect(Number(limited.retryAfter)).toBeGreaterThan(0)
+          expect(limited.text).toContain("Too many authorization requests")
+          // A client registered here needs no fetch, and is not limited.
+          const registered = yield* register(baseUrl)
+        expect(registered.status).toBe(201)
+          expect((yield* authorize(registered.body.client_id)).status).not.toBe(429)
+        })
     )
   })
 })

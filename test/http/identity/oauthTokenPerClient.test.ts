@@ -14,7 +14,7 @@ const { tokenPerClient } = AuthRateLimits.defaultValue()
 const plenty = { limit: 100_000, window: "1 minute" } as const
 const Server = realPortServerOn(
   TestDatabase,
-  { registerPerIp: plenty, tokenPerClient, tokenPerIp: plenty, signInPerIp: plenty },
+  { registerPerIp: plenty, tokenPerClient, tokenPerIp: plenty, signInPerIp: plenty, clientDocumentPerIp: plenty },
   { host: "::" }
 )
 
