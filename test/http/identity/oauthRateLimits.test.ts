@@ -125,7 +125,7 @@ describe("OAuth rate limits", () => {
           expect(limited.text).toContain("Too many authorization requests")
           // A client registered here needs no fetch, and is not limited.
           const registered = yield* register(baseUrl)
-        expect(registered.status).toBe(201)
+          expect(registered.status).toBe(201)
           expect((yield* authorize(registered.body.client_id)).status).not.toBe(429)
         })
     )
