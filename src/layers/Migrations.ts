@@ -50,6 +50,7 @@ import oauthPrivateKeyJwt from "./migrations/0046_oauth_private_key_jwt.js"
 import acpCheckoutSessions from "./migrations/0047_acp_checkout_sessions.js"
 import allowances from "./migrations/0048_allowances.js"
 import acpVaultTokens from "./migrations/0049_acp_vault_tokens.js"
+import acpWebhookEndpoints from "./migrations/0050_acp_webhook_endpoints.js"
 import oauthAssertionJtis from "./migrations/0054_oauth_assertion_jtis.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
@@ -102,6 +103,7 @@ export const migrations = {
   "0047_acp_checkout_sessions": acpCheckoutSessions,
   "0048_allowances": allowances,
   "0049_acp_vault_tokens": acpVaultTokens,
+  "0050_acp_webhook_endpoints": acpWebhookEndpoints,
   "0054_oauth_assertion_jtis": oauthAssertionJtis
 }
 

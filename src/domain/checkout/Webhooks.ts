@@ -5,12 +5,23 @@ import { Id } from "../platform/Ids.js"
 export const WebhookStatus = Schema.Literal("pending", "delivered", "failed", "disabled")
 export type WebhookStatus = typeof WebhookStatus.Type
 
+/**
+ * How a delivery is signed and which headers carry it (src/services/checkout/WebhookSigning.ts): Standard Webhooks
+ * `v1a` (Ed25519, agent callbacks), Standard Webhooks `v1` (HMAC, company endpoints), or the Agentic Commerce
+ * Protocol's `Merchant-Signature` (HMAC, ACP order webhooks).
+ */
+export const SigningScheme = Schema.Literal("standard_v1a", "standard_v1", "acp_hmac")
+export type SigningScheme = typeof SigningScheme.Type
+
 /** A row of `webhook_deliveries`, as read back. */
 export class WebhookDelivery extends Schema.Class<WebhookDelivery>("WebhookDelivery")({
   id: Id,
   url: Schema.String,
   /** The company webhook endpoint it goes to (signed `v1`); null for an agent callback (signed `v1a`). */
   endpointId: Schema.NullOr(Schema.String),
+  /** The ACP webhook endpoint it goes to (an agent platform's); null otherwise. */
+  acpEndpointId: Schema.NullOr(Schema.String),
+  signingScheme: SigningScheme,
   eventId: Schema.String,
   eventType: Schema.String,
   payload: Schema.parseJson(),

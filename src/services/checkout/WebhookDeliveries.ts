@@ -1,6 +1,5 @@
-import { createHmac, createPrivateKey, sign } from "node:crypto"
 import { Clock, Data, Duration, Effect, Either, Exit, type Layer, Metric, Option, Schedule, Schema } from "effect"
-import { WebhookAttempt, WebhookDelivery, WebhookStatus } from "../../domain/checkout/Webhooks.js"
+import { type SigningScheme, WebhookAttempt, WebhookDelivery, WebhookStatus } from "../../domain/checkout/Webhooks.js"
 import { Id, makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import {
@@ -15,7 +14,8 @@ import {
 } from "../platform/Jobs.js"
 import { OutboundHttp, type OutboundResponse } from "../platform/OutboundHttp.js"
 import { SigningKeys } from "../platform/SigningKeys.js"
-import { receiverOf, WebhookDeliveriesRepo } from "./WebhookDeliveriesRepo.js"
+import { type EndpointKind, receiverOf, WebhookDeliveriesRepo } from "./WebhookDeliveriesRepo.js"
+import { signingSchemes } from "./WebhookSigning.js"
 
 /**
  * Agent callbacks (docs/decisions/0030-callbacks-and-delivery.md, docs/webhooks.md): JSON events POSTed to a
@@ -29,9 +29,11 @@ import { receiverOf, WebhookDeliveriesRepo } from "./WebhookDeliveriesRepo.js"
  *   7 attempts) and is `failed` once they run out. A `Retry-After` (seconds or HTTP date, at most 24 h)
  *   postpones the next attempt, never brings it forward. 410 Gone disables the delivery, every other
  *   pending delivery to the same URL and every later one. A URL the SSRF guard refuses fails at once.
- * - A delivery to a company webhook endpoint (`endpoint`, docs/decisions/0050-company-webhooks.md) goes through the
- *   same outbox, schedule and log, but is signed `v1` (HMAC-SHA256 with the endpoint's `whsec_` secret, which its row
- *   carries), and a 410 disables that endpoint's deliveries rather than the URL's.
+ * - A delivery to a company webhook endpoint (`endpoint`, docs/decisions/0050-company-webhooks.md) or to an ACP
+ *   order webhook endpoint (`acpEndpoint`, docs/decisions/0084-acp-order-webhooks.md) goes through the same outbox,
+ *   schedule and log, but is signed with the endpoint's `whsec_` secret, which its row carries, and a 410 disables
+ *   that endpoint's deliveries rather than the URL's.
+ * - How a delivery is signed, and which headers say so, is its `signingScheme`'s (src/services/checkout/WebhookSigning.ts).
  * - Each attempt is recorded before it is sent (`webhook_attempts`, its outcome still empty) and its outcome
  *   once it has one, even when the job is stopped meanwhile. A run of the job that finds an attempt without
  *   an outcome sends nothing: that attempt is still in flight (its job lost its lease while the request ran,
@@ -121,18 +123,7 @@ export const parseRetryAfter = (
   return Number.isNaN(at) ? Option.none() : Option.some(Duration.millis(Math.max(0, at - nowMillis)))
 }
 
-/** The base string signed by `v1a`: `${webhook-id}.${webhook-timestamp}.${body}`. */
-export const signatureBase = (id: string, timestamp: string, body: string) => `${id}.${timestamp}.${body}`
-
-/** The `webhook-signature` header value for a body, signed with an Ed25519 private key (PKCS#8 PEM). */
-export const signV1a = (privatePkcs8: string, id: string, timestamp: string, body: string) =>
-  `v1a,${sign(null, Buffer.from(signatureBase(id, timestamp, body)), createPrivateKey(privatePkcs8)).toString("base64")}`
-
-/** The `webhook-signature` header value for a body, signed `v1`: HMAC-SHA256 keyed by a `whsec_<base64>` secret. */
-export const signV1 = (secret: string, id: string, timestamp: string, body: string) =>
-  `v1,${createHmac("sha256", Buffer.from(secret.replace(/^whsec_/, ""), "base64"))
-    .update(signatureBase(id, timestamp, body))
-    .digest("base64")}`
+export { signatureBase, signV1, signV1a } from "./WebhookSigning.js"
 
 /** The body every attempt of a delivery sends: its stored JSON, compact; the signature covers exactly these bytes. */
 export const requestBody = (delivery: WebhookDelivery) => JSON.stringify(delivery.payload)
@@ -184,10 +175,18 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
             readonly disabled?: boolean
           }
         | undefined
+      /** An agent platform's ACP order webhook endpoint: the delivery is signed with its secret (`Merchant-Signature`). */
+      readonly acpEndpoint?: { readonly id: string; readonly secret: string } | undefined
     }) {
       const json = JSON.stringify(input.payload)
       if (json === undefined) return yield* Effect.dieMessage("WebhookDeliveries.enqueue: the payload is not JSON")
-      const receiver = { url: input.url, endpointId: input.endpoint?.id ?? null }
+      const receiver = {
+        url: input.url,
+        endpointId: input.endpoint?.id ?? null,
+        acpEndpointId: input.acpEndpoint?.id ?? null
+      }
+      const signingScheme: SigningScheme =
+        input.endpoint !== undefined ? "standard_v1" : input.acpEndpoint !== undefined ? "acp_hmac" : "standard_v1a"
       const id = yield* makeId
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* Effect.annotateCurrentSpan({ "webhook.delivery_id": id, "webhook.event_type": input.eventType })
@@ -195,6 +194,8 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
         id,
         url: input.url,
         endpoint: input.endpoint,
+        acpEndpoint: input.acpEndpoint,
+        signingScheme,
         eventId: input.eventId,
         eventType: input.eventType,
         json,
@@ -217,32 +218,28 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
     })
 
     /**
-     * How a delivery is signed: `v1` with its company endpoint's secret, else `v1a` with the Ed25519 key.
-     * None when its endpoint was deleted meanwhile (the secret is gone with it).
+     * The key a delivery's scheme signs with: Ribbon's Ed25519 private key, or the secret its row carries. None when
+     * its endpoint was deleted meanwhile (the secret is gone with it).
      */
-    const signerOf = (delivery: WebhookDelivery) =>
-      delivery.endpointId === null
-        ? Effect.map(currentKey, ({ privatePkcs8 }) =>
-            Option.some((id: string, timestamp: string, body: string) => signV1a(privatePkcs8, id, timestamp, body))
-          )
-        : Effect.map(repo.signingSecret(delivery.id), (rows) =>
-            Option.map(
-              Option.fromNullable(rows[0]?.signingSecret),
-              (secret) => (id: string, timestamp: string, body: string) => signV1(secret, id, timestamp, body)
-            )
-          )
+    const signingKeyOf = (delivery: WebhookDelivery) =>
+      signingSchemes[delivery.signingScheme].key === "platform"
+        ? Effect.map(currentKey, ({ privatePkcs8 }) => Option.some(privatePkcs8))
+        : Effect.map(repo.signingSecret(delivery.id), (rows) => Option.fromNullable(rows[0]?.signingSecret))
 
-    /** The request of one attempt: its body and headers, signed by `sign` now. */
-    const signedRequest = (delivery: WebhookDelivery, sign: (id: string, timestamp: string, body: string) => string) =>
+    /** The request of one attempt: its body, and its headers signed now by its scheme with `key`. */
+    const signedRequest = (delivery: WebhookDelivery, key: string) =>
       Effect.map(Clock.currentTimeMillis, (now) => {
-        const timestamp = Math.floor(now / 1000).toString()
         const body = requestBody(delivery)
+        const signed = signingSchemes[delivery.signingScheme].headers(key, {
+          eventId: delivery.eventId,
+          now,
+          url: delivery.url,
+          body
+        })
         const headers: Readonly<Record<string, string>> = {
           "content-type": "application/json",
           "user-agent": userAgent,
-          "webhook-id": delivery.eventId,
-          "webhook-timestamp": timestamp,
-          "webhook-signature": sign(delivery.eventId, timestamp, body)
+          ...signed
         }
         return { now, body, headers }
       })
@@ -400,13 +397,13 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
       if (delivery.status !== "pending") {
         return yield* Effect.logInfo(`webhook delivery is ${delivery.status}; nothing to send`)
       }
-      const signer = yield* signerOf(delivery)
-      if (Option.isNone(signer)) return yield* Effect.logInfo("webhook endpoint deleted; nothing to send")
+      const key = yield* signingKeyOf(delivery)
+      if (Option.isNone(key)) return yield* Effect.logInfo("webhook endpoint deleted; nothing to send")
       // Begun, sent and recorded as one piece: a run stopped meanwhile (its lease lost, the time limit, a
       // shutdown) stops the request alone, and the attempt is recorded either way.
       const sent = yield* Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
-          const request = yield* signedRequest(delivery, signer.value)
+          const request = yield* signedRequest(delivery, key.value)
           const begun = yield* begin(delivery, request.headers)
           if (Option.isNone(begun)) return Option.none()
           const number = begun.value
@@ -515,17 +512,18 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
     })
 
     /**
-     * A company endpoint is deleted (`deleted`: its secret is erased from every delivery too) or disabled by its
-     * company (`disabled`): its pending deliveries are disabled, and their jobs then send nothing. Joins the
-     * caller's transaction.
+     * An endpoint (a company's, or with `kind` "acp" an agent platform's) is deleted (`deleted`: its secret is erased
+     * from every delivery too) or disabled by its company (`disabled`): its pending deliveries are disabled, and their
+     * jobs then send nothing. Joins the caller's transaction.
      */
     const closeEndpoint = Effect.fn("WebhookDeliveries.closeEndpoint")(function* (
       endpointId: string,
-      why: "deleted" | "disabled"
+      why: "deleted" | "disabled",
+      kind: EndpointKind = "company"
     ) {
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* repo.closeEndpoint(
-        endpointId,
+        { id: endpointId, kind },
         { reason: `not sent: the endpoint was ${why}`, eraseSecret: why === "deleted" },
         now
       )

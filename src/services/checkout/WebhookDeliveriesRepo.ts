@@ -1,20 +1,24 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { WebhookAttempt, WebhookDelivery, WebhookStatus } from "../../domain/checkout/Webhooks.js"
+import { type SigningScheme, WebhookAttempt, WebhookDelivery, WebhookStatus } from "../../domain/checkout/Webhooks.js"
 import { Id } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
 import { rowsOf } from "../platform/Rows.js"
 import { compileV3Query, type V3Columns, v3Page } from "../platform/V3QuerySql.js"
 
-/** Who receives a delivery: a company endpoint, or (agent callbacks, no endpoint) a URL. */
+/** Who receives a delivery: a company endpoint, an ACP endpoint, or (agent callbacks, no endpoint) a URL. */
 export interface WebhookReceiver {
   readonly url: string
   readonly endpointId: string | null
+  readonly acpEndpointId: string | null
 }
 
-/** What a 410 Gone switches off: the company endpoint a delivery goes to, or else (agent callbacks) its URL. */
-export const receiverOf = (delivery: { readonly endpointId: string | null }) =>
-  delivery.endpointId === null ? "URL" : "endpoint"
+/** What a 410 Gone switches off: the endpoint a delivery goes to, or else (agent callbacks) its URL. */
+export const receiverOf = (delivery: { readonly endpointId: string | null; readonly acpEndpointId: string | null }) =>
+  delivery.endpointId === null && delivery.acpEndpointId === null ? "URL" : "endpoint"
+
+/** Which kind of endpoint an id names: a company's (`endpoint_id`), or an agent platform's ACP one. */
+export type EndpointKind = "company" | "acp"
 
 /** Rows of the inline statements below, decoded (decoders built once). */
 const insertedRows = rowsOf(Schema.Struct({ id: Id, status: WebhookStatus }))
@@ -47,15 +51,20 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
 
     /** The columns of a delivery. */
     const deliveryColumns = sql`
-  d.id, d.url, d.endpoint_id, d.event_id, d.event_type, d.payload::text AS payload, d.status, d.attempts, d.next_attempt_at,
+  d.id, d.url, d.endpoint_id, d.acp_endpoint_id, d.signing_scheme, d.event_id, d.event_type, d.payload::text AS payload, d.status, d.attempts, d.next_attempt_at,
   d.last_status_code, d.last_error, d.resends, d.created_at, d.updated_at, d.delivered_at
   FROM webhook_deliveries d`
 
-    /** The deliveries to the same receiver: of the same company endpoint, or agent callbacks to the same URL. */
+    /** The deliveries to the same receiver: of the same endpoint, or agent callbacks to the same URL. */
     const sameReceiver = (receiver: WebhookReceiver) =>
-      receiver.endpointId === null
-        ? sql`url = ${receiver.url} AND endpoint_id IS NULL`
-        : sql`endpoint_id = ${receiver.endpointId}`
+      receiver.endpointId !== null
+        ? sql`endpoint_id = ${receiver.endpointId}`
+        : receiver.acpEndpointId !== null
+          ? sql`acp_endpoint_id = ${receiver.acpEndpointId}`
+          : sql`url = ${receiver.url} AND endpoint_id IS NULL AND acp_endpoint_id IS NULL`
+
+    /** The column naming an endpoint of `kind`. */
+    const endpointColumn = (kind: EndpointKind) => (kind === "company" ? sql`endpoint_id` : sql`acp_endpoint_id`)
 
     const findDelivery = SqlSchema.findOne({
       Request: Id,
@@ -138,6 +147,8 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
       readonly id: Id
       readonly url: string
       readonly endpoint?: { readonly id: string; readonly secret: string } | undefined
+      readonly acpEndpoint?: { readonly id: string; readonly secret: string } | undefined
+      readonly signingScheme: SigningScheme
       readonly eventId: string
       readonly eventType: string
       readonly json: string
@@ -146,11 +157,17 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
       readonly disabled: boolean
     }) {
       const { id, now, json } = input
-      const receiver = { url: input.url, endpointId: input.endpoint?.id ?? null }
+      const receiver = {
+        url: input.url,
+        endpointId: input.endpoint?.id ?? null,
+        acpEndpointId: input.acpEndpoint?.id ?? null
+      }
+      const secret = input.endpoint?.secret ?? input.acpEndpoint?.secret ?? null
       const inserted = yield* insertedRows(sql`
-        INSERT INTO webhook_deliveries (id, url, endpoint_id, signing_secret, event_id, event_type, payload, status,
-          attempts, next_attempt_at, last_error, created_at, updated_at)
-        SELECT ${id}, ${input.url}, ${input.endpoint?.id ?? null}, ${input.endpoint?.secret ?? null}, ${input.eventId},
+        INSERT INTO webhook_deliveries (id, url, endpoint_id, acp_endpoint_id, signing_scheme, signing_secret, event_id,
+          event_type, payload, status, attempts, next_attempt_at, last_error, created_at, updated_at)
+        SELECT ${id}, ${input.url}, ${receiver.endpointId}, ${receiver.acpEndpointId}, ${input.signingScheme}, ${secret},
+          ${input.eventId},
           ${input.eventType}, ${json}::jsonb, CASE WHEN gate.reason IS NULL THEN 'pending' ELSE 'disabled' END, 0,
           CASE WHEN gate.reason IS NULL THEN ${now}::timestamptz END, gate.reason, ${now}, ${now}
         FROM (SELECT CASE
@@ -270,21 +287,24 @@ export class WebhookDeliveriesRepo extends Effect.Service<WebhookDeliveriesRepo>
     })
 
     /**
-     * Disables a company endpoint's pending deliveries (`reason` becomes their last error) and, when `eraseSecret`,
+     * Disables an endpoint's pending deliveries (`reason` becomes their last error) and, when `eraseSecret`,
      * erases its secret from every delivery.
      */
     const closeEndpoint = Effect.fn("WebhookDeliveriesRepo.closeEndpoint")(function* (
-      endpointId: string,
+      endpoint: { readonly id: string; readonly kind: EndpointKind },
       close: { readonly reason: string; readonly eraseSecret: boolean },
       now: Date
     ) {
+      const endpointId = endpoint.id
       yield* sql`UPDATE webhook_deliveries SET
           signing_secret = CASE WHEN ${close.eraseSecret}::boolean THEN NULL ELSE signing_secret END,
           status = CASE WHEN status = 'pending' THEN 'disabled' ELSE status END,
           last_error = CASE WHEN status = 'pending' THEN ${close.reason} ELSE last_error END,
           next_attempt_at = CASE WHEN status = 'pending' THEN NULL ELSE next_attempt_at END,
           updated_at = CASE WHEN status = 'pending' THEN ${now} ELSE updated_at END
-        WHERE endpoint_id = ${endpointId} AND (${close.eraseSecret}::boolean OR status = 'pending')`.pipe(Effect.orDie)
+        WHERE ${endpointColumn(endpoint.kind)} = ${endpointId} AND (${close.eraseSecret}::boolean OR status = 'pending')`.pipe(
+        Effect.orDie
+      )
     })
 
     /** A company endpoint no longer counts as gone: its receiver's 410s stop disabling its deliveries. */
