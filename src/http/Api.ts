@@ -1,6 +1,6 @@
 import { OpenApi } from "@effect/platform"
 import { makeApi } from "./ApiBase.js"
-import { AcpCheckoutSessionsApi, AcpDelegatePaymentApi, AcpDiscoveryApi } from "./acp/AcpApi.js"
+import { AcpCheckoutSessionsApi, AcpDelegatePaymentApi, AcpDiscoveryApi, AcpWebhookEndpointsApi } from "./acp/AcpApi.js"
 import { CatalogApi } from "./catalog/CatalogApi.js"
 import { CatalogV2Api } from "./catalog/CatalogV2Api.js"
 import { CatalogV3Api } from "./catalog/CatalogV3Api.js"
@@ -59,6 +59,7 @@ export class Api extends makeApi("ribbon")
   .add(UcpProfileApi.pipe(withRequestErrors("v1")))
   .add(UcpCheckoutSessionsApi.pipe(withRequestErrors("ucp")))
   .add(AcpDelegatePaymentApi.pipe(withRequestErrors("acp")))
+  .add(AcpWebhookEndpointsApi.pipe(withRequestErrors("acp")))
   .add(AllowancePagesApi.pipe(withRequestErrors("v1")))
   .add(GiftPageApi.pipe(withRequestErrors("v1")))
   .add(ApiKeysV2Api.pipe(withRequestErrors("v2")))

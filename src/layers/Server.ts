@@ -76,6 +76,7 @@ import { StockAvailability, StockAvailabilityNotifierLive } from "../services/ca
 import { AcpIdempotency } from "../services/checkout/AcpIdempotency.js"
 import { AcpSessions } from "../services/checkout/AcpSessions.js"
 import { AcpVaultTokens } from "../services/checkout/AcpVaultTokens.js"
+import { AcpWebhooks } from "../services/checkout/AcpWebhooks.js"
 import { AgentOrders } from "../services/checkout/AgentOrders.js"
 import { AllowancePayments } from "../services/checkout/AllowancePayments.js"
 import { Allowances } from "../services/checkout/Allowances.js"
@@ -323,7 +324,8 @@ export const ServicesLive = Layer.mergeAll(
     WebhookDeliveries.Default,
     AcpSessions.Default,
     AcpVaultTokens.Default,
-    AcpIdempotency.Default
+    AcpIdempotency.Default,
+    AcpWebhooks.Default
   ).pipe(Layer.provideMerge(CheckoutPresenterV1)),
   // fulfillment: the orders placed with the fulfillment partner
   Fulfillment.Default

@@ -264,18 +264,32 @@ export const AcpOrderLineItem = Schema.Struct({
   id: Schema.String.annotations({ description: "The Ribbon order id (GET /v1/orders/{orderId})" }),
   title: Schema.String,
   product_id: Schema.String,
-  quantity: Schema.Struct({ ordered: Schema.Int, current: Schema.Int }),
+  quantity: Schema.Struct({ ordered: Schema.Int, current: Schema.Int, fulfilled: Schema.Int }),
   unit_price: Schema.Int,
   subtotal: Schema.Int,
   status: Schema.String
 }).annotations({ identifier: "AcpOrderLineItem" })
+export type AcpOrderLineItem = typeof AcpOrderLineItem.Type
+
+export const AcpFulfillment = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("shipping", "digital"),
+  status: Schema.String,
+  line_items: Schema.Array(Schema.Struct({ id: Schema.String, quantity: Schema.Int })),
+  carrier: Schema.optional(Schema.String),
+  tracking_number: Schema.optional(Schema.String),
+  tracking_url: Schema.optional(Schema.String)
+}).annotations({ identifier: "AcpFulfillment" })
+export type AcpFulfillment = typeof AcpFulfillment.Type
 
 export const AcpOrder = Schema.Struct({
+  type: Schema.Literal("order"),
   id: Schema.String.annotations({ description: "The Ribbon checkout the person paid (GET /v1/checkouts/{id})" }),
   checkout_session_id: Schema.String,
   permalink_url: Schema.String,
   status: Schema.String,
   line_items: Schema.Array(AcpOrderLineItem),
+  fulfillments: Schema.Array(AcpFulfillment),
   totals: Schema.Array(AcpTotal)
 }).annotations({ identifier: "AcpOrder" })
 export type AcpOrder = typeof AcpOrder.Type
@@ -366,6 +380,8 @@ export type AcpIssue = typeof AcpIssue.Type
 export const AcpSessionRecord = Schema.Struct({
   id: Schema.String,
   userId: Schema.String,
+  /** The OAuth client that created it over ACP, whose order webhook endpoints get its order's events. */
+  clientId: Schema.NullOr(Schema.String),
   /** The currency the agent asked for; the session's own is its quotes'. */
   currency: Schema.String,
   locale: Schema.NullOr(Schema.String),

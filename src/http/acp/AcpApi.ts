@@ -10,6 +10,11 @@ import {
   AcpReadHeaders,
   AcpUpdateRequest
 } from "../../domain/checkout/Acp.js"
+import {
+  AcpWebhookEndpoint,
+  AcpWebhookEndpointCreate,
+  AcpWebhookEndpointList
+} from "../../domain/checkout/AcpOrders.js"
 import { DelegatePaymentResponse } from "../../domain/checkout/AcpPayments.js"
 import {
   AcpApiVersionMissing,
@@ -25,7 +30,7 @@ import {
   PaymentTokenUsed
 } from "../../domain/checkout/Errors.js"
 import { InsufficientScope, InvalidToken } from "../../domain/identity/Errors.js"
-import { IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest } from "../../domain/platform/Errors.js"
+import { IdempotencyInFlight, IdempotencyKeyReused, InvalidRequest, NotFound } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { CurrentUser } from "../identity/Agent.js"
 import { mayReplay } from "../OpenApiDocument.js"
@@ -203,4 +208,54 @@ export class AcpDelegatePaymentApi extends HttpApiGroup.make("acpDelegatePayment
   .annotate(
     OpenApi.Description,
     "ACP 2026-04-17 delegate_payment: Ribbon tokenizes the card with its payment simulator; complete takes the token."
+  ) {}
+
+const EndpointPath = Schema.Struct({ webhook_endpoint_id: Schema.String.pipe(Schema.maxLength(64)) })
+
+/**
+ * Where the agent platform (the OAuth client of the bearer token) receives the protocol's order webhooks
+ * (docs/decisions/0084-acp-order-webhooks.md): `order_create` and `order_update` for every session it created, signed
+ * `Merchant-Signature` with the endpoint's secret. Every token of the client manages the same endpoints.
+ */
+export class AcpWebhookEndpointsApi extends HttpApiGroup.make("acpWebhookEndpoints")
+  .add(
+    HttpApiEndpoint.post("createAcpWebhookEndpoint", "/webhook_endpoints")
+      .setHeaders(AcpHeaders)
+      .setPayload(AcpWebhookEndpointCreate)
+      .addSuccess(AcpWebhookEndpoint, { status: 201 })
+      .addError(lineError("acp", IdempotencyKeyRequired))
+      .addError(lineError("acp", IdempotencyKeyReused))
+      .addError(lineError("acp", IdempotencyInFlight))
+      .annotate(OpenApi.Transform, keyedPost)
+      .annotate(
+        OpenApi.Summary,
+        "Register a URL for order webhooks (order_create, order_update); the answer shows its signing secret once"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listAcpWebhookEndpoints", "/webhook_endpoints")
+      .setHeaders(AcpReadHeaders)
+      .addSuccess(AcpWebhookEndpointList)
+      .annotate(OpenApi.Transform, requiredHeaders(["api-version"]))
+      .annotate(OpenApi.Summary, "The platform's order webhook endpoints, oldest first (without their secrets)")
+  )
+  .add(
+    HttpApiEndpoint.del("deleteAcpWebhookEndpoint", "/webhook_endpoints/:webhook_endpoint_id")
+      .setPath(EndpointPath)
+      .setHeaders(AcpReadHeaders)
+      .addError(lineError("acp", NotFound))
+      .annotate(OpenApi.Transform, requiredHeaders(["api-version"]))
+      .annotate(
+        OpenApi.Summary,
+        "Delete an order webhook endpoint: nothing more is sent to it, pending deliveries included"
+      )
+  )
+  .addError(lineError("acp", InvalidRequest))
+  .prefix("/acp")
+  .middleware(AcpBearer)
+  .middleware(AcpVersion)
+  .annotate(OpenApi.Title, "Agentic Commerce Protocol order webhooks")
+  .annotate(
+    OpenApi.Description,
+    "Where the agent platform receives ACP 2026-04-17 order webhooks for the sessions it created, and their signing secrets."
   ) {}

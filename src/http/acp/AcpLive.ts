@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
 import { ACP_SUPPORTED_VERSIONS, ACP_VERSION, AcpCheckoutSession } from "../../domain/checkout/Acp.js"
+import { AcpWebhookEndpoint, type AcpWebhookEndpointRecord } from "../../domain/checkout/AcpOrders.js"
 import { DelegatePaymentRequest } from "../../domain/checkout/AcpPayments.js"
 import {
   AcpApiVersionMissing,
@@ -15,6 +16,7 @@ import { Pricing } from "../../services/catalog/Pricing.js"
 import { AcpIdempotency, type Answer, bodyFingerprint } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
 import { AcpVaultTokens } from "../../services/checkout/AcpVaultTokens.js"
+import { AcpWebhooks } from "../../services/checkout/AcpWebhooks.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
@@ -231,7 +233,7 @@ const SessionsLive = HttpApiBuilder.group(Api, "acpCheckoutSessions", (handlers)
 
     return handlers
       .handle("createCheckoutSession", ({ payload }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => keyed(201, sessions.create(user, payload)))
+        Effect.flatMap(CurrentUser, ({ user, clientId }) => keyed(201, sessions.create(user, payload, clientId)))
       )
       .handle("updateCheckoutSession", ({ path, payload }) =>
         Effect.flatMap(CurrentUser, ({ user }) => keyed(200, sessions.update(user, path.checkout_session_id, payload)))
@@ -255,7 +257,49 @@ const SessionsLive = HttpApiBuilder.group(Api, "acpCheckoutSessions", (handlers)
   })
 )
 
-/** The discovery document and the checkout sessions, with their middleware (Pricing: the one Quotes uses). */
-export const AcpLive = Layer.mergeAll(DiscoveryLive, SessionsLive, DelegatePaymentLive).pipe(
+const encodeEndpoint = Schema.encodeSync(AcpWebhookEndpoint)
+
+/** An order webhook endpoint as the protocol's line shows it; `secret` only when it was just made. */
+const presentEndpoint = (endpoint: AcpWebhookEndpointRecord, secret?: string) =>
+  encodeEndpoint({
+    id: endpoint.id,
+    url: endpoint.url,
+    events: ["order_create", "order_update"],
+    created_at: endpoint.createdAt.toISOString(),
+    ...(secret === undefined ? {} : { secret })
+  })
+
+/** The platform's order webhook endpoints: those of the bearer token's OAuth client. */
+const WebhookEndpointsLive = HttpApiBuilder.group(Api, "acpWebhookEndpoints", (handlers) =>
+  Effect.gen(function* () {
+    const webhooks = yield* AcpWebhooks
+    const idempotency = yield* AcpIdempotency
+    return handlers
+      .handle("createAcpWebhookEndpoint", ({ payload }) =>
+        Effect.flatMap(CurrentUser, ({ clientId }) =>
+          keyedPost(
+            idempotency,
+            201,
+            Effect.map(webhooks.register(clientId, payload.url), ({ endpoint, secret }) =>
+              presentEndpoint(endpoint, secret)
+            )
+          )
+        )
+      )
+      .handle("listAcpWebhookEndpoints", () =>
+        Effect.flatMap(CurrentUser, ({ clientId }) =>
+          Effect.map(webhooks.list(clientId), (endpoints) => ({
+            data: endpoints.map((endpoint) => presentEndpoint(endpoint))
+          }))
+        )
+      )
+      .handle("deleteAcpWebhookEndpoint", ({ path }) =>
+        Effect.flatMap(CurrentUser, ({ clientId }) => webhooks.remove(clientId, path.webhook_endpoint_id))
+      )
+  })
+)
+
+/** The discovery document, the checkout sessions and the order webhook endpoints, with their middleware (Pricing: the one Quotes uses). */
+export const AcpLive = Layer.mergeAll(DiscoveryLive, SessionsLive, DelegatePaymentLive, WebhookEndpointsLive).pipe(
   Layer.provide([AcpVersionLive, AcpBearerLive, Pricing.Default])
 )

@@ -4,14 +4,14 @@ import {
   type AcpFulfillmentOption,
   type AcpLineItem,
   type AcpMessage,
-  type AcpOrder,
   type AcpSelectedFulfillmentOption,
   type AcpTotal,
   DIGITAL_OPTION_ID,
   SHIPPING_OPTION_ID
 } from "../../domain/checkout/Acp.js"
+import { acpOrderOf, hasAcpOrder } from "../../domain/checkout/AcpOrders.js"
 import { cardHandler } from "../../domain/checkout/AcpPayments.js"
-import type { CheckoutItemRecord, CheckoutRecord, QuoteRecord } from "../../domain/checkout/Records.js"
+import type { QuoteRecord } from "../../domain/checkout/Records.js"
 import type { AcpSessionView } from "../../services/checkout/AcpSessions.js"
 
 /**
@@ -30,46 +30,6 @@ interface Priced {
 
 const sum = (priced: ReadonlyArray<Priced>, amount: (quote: QuoteRecord) => number) =>
   priced.reduce((total, { quantity, quote }) => total + quantity * amount(quote), 0)
-
-/** The order of a paid session: the Ribbon checkout the person paid, one line per placed Ribbon order. */
-const orderOf = (
-  baseUrl: string,
-  sessionId: string,
-  checkout: CheckoutRecord,
-  items: ReadonlyArray<CheckoutItemRecord>,
-  totals: ReadonlyArray<AcpTotal>
-): AcpOrder => ({
-  id: checkout.id,
-  checkout_session_id: sessionId,
-  permalink_url: `${baseUrl}/v1/checkouts/${checkout.id}`,
-  status:
-    checkout.status === "confirmed" || checkout.status === "partially_confirmed"
-      ? "confirmed"
-      : checkout.status === "refunded" || checkout.status === "failed"
-        ? "canceled"
-        : "processing",
-  line_items: items.flatMap((item) =>
-    item.orderId === null
-      ? []
-      : [
-          {
-            id: item.orderId,
-            title: `${item.productTitle} (${item.variantTitle})`,
-            product_id: item.productId,
-            quantity: { ordered: item.quantity, current: item.status === "placed" ? item.quantity : 0 },
-            unit_price: item.unitAmount,
-            subtotal: item.amount,
-            status: item.status === "placed" ? "processing" : "removed"
-          }
-        ]
-  ),
-  totals: [
-    ...totals.filter((total) => total.type === "total"),
-    ...(checkout.refundedAmount > 0
-      ? [{ type: "amount_refunded" as const, display_text: "Refunded", amount: checkout.refundedAmount }]
-      : [])
-  ]
-})
 
 /** The protocol's session object of `view`; `paymentUrl` is the checkout's hosted payment page. */
 export const presentSession = (
@@ -195,9 +155,7 @@ export const presentSession = (
   }
   const expiries = priced.map(({ quote }) => quote.expiresAt.getTime())
   const bounding = priced.find(({ quote }) => quote.expiresAt.getTime() === Math.min(...expiries))?.quote
-  const paid =
-    checkout !== undefined &&
-    ["paid", "placing", "confirmed", "partially_confirmed", "refunded"].includes(checkout.row.status)
+  const paid = checkout !== undefined && hasAcpOrder(checkout.row.status)
   const expiresAt = checkout?.row.expiresAt ?? (bounding === undefined ? undefined : bounding.expiresAt)
   return {
     id: row.id,
@@ -220,6 +178,16 @@ export const presentSession = (
     ...(status === "requires_escalation" && paymentUrl !== null ? { continue_url: paymentUrl } : {}),
     ...(row.metadata === null ? {} : { metadata: row.metadata }),
     ...(bounding === undefined ? {} : { quote_id: bounding.id, quote_expires_at: bounding.expiresAt.toISOString() }),
-    ...(paid ? { order: orderOf(baseUrl, row.id, checkout!.row, checkout!.items, totals) } : {})
+    ...(paid
+      ? {
+          order: acpOrderOf({
+            baseUrl,
+            sessionId: row.id,
+            checkout: checkout!.row,
+            items: checkout!.items,
+            orders: checkout!.orders
+          })
+        }
+      : {})
   }
 }

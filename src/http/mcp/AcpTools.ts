@@ -369,7 +369,7 @@ export const makeAcpTools = Effect.gen(function* () {
             "POST /acp/checkout_sessions",
             payload,
             201,
-            Effect.map(sessions.create(user, payload), present)
+            Effect.map(sessions.create(user, payload, bearer.clientId), present)
           )
         )
       case "update_checkout_session":

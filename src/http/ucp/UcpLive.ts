@@ -142,13 +142,17 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
           const buyer = buyerOf(payload.buyer)
           const details = detailsOf(payload)
           const view = yield* sessions
-            .create(user, {
-              line_items: itemsOf(payload),
-              currency: yield* currencyOf(user, payload),
-              capabilities: {},
-              ...(buyer === undefined ? {} : { buyer }),
-              ...(details === null ? {} : { fulfillment_details: details })
-            })
+            .create(
+              user,
+              {
+                line_items: itemsOf(payload),
+                currency: yield* currencyOf(user, payload),
+                capabilities: {},
+                ...(buyer === undefined ? {} : { buyer }),
+                ...(details === null ? {} : { fulfillment_details: details })
+              },
+              null
+            )
             .pipe(byLine(payload))
           return present(201)(view)
         })

@@ -12,6 +12,7 @@ import {
   DIGITAL_OPTION_ID,
   SHIPPING_OPTION_ID
 } from "../../domain/checkout/Acp.js"
+import { hasAcpOrder } from "../../domain/checkout/AcpOrders.js"
 import { CARD_HANDLER_ID } from "../../domain/checkout/AcpPayments.js"
 import { CheckoutRequest } from "../../domain/checkout/Checkout.js"
 import {
@@ -21,11 +22,13 @@ import {
   type QuoteNotFound
 } from "../../domain/checkout/Errors.js"
 import type { CheckoutItemRecord, CheckoutRecord, QuoteRecord } from "../../domain/checkout/Records.js"
+import type { OrderRecord } from "../../domain/fulfillment/Orders.js"
 import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { Catalog } from "../catalog/Catalog.js"
+import { Fulfillment } from "../fulfillment/Fulfillment.js"
 import { AcpSessionsRepo } from "./AcpSessionsRepo.js"
 import { AcpVaultTokens } from "./AcpVaultTokens.js"
 import { Checkouts } from "./Checkouts.js"
@@ -44,11 +47,20 @@ import { QuotesRepo } from "./QuotesRepo.js"
  * with a vault token from delegated payment (AcpVaultTokens, docs/decisions/0079-acp-delegated-payment.md).
  */
 
-/** A session as it now is: its row, the quote of each line (when priced) and its checkout. */
+/**
+ * A session as it now is: its row, the quote of each line (when priced) and its checkout, with the Ribbon orders
+ * placed for it once it was paid.
+ */
 export interface AcpSessionView {
   readonly row: AcpSessionRecord
   readonly quotes: ReadonlyArray<QuoteRecord | undefined>
-  readonly checkout: { readonly row: CheckoutRecord; readonly items: ReadonlyArray<CheckoutItemRecord> } | undefined
+  readonly checkout:
+    | {
+        readonly row: CheckoutRecord
+        readonly items: ReadonlyArray<CheckoutItemRecord>
+        readonly orders: ReadonlyArray<OrderRecord>
+      }
+    | undefined
   readonly status: AcpSessionStatus
 }
 
@@ -186,6 +198,7 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
     AcpVaultTokens.Default,
     Catalog.Default,
     Checkouts.Default,
+    Fulfillment.Default,
     Quotes.Default,
     QuotesRepo.Default
   ],
@@ -196,14 +209,22 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
     const checkouts = yield* Checkouts
     const catalog = yield* Catalog
     const vaultTokens = yield* AcpVaultTokens
+    const fulfillment = yield* Fulfillment
 
     /** The session's view: its quotes and checkout read, its status derived. */
     const viewOf = Effect.fn("AcpSessions.viewOf")(function* (row: AcpSessionRecord) {
       const ids = row.lines.flatMap((line) => (line.quoteId === null ? [] : [line.quoteId]))
       const found = ids.length === 0 ? [] : yield* quotesRepo.findManyForUser(ids, row.userId)
       const byId = new Map(found.map((quote) => [quote.id, quote]))
-      const checkout =
+      const paying =
         row.checkoutId === null ? undefined : yield* Effect.orDie(checkouts.get(row.userId, row.checkoutId))
+      const checkout =
+        paying === undefined
+          ? undefined
+          : {
+              ...paying,
+              orders: hasAcpOrder(paying.row.status) ? yield* fulfillment.forCheckout(paying.row.id) : []
+            }
       const now = yield* Clock.currentTimeMillis
       return {
         row,
@@ -384,8 +405,15 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
       return Either.isRight(made) ? { ...row, checkoutId: made.right } : { ...row, issues: made.left }
     })
 
-    /** Creates a session (`POST /checkout_sessions`). */
-    const create = Effect.fn("AcpSessions.create")(function* (user: User, request: AcpCreateRequest) {
+    /**
+     * Creates a session (`POST /checkout_sessions`); `clientId` is the OAuth client creating it over ACP, whose order
+     * webhook endpoints will get its order's events (none over UCP).
+     */
+    const create = Effect.fn("AcpSessions.create")(function* (
+      user: User,
+      request: AcpCreateRequest,
+      clientId: string | null
+    ) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const given =
         request.quote_id === undefined
@@ -404,6 +432,7 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
       const draft: AcpSessionRecord = {
         id: yield* makeId,
         userId: user.id,
+        clientId,
         currency: request.currency.toLowerCase(),
         locale: request.locale ?? null,
         buyer: request.buyer ?? null,

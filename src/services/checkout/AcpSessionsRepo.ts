@@ -13,8 +13,8 @@ const jsonColumns = (row: AcpSessionRecord) => ({
 })
 
 /**
- * The `acp_checkout_sessions` table: the Agentic Commerce Protocol's sessions. Only the AcpSessions service uses
- * it. Unexpected database errors are defects.
+ * The `acp_checkout_sessions` table: the Agentic Commerce Protocol's sessions. The AcpSessions service uses it, and
+ * AcpWebhooks reads which session (and client) a checkout pays for. Unexpected database errors are defects.
  */
 export class AcpSessionsRepo extends Effect.Service<AcpSessionsRepo>()("AcpSessionsRepo", {
   effect: Effect.gen(function* () {
@@ -40,8 +40,17 @@ export class AcpSessionsRepo extends Effect.Service<AcpSessionsRepo>()("AcpSessi
       execute: ({ id, userId }) => sql`SELECT * FROM acp_checkout_sessions WHERE id = ${id} AND user_id = ${userId}`
     })
 
+    const findByCheckout = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String, clientId: Schema.String }),
+      execute: (checkoutId) => sql`SELECT id, client_id FROM acp_checkout_sessions
+        WHERE checkout_id = ${checkoutId} AND client_id IS NOT NULL`
+    })
+
     return {
       insert: (row: AcpSessionRecord) => Effect.orDie(insert(row)),
+      /** The session a checkout pays for and the OAuth client that created it, when one did over ACP. */
+      byCheckout: (checkoutId: string) => Effect.orDie(findByCheckout(checkoutId)),
       save: (row: AcpSessionRecord) => Effect.orDie(save(row)),
       findForUser: (id: string, userId: string) => Effect.orDie(findForUser({ id, userId }))
     } as const

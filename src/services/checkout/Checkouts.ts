@@ -39,6 +39,7 @@ import { fingerprintOf, KeyTaken, withIdempotency } from "../platform/Idempotenc
 import { JobKind, Jobs } from "../platform/Jobs.js"
 import { OutboundHttp } from "../platform/OutboundHttp.js"
 import { nowDate } from "../platform/Time.js"
+import { AcpWebhooks } from "./AcpWebhooks.js"
 import { AllowancesRepo } from "./AllowancesRepo.js"
 import { type CheckoutChange, CheckoutsRepo } from "./CheckoutsRepo.js"
 import { Events } from "./Events.js"
@@ -53,7 +54,8 @@ import { WebhookDeliveries } from "./WebhookDeliveries.js"
  *
  * Every change starts by locking the checkout's row (`commit`); every status change is a conditional
  * update (`WHERE status IN expected`) in that transaction, which also appends its event (src/services/checkout/Events.ts) and, when the checkout has a `callbackUrl`, queues the signed
- * callback (src/services/checkout/WebhookDeliveries.ts); the event streams are woken once the transaction has committed.
+ * callback (src/services/checkout/WebhookDeliveries.ts), and the order events of an ACP session's platform
+ * (src/services/checkout/AcpWebhooks.ts); the event streams are woken once the transaction has committed.
  */
 
 export const SMS_CONSENT_TEXT =
@@ -111,6 +113,7 @@ const sameToken = (a: string, b: string) => {
 
 export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
   dependencies: [
+    AcpWebhooks.Default,
     Addresses.Default,
     AllowancesRepo.Default,
     CheckoutsRepo.Default,
@@ -132,6 +135,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const jobs = yield* Jobs
     const notifications = yield* Notifications
     const webhooks = yield* WebhookDeliveries
+    const acpWebhooks = yield* AcpWebhooks
     const outbound = yield* OutboundHttp
     const presenter = yield* CheckoutPresenter
     const allowances = yield* AllowancesRepo
@@ -205,6 +209,8 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       const appended = yield* events.append(
         built.map(({ row, type, data }) => ({ type, checkoutId: row.id, userId: row.userId, data }))
       )
+      // A session's order events for its agent platform (ACP order webhooks), in the same transaction.
+      yield* acpWebhooks.emit(built.map(({ row, type, items }, n) => ({ id: appended[n]!.id, type, row, items })))
       for (const [n, { row, type, data }] of built.entries()) {
         if (row.callbackUrl === null) continue
         const event = appended[n]!
