@@ -175,6 +175,13 @@ describe("ACP order webhooks", () => {
           expect(deleted.status, deleted.text).toBe(204)
           expect((yield* get(endpoints, readHeaders)).body).toEqual({ data: [] })
           expectError(yield* del(registered.body.id), 404, "not_found")
+          // Its secret is gone from the database, its deliveries' copies included.
+          const sql = yield* SqlClient.SqlClient
+          const [kept] = yield* sql<{ secrets: number; deliveries: number }>`
+            SELECT (SELECT count(*)::int FROM acp_webhook_endpoints WHERE secret IS NOT NULL) AS secrets,
+              (SELECT count(*)::int FROM webhook_deliveries
+                WHERE acp_endpoint_id = ${registered.body.id} AND signing_secret IS NOT NULL) AS deliveries`
+          expect(kept).toEqual({ secrets: 0, deliveries: 0 })
         })
     )
 
