@@ -7,7 +7,7 @@ import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
 import { acpPost, conforms, details, expectError, readSession, VERSION } from "../../support/acp.js"
-import { signedIn, TimeTravel } from "../../support/auth.js"
+import { issueTestToken, signedIn, TimeTravel } from "../../support/auth.js"
 import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
 import { get, raw, ribbonClient, testPublicUrl } from "../../support/http.js"
@@ -183,6 +183,32 @@ describe("ACP order webhooks", () => {
                 WHERE acp_endpoint_id = ${registered.body.id} AND signing_secret IS NOT NULL) AS deliveries`
           expect(kept).toEqual({ secrets: 0, deliveries: 0 })
         })
+    )
+
+    it.effect("endpoints are the platform's own: another OAuth client's token neither sees nor deletes them", () =>
+      Effect.gen(function* () {
+        const registered = yield* acpPost(endpoints, { url: "https://127.0.0.1:9/acp/order_events" })
+        expect(registered.status, registered.text).toBe(201)
+        const other = yield* issueTestToken({ defaultCountry: "GB" })
+        const as = (request: HttpClientRequest.HttpClientRequest) =>
+          raw(
+            request.pipe(HttpClientRequest.setHeaders({ ...readHeaders, authorization: `Bearer ${other.accessToken}` }))
+          )
+        const listed = yield* as(HttpClientRequest.get(endpoints))
+        expect(listed.status, listed.text).toBe(200)
+        expect(listed.body).toEqual({ data: [] })
+        expectError(yield* as(HttpClientRequest.del(`${endpoints}/${registered.body.id}`)), 404, "not_found")
+        const own = yield* get(endpoints, readHeaders)
+        expect(own.body.data.map((endpoint: any) => endpoint.id)).toContain(registered.body.id)
+        // The same URL twice for one platform is refused: each event would reach it once anyway.
+        const again = yield* acpPost(endpoints, { url: "https://127.0.0.1:9/acp/order_events" })
+        expectError(again, 400, "invalid")
+        expect(again.body.param).toBe("$.url")
+        const deleted = yield* raw(
+          HttpClientRequest.del(`${endpoints}/${registered.body.id}`).pipe(HttpClientRequest.setHeaders(readHeaders))
+        )
+        expect(deleted.status, deleted.text).toBe(204)
+      })
     )
 
     it.effect("a bad registration is the protocol's error and stores nothing", () =>
