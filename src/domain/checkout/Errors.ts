@@ -146,6 +146,16 @@ export class UcpAgentMissing extends DomainError<UcpAgentMissing>()(
   errorCode(400, "UCP-Agent missing", "invalid_profile_url", "INVALID_REQUEST", "400_ORDS_073")
 ) {}
 
+/**
+ * A `/ucp` request whose `Idempotency-Key` was already used with another body: the protocol's 409 (where `/acp`
+ * answers 422 `IdempotencyKeyReused`; docs/decisions/0086-ucp-idempotency-payment-and-mcp.md).
+ */
+export class UcpIdempotencyConflict extends DomainError<UcpIdempotencyConflict>()(
+  "UcpIdempotencyConflict",
+  {},
+  errorCode(409, "Idempotency key conflict", "idempotency_conflict", "CONFLICT", "409_ORDS_071")
+) {}
+
 // Spending allowances (docs/allowances.md). The checkout was made and still awaits payment: `paymentUrl` lets the
 // person pay it by hand.
 

@@ -63,6 +63,16 @@ export const UcpFulfillmentRequest = Schema.Struct({
 }).annotations({ identifier: "UcpFulfillmentRequest" })
 export type UcpFulfillmentRequest = typeof UcpFulfillmentRequest.Type
 
+/** The headers a `/ucp` write reads: `Idempotency-Key`, honoured when given (the binding's "when provided"). */
+export const UcpWriteHeaders = Schema.Struct({
+  "idempotency-key": Schema.optional(
+    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)).annotations({
+      description:
+        "A retry with the same key and body gets the first answer (kept 24 hours); another body is a 409. UUID v4 recommended"
+    })
+  )
+})
+
 /** Create and update take the same body: an update replaces the session's buyer, items and fulfillment. */
 export const UcpCheckoutRequest = Schema.Struct({
   line_items: Schema.Array(UcpLineItemRequest).pipe(Schema.minItems(1), Schema.maxItems(20)),

@@ -9,19 +9,19 @@ import {
   IdempotencyKeyRequired,
   InvalidCard
 } from "../../domain/checkout/Errors.js"
-import { codeOf, FieldIssue, isDomainError } from "../../domain/platform/Errors.js"
+import { FieldIssue } from "../../domain/platform/Errors.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Pricing } from "../../services/catalog/Pricing.js"
-import { AcpIdempotency, type Answer, bodyFingerprint } from "../../services/checkout/AcpIdempotency.js"
+import { AcpIdempotency } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
 import { AcpVaultTokens } from "../../services/checkout/AcpVaultTokens.js"
 import { AcpWebhooks } from "../../services/checkout/AcpWebhooks.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
-import { render } from "../ErrorLines.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
+import { keyedAnswer } from "../ProtocolAnswers.js"
 import { AcpBearer, AcpVersion } from "./AcpApi.js"
 import { presentSession } from "./present.js"
 
@@ -129,43 +129,6 @@ const echoed = (request: HttpServerRequest.HttpServerRequest): Record<string, st
   const id = request.headers["request-id"]
   return id === undefined ? {} : { "request-id": id }
 }
-
-/**
- * What an operation answers as the protocol's response: its result with `status`, or the 4xx it failed with as
- * the protocol's error object (with that status); a 5xx or a defect stays a failure.
- */
-export const acpAnswer = <E, R>(status: number, operation: Effect.Effect<unknown, E, R>) =>
-  operation.pipe(
-    Effect.map((answer): Answer => ({ status, body: answer })),
-    Effect.catchIf(
-      (failure): failure is E => isDomainError(failure) && (codeOf(failure)?.status ?? 500) < 500,
-      (failure) => {
-        const rendered = render("acp", failure as never)
-        return Effect.succeed<Answer>({ status: rendered.status, body: rendered.body })
-      }
-    )
-  )
-
-/**
- * An operation under the protocol's idempotency (src/services/checkout/AcpIdempotency.ts) for `key` on `endpoint`
- * (`POST /acp/checkout_sessions/...`, the same for REST and MCP): the body fingerprinted as sent (extension fields
- * too), a 4xx of the operation kept as its answer like a success.
- */
-export const keyedAnswer = <E, R>(
-  idempotency: AcpIdempotency,
-  request: { readonly userId: string; readonly endpoint: string; readonly key: string; readonly body: unknown },
-  status: number,
-  operation: Effect.Effect<unknown, E, R>
-) =>
-  idempotency.run(
-    {
-      userId: request.userId,
-      endpoint: request.endpoint,
-      key: request.key,
-      fingerprint: bodyFingerprint(request.body)
-    },
-    acpAnswer(status, operation)
-  )
 
 /** A POST under the protocol's idempotency (`keyedAnswer`), its `Idempotency-Key` required. */
 const keyedPost = <E, R>(idempotency: AcpIdempotency, status: number, operation: Effect.Effect<unknown, E, R>) =>

@@ -13,9 +13,10 @@ import { type AnyDomainError, FieldIssue, InvalidRequest } from "../../domain/pl
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { AcpIdempotency, type Answer } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions } from "../../services/checkout/AcpSessions.js"
-import { ACP_SCOPE, acpAnswer, checkAcpVersion, keyedAnswer, sessionPresenter } from "../acp/AcpLive.js"
+import { ACP_SCOPE, checkAcpVersion, sessionPresenter } from "../acp/AcpLive.js"
 import { render } from "../ErrorLines.js"
 import { objectSchemaOf, withoutGeneratedNotes } from "../Operations.js"
+import { keyedAnswer, protocolAnswer } from "../ProtocolAnswers.js"
 
 /**
  * The Agentic Commerce Protocol's MCP binding (ACP 2026-04-17, its `docs/mcp-binding.md`; docs/agent-protocols.md,
@@ -340,7 +341,7 @@ export const makeAcpTools = Effect.gen(function* () {
     operation: Effect.Effect<unknown, E, R>
   ) =>
     meta.idempotency_key === undefined
-      ? acpAnswer(status, operation)
+      ? protocolAnswer("acp", status, operation)
       : keyedAnswer(
           idempotency,
           { userId: bearer.user.id, endpoint, key: meta.idempotency_key, body },
@@ -377,7 +378,7 @@ export const makeAcpTools = Effect.gen(function* () {
           answer(bearer, meta, path(id), payload, 200, Effect.map(sessions.update(user, id, payload), present))
         )
       case "get_checkout_session":
-        return run(GetArguments, ({ id }) => acpAnswer(200, Effect.map(sessions.get(user.id, id), present)))
+        return run(GetArguments, ({ id }) => protocolAnswer("acp", 200, Effect.map(sessions.get(user.id, id), present)))
       case "complete_checkout_session":
         return run(CompleteArguments, ({ meta, id, payload }) =>
           answer(

@@ -4,13 +4,21 @@ import {
   CheckoutSessionClosed,
   CheckoutSessionNotFound,
   CheckoutSessionNotPaid,
-  UcpAgentMissing
+  UcpAgentMissing,
+  UcpIdempotencyConflict
 } from "../../domain/checkout/Errors.js"
-import { UcpCheckout, UcpCheckoutRequest, UcpCompleteRequest, UcpProfile } from "../../domain/checkout/Ucp.js"
+import {
+  UcpCheckout,
+  UcpCheckoutRequest,
+  UcpCompleteRequest,
+  UcpProfile,
+  UcpWriteHeaders
+} from "../../domain/checkout/Ucp.js"
 import { InsufficientScope, InvalidToken } from "../../domain/identity/Errors.js"
-import { InvalidRequest } from "../../domain/platform/Errors.js"
+import { IdempotencyInFlight, InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { CurrentUser } from "../identity/Agent.js"
+import { mayReplay } from "../OpenApiDocument.js"
 
 /**
  * The Universal Commerce Protocol (release 2026-04-08; docs/decisions/0080-universal-commerce-protocol.md,
@@ -45,6 +53,8 @@ export class UcpCheckoutSessionsApi extends HttpApiGroup.make("ucpCheckoutSessio
   .add(
     HttpApiEndpoint.post("ucpCreateCheckout", "/checkout-sessions")
       .setPayload(UcpCheckoutRequest)
+      .setHeaders(UcpWriteHeaders)
+      .annotate(OpenApi.Transform, mayReplay)
       .addSuccess(UcpCheckout, { status: 201 })
       .addError(lineError("ucp", CheckoutSessionClosed))
       .annotate(OpenApi.Summary, "Create a checkout: its line items priced by Ribbon quotes for the delivery country")
@@ -60,6 +70,8 @@ export class UcpCheckoutSessionsApi extends HttpApiGroup.make("ucpCheckoutSessio
     HttpApiEndpoint.put("ucpUpdateCheckout", "/checkout-sessions/:id")
       .setPath(SessionPath)
       .setPayload(UcpCheckoutRequest)
+      .setHeaders(UcpWriteHeaders)
+      .annotate(OpenApi.Transform, mayReplay)
       .addSuccess(UcpCheckout)
       .addError(lineError("ucp", CheckoutSessionNotFound))
       .addError(lineError("ucp", CheckoutSessionClosed))
@@ -69,6 +81,8 @@ export class UcpCheckoutSessionsApi extends HttpApiGroup.make("ucpCheckoutSessio
     HttpApiEndpoint.post("ucpCompleteCheckout", "/checkout-sessions/:id/complete")
       .setPath(SessionPath)
       .setPayload(UcpCompleteRequest)
+      .setHeaders(UcpWriteHeaders)
+      .annotate(OpenApi.Transform, mayReplay)
       .addSuccess(UcpCheckout)
       .addError(lineError("ucp", CheckoutSessionNotFound))
       .addError(lineError("ucp", CheckoutSessionClosed))
@@ -81,12 +95,17 @@ export class UcpCheckoutSessionsApi extends HttpApiGroup.make("ucpCheckoutSessio
   .add(
     HttpApiEndpoint.post("ucpCancelCheckout", "/checkout-sessions/:id/cancel")
       .setPath(SessionPath)
+      .setHeaders(UcpWriteHeaders)
+      .annotate(OpenApi.Transform, mayReplay)
       .addSuccess(UcpCheckout)
       .addError(lineError("ucp", CheckoutSessionNotFound))
       .addError(lineError("ucp", CheckoutSessionClosed))
       .annotate(OpenApi.Summary, "Cancel a checkout that has not been paid")
   )
   .addError(lineError("ucp", InvalidRequest))
+  // A write with an Idempotency-Key: another body under the key, or the first request still running.
+  .addError(lineError("ucp", UcpIdempotencyConflict))
+  .addError(lineError("ucp", IdempotencyInFlight))
   .prefix("/ucp")
   .middleware(UcpBearer)
   .middleware(UcpAgent)

@@ -1,6 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { UcpAgentMissing } from "../../domain/checkout/Errors.js"
+import { UcpAgentMissing, UcpIdempotencyConflict } from "../../domain/checkout/Errors.js"
 import {
   UCP_CHECKOUT,
   UCP_FULFILLMENT,
@@ -12,12 +12,14 @@ import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Pricing } from "../../services/catalog/Pricing.js"
+import { AcpIdempotency } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
 import { presentSession } from "../acp/present.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
+import { keyedAnswer } from "../ProtocolAnswers.js"
 import { buyerOf, countryOf, detailsOf, itemsOf, lineIndexOf, presentCheckout } from "./present.js"
 import { UcpAgent, UcpBearer } from "./UcpApi.js"
 import { UcpSigningKey } from "./UcpSigningKey.js"
@@ -98,24 +100,64 @@ const ProfileLive = HttpApiBuilder.group(Api, "ucpProfile", (handlers) =>
   })
 )
 
+/** A write's body as fingerprinted: its JSON (none is `{}`; cancel takes no body, so any text is taken as given). */
+const bodyOf = (text: string): unknown => {
+  if (text === "") return {}
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
 const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers) =>
   Effect.gen(function* () {
     const sessions = yield* AcpSessions
+    const idempotency = yield* AcpIdempotency
     const presenter = yield* CheckoutPresenter
     const pricing = yield* Pricing
     const baseUrl = yield* PublicUrl
 
-    const present = (status: number) => (view: AcpSessionView) =>
-      HttpServerResponse.unsafeJson(
-        presentCheckout(
-          presentSession(
-            baseUrl,
-            view,
-            view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
-          )
-        ),
-        { status }
+    const checkoutOf = (view: AcpSessionView) =>
+      presentCheckout(
+        presentSession(
+          baseUrl,
+          view,
+          view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
+        )
       )
+
+    /**
+     * A write's answer: with an `Idempotency-Key`, under the protocol's idempotency (the store `/acp` uses, keyed by
+     * method and path): the first answer, a 4xx included, is replayed for the same body; another body is a 409.
+     */
+    const keyed = <E, R>(status: number, key: string | undefined, operation: Effect.Effect<AcpSessionView, E, R>) =>
+      Effect.gen(function* () {
+        if (key === undefined) return HttpServerResponse.unsafeJson(checkoutOf(yield* operation), { status })
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const text = yield* Effect.orDie(request.text)
+        const { user } = yield* CurrentUser
+        const answered = yield* keyedAnswer(
+          idempotency,
+          {
+            userId: user.id,
+            endpoint: `${request.method} ${new URL(request.url, "http://ribbon").pathname}`,
+            key,
+            body: bodyOf(text)
+          },
+          status,
+          Effect.map(operation, checkoutOf),
+          "ucp"
+        ).pipe(
+          Effect.catchTag("IdempotencyKeyReused", (e) =>
+            Effect.fail(new UcpIdempotencyConflict({ message: e.message }))
+          )
+        )
+        return HttpServerResponse.unsafeJson(answered.body, {
+          status: answered.status,
+          headers: answered.replayed ? { "idempotent-replayed": "true" } : {}
+        })
+      })
 
     /** An item AcpSessions refuses is named by its UCP line (`line_items[1].item.id`), not its ACP item. */
     const byLine =
@@ -136,60 +178,69 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
       )
 
     return handlers
-      .handle("ucpCreateCheckout", ({ payload }) =>
+      .handle("ucpCreateCheckout", ({ payload, headers }) =>
         Effect.gen(function* () {
           const { user } = yield* CurrentUser
           const buyer = buyerOf(payload.buyer)
           const details = detailsOf(payload)
-          const view = yield* sessions
-            .create(
+          const create = Effect.flatMap(currencyOf(user, payload), (currency) =>
+            sessions.create(
               user,
               {
                 line_items: itemsOf(payload),
-                currency: yield* currencyOf(user, payload),
+                currency,
                 capabilities: {},
                 ...(buyer === undefined ? {} : { buyer }),
                 ...(details === null ? {} : { fulfillment_details: details })
               },
               null
             )
-            .pipe(byLine(payload))
-          return present(201)(view)
+          )
+          return yield* keyed(201, headers["idempotency-key"], create.pipe(byLine(payload)))
         })
       )
       .handle("ucpGetCheckout", ({ path }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(sessions.get(user.id, path.id), present(200)))
-      )
-      .handle("ucpUpdateCheckout", ({ path, payload }) =>
-        Effect.gen(function* () {
-          const { user } = yield* CurrentUser
-          // A PUT replaces the checkout: what it leaves out is cleared.
-          const view = yield* sessions
-            .update(user, path.id, {
-              line_items: itemsOf(payload),
-              buyer: buyerOf(payload.buyer) ?? null,
-              fulfillment_details: detailsOf(payload)
-            })
-            .pipe(byLine(payload))
-          return present(200)(view)
-        })
-      )
-      .handle("ucpCompleteCheckout", ({ path }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          // UCP carries no vault token (the person pays at continue_url), so no token can be refused here.
-          sessions.complete(user, path.id, undefined, {}).pipe(
-            Effect.catchTags({
-              PaymentTokenDeclined: Effect.die,
-              PaymentTokenExpired: Effect.die,
-              PaymentTokenExceeded: Effect.die,
-              PaymentTokenUsed: Effect.die
-            }),
-            Effect.map(present(200))
+          Effect.map(sessions.get(user.id, path.id), (view) => HttpServerResponse.unsafeJson(checkoutOf(view)))
+        )
+      )
+      .handle("ucpUpdateCheckout", ({ path, payload, headers }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          // A PUT replaces the checkout: what it leaves out is cleared.
+          keyed(
+            200,
+            headers["idempotency-key"],
+            sessions
+              .update(user, path.id, {
+                line_items: itemsOf(payload),
+                buyer: buyerOf(payload.buyer) ?? null,
+                fulfillment_details: detailsOf(payload)
+              })
+              .pipe(byLine(payload))
           )
         )
       )
-      .handle("ucpCancelCheckout", ({ path }) =>
-        Effect.flatMap(CurrentUser, ({ user }) => Effect.map(sessions.cancel(user.id, path.id), present(200)))
+      .handle("ucpCompleteCheckout", ({ path, headers }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          keyed(
+            200,
+            headers["idempotency-key"],
+            // UCP carries no vault token (the person pays at continue_url), so no token can be refused here.
+            sessions.complete(user, path.id, undefined, {}).pipe(
+              Effect.catchTags({
+                PaymentTokenDeclined: Effect.die,
+                PaymentTokenExpired: Effect.die,
+                PaymentTokenExceeded: Effect.die,
+                PaymentTokenUsed: Effect.die
+              })
+            )
+          )
+        )
+      )
+      .handle("ucpCancelCheckout", ({ path, headers }) =>
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          keyed(200, headers["idempotency-key"], sessions.cancel(user.id, path.id))
+        )
       )
   })
 )

@@ -4,8 +4,10 @@ import { IdempotencyInFlight, IdempotencyKeyReused } from "../../domain/platform
 import { AcpIdempotencyRepo } from "./AcpSessionsRepo.js"
 
 /**
- * The Agentic Commerce Protocol's idempotency (its RFC §6; docs/decisions/0078-agentic-commerce-protocol.md): every
- * POST carries a key, scoped to the signed-in user and the endpoint path. Unlike `/v1` (src/services/platform/Idempotency.ts),
+ * The agent protocols' idempotency: the Agentic Commerce Protocol's (its RFC §6; docs/decisions/0078-agentic-commerce-protocol.md),
+ * where every POST carries a key, and the Universal Commerce Protocol's `Idempotency-Key` on `/ucp` writes and its
+ * MCP tools (docs/decisions/0086-ucp-idempotency-payment-and-mcp.md). A key is scoped to the signed-in user and the
+ * endpoint (method and path, so a `/ucp` key never meets an `/acp` one). Unlike `/v1` (src/services/platform/Idempotency.ts),
  * where what a key made is found in the table of what was made, the protocol replays any answer, an update's or a
  * 4xx's included, so the answer itself is kept, in `acp_idempotency_keys`:
  *
@@ -13,8 +15,10 @@ import { AcpIdempotencyRepo } from "./AcpSessionsRepo.js"
  *   answer (status and body) is stored; a 5xx or a defect releases the claim, so a retry runs afresh (§6.5);
  * - a second request meanwhile finds the claim: another body is a 422 `idempotency_conflict`, the same body a
  *   409 `idempotency_in_flight` with `Retry-After: 1`, and once answered the same body gets the stored answer;
- * - a key is kept 24 hours (§6.6), after which it is new again; a claim left without an answer for a minute (its
- *   server stopped mid-request) may be taken over.
+ * - a key is kept 24 hours (§6.6; UCP's minimum too), after which it is new again; a claim left without an answer
+ *   for a minute (its server stopped mid-request) may be taken over;
+ * - a key that cannot be claimed or answered for a database error refuses the request with a 503 (UCP: "fail
+ *   closed"), so that nothing runs unguarded.
  */
 
 /** How long an answered key is kept: the protocol's minimum. */
@@ -59,7 +63,8 @@ export class AcpIdempotency extends Effect.Service<AcpIdempotency>()("AcpIdempot
 
     /**
      * Runs `answer` once per key: the stored answer when the key was already answered for the same body. `answer`
-     * renders its own 4xx outcomes as answers, to be stored; what it fails with is not stored.
+     * renders its own 4xx outcomes as answers, to be stored; what it fails with is not stored. Another body is
+     * `IdempotencyKeyReused`, which each protocol presents as its own conflict.
      */
     const run = <E, R>(request: KeyedRequest, answer: Effect.Effect<Answer, E, R>) =>
       Effect.gen(function* () {

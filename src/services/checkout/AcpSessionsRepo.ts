@@ -1,6 +1,8 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option, type ParseResult, Schema } from "effect"
 import { AcpIdempotencyRecord, AcpSessionRecord } from "../../domain/checkout/Acp.js"
+import { ServiceUnavailable } from "../../domain/platform/Errors.js"
 
 const jsonColumns = (row: AcpSessionRecord) => ({
   ...row,
@@ -60,8 +62,25 @@ export class AcpSessionsRepo extends Effect.Service<AcpSessionsRepo>()("AcpSessi
 const KeyOf = Schema.Struct({ userId: Schema.String, endpoint: Schema.String, key: Schema.String })
 
 /**
+ * A key that cannot be read or stored refuses its request (UCP's "fail closed": 503), rather than running it
+ * unguarded; a row that does not decode is still a defect.
+ */
+const failClosed = <A, R>(self: Effect.Effect<A, SqlError | ParseResult.ParseError, R>) =>
+  self.pipe(
+    Effect.catchTag(
+      "SqlError",
+      () =>
+        new ServiceUnavailable({
+          message: "The idempotency key could not be stored; the request was not run. Retry it.",
+          retryAfterSeconds: 1
+        })
+    ),
+    Effect.orDie
+  )
+
+/**
  * The `acp_idempotency_keys` table: one row per (user, endpoint, key), claimed before the request runs and
- * given its response after. Only AcpIdempotency uses it. Unexpected database errors are defects.
+ * given its response after. Only AcpIdempotency uses it; a database error is a 503 (`failClosed`).
  */
 export class AcpIdempotencyRepo extends Effect.Service<AcpIdempotencyRepo>()("AcpIdempotencyRepo", {
   effect: Effect.gen(function* () {
@@ -114,10 +133,10 @@ export class AcpIdempotencyRepo extends Effect.Service<AcpIdempotencyRepo>()("Ac
 
     return {
       claim: (request: typeof claim extends (r: infer R) => any ? R : never) =>
-        Effect.map(Effect.orDie(claim(request)), (rows) => rows.length > 0),
-      find: (key: typeof KeyOf.Type) => Effect.map(Effect.orDie(find(key)), Option.getOrUndefined),
+        Effect.map(failClosed(claim(request)), (rows) => rows.length > 0),
+      find: (key: typeof KeyOf.Type) => Effect.map(failClosed(find(key)), Option.getOrUndefined),
       answer: (key: typeof KeyOf.Type, status: number, response: unknown) =>
-        Effect.orDie(answer({ ...key, status, response })),
+        failClosed(answer({ ...key, status, response })),
       release: (key: typeof KeyOf.Type) => Effect.orDie(release(key))
     } as const
   })

@@ -1,93 +1,34 @@
 import * as Fs from "node:fs"
-import * as Path from "node:path"
 import { HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Ajv2020 } from "ajv/dist/2020.js"
-import ajvFormats from "ajv-formats"
 import { Effect } from "effect"
 import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
 import { signedIn } from "../../support/auth.js"
 import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
-import { type RawResponse, raw, ribbonClient, testPublicUrl } from "../../support/http.js"
+import { raw, ribbonClient, testPublicUrl } from "../../support/http.js"
+import {
+  AGENT,
+  buyer,
+  CHECKOUT,
+  conforms,
+  countOf,
+  destination,
+  expectError,
+  PROFILE,
+  schemaAvailable,
+  schemaDir,
+  send,
+  VERSION,
+  validatedCount
+} from "../../support/ucp.js"
 
 /**
  * The Universal Commerce Protocol over HTTP (docs/agent-protocols.md, docs/decisions/0080-universal-commerce-protocol.md):
  * the business profile and the checkout capability's REST binding. Every checkout and the profile are validated
- * against the protocol's 2026-04-08 JSON Schemas, which are the protocol's own (Apache-2.0) and not copied into this
- * repository: they are read from the folder `UCP_SCHEMA_DIR` names (the release's `source/` folder, with its LICENSE
- * beside it). Without it, the conformance test is skipped (and says so) while every other assertion still runs.
+ * against the protocol's 2026-04-08 JSON Schemas when `UCP_SCHEMA_DIR` names them (test/support/ucp.ts).
  */
 
-const schemaDir = process.env.UCP_SCHEMA_DIR ?? ""
-const PROFILE_ID = "https://ucp.dev/discovery/profile.json"
-const schemaAvailable = Fs.existsSync(`${schemaDir}/schemas/shopping/checkout.json`)
-const ajv = new Ajv2020({ strict: false, allErrors: true })
-ajvFormats.default(ajv)
-if (schemaAvailable) {
-  for (const file of Fs.readdirSync(schemaDir, { recursive: true, encoding: "utf8" })) {
-    if (!file.endsWith(".json")) continue
-    const schema = JSON.parse(Fs.readFileSync(Path.join(schemaDir, file), "utf8"))
-    // The release's profile schema names its `$id` one folder deeper than its `../schemas/ucp.json` reference
-    // assumes (the file sits in `source/discovery/`): it is loaded under the id its references resolve from.
-    if (file === Path.join("discovery", "profile_schema.json")) schema.$id = PROFILE_ID
-    // The release's OpenAPI and OpenRPC documents sit beside its schemas but are not schemas (no `$id`).
-    if (typeof schema.$id !== "string") continue
-    ajv.addSchema(schema)
-  }
-}
-let validated = 0
-
-/** Asserts `value` is valid against the schema `ref` (when the schemas are at hand). */
-const conforms = (ref: string, value: unknown) => {
-  if (!schemaAvailable) return
-  const validate = ajv.getSchema(ref)
-  if (validate === undefined) throw new Error(`No schema ${ref}`)
-  expect(validate(value), `${ref}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(value)}`).toBe(true)
-  validated++
-}
-/** A checkout with the fulfillment extension Ribbon answers with. */
-const CHECKOUT = "https://ucp.dev/schemas/shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout"
-const PROFILE = `${PROFILE_ID}#/$defs/business_profile`
-
-const VERSION = "2026-04-08"
-const AGENT = 'profile="https://platform.example/.well-known/ucp"'
-
-const send = (method: "GET" | "POST" | "PUT", path: string, body?: unknown, agent: string | null = AGENT) => {
-  const base =
-    method === "GET"
-      ? HttpClientRequest.get(`/ucp${path}`)
-      : method === "PUT"
-        ? HttpClientRequest.put(`/ucp${path}`)
-        : HttpClientRequest.post(`/ucp${path}`)
-  const withAgent = agent === null ? base : HttpClientRequest.setHeader(base, "ucp-agent", agent)
-  return raw(
-    body === undefined ? withAgent : HttpClientRequest.bodyText(withAgent, JSON.stringify(body), "application/json")
-  )
-}
-
-const expectError = (response: RawResponse, status: number, code: string) => {
-  expect(response.status, response.text).toBe(status)
-  expect(response.body).toMatchObject({ code, content: expect.any(String) })
-}
-
-const destination = {
-  first_name: "Ada",
-  last_name: "Lovelace",
-  phone_number: "+44 20 7946 0958",
-  street_address: "10 Downing Street",
-  address_locality: "London",
-  address_region: "",
-  address_country: "GB",
-  postal_code: "SW1A 2AA"
-}
-const buyer = { first_name: "Ada", last_name: "Lovelace", email: "ada@example.com" }
-
-const countOf = (table: "acp_checkout_sessions" | "quotes") =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
-  )
 const writtenRows = Effect.all([countOf("acp_checkout_sessions"), countOf("quotes")])
 
 describe("Universal Commerce Protocol", () => {
@@ -263,7 +204,7 @@ describe("Universal Commerce Protocol", () => {
 
     it.effect.skipIf(!schemaAvailable)(`validated the profile and every checkout above against ${schemaDir}`, () =>
       Effect.sync(() => {
-        expect(validated).toBeGreaterThanOrEqual(7)
+        expect(validatedCount()).toBeGreaterThanOrEqual(7)
         expect(Fs.readFileSync(`${schemaDir}/../LICENSE`, "utf8")).toMatch(/Apache License/)
       })
     )
