@@ -211,8 +211,10 @@ const fromBody = (line: Line, body: Record<string, any>): Record<string, unknown
         ...(body.supported_versions === undefined ? {} : { supportedVersions: body.supported_versions })
       }
     }
-    case "ucp":
-      return { message: body.content }
+    case "ucp": {
+      const path = typeof body.path === "string" ? body.path.replace(/^\$\.?/, "") : undefined
+      return { message: body.content, ...(path === undefined ? {} : { errors: [{ path, message: body.content }] }) }
+    }
   }
 }
 

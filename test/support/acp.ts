@@ -94,3 +94,32 @@ export const address = {
   postal_code: "SW1A 2AA"
 }
 export const details = { name: "Ada Lovelace", phone_number: "+44 20 7946 0958", email: "ada@example.com", address }
+
+/** The simulator's test card that delegated payment tokenizes. */
+export const CARD = "4242424242424242"
+/** A `delegate_payment` body for the simulator's test card, its allowance bound by `allowance`. */
+export const delegation = (allowance: { max_amount: number; checkout_session_id: string; expires_at?: string }) => ({
+  payment_method: {
+    type: "card",
+    card_number_type: "fpan",
+    number: CARD,
+    exp_month: "12",
+    exp_year: "2034",
+    name: "Ada Lovelace",
+    cvc: "123",
+    checks_performed: ["cvv"],
+    display_card_funding_type: "credit",
+    display_brand: "visa",
+    display_last4: "4242",
+    metadata: {}
+  },
+  allowance: {
+    reason: "one_time",
+    currency: "gbp",
+    merchant_id: "ribbon",
+    expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+    ...allowance
+  },
+  risk_signals: [{ type: "card_testing", score: 5, action: "authorized" }],
+  metadata: { campaign: "q4" }
+})

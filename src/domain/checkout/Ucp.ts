@@ -84,7 +84,11 @@ export const UcpCheckoutRequest = Schema.Struct({
 }).annotations({ identifier: "UcpCheckoutRequest" })
 export type UcpCheckoutRequest = typeof UcpCheckoutRequest.Type
 
-/** Complete: the protocol's payment instruments, which Ribbon does not charge (the person pays at continue_url). */
+/**
+ * Complete: the protocol's payment instruments. One of Ribbon's handler (`ribbon_card`, a `card` with credential
+ * `{type: "token", token: "vt_…"}` from delegated payment) pays the checkout; without one the person pays at
+ * continue_url (src/http/ucp/present.ts reads them).
+ */
 export const UcpCompleteRequest = Schema.Struct({
   payment: Schema.optional(Schema.Unknown),
   signals: Schema.optional(Schema.Unknown)

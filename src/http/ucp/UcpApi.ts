@@ -4,6 +4,10 @@ import {
   CheckoutSessionClosed,
   CheckoutSessionNotFound,
   CheckoutSessionNotPaid,
+  PaymentTokenDeclined,
+  PaymentTokenExceeded,
+  PaymentTokenExpired,
+  PaymentTokenUsed,
   UcpAgentMissing,
   UcpIdempotencyConflict
 } from "../../domain/checkout/Errors.js"
@@ -87,9 +91,14 @@ export class UcpCheckoutSessionsApi extends HttpApiGroup.make("ucpCheckoutSessio
       .addError(lineError("ucp", CheckoutSessionNotFound))
       .addError(lineError("ucp", CheckoutSessionClosed))
       .addError(lineError("ucp", CheckoutSessionNotPaid))
+      // A token of the payment handler that cannot pay the checkout: nothing is charged.
+      .addError(lineError("ucp", PaymentTokenDeclined))
+      .addError(lineError("ucp", PaymentTokenExpired))
+      .addError(lineError("ucp", PaymentTokenExceeded))
+      .addError(lineError("ucp", PaymentTokenUsed))
       .annotate(
         OpenApi.Summary,
-        "Complete a checkout: succeeds with its order once the person has paid at continue_url"
+        "Complete a checkout: pays it with a token of the ribbon_card handler, or succeeds once the person has paid at continue_url"
       )
   )
   .add(
@@ -112,5 +121,5 @@ export class UcpCheckoutSessionsApi extends HttpApiGroup.make("ucpCheckoutSessio
   .annotate(OpenApi.Title, "Universal Commerce Protocol checkout")
   .annotate(
     OpenApi.Description,
-    "UCP 2026-04-08 checkout sessions for the signed-in person: priced by quotes, paid on Ribbon's hosted page."
+    "UCP 2026-04-08 checkout sessions for the signed-in person: priced by quotes, paid with a token of Ribbon's payment handler or on its hosted page."
   ) {}

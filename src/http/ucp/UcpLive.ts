@@ -6,7 +6,7 @@ import {
   UCP_FULFILLMENT,
   UCP_SHOPPING,
   UCP_VERSION,
-  type UcpCheckoutRequest
+  type UcpCheckout
 } from "../../domain/checkout/Ucp.js"
 import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
@@ -20,7 +20,8 @@ import { Api } from "../Api.js"
 import { presentSession } from "../acp/present.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { keyedAnswer } from "../ProtocolAnswers.js"
-import { buyerOf, countryOf, detailsOf, itemsOf, lineIndexOf, presentCheckout } from "./present.js"
+import { makeUcpCheckouts } from "./operations.js"
+import { paymentHandlersOf } from "./present.js"
 import { UcpAgent, UcpBearer } from "./UcpApi.js"
 import { UcpSigningKey } from "./UcpSigningKey.js"
 
@@ -90,7 +91,7 @@ const ProfileLive = HttpApiBuilder.group(Api, "ucpProfile", (handlers) =>
             }
           ]
         },
-        payment_handlers: {}
+        payment_handlers: paymentHandlersOf(baseUrl)
       },
       signing_keys: [key.publicJwk]
     }
@@ -112,28 +113,16 @@ const bodyOf = (text: string): unknown => {
 
 const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers) =>
   Effect.gen(function* () {
-    const sessions = yield* AcpSessions
+    const checkouts = yield* makeUcpCheckouts
     const idempotency = yield* AcpIdempotency
-    const presenter = yield* CheckoutPresenter
-    const pricing = yield* Pricing
-    const baseUrl = yield* PublicUrl
-
-    const checkoutOf = (view: AcpSessionView) =>
-      presentCheckout(
-        presentSession(
-          baseUrl,
-          view,
-          view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
-        )
-      )
 
     /**
      * A write's answer: with an `Idempotency-Key`, under the protocol's idempotency (the store `/acp` uses, keyed by
      * method and path): the first answer, a 4xx included, is replayed for the same body; another body is a 409.
      */
-    const keyed = <E, R>(status: number, key: string | undefined, operation: Effect.Effect<AcpSessionView, E, R>) =>
+    const keyed = <E, R>(status: number, key: string | undefined, operation: Effect.Effect<UcpCheckout, E, R>) =>
       Effect.gen(function* () {
-        if (key === undefined) return HttpServerResponse.unsafeJson(checkoutOf(yield* operation), { status })
+        if (key === undefined) return HttpServerResponse.unsafeJson(yield* operation, { status })
         const request = yield* HttpServerRequest.HttpServerRequest
         const text = yield* Effect.orDie(request.text)
         const { user } = yield* CurrentUser
@@ -146,7 +135,7 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
             body: bodyOf(text)
           },
           status,
-          Effect.map(operation, checkoutOf),
+          operation,
           "ucp"
         ).pipe(
           Effect.catchTag("IdempotencyKeyReused", (e) =>
@@ -159,87 +148,30 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
         })
       })
 
-    /** An item AcpSessions refuses is named by its UCP line (`line_items[1].item.id`), not its ACP item. */
-    const byLine =
-      (request: UcpCheckoutRequest) =>
-      <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | InvalidRequest, R> =>
-        Effect.mapError(self, (failure) => {
-          if (!(failure instanceof InvalidRequest)) return failure
-          const item = /^line_items\[(\d+)\]\.id$/.exec(failure.errors[0]?.path ?? "")
-          if (item === null) return failure
-          return InvalidRequest.field(`line_items[${lineIndexOf(request, Number(item[1]))}].item.id`, failure.message)
-        })
-
-    /** The currency of the delivery country (the user's own until an address names one), as ACP's create asks. */
-    const currencyOf = (user: User, request: UcpCheckoutRequest) =>
-      Effect.map(
-        pricing.reference(),
-        (reference) => reference.country.get(countryOf(request) ?? user.defaultCountry)?.currency ?? "USD"
-      )
-
     return handlers
       .handle("ucpCreateCheckout", ({ payload, headers }) =>
-        Effect.gen(function* () {
-          const { user } = yield* CurrentUser
-          const buyer = buyerOf(payload.buyer)
-          const details = detailsOf(payload)
-          const create = Effect.flatMap(currencyOf(user, payload), (currency) =>
-            sessions.create(
-              user,
-              {
-                line_items: itemsOf(payload),
-                currency,
-                capabilities: {},
-                ...(buyer === undefined ? {} : { buyer }),
-                ...(details === null ? {} : { fulfillment_details: details })
-              },
-              null
-            )
-          )
-          return yield* keyed(201, headers["idempotency-key"], create.pipe(byLine(payload)))
-        })
+        Effect.flatMap(CurrentUser, ({ user }) =>
+          keyed(201, headers["idempotency-key"], checkouts.create(user, payload))
+        )
       )
       .handle("ucpGetCheckout", ({ path }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          Effect.map(sessions.get(user.id, path.id), (view) => HttpServerResponse.unsafeJson(checkoutOf(view)))
+          Effect.map(checkouts.get(user, path.id), (checkout) => HttpServerResponse.unsafeJson(checkout))
         )
       )
       .handle("ucpUpdateCheckout", ({ path, payload, headers }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          // A PUT replaces the checkout: what it leaves out is cleared.
-          keyed(
-            200,
-            headers["idempotency-key"],
-            sessions
-              .update(user, path.id, {
-                line_items: itemsOf(payload),
-                buyer: buyerOf(payload.buyer) ?? null,
-                fulfillment_details: detailsOf(payload)
-              })
-              .pipe(byLine(payload))
-          )
+          keyed(200, headers["idempotency-key"], checkouts.update(user, path.id, payload))
         )
       )
-      .handle("ucpCompleteCheckout", ({ path, headers }) =>
+      .handle("ucpCompleteCheckout", ({ path, payload, headers }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          keyed(
-            200,
-            headers["idempotency-key"],
-            // UCP carries no vault token (the person pays at continue_url), so no token can be refused here.
-            sessions.complete(user, path.id, undefined, {}).pipe(
-              Effect.catchTags({
-                PaymentTokenDeclined: Effect.die,
-                PaymentTokenExpired: Effect.die,
-                PaymentTokenExceeded: Effect.die,
-                PaymentTokenUsed: Effect.die
-              })
-            )
-          )
+          keyed(200, headers["idempotency-key"], checkouts.complete(user, path.id, payload.payment))
         )
       )
       .handle("ucpCancelCheckout", ({ path, headers }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          keyed(200, headers["idempotency-key"], sessions.cancel(user.id, path.id))
+          keyed(200, headers["idempotency-key"], checkouts.cancel(user, path.id))
         )
       )
   })

@@ -1,4 +1,6 @@
+import { Either } from "effect"
 import type { AcpCheckoutSession, AcpCreateRequest, AcpFulfillmentDetails, AcpItem } from "../../domain/checkout/Acp.js"
+import { CARD_HANDLER_ID, cardHandler } from "../../domain/checkout/AcpPayments.js"
 import {
   UCP_CHECKOUT,
   UCP_FULFILLMENT,
@@ -8,6 +10,7 @@ import {
   type UcpCheckoutRequest,
   type UcpCheckoutStatus
 } from "../../domain/checkout/Ucp.js"
+import { InvalidRequest } from "../../domain/platform/Errors.js"
 
 /**
  * UCP over the ACP sessions (docs/decisions/0080-universal-commerce-protocol.md): a UCP request becomes the ACP
@@ -15,15 +18,94 @@ import {
  * between the two protocols here, so the mapping onto quotes and checkouts stays in one place.
  */
 
-/** The capabilities a checkout response is answered with. */
-export const responseMeta = {
+/**
+ * Ribbon's payment handler (docs/decisions/0086-ucp-idempotency-payment-and-mcp.md), a processor tokenizer: Ribbon
+ * tokenizes the card itself (`POST /agentic_commerce/delegate_payment`, its allowance bound to the checkout's id)
+ * and charges it through its simulator PSP; `complete` carries the token as a `card` instrument of handler
+ * `ribbon_card` with credential `{type: "token", token}`. Named under the business's own domain, as the protocol's
+ * namespaces ask (`ribbon.test` → `test.ribbon.delegated_card`).
+ */
+export const paymentHandlersOf = (baseUrl: string) => {
+  const labels = new URL(baseUrl).hostname
+    .toLowerCase()
+    .split(".")
+    .reverse()
+    .map((label) => label.replace(/[^a-z0-9_]/g, "_").replace(/^(?![a-z])/, "x"))
+  return {
+    [[...labels, "delegated_card"].join(".")]: [
+      {
+        id: CARD_HANDLER_ID,
+        version: UCP_VERSION,
+        spec: `${baseUrl}/docs`,
+        available_instruments: [{ type: "card", constraints: { brands: [...cardHandler.config.accepted_brands] } }],
+        config: {
+          environment: cardHandler.config.environment,
+          business_id: cardHandler.config.merchant_id,
+          psp: cardHandler.config.psp,
+          tokenization_url: `${baseUrl}/agentic_commerce/delegate_payment`,
+          credential_type: TOKEN_CREDENTIAL
+        }
+      }
+    ]
+  }
+}
+
+/** The credential type of the handler's instruments: the vault token from delegated payment. */
+const TOKEN_CREDENTIAL = "token"
+
+/** The `ucp` metadata a checkout response is answered with: its capabilities and the payment handler. */
+export const responseMetaOf = (baseUrl: string) => ({
   version: UCP_VERSION,
   capabilities: {
     [UCP_CHECKOUT]: [{ version: UCP_VERSION }],
     [UCP_FULFILLMENT]: [{ version: UCP_VERSION, extends: UCP_CHECKOUT }]
   },
-  // The person pays on Ribbon's hosted page (continue_url): there is no payment handler an agent could use.
-  payment_handlers: {}
+  payment_handlers: paymentHandlersOf(baseUrl)
+})
+
+/**
+ * ACP's `payment_data` (what AcpSessions.complete takes) of a UCP `complete`'s `payment`: its selected instrument
+ * (or its only one) as `{handler_id, instrument: {type, credential: {type: "spt", token}}}`; none (`{}`) when it
+ * carries no instrument, so that the session completes only once the person has paid at `continue_url`.
+ */
+export const paymentDataOf = (payment: unknown): Either.Either<Record<string, unknown>, InvalidRequest> => {
+  const instruments = (payment as { instruments?: unknown } | undefined)?.instruments
+  if (instruments === undefined || (Array.isArray(instruments) && instruments.length === 0)) return Either.right({})
+  if (!Array.isArray(instruments)) {
+    return Either.left(InvalidRequest.field("payment.instruments", "The payment's instruments are an array"))
+  }
+  const selected = instruments.findIndex((each) => (each as { selected?: unknown })?.selected === true)
+  const index = selected === -1 ? 0 : selected
+  const instrument = (instruments[index] ?? {}) as { handler_id?: unknown; type?: unknown; credential?: unknown }
+  const where = `payment.instruments[${index}]`
+  if (instrument.handler_id !== CARD_HANDLER_ID) {
+    return Either.left(
+      InvalidRequest.field(`${where}.handler_id`, `The payment handler is ${CARD_HANDLER_ID}, the only one offered`)
+    )
+  }
+  const credential = instrument.credential as { type?: unknown; token?: unknown } | undefined
+  if (credential?.type !== TOKEN_CREDENTIAL) {
+    return Either.left(
+      InvalidRequest.field(
+        `${where}.credential`,
+        "The credential is the token from delegate_payment: {type: token, token: vt_…}"
+      )
+    )
+  }
+  return Either.right({
+    handler_id: CARD_HANDLER_ID,
+    instrument: { type: instrument.type, credential: { type: "spt", token: credential.token } }
+  })
+}
+
+/** An ACP `payment_data` path (of a refusal of the instrument) as the UCP request's. */
+export const paymentPathOf = (payment: unknown, path: string): string => {
+  if (!path.startsWith("payment_data.instrument") && path !== "payment_data.handler_id") return path
+  const instruments = (payment as { instruments?: ReadonlyArray<{ selected?: unknown }> } | undefined)?.instruments
+  const index = Math.max(0, instruments?.findIndex((each) => each?.selected === true) ?? 0)
+  return path
+    .replace("payment_data.instrument", `payment.instruments[${index}]`)
+    .replace("payment_data.handler_id", `payment.instruments[${index}].handler_id`)
 }
 
 const DESTINATION = "$.fulfillment.methods[0].destinations[0]"
@@ -106,26 +188,44 @@ export const detailsOf = (request: UcpCheckoutRequest): AcpFulfillmentDetails | 
 export const buyerOf = (buyer: UcpBuyer | undefined): AcpCreateRequest["buyer"] =>
   buyer?.email === undefined ? undefined : { ...buyer, email: buyer.email }
 
-const statusOf = (status: AcpCheckoutSession["status"]): UcpCheckoutStatus => {
+/**
+ * UCP's status of an ACP session's: a session ready for payment is `ready_for_complete` when the platform holds a
+ * token that would pay it (`tokenHeld`), and otherwise `requires_escalation`, the person paying at `continue_url`.
+ */
+const statusOf = (status: AcpCheckoutSession["status"], tokenHeld: boolean): UcpCheckoutStatus => {
   switch (status) {
     case "requires_escalation":
+      return tokenHeld ? "ready_for_complete" : "requires_escalation"
     case "complete_in_progress":
     case "completed":
     case "canceled":
       return status
-    case "ready_for_payment":
-      return "ready_for_complete"
     default:
       // Not ready, or its payment window passed (the session is priced again on its next update).
       return "incomplete"
   }
 }
 
+/** Why a checkout ready for payment is `requires_escalation`: the platform holds no token to pay it with. */
+const escalation: Record<string, unknown> = {
+  type: "error",
+  code: "payment_required",
+  severity: "requires_buyer_input",
+  content:
+    `The person pays on Ribbon's secure payment page: give them continue_url; complete then succeeds. Or tokenize ` +
+    `their card with the ${CARD_HANDLER_ID} payment handler (delegate_payment, its allowance bound to this ` +
+    "checkout's id): the checkout is then ready_for_complete, and complete pays it with the token."
+}
+
 const SHIPPING_METHOD = "ribbon_shipping_method"
 const DESTINATION_ID = "ribbon_destination"
 
-/** UCP's checkout of the ACP session `session` (as src/http/acp/present.ts shows it). */
-export const presentCheckout = (session: AcpCheckoutSession): UcpCheckout => {
+/**
+ * UCP's checkout of the ACP session `session` (as src/http/acp/present.ts shows it); `tokenHeld`: whether the
+ * platform holds a token of the payment handler that would pay it (AcpVaultTokens.held).
+ */
+export const presentCheckout = (baseUrl: string, session: AcpCheckoutSession, tokenHeld: boolean): UcpCheckout => {
+  const status = statusOf(session.status, tokenHeld)
   const details = session.fulfillment_details
   const shipping = session.fulfillment_options.find((option) => option.type === "shipping")
   const shipped = session.selected_fulfillment_options.find((selection) => selection.type === "shipping")
@@ -150,9 +250,9 @@ export const presentCheckout = (session: AcpCheckoutSession): UcpCheckout => {
   const amount = (totals: ReadonlyArray<{ type: string; amount: number }>, type: string) =>
     totals.find((total) => total.type === type)?.amount ?? 0
   return {
-    ucp: { ...responseMeta, status: "success" },
+    ucp: { ...responseMetaOf(baseUrl), status: "success" },
     id: session.id,
-    status: statusOf(session.status),
+    status,
     currency: session.currency.toUpperCase(),
     ...(buyer === undefined
       ? {}
@@ -210,17 +310,23 @@ export const presentCheckout = (session: AcpCheckoutSession): UcpCheckout => {
     totals: session.totals
       .filter((total) => ["subtotal", "fulfillment", "tax", "fee", "total"].includes(total.type))
       .map(({ type, display_text, amount }) => ({ type, display_text, amount })),
-    messages: session.messages.map((message) => {
+    messages: session.messages.flatMap((message): Array<Record<string, unknown>> => {
+      // ACP's note that the person pays on the page: UCP's escalation, which must be an error the buyer resolves.
+      if (message.type === "info" && message.resolution === "requires_buyer_input") {
+        return status === "requires_escalation" ? [escalation] : []
+      }
       const path = pathOf(message.param)
-      return message.type === "error"
-        ? {
-            type: "error",
-            code: message.code,
-            ...(path === undefined ? {} : { path }),
-            content: message.content,
-            severity: message.resolution === "requires_buyer_input" ? "requires_buyer_input" : "recoverable"
-          }
-        : { type: "info", ...(path === undefined ? {} : { path }), content: message.content }
+      return [
+        message.type === "error"
+          ? {
+              type: "error",
+              code: message.code,
+              ...(path === undefined ? {} : { path }),
+              content: message.content,
+              severity: message.resolution === "requires_buyer_input" ? "requires_buyer_input" : "recoverable"
+            }
+          : { type: "info", ...(path === undefined ? {} : { path }), content: message.content }
+      ]
     }),
     links: [],
     ...(session.expires_at === undefined ? {} : { expires_at: session.expires_at }),

@@ -52,8 +52,27 @@ export class AcpVaultTokensRepo extends Effect.Service<AcpVaultTokensRepo>()("Ac
         sql`UPDATE acp_vault_tokens SET used_at = ${at}, checkout_id = ${checkoutId} WHERE id = ${id} AND used_at IS NULL`
     })
 
+    /** Whether `userId` holds an unused token for the session that would pay `amount` in `currency` at `now`. */
+    const anyUsable = SqlSchema.findAll({
+      Request: Schema.Struct({
+        userId: Schema.String,
+        sessionId: Schema.String,
+        currency: Schema.String,
+        amount: Schema.Int,
+        now: Schema.DateFromSelf
+      }),
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ userId, sessionId, currency, amount, now }) => sql`
+        SELECT id FROM acp_vault_tokens
+        WHERE user_id = ${userId} AND checkout_session_id = ${sessionId} AND used_at IS NULL
+          AND expires_at > ${now} AND currency = ${currency} AND max_amount >= ${amount}
+        LIMIT 1`
+    })
+
     return {
       insert: (row: VaultTokenRecord) => Effect.orDie(insert(row)),
+      anyUsable: (request: typeof anyUsable extends (r: infer R) => any ? R : never) =>
+        Effect.map(Effect.orDie(anyUsable(request)), (rows) => rows.length > 0),
       lockByHash: (tokenHash: string, userId: string) => Effect.orDie(lockByHash({ tokenHash, userId })),
       markUsed: (id: string, checkoutId: string, at: Date) => Effect.orDie(markUsed({ id, checkoutId, at }))
     } as const
@@ -230,6 +249,24 @@ export class AcpVaultTokens extends Effect.Service<AcpVaultTokens>()("AcpVaultTo
       yield* events.publish(row.id)
     })
 
-    return { delegate, check, pay } as const
+    /**
+     * Whether the person holds a token that would pay the session's checkout now: unused, bound to the session,
+     * unexpired, in its currency and within its total (UCP's `ready_for_complete`; decision 0086).
+     */
+    const held = Effect.fn("AcpVaultTokens.held")(function* (
+      userId: string,
+      sessionId: string,
+      checkout: CheckoutRecord
+    ) {
+      return yield* repo.anyUsable({
+        userId,
+        sessionId,
+        currency: checkout.currency.toLowerCase(),
+        amount: checkout.totalAmount,
+        now: yield* nowDate
+      })
+    })
+
+    return { delegate, check, pay, held } as const
   })
 }) {}

@@ -3,8 +3,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import {
   acpPost,
+  CARD,
   conforms,
   delegateSchemaAvailable,
+  delegation,
   details,
   expectError,
   newKey,
@@ -24,34 +26,7 @@ import { ribbonClient } from "../../support/http.js"
  * and responses are validated against the protocol's JSON Schema when `ACP_SCHEMA_DIR` names it (test/support/acp.ts).
  */
 
-const CARD = "4242424242424242"
 const TOKEN_PARAM = "$.payment_data.instrument.credential.token"
-
-const delegation = (allowance: { max_amount: number; checkout_session_id: string; expires_at?: string }) => ({
-  payment_method: {
-    type: "card",
-    card_number_type: "fpan",
-    number: CARD,
-    exp_month: "12",
-    exp_year: "2034",
-    name: "Ada Lovelace",
-    cvc: "123",
-    checks_performed: ["cvv"],
-    display_card_funding_type: "credit",
-    display_brand: "visa",
-    display_last4: "4242",
-    metadata: {}
-  },
-  allowance: {
-    reason: "one_time",
-    currency: "gbp",
-    merchant_id: "ribbon",
-    expires_at: new Date(Date.now() + 3_600_000).toISOString(),
-    ...allowance
-  },
-  risk_signals: [{ type: "card_testing", score: 5, action: "authorized" }],
-  metadata: { campaign: "q4" }
-})
 
 /** Tokenizes `body` (conforming to the protocol's request object when its schema is at hand). */
 const delegate = (body: unknown, options: { readonly key?: string | null } = {}) => {
