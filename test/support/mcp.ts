@@ -1,7 +1,10 @@
+import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { authorizeInBrowser, Browser } from "./auth.js"
+import { Effect } from "effect"
+import { authorizeInBrowser, BaseUrl, Browser, issueTestToken } from "./auth.js"
+import { availableVariants } from "./checkout.js"
 
 /** The SDK's OAuth types, as its client provider interface names them. */
 type OAuthClientMetadata = OAuthClientProvider["clientMetadata"]
@@ -104,3 +107,24 @@ export const connectWithOAuth = async (
   await client.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }))
   return { client, provider, refused, callback }
 }
+
+/**
+ * A signed-in user of the real-port server, an MCP client with their token, a mug that ships to GB, and an
+ * HttpClient aimed at the server (for the hosted payment page).
+ */
+export const mcpBuyer = Effect.gen(function* () {
+  const baseUrl = yield* BaseUrl
+  const user = yield* issueTestToken({ defaultCountry: "GB" }, baseUrl)
+  const http = HttpClient.mapRequest(
+    yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer),
+    HttpClientRequest.prependUrl(baseUrl)
+  )
+  const [variantId] = yield* availableVariants("GB", "mug", 1).pipe(
+    Effect.provideService(
+      HttpClient.HttpClient,
+      HttpClient.mapRequest(http, HttpClientRequest.bearerToken(user.accessToken))
+    )
+  )
+  const client = yield* Effect.promise(() => connectWithToken(baseUrl, user.accessToken))
+  return { client, variantId: variantId!, http, accessToken: user.accessToken }
+})

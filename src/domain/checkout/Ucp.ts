@@ -17,34 +17,37 @@ export const UCP_FULFILLMENT = "dev.ucp.shopping.fulfillment"
 
 const Text = Schema.String.pipe(Schema.maxLength(1000))
 const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))
+const Note = (description: string) => Text.annotations({ description })
 
 /** A postal address as the protocol writes it (schema.org's names), with the recipient's name and phone. */
 export const UcpPostalAddress = Schema.Struct({
-  id: Schema.optional(Text),
-  street_address: Schema.optional(Text),
-  extended_address: Schema.optional(Text),
-  address_locality: Schema.optional(Text),
-  address_region: Schema.optional(Text),
-  address_country: Schema.optional(Text.annotations({ description: "ISO 3166-1 alpha-2" })),
-  postal_code: Schema.optional(Text),
-  first_name: Schema.optional(Text),
-  last_name: Schema.optional(Text),
-  phone_number: Schema.optional(Text)
+  id: Schema.optional(Note("The destination's id, for selected_destination_id")),
+  street_address: Schema.optional(Note("Street and number")),
+  extended_address: Schema.optional(Note("Flat, suite or building")),
+  address_locality: Schema.optional(Note("City")),
+  address_region: Schema.optional(Note("State, province or region code")),
+  address_country: Schema.optional(Note("Country, ISO 3166-1 alpha-2")),
+  postal_code: Schema.optional(Note("Postal code")),
+  first_name: Schema.optional(Note("The recipient's first name")),
+  last_name: Schema.optional(Note("The recipient's last name")),
+  phone_number: Schema.optional(Note("The recipient's phone number, E.164"))
 }).annotations({ identifier: "UcpPostalAddress" })
 export type UcpPostalAddress = typeof UcpPostalAddress.Type
 
 export const UcpBuyer = Schema.Struct({
-  first_name: Schema.optional(Text),
-  last_name: Schema.optional(Text),
-  email: Schema.optional(Text),
-  phone_number: Schema.optional(Text)
+  first_name: Schema.optional(Note("First name")),
+  last_name: Schema.optional(Note("Last name")),
+  email: Schema.optional(Note("Email address: the recipient's too, for the delivery and the receipt")),
+  phone_number: Schema.optional(Note("Phone number, E.164"))
 }).annotations({ identifier: "UcpBuyer" })
 export type UcpBuyer = typeof UcpBuyer.Type
 
 export const UcpLineItemRequest = Schema.Struct({
-  id: Schema.optional(Text),
-  item: Schema.Struct({ id: Id.annotations({ description: "A Ribbon variant id" }) }),
-  quantity: Schema.Int.pipe(Schema.between(1, 20))
+  id: Schema.optional(Note("The line's id (ignored: Ribbon names lines li_<variant id>)")),
+  item: Schema.Struct({ id: Id.annotations({ description: "A Ribbon variant id" }) }).annotations({
+    description: "The item bought"
+  }),
+  quantity: Schema.Int.pipe(Schema.between(1, 20)).annotations({ description: "How many, 1 to 20" })
 }).annotations({ identifier: "UcpLineItemRequest" })
 
 /** The fulfillment extension as requested: Ribbon ships, so one `shipping` method with one destination counts. */
@@ -52,13 +55,25 @@ export const UcpFulfillmentRequest = Schema.Struct({
   methods: Schema.optional(
     Schema.Array(
       Schema.Struct({
-        id: Schema.optional(Text),
-        type: Schema.optional(Schema.Literal("shipping", "pickup")),
-        line_item_ids: Schema.optional(Schema.Array(Text)),
-        destinations: Schema.optional(Schema.Array(UcpPostalAddress).pipe(Schema.maxItems(5))),
-        selected_destination_id: Schema.optional(Schema.NullOr(Text))
+        id: Schema.optional(Note("The method's id")),
+        type: Schema.optional(
+          Schema.Literal("shipping", "pickup").annotations({ description: "shipping: Ribbon does not offer pickup" })
+        ),
+        line_item_ids: Schema.optional(
+          Schema.Array(Text).annotations({ description: "The lines it is for (Ribbon ships every line)" })
+        ),
+        destinations: Schema.optional(
+          Schema.Array(UcpPostalAddress)
+            .pipe(Schema.maxItems(5))
+            .annotations({ description: "Where to deliver: the recipient and the address" })
+        ),
+        selected_destination_id: Schema.optional(
+          Schema.NullOr(Text).annotations({ description: "The destination chosen (default: the first)" })
+        )
       })
-    ).pipe(Schema.maxItems(5))
+    )
+      .pipe(Schema.maxItems(5))
+      .annotations({ description: "How the items are delivered: one shipping method" })
   )
 }).annotations({ identifier: "UcpFulfillmentRequest" })
 export type UcpFulfillmentRequest = typeof UcpFulfillmentRequest.Type
@@ -75,12 +90,18 @@ export const UcpWriteHeaders = Schema.Struct({
 
 /** Create and update take the same body: an update replaces the session's buyer, items and fulfillment. */
 export const UcpCheckoutRequest = Schema.Struct({
-  line_items: Schema.Array(UcpLineItemRequest).pipe(Schema.minItems(1), Schema.maxItems(20)),
-  buyer: Schema.optional(UcpBuyer),
-  fulfillment: Schema.optional(UcpFulfillmentRequest),
-  context: Schema.optional(Schema.Unknown),
-  signals: Schema.optional(Schema.Unknown),
-  payment: Schema.optional(Schema.Unknown)
+  line_items: Schema.Array(UcpLineItemRequest)
+    .pipe(Schema.minItems(1), Schema.maxItems(20))
+    .annotations({ description: "The items: Ribbon variant ids with quantities" }),
+  buyer: Schema.optional(UcpBuyer.annotations({ description: "Who is buying" })),
+  fulfillment: Schema.optional(
+    UcpFulfillmentRequest.annotations({ description: "The delivery (fulfillment extension)" })
+  ),
+  context: Schema.optional(Schema.Unknown.annotations({ description: "Buyer context signals, passed through" })),
+  signals: Schema.optional(Schema.Unknown.annotations({ description: "Platform signals, passed through" })),
+  payment: Schema.optional(
+    Schema.Unknown.annotations({ description: "Payment instruments; complete is where a token pays" })
+  )
 }).annotations({ identifier: "UcpCheckoutRequest" })
 export type UcpCheckoutRequest = typeof UcpCheckoutRequest.Type
 
@@ -90,8 +111,13 @@ export type UcpCheckoutRequest = typeof UcpCheckoutRequest.Type
  * continue_url (src/http/ucp/present.ts reads them).
  */
 export const UcpCompleteRequest = Schema.Struct({
-  payment: Schema.optional(Schema.Unknown),
-  signals: Schema.optional(Schema.Unknown)
+  payment: Schema.optional(
+    Schema.Unknown.annotations({
+      description:
+        "{instruments: [{id, handler_id: ribbon_card, type: card, selected: true, credential: {type: token, token}}]}"
+    })
+  ),
+  signals: Schema.optional(Schema.Unknown.annotations({ description: "Platform signals, passed through" }))
 }).annotations({ identifier: "UcpCompleteRequest" })
 
 export const UcpCheckoutStatus = Schema.Literal(

@@ -1,4 +1,4 @@
-import { type CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either, type ParseResult, Schema } from "effect"
 import {
   ACP_VERSION,
@@ -9,14 +9,19 @@ import {
   AcpUpdateRequest
 } from "../../domain/checkout/Acp.js"
 import type { BearerContext, ToolClass } from "../../domain/identity/OAuth.js"
-import { type AnyDomainError, FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
-import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
+import type { AnyDomainError } from "../../domain/platform/Errors.js"
 import { AcpIdempotency, type Answer } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions } from "../../services/checkout/AcpSessions.js"
 import { ACP_SCOPE, checkAcpVersion, sessionPresenter } from "../acp/AcpLive.js"
 import { render } from "../ErrorLines.js"
-import { objectSchemaOf, withoutGeneratedNotes } from "../Operations.js"
 import { keyedAnswer, protocolAnswer } from "../ProtocolAnswers.js"
+import {
+  bundledSchemaOf,
+  invalidArgumentsOf,
+  type ProtocolToolSpec,
+  protocolError,
+  protocolToolSpec
+} from "./ProtocolTools.js"
 
 /**
  * The Agentic Commerce Protocol's MCP binding (ACP 2026-04-17, its `docs/mcp-binding.md`; docs/agent-protocols.md,
@@ -165,17 +170,8 @@ const describe = (where: string, schema: Json, prefix = ""): void => {
   }
 }
 
-/** The JSON Schema of `schema`, its `$defs` bundled beside it (the binding asks for no external reference). */
-const jsonSchemaOf = (schema: Schema.Schema.Any): Json => {
-  const { root, defs } = objectSchemaOf(schema)
-  const bundled = withoutGeneratedNotes({
-    ...root,
-    ...(Object.keys(defs).length > 0 ? { $defs: defs } : {})
-  }) as Json
-  describe("", bundled)
-  for (const [name, def] of Object.entries((bundled.$defs ?? {}) as Json)) describe(name, def as Json)
-  return bundled
-}
+/** The JSON Schema of `schema`, bundled, with the ACP notes of `fieldNotes`. */
+const jsonSchemaOf = (schema: Schema.Schema.Any): Json => bundledSchemaOf(schema, describe)
 
 const sessionOutput = jsonSchemaOf(Schema.encodedSchema(AcpCheckoutSession))
 
@@ -187,16 +183,7 @@ export type AcpToolName =
   | "cancel_checkout_session"
 
 /** An ACP tool as McpTools lists it. */
-export interface AcpToolSpec {
-  readonly name: AcpToolName
-  readonly title: string
-  readonly summary: string
-  readonly toolClass: ToolClass
-  /** The REST operation it binds, for the tool table. */
-  readonly operation: { readonly method: "GET" | "POST"; readonly path: string }
-  readonly inputSchema: Json
-  readonly outputSchema: Json
-}
+export type AcpToolSpec = ProtocolToolSpec<AcpToolName>
 
 const spec = (
   name: AcpToolName,
@@ -205,15 +192,7 @@ const spec = (
   operation: AcpToolSpec["operation"],
   args: Schema.Schema.Any,
   summary: string
-): AcpToolSpec => ({
-  name,
-  title,
-  summary,
-  toolClass,
-  operation,
-  inputSchema: { ...jsonSchemaOf(args), additionalProperties: false },
-  outputSchema: sessionOutput
-})
+): AcpToolSpec => protocolToolSpec(name, title, toolClass, operation, jsonSchemaOf(args), sessionOutput, summary)
 
 /** The binding's five tools, in its order. */
 export const acpToolSpecs: ReadonlyArray<AcpToolSpec> = [
@@ -270,25 +249,13 @@ export const isAcpTool = (name: string): name is AcpToolName => acpToolSpecs.som
 // Running the tools.
 
 /** The protocol's error object (the `acp` line of src/http/ErrorLines.ts) as the binding's JSON-RPC error. */
-const errorOf = (body: unknown): McpError => {
-  const message = (body as { readonly message?: unknown } | null)?.message
-  return new McpError(ACP_ERROR_CODE, typeof message === "string" ? message : "The call failed.", body)
-}
+const errorOf = (body: unknown): McpError =>
+  protocolError(ACP_ERROR_CODE, (body as { readonly message?: unknown } | null)?.message, body)
 
 const domainError = (error: AnyDomainError) => errorOf(render("acp", error).body)
 
-/**
- * Arguments that do not decode: the protocol's `invalid` with the first failing field as `param`; a payload field
- * is named as in the REST request body (`$.line_items[0].id`), `meta` and `id` as arguments.
- */
-const invalidArguments = (error: ParseResult.ParseError) => {
-  const errors = plainIssues(error.issue).map(
-    (issue) =>
-      new FieldIssue({ path: formatPath(issue.path).replace(/^payload(\.|(?=\[)|$)/, ""), message: issue.message })
-  )
-  const first = errors[0]!
-  return new InvalidRequest({ message: `${first.path || "payload"}: ${first.message}`, errors })
-}
+/** Arguments that do not decode: the protocol's `invalid`, a payload field named as in the REST body. */
+const invalidArguments = (error: ParseResult.ParseError) => invalidArgumentsOf(error, "payload")
 
 /** A short reading of a session for models that read text, with what to do next over MCP. */
 const sessionText = (session: any): string => {

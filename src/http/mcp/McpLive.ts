@@ -22,6 +22,7 @@ import { InsufficientScope } from "../../domain/identity/Errors.js"
 import type { BearerContext } from "../../domain/identity/OAuth.js"
 import { FieldIssue, InvalidRequest, MethodNotAllowed } from "../../domain/platform/Errors.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
+import { Pricing } from "../../services/catalog/Pricing.js"
 import { Events } from "../../services/checkout/Events.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { challengeScope } from "../../services/identity/OAuthRules.js"
@@ -39,6 +40,7 @@ import {
   WaitArguments,
   waitToolName
 } from "./McpTools.js"
+import { isUcpTool, makeUcpTools } from "./UcpTools.js"
 
 /**
  * `/mcp`: the agent API as a Model Context Protocol server over Streamable HTTP (docs/mcp.md), served by the
@@ -58,9 +60,10 @@ const instructions =
   "availability for the destination country, create one quote per cart line, create one checkout for all " +
   "quotes, hand the person the paymentUrl (they pay on the hosted page; never ask for card details), then " +
   "call waitForCheckout until the status is confirmed or partially_confirmed. Tools marked destructive " +
-  "(createCheckout, cancelOrder, create_checkout_session, complete_checkout_session) need the person's " +
-  "confirmation first: show the items, the total, the recipient and the address, and call only after they " +
-  "agree. Agents that speak the Agentic Commerce Protocol may use its *_checkout_session tools instead."
+  "(createCheckout, cancelOrder, create_checkout_session, complete_checkout_session, create_checkout, " +
+  "complete_checkout) need the person's confirmation first: show the items, the total, the recipient and the " +
+  "address, and call only after they agree. Agents that speak the Agentic Commerce Protocol may use its " +
+  "*_checkout_session tools instead, and those that speak the Universal Commerce Protocol its *_checkout tools."
 
 /** The server's own HttpApp, which tool calls run their operations through. */
 type OwnApp = HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
@@ -179,6 +182,7 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
     const events = yield* Events
     const origins = yield* OriginPolicy
     const acpTools = yield* makeAcpTools
+    const ucpTools = yield* makeUcpTools
     // The server's own HttpApp, built once on first use: by then every route and middleware is registered.
     const apiContext = yield* Effect.context<HttpApi.Api | HttpApiBuilder.Middleware | HttpApiBuilder.Router>()
     const ownApp = yield* Effect.cached(Effect.provide(HttpApiBuilder.httpApp, apiContext))
@@ -318,17 +322,19 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
         const run: Effect.Effect<CallToolResult | McpError, never, HttpRouter.HttpRouter.DefaultServices> =
           tool.binding === "acp" && isAcpTool(tool.name)
             ? acpTools.run(tool.name, bearer, args)
-            : tool.operation === undefined
-              ? wait(app, caller, tool, args, progress)
-              : Either.match(requestOf(tool, args), {
-                  onLeft: (error) => Effect.succeed(domainError(error)),
-                  onRight: (line) => Effect.map(call(app, caller, line), (answer) => toolResult(tool, answer))
-                })
+            : tool.binding === "ucp" && isUcpTool(tool.name)
+              ? ucpTools.run(tool.name, bearer, args)
+              : tool.operation === undefined
+                ? wait(app, caller, tool, args, progress)
+                : Either.match(requestOf(tool, args), {
+                    onLeft: (error) => Effect.succeed(domainError(error)),
+                    onRight: (line) => Effect.map(call(app, caller, line), (answer) => toolResult(tool, answer))
+                  })
         const result = await Runtime.runPromise(runtime)(
           Effect.withSpan(run, "Mcp.callTool", { attributes: { "mcp.tool": tool.name } }),
           { signal: extra.signal }
         )
-        // The ACP binding answers its errors as JSON-RPC errors, the protocol's error object as their data.
+        // The protocol bindings answer their errors as JSON-RPC errors, the protocol's error object as their data.
         if (result instanceof McpError) throw result
         return result
       })
@@ -380,7 +386,10 @@ export const McpLive = HttpApiBuilder.Router.use((router) =>
 
     yield* router.all("/mcp", handle)
   })
-).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
+).pipe(
+  // Pricing: the one the UCP tools' checkouts read currencies from, as `/ucp`'s (src/http/ucp/UcpLive.ts).
+  Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, Pricing.Default])
+)
 
 /** `response` with its body wrapped so that `close` runs once the body ends or its reader goes away. */
 const closingWhenDone = (response: Response, close: () => Promise<void>): Response => {

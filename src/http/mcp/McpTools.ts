@@ -13,13 +13,15 @@ import {
 } from "../Operations.js"
 import { endpointsOf } from "../Reflection.js"
 import { ACP_TOOL_SCOPE, acpToolSpecs } from "./AcpTools.js"
+import { ucpToolSpecs } from "./UcpTools.js"
 
 /**
  * The MCP tools (docs/mcp.md), read off the same HttpApi definition as the bearer middleware and the connector
  * manifest (src/http/Operations.ts): one tool per agent operation, with that operation's scope, tool class,
  * description and input and output schemas, so the three cannot drift apart. The event stream is the one
  * operation that is no tool: `waitForCheckout` stands for it, with the scope and class of the checkout status.
- * Beside them are the Agentic Commerce Protocol's five checkout session tools (its MCP binding, ./AcpTools.ts).
+ * Beside them are the Agentic Commerce Protocol's five checkout session tools (its MCP binding, ./AcpTools.ts) and
+ * the Universal Commerce Protocol's five checkout tools (its MCP binding, ./UcpTools.ts).
  */
 
 type Json = Record<string, unknown>
@@ -38,8 +40,8 @@ export interface McpTool {
   readonly outputSchema: Json | undefined
   /** Where each argument goes; every argument of `inputSchema` is here (none for the ACP tools). */
   readonly places: ReadonlyMap<string, ArgumentPlace>
-  /** Set on the ACP binding's tools, which AcpTools runs rather than the operation's HTTP request. */
-  readonly binding?: "acp"
+  /** Set on a protocol binding's tools, which AcpTools or UcpTools runs rather than the operation's HTTP request. */
+  readonly binding?: "acp" | "ucp"
   readonly annotations: {
     readonly title: string
     readonly readOnlyHint: boolean
@@ -182,20 +184,27 @@ const collect = (): ReadonlyArray<McpTool> => {
     places: new Map(),
     annotations: annotationsOf(title, status.toolClass, "GET")
   })
-  for (const acp of acpToolSpecs) {
-    tools.push({
-      name: acp.name,
-      title: acp.title,
-      description: descriptionOf(acp.summary, acp.toolClass),
-      scope: ACP_TOOL_SCOPE,
-      toolClass: acp.toolClass,
-      operation: acp.operation,
-      inputSchema: acp.inputSchema,
-      outputSchema: acp.outputSchema,
-      places: new Map(),
-      binding: "acp",
-      annotations: annotationsOf(acp.title, acp.toolClass, acp.operation.method)
-    })
+  // The protocols' tools, each with the scope of its REST binding (`orders:write` for both).
+  const bindings = [
+    ["acp", acpToolSpecs],
+    ["ucp", ucpToolSpecs]
+  ] as const
+  for (const [binding, specs] of bindings) {
+    for (const spec of specs) {
+      tools.push({
+        name: spec.name,
+        title: spec.title,
+        description: descriptionOf(spec.summary, spec.toolClass),
+        scope: ACP_TOOL_SCOPE,
+        toolClass: spec.toolClass,
+        operation: spec.operation,
+        inputSchema: spec.inputSchema,
+        outputSchema: spec.outputSchema,
+        places: new Map(),
+        binding,
+        annotations: annotationsOf(spec.title, spec.toolClass, spec.operation.method)
+      })
+    }
   }
   return tools
 }

@@ -67,7 +67,7 @@ const ProfileLive = HttpApiBuilder.group(Api, "ucpProfile", (handlers) =>
       ucp: {
         version: UCP_VERSION,
         services: {
-          // REST only: Ribbon's `/mcp` serves its own tools, not UCP's checkout tools.
+          // REST under `/ucp`; MCP on `/mcp`, whose five checkout tools bind the same operations (UcpTools).
           [UCP_SHOPPING]: [
             {
               version: UCP_VERSION,
@@ -75,6 +75,13 @@ const ProfileLive = HttpApiBuilder.group(Api, "ucpProfile", (handlers) =>
               transport: "rest",
               endpoint: `${baseUrl}/ucp`,
               schema: schema("services/shopping/rest.openapi.json")
+            },
+            {
+              version: UCP_VERSION,
+              spec: spec("overview"),
+              transport: "mcp",
+              endpoint: `${baseUrl}/mcp`,
+              schema: schema("services/shopping/mcp.openrpc.json")
             }
           ]
         },

@@ -1,4 +1,4 @@
-import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
@@ -6,10 +6,9 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect } from "effect"
 import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
 import { conforms, details, newKey, VERSION } from "../../support/acp.js"
-import { BaseUrl, issueTestToken } from "../../support/auth.js"
-import { availableVariants, makeCheckoutRealPortServer, payWith } from "../../support/checkout.js"
+import { makeCheckoutRealPortServer, payWith } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
-import { connectWithToken } from "../../support/mcp.js"
+import { mcpBuyer } from "../../support/mcp.js"
 
 /**
  * The Agentic Commerce Protocol's MCP binding on `/mcp` (docs/agent-protocols.md, docs/mcp.md), with the official
@@ -46,34 +45,13 @@ const countOf = (table: "acp_checkout_sessions" | "quotes" | "acp_idempotency_ke
   )
 const writtenRows = Effect.all([countOf("acp_checkout_sessions"), countOf("quotes"), countOf("acp_idempotency_keys")])
 
-/**
- * A signed-in user of the real-port server, an MCP client with their token, a mug that ships to GB, and an
- * HttpClient aimed at the server (for the hosted payment page).
- */
-const setUp = Effect.gen(function* () {
-  const baseUrl = yield* BaseUrl
-  const user = yield* issueTestToken({ defaultCountry: "GB" }, baseUrl)
-  const http = HttpClient.mapRequest(
-    yield* Effect.provide(HttpClient.HttpClient, FetchHttpClient.layer),
-    HttpClientRequest.prependUrl(baseUrl)
-  )
-  const [variantId] = yield* availableVariants("GB", "mug", 1).pipe(
-    Effect.provideService(
-      HttpClient.HttpClient,
-      HttpClient.mapRequest(http, HttpClientRequest.bearerToken(user.accessToken))
-    )
-  )
-  const client = yield* Effect.promise(() => connectWithToken(baseUrl, user.accessToken))
-  return { client, variantId: variantId!, http }
-})
-
 describe("ACP's MCP binding at /mcp", () => {
   it.layer(makeCheckoutRealPortServer(), { timeout: 120_000 })((it) => {
     it.effect(
       "lists the five tools; create → update with the address → get (requires_escalation) → paid → complete",
       () =>
         Effect.gen(function* () {
-          const { client, variantId, http } = yield* setUp
+          const { client, variantId, http } = yield* mcpBuyer
           const { tools } = yield* Effect.promise(() => client.listTools())
           for (const [name, toolClass] of Object.entries(acpTools)) {
             const tool = tools.find((each) => each.name === name)
@@ -173,7 +151,7 @@ describe("ACP's MCP binding at /mcp", () => {
 
     it.effect("a bad argument is the protocol's error with its param, and leaves nothing in the database", () =>
       Effect.gen(function* () {
-        const { client, variantId } = yield* setUp
+        const { client, variantId } = yield* mcpBuyer
         const before = yield* writtenRows
         const meta = { api_version: VERSION, idempotency_key: newKey() }
         const noItems = yield* refused(client, "create_checkout_session", {

@@ -2,6 +2,7 @@ import * as Fs from "node:fs"
 import { describe, expect, it } from "vitest"
 import { acpToolSpecs } from "../../../src/http/mcp/AcpTools.js"
 import { confirmationRule, mcpTools, toolTableMarkdown, waitToolName } from "../../../src/http/mcp/McpTools.js"
+import { ucpToolSpecs } from "../../../src/http/mcp/UcpTools.js"
 import { agentOperations } from "../../../src/http/Operations.js"
 
 /**
@@ -17,17 +18,21 @@ describe("MCP tools", () => {
     expect(table).toBe(toolTableMarkdown())
   })
 
-  it("are the agent operations (the event stream replaced by the waiting tool), with their scope and class, and ACP's five", () => {
+  it("are the agent operations (the event stream replaced by the waiting tool), with their scope and class, and the protocols' five each", () => {
     const operations = new Map(agentOperations.map((operation) => [operation.name, operation]))
     expect(mcpTools.map((tool) => tool.name)).toEqual([
       ...agentOperations.map((operation) => operation.name).filter((name) => name !== "checkoutEvents"),
       waitToolName,
-      ...acpToolSpecs.map((tool) => tool.name)
+      ...acpToolSpecs.map((tool) => tool.name),
+      ...ucpToolSpecs.map((tool) => tool.name)
     ])
     for (const tool of mcpTools) {
       const operation =
-        tool.binding === "acp"
-          ? { scope: "orders:write", toolClass: acpToolSpecs.find((acp) => acp.name === tool.name)!.toolClass }
+        tool.binding !== undefined
+          ? {
+              scope: "orders:write",
+              toolClass: [...acpToolSpecs, ...ucpToolSpecs].find((spec) => spec.name === tool.name)!.toolClass
+            }
           : (operations.get(tool.name) ?? operations.get("getCheckout")!)
       expect([tool.scope, tool.toolClass], tool.name).toEqual([operation.scope, operation.toolClass])
       expect(tool.title.length, tool.name).toBeGreaterThan(3)

@@ -43,7 +43,8 @@ describe("Universal Commerce Protocol", () => {
         const { ucp, signing_keys } = response.body
         expect(ucp.version).toBe(VERSION)
         expect(ucp.services["dev.ucp.shopping"]).toEqual([
-          expect.objectContaining({ transport: "rest", endpoint: `${testPublicUrl}/ucp` })
+          expect.objectContaining({ transport: "rest", endpoint: `${testPublicUrl}/ucp` }),
+          expect.objectContaining({ transport: "mcp", endpoint: `${testPublicUrl}/mcp` })
         ])
         expect(Object.keys(ucp.capabilities).sort()).toEqual([
           "dev.ucp.shopping.checkout",
