@@ -820,7 +820,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Complete a checkout: succeeds with its order once the person has paid at continue_url */
+        /** Complete a checkout: pays it with a token of the ribbon_card handler, or succeeds once the person has paid at continue_url */
         post: operations["ucpCheckoutSessions.ucpCompleteCheckout"];
         delete?: never;
         options?: never;
@@ -3591,24 +3591,83 @@ export interface components {
         UcpCheckoutRequest: {
             /**
              * maxItems(20)
-             * @description an array of at most 20 item(s)
+             * @description The items: Ribbon variant ids with quantities
              */
             line_items: components["schemas"]["UcpLineItemRequest"][];
-            buyer?: components["schemas"]["UcpBuyer"];
-            fulfillment?: components["schemas"]["UcpFulfillmentRequest"];
-            /** unknown */
+            /** @description Who is buying */
+            buyer?: {
+                /**
+                 * maxLength(1000)
+                 * @description First name
+                 */
+                first_name?: string;
+                /**
+                 * maxLength(1000)
+                 * @description Last name
+                 */
+                last_name?: string;
+                /**
+                 * maxLength(1000)
+                 * @description Email address: the recipient's too, for the delivery and the receipt
+                 */
+                email?: string;
+                /**
+                 * maxLength(1000)
+                 * @description Phone number, E.164
+                 */
+                phone_number?: string;
+            };
+            /** @description The delivery (fulfillment extension) */
+            fulfillment?: {
+                /**
+                 * maxItems(5)
+                 * @description How the items are delivered: one shipping method
+                 */
+                methods?: {
+                    /**
+                     * maxLength(1000)
+                     * @description The method's id
+                     */
+                    id?: string;
+                    /**
+                     * @description shipping: Ribbon does not offer pickup
+                     * @enum {string}
+                     */
+                    type?: "shipping" | "pickup";
+                    /** @description The lines it is for (Ribbon ships every line) */
+                    line_item_ids?: string[];
+                    /**
+                     * maxItems(5)
+                     * @description Where to deliver: the recipient and the address
+                     */
+                    destinations?: components["schemas"]["UcpPostalAddress"][];
+                    /** @description The destination chosen (default: the first) */
+                    selected_destination_id?: string | null;
+                }[];
+            };
+            /**
+             * unknown
+             * @description Buyer context signals, passed through
+             */
             context?: unknown;
-            /** unknown */
+            /**
+             * unknown
+             * @description Platform signals, passed through
+             */
             signals?: unknown;
-            /** unknown */
+            /**
+             * unknown
+             * @description Payment instruments; complete is where a token pays
+             */
             payment?: unknown;
         };
         UcpLineItemRequest: {
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description The line's id (ignored: Ribbon names lines li_<variant id>)
              */
             id?: string;
+            /** @description The item bought */
             item: {
                 /**
                  * maxLength(64)
@@ -3618,103 +3677,59 @@ export interface components {
             };
             /**
              * between(1, 20)
-             * @description a number between 1 and 20
+             * @description How many, 1 to 20
              */
             quantity: components["schemas"]["Int"];
-        };
-        UcpBuyer: {
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            first_name?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            last_name?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            email?: string;
-            /**
-             * maxLength(1000)
-             * @description a string at most 1000 character(s) long
-             */
-            phone_number?: string;
-        };
-        UcpFulfillmentRequest: {
-            /**
-             * maxItems(5)
-             * @description an array of at most 5 item(s)
-             */
-            methods?: {
-                /**
-                 * maxLength(1000)
-                 * @description a string at most 1000 character(s) long
-                 */
-                id?: string;
-                /** @enum {string} */
-                type?: "shipping" | "pickup";
-                line_item_ids?: string[];
-                /**
-                 * maxItems(5)
-                 * @description an array of at most 5 item(s)
-                 */
-                destinations?: components["schemas"]["UcpPostalAddress"][];
-                selected_destination_id?: string | null;
-            }[];
         };
         UcpPostalAddress: {
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description The destination's id, for selected_destination_id
              */
             id?: string;
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description Street and number
              */
             street_address?: string;
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description Flat, suite or building
              */
             extended_address?: string;
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description City
              */
             address_locality?: string;
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description State, province or region code
              */
             address_region?: string;
             /**
              * maxLength(1000)
-             * @description ISO 3166-1 alpha-2
+             * @description Country, ISO 3166-1 alpha-2
              */
             address_country?: string;
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description Postal code
              */
             postal_code?: string;
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description The recipient's first name
              */
             first_name?: string;
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description The recipient's last name
              */
             last_name?: string;
             /**
              * maxLength(1000)
-             * @description a string at most 1000 character(s) long
+             * @description The recipient's phone number, E.164
              */
             phone_number?: string;
         };
@@ -3733,6 +3748,28 @@ export interface components {
                 [key: string]: unknown[];
             };
         };
+        UcpBuyer: {
+            /**
+             * maxLength(1000)
+             * @description First name
+             */
+            first_name?: string;
+            /**
+             * maxLength(1000)
+             * @description Last name
+             */
+            last_name?: string;
+            /**
+             * maxLength(1000)
+             * @description Email address: the recipient's too, for the delivery and the receipt
+             */
+            email?: string;
+            /**
+             * maxLength(1000)
+             * @description Phone number, E.164
+             */
+            phone_number?: string;
+        };
         UcpInvalidRequest: {
             /** @enum {string} */
             code: "invalid";
@@ -3742,6 +3779,18 @@ export interface components {
         UcpUcpAgentMissing: {
             /** @enum {string} */
             code: "invalid_profile_url";
+            content: string;
+            path?: string;
+        };
+        UcpUcpIdempotencyConflict: {
+            /** @enum {string} */
+            code: "idempotency_conflict";
+            content: string;
+            path?: string;
+        };
+        UcpIdempotencyInFlight: {
+            /** @enum {string} */
+            code: "idempotency_in_flight";
             content: string;
             path?: string;
         };
@@ -3840,14 +3889,44 @@ export interface components {
             path?: string;
         };
         UcpCompleteRequest: {
-            /** unknown */
+            /**
+             * unknown
+             * @description {instruments: [{id, handler_id: ribbon_card, type: card, selected: true, credential: {type: token, token}}]}
+             */
             payment?: unknown;
-            /** unknown */
+            /**
+             * unknown
+             * @description Platform signals, passed through
+             */
             signals?: unknown;
         };
         UcpCheckoutSessionNotPaid: {
             /** @enum {string} */
             code: "checkout_session_not_paid";
+            content: string;
+            path?: string;
+        };
+        UcpPaymentTokenUsed: {
+            /** @enum {string} */
+            code: "conflict";
+            content: string;
+            path?: string;
+        };
+        UcpPaymentTokenDeclined: {
+            /** @enum {string} */
+            code: "payment_declined";
+            content: string;
+            path?: string;
+        };
+        UcpPaymentTokenExpired: {
+            /** @enum {string} */
+            code: "expired";
+            content: string;
+            path?: string;
+        };
+        UcpPaymentTokenExceeded: {
+            /** @enum {string} */
+            code: "maximum_exceeded";
             content: string;
             path?: string;
         };
@@ -10065,7 +10144,10 @@ export interface operations {
     "ucpCheckoutSessions.ucpCreateCheckout": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry with the same key and body gets the first answer (kept 24 hours); another body is a 409. UUID v4 recommended */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10078,6 +10160,7 @@ export interface operations {
             /** @description Success */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -10170,6 +10253,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description UcpUcpIdempotencyConflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpIdempotencyConflict"] | components["schemas"]["UcpIdempotencyInFlight"];
                 };
             };
             /** @description UcpPayloadTooLarge */
@@ -10279,6 +10372,16 @@ export interface operations {
                     "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
                 };
             };
+            /** @description UcpUcpIdempotencyConflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpIdempotencyConflict"] | components["schemas"]["UcpIdempotencyInFlight"];
+                };
+            };
             /** @description UcpInternalError */
             500: {
                 headers: {
@@ -10305,7 +10408,10 @@ export interface operations {
     "ucpCheckoutSessions.ucpUpdateCheckout": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry with the same key and body gets the first answer (kept 24 hours); another body is a 409. UUID v4 recommended */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description a string at most 64 character(s) long */
                 id: string;
@@ -10321,6 +10427,7 @@ export interface operations {
             /** @description UcpCheckout */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -10378,6 +10485,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description UcpUcpIdempotencyConflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpIdempotencyConflict"] | components["schemas"]["UcpIdempotencyInFlight"];
                 };
             };
             /** @description UcpPayloadTooLarge */
@@ -10426,7 +10543,10 @@ export interface operations {
     "ucpCheckoutSessions.ucpCompleteCheckout": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry with the same key and body gets the first answer (kept 24 hours); another body is a 409. UUID v4 recommended */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description a string at most 64 character(s) long */
                 id: string;
@@ -10442,6 +10562,7 @@ export interface operations {
             /** @description UcpCheckout */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -10468,6 +10589,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpInvalidToken"];
+                };
+            };
+            /** @description UcpPaymentTokenDeclined */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpPaymentTokenDeclined"] | components["schemas"]["UcpPaymentTokenExpired"] | components["schemas"]["UcpPaymentTokenExceeded"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10501,14 +10632,14 @@ export interface operations {
                     "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
                 };
             };
-            /** @description UcpCheckoutSessionNotPaid */
+            /** @description UcpUcpIdempotencyConflict */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpCheckoutSessionNotPaid"];
+                    "application/json": components["schemas"]["UcpUcpIdempotencyConflict"] | components["schemas"]["UcpIdempotencyInFlight"] | components["schemas"]["UcpCheckoutSessionNotPaid"] | components["schemas"]["UcpPaymentTokenUsed"];
                 };
             };
             /** @description UcpPayloadTooLarge */
@@ -10557,7 +10688,10 @@ export interface operations {
     "ucpCheckoutSessions.ucpCancelCheckout": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A retry with the same key and body gets the first answer (kept 24 hours); another body is a 409. UUID v4 recommended */
+                "idempotency-key"?: string;
+            };
             path: {
                 /** @description a string at most 64 character(s) long */
                 id: string;
@@ -10569,6 +10703,7 @@ export interface operations {
             /** @description UcpCheckout */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -10626,6 +10761,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description UcpUcpIdempotencyConflict */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpIdempotencyConflict"] | components["schemas"]["UcpIdempotencyInFlight"];
                 };
             };
             /** @description UcpInternalError */
