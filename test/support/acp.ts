@@ -19,9 +19,12 @@ export const schemaFile = `${schemaDir}/schema.agentic_checkout.json`
 export const schemaAvailable = Fs.existsSync(schemaFile) && Fs.existsSync(`${schemaDir}/LICENSE`)
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 ajvFormats.default(ajv)
-/** The protocol's bundles at hand, by file: the checkout one, and delegate_payment's when the folder has it. */
+/**
+ * The protocol's bundles at hand, by file: the checkout one, and delegate_payment's and the extensions framework's
+ * when the folder has them.
+ */
 const bundles = new Map<string, { $id: string }>()
-for (const name of ["agentic_checkout", "delegate_payment"]) {
+for (const name of ["agentic_checkout", "delegate_payment", "extension"]) {
   const file = `${schemaDir}/schema.${name}.json`
   if (!schemaAvailable || !Fs.existsSync(file)) continue
   const bundle = JSON.parse(Fs.readFileSync(file, "utf8"))
@@ -30,6 +33,19 @@ for (const name of ["agentic_checkout", "delegate_payment"]) {
 }
 /** Whether the folder has the delegate_payment schema too (the checkout schema alone validates sessions). */
 export const delegateSchemaAvailable = bundles.has("delegate_payment")
+/** Whether the folder has the extensions framework's schema too. */
+export const extensionSchemaAvailable = bundles.has("extension")
+
+/** Ribbon's gift extension schema: the repository's own, so always at hand. */
+export const giftSchema = JSON.parse(Fs.readFileSync("docs/extensions/gift.schema.json", "utf8"))
+const giftAjv = new Ajv2020({ strict: false, allErrors: true })
+ajvFormats.default(giftAjv)
+giftAjv.addSchema(giftSchema)
+/** Whether `value` is valid against `$defs/<name>` of the gift extension's schema, and why not. */
+export const giftValid = (name: "gift" | "recipient", value: unknown) => {
+  const validate = giftAjv.getSchema(`${giftSchema.$id}#/$defs/${name}`)!
+  return { valid: validate(value) as boolean, errors: validate.errors }
+}
 
 let validated = 0
 /** How many objects were validated against the protocol's schema, for a conformance test to see. */
@@ -39,7 +55,7 @@ export const validatedCount = () => validated
 export const conforms = (
   name: string,
   value: unknown,
-  file: "agentic_checkout" | "delegate_payment" = "agentic_checkout"
+  file: "agentic_checkout" | "delegate_payment" | "extension" = "agentic_checkout"
 ) => {
   const bundle = bundles.get(file)
   if (bundle === undefined) return
@@ -48,6 +64,18 @@ export const conforms = (
   const valid = validate(value)
   expect(valid, `${name}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(value)}`).toBe(true)
   validated++
+}
+
+/**
+ * Asserts an object of `$defs/<name>` with the gift extension's `gift` field conforms: the protocol's schema admits
+ * no field it does not define, so the object without `gift` is checked against it, and `gift` against the extension's.
+ */
+export const conformsWithGift = (name: string, value: unknown) => {
+  const { gift, ...base } = value as { gift?: unknown }
+  conforms(name, base)
+  if (gift === undefined) return
+  const { valid, errors } = giftValid("gift", gift)
+  expect(valid, `gift: ${JSON.stringify(errors)}\n${JSON.stringify(gift)}`).toBe(true)
 }
 
 export const VERSION = "2026-04-17"

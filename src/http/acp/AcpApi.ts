@@ -8,7 +8,9 @@ import {
   AcpDiscovery,
   AcpHeaders,
   AcpReadHeaders,
-  AcpUpdateRequest
+  AcpUpdateRequest,
+  GIFT_EXTENSION_NAME,
+  GIFT_SCHEMA_PATH
 } from "../../domain/checkout/Acp.js"
 import {
   AcpWebhookEndpoint,
@@ -79,6 +81,19 @@ export class AcpDiscoveryApi extends HttpApiGroup.make("acpDiscovery")
       .annotate(
         OpenApi.Summary,
         "Agentic Commerce Protocol discovery: versions, the API base URL, transports and capabilities"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("acpGiftExtensionSchema", GIFT_SCHEMA_PATH)
+      .addSuccess(
+        Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+          identifier: "AcpGiftExtensionSchema",
+          description: "A JSON Schema (draft 2020-12)"
+        })
+      )
+      .annotate(
+        OpenApi.Summary,
+        `The JSON Schema of Ribbon's gift extension (${GIFT_EXTENSION_NAME}): the gift field it adds to checkout sessions`
       )
   )
   .annotate(OpenApi.Title, "Agentic Commerce Protocol")

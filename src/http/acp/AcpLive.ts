@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
+import giftSchema from "../../../docs/extensions/gift.schema.json" with { type: "json" }
 import { ACP_SUPPORTED_VERSIONS, ACP_VERSION, AcpCheckoutSession } from "../../domain/checkout/Acp.js"
 import { AcpWebhookEndpoint, type AcpWebhookEndpointRecord } from "../../domain/checkout/AcpOrders.js"
 import { DelegatePaymentRequest } from "../../domain/checkout/AcpPayments.js"
@@ -23,7 +24,7 @@ import { Api } from "../Api.js"
 import { render } from "../ErrorLines.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { AcpBearer, AcpVersion } from "./AcpApi.js"
-import { presentSession } from "./present.js"
+import { giftExtension, presentSession } from "./present.js"
 
 /** The scope every `/acp` operation (and ACP tool on `/mcp`) needs: each may lead to a purchase for the signed-in person. */
 export const ACP_SCOPE = "orders:write" as const
@@ -95,31 +96,45 @@ const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
   Effect.gen(function* () {
     const baseUrl = yield* PublicUrl
     const pricing = yield* Pricing
-    return handlers.handle("acpDiscovery", () =>
-      Effect.map(pricing.reference(), (reference) =>
-        HttpServerResponse.unsafeJson(
-          {
-            protocol: {
-              name: "acp",
-              version: ACP_VERSION,
-              supported_versions: [...ACP_SUPPORTED_VERSIONS],
-              documentation_url: `${baseUrl}/docs`
-            },
-            api_base_url: `${baseUrl}/acp`,
-            // "mcp": the binding's five tools on `/mcp` (src/http/mcp/AcpTools.ts).
-            transports: ["rest", "mcp"],
-            capabilities: {
-              services: ["checkout", "delegate_payment"],
-              supported_currencies: [
-                ...new Set([...reference.country.values()].map((country) => country.currency.toLowerCase()))
-              ].sort(),
-              supported_locales: [...new Set([...reference.country.values()].map((country) => country.locale))].sort()
-            }
-          },
-          // The protocol's recommended minimum: the document changes with a release, not per request.
-          { headers: { "cache-control": "public, max-age=3600" } }
+    const gift = giftExtension(baseUrl)
+    return (
+      handlers
+        .handle("acpDiscovery", () =>
+          Effect.map(pricing.reference(), (reference) =>
+            HttpServerResponse.unsafeJson(
+              {
+                protocol: {
+                  name: "acp",
+                  version: ACP_VERSION,
+                  supported_versions: [...ACP_SUPPORTED_VERSIONS],
+                  documentation_url: `${baseUrl}/docs`
+                },
+                api_base_url: `${baseUrl}/acp`,
+                // "mcp": the binding's five tools on `/mcp` (src/http/mcp/AcpTools.ts).
+                transports: ["rest", "mcp"],
+                capabilities: {
+                  services: ["checkout", "delegate_payment"],
+                  // Discovery names an extension and its schema; a session that declares it says what it extends.
+                  extensions: [{ name: gift.name, schema: gift.schema }],
+                  supported_currencies: [
+                    ...new Set([...reference.country.values()].map((country) => country.currency.toLowerCase()))
+                  ].sort(),
+                  supported_locales: [
+                    ...new Set([...reference.country.values()].map((country) => country.locale))
+                  ].sort()
+                }
+              },
+              // The protocol's recommended minimum: the document changes with a release, not per request.
+              { headers: { "cache-control": "public, max-age=3600" } }
+            )
+          )
         )
-      )
+        // The schema of one version of the extension never changes.
+        .handle("acpGiftExtensionSchema", () =>
+          Effect.succeed(
+            HttpServerResponse.unsafeJson(giftSchema, { headers: { "cache-control": "public, max-age=86400" } })
+          )
+        )
     )
   })
 )

@@ -9,7 +9,8 @@ const jsonColumns = (row: AcpSessionRecord) => ({
   lines: JSON.stringify(row.lines),
   issues: JSON.stringify(row.issues),
   capabilities: JSON.stringify(row.capabilities),
-  metadata: row.metadata === null ? null : JSON.stringify(row.metadata)
+  metadata: row.metadata === null ? null : JSON.stringify(row.metadata),
+  gift: row.gift === null ? null : JSON.stringify(row.gift)
 })
 
 /**
