@@ -759,6 +759,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/acp/extensions/dev.ribbon.gift/2026-11-29.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The JSON Schema of Ribbon's gift extension (dev.ribbon.gift@2026-11-29): the gift field it adds to checkout sessions */
+        get: operations["acpExtensions.acpGiftExtensionSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/ucp": {
         parameters: {
             query?: never;
@@ -3045,6 +3062,7 @@ export interface components {
                 services: ("checkout" | "orders" | "delegate_payment" | "carts")[];
                 extensions?: {
                     name: string;
+                    schema?: string;
                 }[];
                 intervention_types?: ("3ds" | "biometric" | "address_verification")[];
                 supported_currencies?: string[];
@@ -3091,6 +3109,7 @@ export interface components {
              * @description a string at most 5000 character(s) long
              */
             order_notes?: string;
+            gift?: components["schemas"]["AcpGift"];
         };
         AcpBuyer: {
             /**
@@ -3227,6 +3246,43 @@ export interface components {
                 max_interaction_depth?: components["schemas"]["Int"];
             };
             extensions?: unknown[];
+        };
+        /** @description Ribbon's gift extension (dev.ribbon.gift@2026-11-29), read when the session declares it */
+        AcpGift: {
+            /** @description Who receives the gift; without it, the fulfillment contact */
+            recipient?: {
+                /**
+                 * maxLength(60)
+                 * @description a string at most 60 character(s) long
+                 */
+                first_name: string;
+                /**
+                 * maxLength(60)
+                 * @description a string at most 60 character(s) long
+                 */
+                last_name: string;
+                /**
+                 * maxLength(254)
+                 * @description a string matching the pattern ^[^\s@]+@[^\s@]+\.[^\s@]+$
+                 */
+                email: string;
+                /**
+                 * maxLength(20)
+                 * @description E.164, 7 to 20 characters
+                 */
+                phone_number: string;
+            };
+            /**
+             * maxLength(1000)
+             * @description The buyer's note to the recipient
+             */
+            message?: string;
+        };
+        AcpExtensionDeclaration: {
+            name: string;
+            extends?: string[];
+            schema?: string;
+            spec?: string;
         };
         AcpLineItem: {
             id: string;
@@ -3444,6 +3500,7 @@ export interface components {
             /** unknown */
             discounts?: unknown;
             order_notes?: string | null;
+            gift?: components["schemas"]["AcpGift"] | null;
         };
         AcpCheckoutSession: {
             id: string;
@@ -3454,6 +3511,7 @@ export interface components {
                 payment: {
                     handlers: unknown[];
                 };
+                extensions?: components["schemas"]["AcpExtensionDeclaration"][];
             };
             buyer?: components["schemas"]["AcpBuyer"];
             /** @enum {string} */
@@ -3481,6 +3539,7 @@ export interface components {
             quote_id?: string;
             quote_expires_at?: string;
             order?: components["schemas"]["AcpOrder"];
+            gift?: components["schemas"]["AcpGift"];
         };
         AcpCheckoutSessionNotFound: {
             /** @enum {string} */
@@ -3570,6 +3629,10 @@ export interface components {
                     [key: string]: string | number | boolean;
                 };
             };
+        };
+        /** @description A JSON Schema (draft 2020-12) */
+        AcpGiftExtensionSchema: {
+            [key: string]: unknown;
         };
         UcpProfile: {
             ucp: {
@@ -9336,6 +9399,7 @@ export interface operations {
                             payment: {
                                 handlers: unknown[];
                             };
+                            extensions?: components["schemas"]["AcpExtensionDeclaration"][];
                         };
                         buyer?: components["schemas"]["AcpBuyer"];
                         /** @enum {string} */
@@ -9363,6 +9427,7 @@ export interface operations {
                         quote_id?: string;
                         quote_expires_at?: string;
                         order?: components["schemas"]["AcpOrder"];
+                        gift?: components["schemas"]["AcpGift"];
                     };
                 };
             };
@@ -9985,6 +10050,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AcpIdempotencyKeyReused"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpExtensions.acpGiftExtensionSchema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON Schema (draft 2020-12) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpGiftExtensionSchema"];
+                };
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"];
                 };
             };
             /** @description AcpInternalError */

@@ -1,6 +1,12 @@
 import { OpenApi } from "@effect/platform"
 import { makeApi } from "./ApiBase.js"
-import { AcpCheckoutSessionsApi, AcpDelegatePaymentApi, AcpDiscoveryApi, AcpWebhookEndpointsApi } from "./acp/AcpApi.js"
+import {
+  AcpCheckoutSessionsApi,
+  AcpDelegatePaymentApi,
+  AcpDiscoveryApi,
+  AcpExtensionsApi,
+  AcpWebhookEndpointsApi
+} from "./acp/AcpApi.js"
 import { CatalogApi } from "./catalog/CatalogApi.js"
 import { CatalogV2Api } from "./catalog/CatalogV2Api.js"
 import { CatalogV3Api } from "./catalog/CatalogV3Api.js"
@@ -56,6 +62,7 @@ export class Api extends makeApi("ribbon")
   .add(PayApi.pipe(withRequestErrors("v1")))
   .add(AcpDiscoveryApi.pipe(withRequestErrors("v1")))
   .add(AcpCheckoutSessionsApi.pipe(withRequestErrors("acp")))
+  .add(AcpExtensionsApi.pipe(withRequestErrors("acp")))
   .add(UcpProfileApi.pipe(withRequestErrors("v1")))
   .add(UcpCheckoutSessionsApi.pipe(withRequestErrors("ucp")))
   .add(AcpDelegatePaymentApi.pipe(withRequestErrors("acp")))

@@ -83,6 +83,14 @@ export class AcpDiscoveryApi extends HttpApiGroup.make("acpDiscovery")
         "Agentic Commerce Protocol discovery: versions, the API base URL, transports and capabilities"
       )
   )
+  .annotate(OpenApi.Title, "Agentic Commerce Protocol")
+  .annotate(
+    OpenApi.Description,
+    "Checkout sessions of the Agentic Commerce Protocol (ACP), over quotes and checkouts."
+  ) {}
+
+/** The JSON Schemas of Ribbon's own ACP extensions, public as the discovery document that names them. */
+export class AcpExtensionsApi extends HttpApiGroup.make("acpExtensions")
   .add(
     HttpApiEndpoint.get("acpGiftExtensionSchema", GIFT_SCHEMA_PATH)
       .addSuccess(
@@ -96,11 +104,8 @@ export class AcpDiscoveryApi extends HttpApiGroup.make("acpDiscovery")
         `The JSON Schema of Ribbon's gift extension (${GIFT_EXTENSION_NAME}): the gift field it adds to checkout sessions`
       )
   )
-  .annotate(OpenApi.Title, "Agentic Commerce Protocol")
-  .annotate(
-    OpenApi.Description,
-    "Checkout sessions of the Agentic Commerce Protocol (ACP), over quotes and checkouts."
-  ) {}
+  .annotate(OpenApi.Title, "Agentic Commerce Protocol extensions")
+  .annotate(OpenApi.Description, "The JSON Schemas of Ribbon's extensions of the Agentic Commerce Protocol.") {}
 
 export class AcpCheckoutSessionsApi extends HttpApiGroup.make("acpCheckoutSessions")
   .add(

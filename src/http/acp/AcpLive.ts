@@ -97,46 +97,42 @@ const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
     const baseUrl = yield* PublicUrl
     const pricing = yield* Pricing
     const gift = giftExtension(baseUrl)
-    return (
-      handlers
-        .handle("acpDiscovery", () =>
-          Effect.map(pricing.reference(), (reference) =>
-            HttpServerResponse.unsafeJson(
-              {
-                protocol: {
-                  name: "acp",
-                  version: ACP_VERSION,
-                  supported_versions: [...ACP_SUPPORTED_VERSIONS],
-                  documentation_url: `${baseUrl}/docs`
-                },
-                api_base_url: `${baseUrl}/acp`,
-                // "mcp": the binding's five tools on `/mcp` (src/http/mcp/AcpTools.ts).
-                transports: ["rest", "mcp"],
-                capabilities: {
-                  services: ["checkout", "delegate_payment"],
-                  // Discovery names an extension and its schema; a session that declares it says what it extends.
-                  extensions: [{ name: gift.name, schema: gift.schema }],
-                  supported_currencies: [
-                    ...new Set([...reference.country.values()].map((country) => country.currency.toLowerCase()))
-                  ].sort(),
-                  supported_locales: [
-                    ...new Set([...reference.country.values()].map((country) => country.locale))
-                  ].sort()
-                }
-              },
-              // The protocol's recommended minimum: the document changes with a release, not per request.
-              { headers: { "cache-control": "public, max-age=3600" } }
-            )
-          )
+    return handlers.handle("acpDiscovery", () =>
+      Effect.map(pricing.reference(), (reference) =>
+        HttpServerResponse.unsafeJson(
+          {
+            protocol: {
+              name: "acp",
+              version: ACP_VERSION,
+              supported_versions: [...ACP_SUPPORTED_VERSIONS],
+              documentation_url: `${baseUrl}/docs`
+            },
+            api_base_url: `${baseUrl}/acp`,
+            // "mcp": the binding's five tools on `/mcp` (src/http/mcp/AcpTools.ts).
+            transports: ["rest", "mcp"],
+            capabilities: {
+              services: ["checkout", "delegate_payment"],
+              // Discovery names an extension and its schema; a session that declares it says what it extends.
+              extensions: [{ name: gift.name, schema: gift.schema }],
+              supported_currencies: [
+                ...new Set([...reference.country.values()].map((country) => country.currency.toLowerCase()))
+              ].sort(),
+              supported_locales: [...new Set([...reference.country.values()].map((country) => country.locale))].sort()
+            }
+          },
+          // The protocol's recommended minimum: the document changes with a release, not per request.
+          { headers: { "cache-control": "public, max-age=3600" } }
         )
-        // The schema of one version of the extension never changes.
-        .handle("acpGiftExtensionSchema", () =>
-          Effect.succeed(
-            HttpServerResponse.unsafeJson(giftSchema, { headers: { "cache-control": "public, max-age=86400" } })
-          )
-        )
+      )
     )
   })
+)
+
+/** The gift extension's schema (docs/extensions/gift.schema.json); that of one version never changes. */
+const ExtensionsLive = HttpApiBuilder.group(Api, "acpExtensions", (handlers) =>
+  handlers.handle("acpGiftExtensionSchema", () =>
+    Effect.succeed(HttpServerResponse.unsafeJson(giftSchema, { headers: { "cache-control": "public, max-age=86400" } }))
+  )
 )
 
 /** Echoes the request's `Request-Id`, as the protocol asks. */
@@ -314,7 +310,14 @@ const WebhookEndpointsLive = HttpApiBuilder.group(Api, "acpWebhookEndpoints", (h
   })
 )
 
-/** The discovery document, the checkout sessions and the order webhook endpoints, with their middleware (Pricing: the one Quotes uses). */
-export const AcpLive = Layer.mergeAll(DiscoveryLive, SessionsLive, DelegatePaymentLive, WebhookEndpointsLive).pipe(
-  Layer.provide([AcpVersionLive, AcpBearerLive, Pricing.Default])
-)
+/**
+ * The discovery document, the extensions' schemas, the checkout sessions, delegated payment and the order webhook
+ * endpoints, with their middleware (Pricing: the one Quotes uses).
+ */
+export const AcpLive = Layer.mergeAll(
+  DiscoveryLive,
+  ExtensionsLive,
+  SessionsLive,
+  DelegatePaymentLive,
+  WebhookEndpointsLive
+).pipe(Layer.provide([AcpVersionLive, AcpBearerLive, Pricing.Default]))
