@@ -1,5 +1,6 @@
 import * as Fs from "node:fs"
 import { HttpClientRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import ajvFormats from "ajv-formats"
@@ -77,6 +78,14 @@ export const conformsWithGift = (name: string, value: unknown) => {
   const { valid, errors } = giftValid("gift", gift)
   expect(valid, `gift: ${JSON.stringify(errors)}\n${JSON.stringify(gift)}`).toBe(true)
 }
+
+/** How many rows `table` has. */
+export const rowCount = (table: "acp_checkout_sessions" | "quotes" | "acp_idempotency_keys") =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
+  )
+/** The rows a refused request must not leave: sessions, and quotes pricing them. */
+export const writtenRows = Effect.all([rowCount("acp_checkout_sessions"), rowCount("quotes")])
 
 export const VERSION = "2026-04-17"
 let keys = 0

@@ -125,9 +125,9 @@ export const asksForGift = (capabilities: unknown): boolean => {
 
 /** The gift's recipient, when not the fulfillment contact: the agent API's recipient, with the protocol's field names. */
 export const AcpGiftRecipient = Schema.Struct({
-  first_name: Recipient.fields.firstName,
-  last_name: Recipient.fields.lastName,
-  email: Recipient.fields.email,
+  first_name: Recipient.fields.firstName.annotations({ description: "The recipient's first name" }),
+  last_name: Recipient.fields.lastName.annotations({ description: "The recipient's last name" }),
+  email: Recipient.fields.email.annotations({ description: "The recipient's e-mail address" }),
   phone_number: Recipient.fields.phone
 }).annotations({ identifier: "AcpGiftRecipient" })
 export type AcpGiftRecipient = typeof AcpGiftRecipient.Type
@@ -146,6 +146,8 @@ export const AcpGift = Schema.Struct({
   description: `Ribbon's gift extension (${GIFT_EXTENSION_NAME}), read when the session declares it`
 })
 export type AcpGift = typeof AcpGift.Type
+
+const giftFieldNote = `Ribbon's gift extension: read when capabilities.extensions names ${GIFT_EXTENSION}`
 
 // Requests.
 
@@ -166,7 +168,7 @@ export const AcpCreateRequest = Schema.Struct({
   ),
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   order_notes: Schema.optional(OrderNotes),
-  gift: Schema.optional(AcpGift)
+  gift: Schema.optional(AcpGift.annotations({ description: giftFieldNote }))
 }).annotations({ identifier: "AcpCheckoutSessionCreateRequest" })
 export type AcpCreateRequest = typeof AcpCreateRequest.Type
 
@@ -180,7 +182,9 @@ export const AcpUpdateRequest = Schema.Struct({
   coupons: Schema.optional(Schema.Array(Schema.String)),
   discounts: Schema.optional(Passed),
   order_notes: Schema.optional(Schema.NullOr(OrderNotes)),
-  gift: Schema.optional(Schema.NullOr(AcpGift))
+  gift: Schema.optional(
+    Schema.NullOr(AcpGift).annotations({ description: `${giftFieldNote}; replaces the session's, null clears it` })
+  )
 }).annotations({ identifier: "AcpCheckoutSessionUpdateRequest" })
 export type AcpUpdateRequest = typeof AcpUpdateRequest.Type
 

@@ -23,7 +23,8 @@ import {
   giftValid,
   readSession,
   schemaDir,
-  validatedCount
+  validatedCount,
+  writtenRows
 } from "../../support/acp.js"
 import { signedIn } from "../../support/auth.js"
 import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
@@ -49,12 +50,14 @@ const declared = {
   schema: `${testPublicUrl}${GIFT_SCHEMA_PATH}`
 }
 
-const countOf = (table: "acp_checkout_sessions" | "quotes") =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
-  )
-/** The rows a refused request must not leave: sessions, and quotes pricing them. */
-const writtenRows = Effect.all([countOf("acp_checkout_sessions"), countOf("quotes")])
+/** A create request for one of `variantId` to the address, the gift extension named, with `fields`. */
+const giftSession = <A extends object>(variantId: string, fields: A) => ({
+  line_items: [{ id: variantId }],
+  currency: "gbp",
+  capabilities: { extensions: [GIFT_EXTENSION] },
+  fulfillment_details: { address },
+  ...fields
+})
 
 /** Whom the Ribbon checkout is for, and whom it notifies, as stored. */
 const checkoutParties = (checkoutId: string) =>
@@ -99,15 +102,8 @@ describe("Ribbon's gift extension of ACP", () => {
       () =>
         Effect.gen(function* () {
           const [variantId] = yield* availableVariants("GB", "mug", 1)
-          const body = {
-            line_items: [{ id: variantId! }],
-            currency: "gbp",
-            capabilities: { extensions: [GIFT_EXTENSION] },
-            buyer,
-            // The recipient is the gift's: the fulfillment details need only the address.
-            fulfillment_details: { address },
-            gift: { recipient: grace, message: "Happy birthday, Grace!" }
-          }
+          // The recipient is the gift's: the fulfillment details need only the address.
+          const body = giftSession(variantId!, { buyer, gift: { recipient: grace, message: "Happy birthday, Grace!" } })
           conformsWithGift("CheckoutSessionCreateRequest", body)
           const created = yield* post("/checkout_sessions", body)
           expect(created.status, created.text).toBe(201)
@@ -151,14 +147,14 @@ describe("Ribbon's gift extension of ACP", () => {
     it.effect("clears the gift with null: the fulfillment contact is the recipient again, in a new checkout", () =>
       Effect.gen(function* () {
         const [variantId] = yield* availableVariants("GB", "mug", 1)
-        const created = yield* post("/checkout_sessions", {
-          line_items: [{ id: variantId! }],
-          currency: "gbp",
-          capabilities: { extensions: [GIFT_EXTENSION_NAME] },
-          buyer,
-          fulfillment_details: { address },
-          gift: { recipient: grace }
-        })
+        const created = yield* post(
+          "/checkout_sessions",
+          giftSession(variantId!, {
+            capabilities: { extensions: [GIFT_EXTENSION_NAME] },
+            buyer,
+            gift: { recipient: grace }
+          })
+        )
         expect(created.status, created.text).toBe(201)
         expect(created.body.status).toBe("requires_escalation")
         const cleared = yield* post(`/checkout_sessions/${created.body.id}`, { gift: null })
@@ -207,12 +203,7 @@ describe("Ribbon's gift extension of ACP", () => {
     it.effect("refuses a bad gift with the protocol's error and its param, storing nothing", () =>
       Effect.gen(function* () {
         const [variantId] = yield* availableVariants("GB", "mug", 1)
-        const body = {
-          line_items: [{ id: variantId! }],
-          currency: "gbp",
-          capabilities: { extensions: [GIFT_EXTENSION] },
-          fulfillment_details: { address }
-        }
+        const body = giftSession(variantId!, {})
         const before = yield* writtenRows
         const cases: Array<[unknown, string]> = [
           [{ recipient: grace, message: "x".repeat(1001) }, "$.gift.message"],
