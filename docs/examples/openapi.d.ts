@@ -879,6 +879,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/acp/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The platform's order webhook endpoints, oldest first (without their secrets) */
+        get: operations["acpWebhookEndpoints.listAcpWebhookEndpoints"];
+        put?: never;
+        /** Register a URL for order webhooks (order_create, order_update); the answer shows its signing secret once */
+        post: operations["acpWebhookEndpoints.createAcpWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/acp/webhook_endpoints/{webhook_endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete an order webhook endpoint: nothing more is sent to it, pending deliveries included */
+        delete: operations["acpWebhookEndpoints.deleteAcpWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/allowances/new": {
         parameters: {
             query?: never;
@@ -3314,12 +3349,15 @@ export interface components {
             content: string;
         };
         AcpOrder: {
+            /** @enum {string} */
+            type: "order";
             /** @description The Ribbon checkout the person paid (GET /v1/checkouts/{id}) */
             id: string;
             checkout_session_id: string;
             permalink_url: string;
             status: string;
             line_items: components["schemas"]["AcpOrderLineItem"][];
+            fulfillments: components["schemas"]["AcpFulfillment"][];
             totals: components["schemas"]["AcpTotal"][];
         };
         AcpOrderLineItem: {
@@ -3330,10 +3368,24 @@ export interface components {
             quantity: {
                 ordered: components["schemas"]["Int"];
                 current: components["schemas"]["Int"];
+                fulfilled: components["schemas"]["Int"];
             };
             unit_price: components["schemas"]["Int"];
             subtotal: components["schemas"]["Int"];
             status: string;
+        };
+        AcpFulfillment: {
+            id: string;
+            /** @enum {string} */
+            type: "shipping" | "digital";
+            status: string;
+            line_items: {
+                id: string;
+                quantity: components["schemas"]["Int"];
+            }[];
+            carrier?: string;
+            tracking_number?: string;
+            tracking_url?: string;
         };
         /** @description Ribbon's gift extension (dev.ribbon.gift@2026-11-29), read when the session declares it */
         AcpGift: {
@@ -3902,6 +3954,32 @@ export interface components {
             type: "invalid_request";
             /** @enum {string} */
             code: "invalid_card";
+            message: string;
+            param?: string;
+        };
+        AcpWebhookEndpointCreate: {
+            /**
+             * maxLength(2048)
+             * @description An https URL on the public internet that receives order_create and order_update events
+             */
+            url: string;
+        };
+        AcpWebhookEndpointList: {
+            data: components["schemas"]["AcpWebhookEndpoint"][];
+        };
+        AcpWebhookEndpoint: {
+            id: string;
+            url: string;
+            events: ("order_create" | "order_update")[];
+            created_at: string;
+            /** @description The signing secret (whsec_…): shown once, in the answer that creates the endpoint */
+            secret?: string;
+        };
+        AcpNotFound: {
+            /** @enum {string} */
+            type: "invalid_request";
+            /** @enum {string} */
+            code: "not_found";
             message: string;
             param?: string;
         };
@@ -10828,6 +10906,308 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AcpIdempotencyKeyReused"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpWebhookEndpoints.listAcpWebhookEndpoints": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: 2026-04-17 */
+                "api-version": string;
+                /** @description a string at most 255 character(s) long */
+                "request-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AcpWebhookEndpointList */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpWebhookEndpointList"];
+                };
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"] | components["schemas"]["AcpAcpApiVersionMissing"] | components["schemas"]["AcpAcpApiVersionUnsupported"];
+                };
+            };
+            /** @description AcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidToken"];
+                };
+            };
+            /** @description AcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInsufficientScope"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpWebhookEndpoints.createAcpWebhookEndpoint": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: 2026-04-17 */
+                "api-version": string;
+                /** @description a string at most 255 character(s) long */
+                "request-id"?: string;
+                /** @description Required on every POST; an opaque string of at most 255 characters (UUID v4 recommended) */
+                "idempotency-key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcpWebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        url: string;
+                        events: ("order_create" | "order_update")[];
+                        created_at: string;
+                        /** @description The signing secret (whsec_…): shown once, in the answer that creates the endpoint */
+                        secret?: string;
+                    };
+                };
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"] | components["schemas"]["AcpAcpApiVersionMissing"] | components["schemas"]["AcpAcpApiVersionUnsupported"] | components["schemas"]["AcpIdempotencyKeyRequired"];
+                };
+            };
+            /** @description AcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidToken"];
+                };
+            };
+            /** @description AcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInsufficientScope"];
+                };
+            };
+            /** @description AcpIdempotencyInFlight */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyInFlight"];
+                };
+            };
+            /** @description AcpPayloadTooLarge */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpPayloadTooLarge"];
+                };
+            };
+            /** @description AcpUnsupportedMediaType */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpUnsupportedMediaType"];
+                };
+            };
+            /** @description AcpIdempotencyKeyReused */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpIdempotencyKeyReused"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "acpWebhookEndpoints.deleteAcpWebhookEndpoint": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The protocol version: 2026-04-17 */
+                "api-version": string;
+                /** @description a string at most 255 character(s) long */
+                "request-id"?: string;
+            };
+            path: {
+                /** @description a string at most 64 character(s) long */
+                webhook_endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"] | components["schemas"]["AcpAcpApiVersionMissing"] | components["schemas"]["AcpAcpApiVersionUnsupported"];
+                };
+            };
+            /** @description AcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidToken"];
+                };
+            };
+            /** @description AcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInsufficientScope"];
+                };
+            };
+            /** @description AcpNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpNotFound"];
                 };
             };
             /** @description AcpInternalError */
