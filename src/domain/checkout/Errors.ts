@@ -139,11 +139,30 @@ export class CheckoutSessionNotPaid extends DomainError<CheckoutSessionNotPaid>(
   errorCode(409, "Checkout session not paid", "checkout_session_not_paid", "CONFLICT", "409_ORDS_070")
 ) {}
 
-/** A `/ucp` request without the platform's profile in `UCP-Agent` (the protocol's `invalid_profile_url`). */
+/**
+ * A `/ucp` request without the platform's profile in `UCP-Agent`, or naming one that may not be fetched (not https,
+ * or a private address): the protocol's `invalid_profile_url`.
+ */
 export class UcpAgentMissing extends DomainError<UcpAgentMissing>()(
   "UcpAgentMissing",
   {},
   errorCode(400, "UCP-Agent missing", "invalid_profile_url", "INVALID_REQUEST", "400_ORDS_073")
+) {}
+
+// The platform's UCP profile, fetched to check a request's signature (docs/decisions/0087-ucp-message-signatures.md).
+
+/** The platform's profile could not be fetched: no answer, or an answer other than 200. */
+export class UcpProfileUnreachable extends DomainError<UcpProfileUnreachable>()(
+  "UcpProfileUnreachable",
+  { profileUrl: Schema.String },
+  errorCode(424, "UCP profile unreachable", "profile_unreachable", "FAILED_DEPENDENCY", "424_ORDS_090")
+) {}
+
+/** The platform's profile is not JSON, or not a UCP profile. */
+export class UcpProfileMalformed extends DomainError<UcpProfileMalformed>()(
+  "UcpProfileMalformed",
+  { profileUrl: Schema.String },
+  errorCode(422, "UCP profile malformed", "profile_malformed", "UNPROCESSABLE_ENTITY", "422_ORDS_090")
 ) {}
 
 // Spending allowances (docs/allowances.md). The checkout was made and still awaits payment: `paymentUrl` lets the
