@@ -165,6 +165,43 @@ export class UcpProfileMalformed extends DomainError<UcpProfileMalformed>()(
   errorCode(422, "UCP profile malformed", "profile_malformed", "UNPROCESSABLE_ENTITY", "422_ORDS_090")
 ) {}
 
+// RFC 9421 request signatures on `/ucp`: the protocol's codes and statuses.
+
+/** `Signature-Input` without its `Signature`, or the reverse. */
+export class UcpSignatureMissing extends DomainError<UcpSignatureMissing>()(
+  "UcpSignatureMissing",
+  {},
+  errorCode(401, "Signature missing", "signature_missing", "UNAUTHORIZED", "401_ORDS_090")
+) {}
+
+/** The signature does not verify, cannot be read, or does not cover what the protocol requires. */
+export class UcpSignatureInvalid extends DomainError<UcpSignatureInvalid>()(
+  "UcpSignatureInvalid",
+  {},
+  errorCode(401, "Signature invalid", "signature_invalid", "UNAUTHORIZED", "401_ORDS_091")
+) {}
+
+/** The signature's `keyid` is not among the `signing_keys` of the signer's profile. */
+export class UcpKeyNotFound extends DomainError<UcpKeyNotFound>()(
+  "UcpKeyNotFound",
+  { keyid: Schema.String },
+  errorCode(401, "Signing key not found", "key_not_found", "UNAUTHORIZED", "401_ORDS_092")
+) {}
+
+/** The body is not what its `Content-Digest` (sha-256) says, or the signed request carries none. */
+export class UcpDigestMismatch extends DomainError<UcpDigestMismatch>()(
+  "UcpDigestMismatch",
+  {},
+  errorCode(400, "Digest mismatch", "digest_mismatch", "INVALID_REQUEST", "400_ORDS_090")
+) {}
+
+/** The signing key's curve, or the signature's `alg`, is not ES256 or ES384. */
+export class UcpAlgorithmUnsupported extends DomainError<UcpAlgorithmUnsupported>()(
+  "UcpAlgorithmUnsupported",
+  {},
+  errorCode(400, "Signature algorithm unsupported", "algorithm_unsupported", "INVALID_REQUEST", "400_ORDS_091")
+) {}
+
 // Spending allowances (docs/allowances.md). The checkout was made and still awaits payment: `paymentUrl` lets the
 // person pay it by hand.
 

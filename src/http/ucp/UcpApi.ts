@@ -4,7 +4,14 @@ import {
   CheckoutSessionClosed,
   CheckoutSessionNotFound,
   CheckoutSessionNotPaid,
-  UcpAgentMissing
+  UcpAgentMissing,
+  UcpAlgorithmUnsupported,
+  UcpDigestMismatch,
+  UcpKeyNotFound,
+  UcpProfileMalformed,
+  UcpProfileUnreachable,
+  UcpSignatureInvalid,
+  UcpSignatureMissing
 } from "../../domain/checkout/Errors.js"
 import { UcpCheckout, UcpCheckoutRequest, UcpCompleteRequest, UcpProfile } from "../../domain/checkout/Ucp.js"
 import { InsufficientScope, InvalidToken } from "../../domain/identity/Errors.js"
@@ -21,6 +28,23 @@ import { CurrentUser } from "../identity/Agent.js"
 /** `UCP-Agent` on every `/ucp` request: the platform's profile, `profile="https://…"` (RFC 8941 dictionary). */
 export class UcpAgent extends HttpApiMiddleware.Tag<UcpAgent>()("ribbon/UcpAgent", {
   failure: lineError("ucp", UcpAgentMissing)
+}) {}
+
+/**
+ * RFC 9421 request signatures (docs/decisions/0087-ucp-message-signatures.md): a request carrying `Signature-Input`
+ * and `Signature` must verify with a key of its `UCP-Agent` profile, fetched for it; an unsigned request passes.
+ */
+export class UcpSignature extends HttpApiMiddleware.Tag<UcpSignature>()("ribbon/UcpSignature", {
+  failure: Schema.Union(
+    lineError("ucp", UcpSignatureMissing),
+    lineError("ucp", UcpSignatureInvalid),
+    lineError("ucp", UcpKeyNotFound),
+    lineError("ucp", UcpDigestMismatch),
+    lineError("ucp", UcpAlgorithmUnsupported),
+    lineError("ucp", UcpAgentMissing),
+    lineError("ucp", UcpProfileUnreachable),
+    lineError("ucp", UcpProfileMalformed)
+  )
 }) {}
 
 /** The `/ucp` bearer: as on `/acp`, a token of Ribbon's OAuth server for the signed-in person, with `orders:write`. */
@@ -90,6 +114,7 @@ export class UcpCheckoutSessionsApi extends HttpApiGroup.make("ucpCheckoutSessio
   .prefix("/ucp")
   .middleware(UcpBearer)
   .middleware(UcpAgent)
+  .middleware(UcpSignature)
   .annotate(OpenApi.Title, "Universal Commerce Protocol checkout")
   .annotate(
     OpenApi.Description,

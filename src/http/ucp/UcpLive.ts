@@ -8,6 +8,7 @@ import {
   UCP_VERSION,
   type UcpCheckoutRequest
 } from "../../domain/checkout/Ucp.js"
+import { ucpAgentProfile } from "../../domain/checkout/UcpPlatformProfile.js"
 import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
@@ -19,20 +20,19 @@ import { Api } from "../Api.js"
 import { presentSession } from "../acp/present.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { buyerOf, countryOf, detailsOf, itemsOf, lineIndexOf, presentCheckout } from "./present.js"
+import { UcpSignatureLive } from "./signatures.js"
 import { UcpAgent, UcpBearer } from "./UcpApi.js"
 import { UcpSigningKey } from "./UcpSigningKey.js"
 
 /** The scope every `/ucp` operation needs, as on `/acp`: each may lead to a purchase for the signed-in person. */
 const UCP_SCOPE = "orders:write"
 
-/** `UCP-Agent: profile="…"`: required on every request (the profile itself is not fetched; see decision 0080). */
+/** `UCP-Agent: profile="…"`: required on every request; the profile is fetched only to check a signature (decision 0087). */
 export const UcpAgentLive = Layer.succeed(
   UcpAgent,
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const header = request.headers["ucp-agent"] ?? ""
-    const profile = /(?:^|[;,]\s*)profile="(https?:\/\/[^"]+)"/.exec(header)?.[1]
-    if (profile === undefined || !URL.canParse(profile)) {
+    if (ucpAgentProfile(request.headers["ucp-agent"] ?? "") === undefined) {
       return yield* new UcpAgentMissing({
         message: 'The UCP-Agent header must name the platform\'s profile: profile="https://platform.example/profile".'
       })
@@ -105,17 +105,16 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
     const pricing = yield* Pricing
     const baseUrl = yield* PublicUrl
 
-    const present = (status: number) => (view: AcpSessionView) =>
-      HttpServerResponse.unsafeJson(
-        presentCheckout(
-          presentSession(
-            baseUrl,
-            view,
-            view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
-          )
-        ),
-        { status }
+    const checkoutOf = (view: AcpSessionView) =>
+      presentCheckout(
+        presentSession(
+          baseUrl,
+          view,
+          view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
+        )
       )
+    const present = (status: number) => (view: AcpSessionView) =>
+      HttpServerResponse.unsafeJson(checkoutOf(view), { status })
 
     /** An item AcpSessions refuses is named by its UCP line (`line_items[1].item.id`), not its ACP item. */
     const byLine =
@@ -196,5 +195,5 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
 
 /** The profile and the checkout binding, with their middleware and the signing key. */
 export const UcpLive = Layer.mergeAll(ProfileLive, CheckoutsLive).pipe(
-  Layer.provide([UcpAgentLive, UcpBearerLive, UcpSigningKey.layer, Pricing.Default])
+  Layer.provide([UcpAgentLive, UcpBearerLive, UcpSignatureLive, UcpSigningKey.layer, Pricing.Default])
 )
