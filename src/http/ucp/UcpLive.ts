@@ -20,7 +20,7 @@ import { Api } from "../Api.js"
 import { presentSession } from "../acp/present.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { buyerOf, countryOf, detailsOf, itemsOf, lineIndexOf, presentCheckout } from "./present.js"
-import { UcpSignatureLive } from "./signatures.js"
+import { signedJson, UcpSignatureLive } from "./signatures.js"
 import { UcpAgent, UcpBearer } from "./UcpApi.js"
 import { UcpSigningKey } from "./UcpSigningKey.js"
 
@@ -105,6 +105,8 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
     const pricing = yield* Pricing
     const baseUrl = yield* PublicUrl
 
+    const key = yield* UcpSigningKey
+
     const checkoutOf = (view: AcpSessionView) =>
       presentCheckout(
         presentSession(
@@ -183,7 +185,8 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
               PaymentTokenExceeded: Effect.die,
               PaymentTokenUsed: Effect.die
             }),
-            Effect.map(present(200))
+            // The answer the binding RECOMMENDS signing: the platform can prove what the order was.
+            Effect.flatMap((view) => signedJson(key, checkoutOf(view), 200))
           )
         )
       )

@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto"
+import { createHash, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from "node:crypto"
 import { HttpClientRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
@@ -141,7 +141,7 @@ const Server = makeCheckoutTestServer(
 
 describe("UCP message signatures", () => {
   it.layer(Server, { timeout: 120_000 })((it) => {
-    it.scoped("verifies signed requests with the profile's key, fetched once", () =>
+    it.scoped("verifies signed requests with the profile's key, fetched once, and signs complete's answer", () =>
       Effect.gen(function* () {
         const site = yield* platform
         const agent = `profile="${site.url("/profile")}"`
@@ -173,6 +173,35 @@ describe("UCP message signatures", () => {
         const completed = yield* signed("POST", `/checkout-sessions/${id}/complete`, { payment: {} }, { agent })
         expect(completed.status, completed.text).toBe(200)
         expect(completed.body.status).toBe("completed")
+
+        // The answer is signed with the key /.well-known/ucp publishes, over @status, its digest and type.
+        const { signing_keys } = (yield* raw(HttpClientRequest.get("/.well-known/ucp"))).body
+        const headers = completed.headers
+        expect(headers["content-digest"]).toBe(
+          `sha-256=:${createHash("sha256").update(completed.text).digest("base64")}:`
+        )
+        const input = /^sig1=(\("@status" "content-digest" "content-type"\);created=(\d+);keyid="([^"]+)")$/.exec(
+          headers["signature-input"]!
+        )
+        expect(input, headers["signature-input"]).not.toBeNull()
+        const key = signing_keys.find((k: { kid: string }) => k.kid === input![3])
+        expect(key).toBeDefined()
+        const base = [
+          '"@status": 200',
+          `"content-digest": ${headers["content-digest"]}`,
+          `"content-type": ${headers["content-type"]}`,
+          `"@signature-params": ${input![1]}`
+        ].join("\n")
+        const signature = Buffer.from(/^sig1=:([^:]+):$/.exec(headers.signature!)![1]!, "base64")
+        expect(signature).toHaveLength(64)
+        expect(
+          verify(
+            "sha256",
+            Buffer.from(base),
+            { key: createPublicKey({ key: key, format: "jwk" }), dsaEncoding: "ieee-p1363" },
+            signature
+          )
+        ).toBe(true)
       })
     )
 
