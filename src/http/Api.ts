@@ -45,7 +45,7 @@ import { OAuthApi } from "./identity/OAuthApi.js"
 import { ProfileApi } from "./identity/ProfileApi.js"
 import { WellKnownApi } from "./identity/WellKnownApi.js"
 import { HealthApi } from "./platform/HealthApi.js"
-import { UcpCheckoutSessionsApi, UcpProfileApi } from "./ucp/UcpApi.js"
+import { UcpCheckoutSessionsApi, UcpOrdersApi, UcpProfileApi } from "./ucp/UcpApi.js"
 
 /** The whole service: every route, `/openapi.json`, `/docs` and the typed client derive from this value. */
 export class Api extends makeApi("ribbon")
@@ -65,6 +65,7 @@ export class Api extends makeApi("ribbon")
   .add(AcpExtensionsApi.pipe(withRequestErrors("acp")))
   .add(UcpProfileApi.pipe(withRequestErrors("v1")))
   .add(UcpCheckoutSessionsApi.pipe(withRequestErrors("ucp")))
+  .add(UcpOrdersApi.pipe(withRequestErrors("ucp")))
   .add(AcpDelegatePaymentApi.pipe(withRequestErrors("acp")))
   .add(AcpWebhookEndpointsApi.pipe(withRequestErrors("acp")))
   .add(AllowancePagesApi.pipe(withRequestErrors("v1")))

@@ -4,6 +4,7 @@ import {
   CheckoutSessionClosed,
   CheckoutSessionNotFound,
   CheckoutSessionNotPaid,
+  OrderNotFound,
   UcpAgentMissing,
   UcpAlgorithmUnsupported,
   UcpDigestMismatch,
@@ -13,7 +14,7 @@ import {
   UcpSignatureInvalid,
   UcpSignatureMissing
 } from "../../domain/checkout/Errors.js"
-import { UcpCheckout, UcpCheckoutRequest, UcpCompleteRequest, UcpProfile } from "../../domain/checkout/Ucp.js"
+import { UcpCheckout, UcpCheckoutRequest, UcpCompleteRequest, UcpOrder, UcpProfile } from "../../domain/checkout/Ucp.js"
 import { InsufficientScope, InvalidToken } from "../../domain/identity/Errors.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
@@ -119,4 +120,24 @@ export class UcpCheckoutSessionsApi extends HttpApiGroup.make("ucpCheckoutSessio
   .annotate(
     OpenApi.Description,
     "UCP 2026-04-08 checkout sessions for the signed-in person: priced by quotes, paid on Ribbon's hosted page."
+  ) {}
+
+/** The order capability's REST binding: a paid checkout's order, by the id its checkout's `order.id` gives. */
+export class UcpOrdersApi extends HttpApiGroup.make("ucpOrders")
+  .add(
+    HttpApiEndpoint.get("ucpGetOrder", "/orders/:id")
+      .setPath(SessionPath)
+      .addSuccess(UcpOrder)
+      .addError(lineError("ucp", OrderNotFound))
+      .annotate(OpenApi.Summary, "An order: what the paid checkout bought, where it ships, what has shipped")
+  )
+  .addError(lineError("ucp", InvalidRequest))
+  .prefix("/ucp")
+  .middleware(UcpBearer)
+  .middleware(UcpAgent)
+  .middleware(UcpSignature)
+  .annotate(OpenApi.Title, "Universal Commerce Protocol orders")
+  .annotate(
+    OpenApi.Description,
+    "UCP 2026-04-08 order capability: the orders of the signed-in person's paid checkouts."
   ) {}

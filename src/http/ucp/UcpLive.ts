@@ -4,6 +4,7 @@ import { UcpAgentMissing } from "../../domain/checkout/Errors.js"
 import {
   UCP_CHECKOUT,
   UCP_FULFILLMENT,
+  UCP_ORDER,
   UCP_SHOPPING,
   UCP_VERSION,
   type UcpCheckoutRequest
@@ -14,12 +15,13 @@ import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Pricing } from "../../services/catalog/Pricing.js"
 import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
+import { AgentOrders } from "../../services/checkout/AgentOrders.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
 import { presentSession } from "../acp/present.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
-import { buyerOf, countryOf, detailsOf, itemsOf, lineIndexOf, presentCheckout } from "./present.js"
+import { buyerOf, countryOf, detailsOf, itemsOf, lineIndexOf, presentCheckout, presentOrder } from "./present.js"
 import { signedJson, UcpSignatureLive } from "./signatures.js"
 import { UcpAgent, UcpBearer } from "./UcpApi.js"
 import { UcpSigningKey } from "./UcpSigningKey.js"
@@ -86,7 +88,8 @@ const ProfileLive = HttpApiBuilder.group(Api, "ucpProfile", (handlers) =>
               schema: schema("schemas/shopping/fulfillment.json"),
               extends: UCP_CHECKOUT
             }
-          ]
+          ],
+          [UCP_ORDER]: [{ version: UCP_VERSION, spec: spec("order"), schema: schema("schemas/shopping/order.json") }]
         },
         payment_handlers: {}
       },
@@ -196,7 +199,29 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
   })
 )
 
-/** The profile and the checkout binding, with their middleware and the signing key. */
-export const UcpLive = Layer.mergeAll(ProfileLive, CheckoutsLive).pipe(
+const OrdersLive = HttpApiBuilder.group(Api, "ucpOrders", (handlers) =>
+  Effect.gen(function* () {
+    const sessions = yield* AcpSessions
+    const agentOrders = yield* AgentOrders
+    const presenter = yield* CheckoutPresenter
+    const baseUrl = yield* PublicUrl
+    return handlers.handle("ucpGetOrder", ({ path }) =>
+      Effect.gen(function* () {
+        const { user } = yield* CurrentUser
+        const view = yield* sessions.order(user.id, path.id)
+        const { row, items } = view.checkout!
+        // The Ribbon orders placed so far, one per item (none while the checkout is still being placed).
+        const orders = yield* Effect.forEach(
+          items.flatMap((item) => (item.orderId === null ? [] : [item.orderId])),
+          (orderId) => Effect.map(agentOrders.get(user.id, orderId), (order) => order.row)
+        ).pipe(Effect.catchTag("OrderNotFound", Effect.die))
+        return presentOrder(presentSession(baseUrl, view, presenter.checkout(row, items).paymentUrl), orders)
+      })
+    )
+  })
+)
+
+/** The profile and the checkout and order bindings, with their middleware and the signing key. */
+export const UcpLive = Layer.mergeAll(ProfileLive, CheckoutsLive, OrdersLive).pipe(
   Layer.provide([UcpAgentLive, UcpBearerLive, UcpSignatureLive, UcpSigningKey.layer, Pricing.Default])
 )

@@ -21,6 +21,7 @@ import {
   CheckoutSessionClosed,
   CheckoutSessionNotFound,
   CheckoutSessionNotPaid,
+  OrderNotFound,
   type QuoteNotFound
 } from "../../domain/checkout/Errors.js"
 import type { CheckoutItemRecord, CheckoutRecord, QuoteRecord } from "../../domain/checkout/Records.js"
@@ -499,6 +500,19 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
       return yield* viewOf(row.value)
     })
 
+    /**
+     * The user's paid session whose Ribbon checkout is `checkoutId`: the order a session's `order.id` names (UCP's
+     * `GET /orders/{id}`). A checkout not paid, another user's, or one no session made is not found.
+     */
+    const order = Effect.fn("AcpSessions.order")(function* (userId: string, checkoutId: string) {
+      const notFound = new OrderNotFound({ message: `No order ${checkoutId}.`, orderId: checkoutId })
+      const row = yield* repo.findForUserByCheckout(checkoutId, userId)
+      if (Option.isNone(row)) return yield* notFound
+      const view = yield* viewOf(row.value)
+      if (view.status !== "complete_in_progress" && view.status !== "completed") return yield* notFound
+      return view
+    })
+
     const closed = (view: AcpSessionView) =>
       new CheckoutSessionClosed({
         message: `The checkout session is ${view.status}: it can no longer be changed.`
@@ -597,6 +611,6 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
       return yield* viewOf(row)
     })
 
-    return { create, get, update, complete, cancel } as const
+    return { create, get, order, update, complete, cancel } as const
   })
 }) {}

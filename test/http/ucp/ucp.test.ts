@@ -7,7 +7,7 @@ import { Ajv2020 } from "ajv/dist/2020.js"
 import ajvFormats from "ajv-formats"
 import { Effect } from "effect"
 import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
-import { signedIn } from "../../support/auth.js"
+import { signedIn, TimeTravel } from "../../support/auth.js"
 import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
 import { type RawResponse, raw, ribbonClient, testPublicUrl } from "../../support/http.js"
@@ -50,6 +50,7 @@ const conforms = (ref: string, value: unknown) => {
 /** A checkout with the fulfillment extension Ribbon answers with. */
 const CHECKOUT = "https://ucp.dev/schemas/shopping/fulfillment.json#/$defs/dev.ucp.shopping.checkout"
 const PROFILE = `${PROFILE_ID}#/$defs/business_profile`
+const ORDER = "https://ucp.dev/schemas/shopping/order.json"
 
 const VERSION = "2026-04-08"
 const AGENT = 'profile="https://platform.example/.well-known/ucp"'
@@ -106,7 +107,8 @@ describe("Universal Commerce Protocol", () => {
         ])
         expect(Object.keys(ucp.capabilities).sort()).toEqual([
           "dev.ucp.shopping.checkout",
-          "dev.ucp.shopping.fulfillment"
+          "dev.ucp.shopping.fulfillment",
+          "dev.ucp.shopping.order"
         ])
         expect(signing_keys).toEqual([
           expect.objectContaining({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig", kid: expect.any(String) })
@@ -258,6 +260,79 @@ describe("Universal Commerce Protocol", () => {
         expectError(unauthenticated, 401, "invalid_token")
         expect(unauthenticated.headers["www-authenticate"]).toMatch(/^Bearer resource_metadata=/)
         expect(yield* writtenRows).toEqual(before)
+      })
+    )
+
+    it.effect("serves a paid checkout's order, its shipments as events; an unpaid or unknown one is not found", () =>
+      Effect.gen(function* () {
+        const [variantId] = yield* availableVariants("GB", "mug", 1)
+        const created = yield* send("POST", "/checkout-sessions", {
+          line_items: [{ item: { id: variantId! }, quantity: 2 }],
+          buyer,
+          fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+        })
+        expect(created.body.status, created.text).toBe("requires_escalation")
+        const unpaid = new URL(created.body.continue_url).pathname.split("/")[2]!
+        expectError(yield* send("GET", `/orders/${unpaid}`), 404, "order_not_found")
+        expectError(yield* send("GET", "/orders/nope"), 404, "order_not_found")
+
+        yield* payWith({ paymentUrl: created.body.continue_url } as Checkout)
+        const done = yield* eventually(
+          send("GET", `/checkout-sessions/${created.body.id}`),
+          (r) => r.body.status === "completed",
+          "completed"
+        )
+        const placed = yield* send("GET", `/orders/${done.body.order.id}`)
+        expect(placed.status, placed.text).toBe(200)
+        conforms(ORDER, placed.body)
+        expect(placed.body).toMatchObject({
+          ucp: { version: VERSION, capabilities: { "dev.ucp.shopping.order": [{ version: VERSION }] } },
+          id: done.body.order.id,
+          checkout_id: created.body.id,
+          permalink_url: done.body.order.permalink_url,
+          currency: "GBP",
+          line_items: [
+            { id: `li_${variantId}`, quantity: { original: 2, total: 2, fulfilled: 0 }, status: "processing" }
+          ],
+          fulfillment: {
+            expectations: [
+              {
+                method_type: "shipping",
+                line_items: [{ id: `li_${variantId}`, quantity: 2 }],
+                destination: expect.objectContaining({ postal_code: "SW1A 2AA" })
+              }
+            ],
+            events: []
+          }
+        })
+        expect(placed.body.totals).toEqual(done.body.totals)
+
+        // The fulfillment partner ships each placed order in turn (a step per minute of the test's clock).
+        const travel = yield* TimeTravel
+        const client = yield* ribbonClient
+        const { orderIds } = yield* client.checkouts.getCheckout({ path: { checkoutId: done.body.order.id } })
+        for (const status of ["processing", "shipped"]) {
+          yield* travel.advance("1 minute")
+          yield* eventually(
+            client.orders.listOrders({ urlParams: {} }),
+            (page) => orderIds.every((id) => page.orders.find((o) => o.id === id)?.status === status),
+            status
+          )
+        }
+        const shipped = yield* eventually(
+          send("GET", `/orders/${done.body.order.id}`),
+          (r) => r.body.line_items[0].status === "fulfilled",
+          "fulfilled"
+        )
+        conforms(ORDER, shipped.body)
+        expect(shipped.body.line_items[0].quantity).toEqual({ original: 2, total: 2, fulfilled: 2 })
+        expect(shipped.body.fulfillment.events).toEqual([
+          expect.objectContaining({
+            type: "shipped",
+            line_items: [{ id: `li_${variantId}`, quantity: 2 }],
+            tracking_number: expect.any(String)
+          })
+        ])
       })
     )
 
