@@ -862,6 +862,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ucp/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An order: what the paid checkout bought, where it ships, what has shipped */
+        get: operations["ucpOrders.ucpGetOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agentic_commerce/delegate_payment": {
         parameters: {
             query?: never;
@@ -3839,15 +3856,57 @@ export interface components {
             content: string;
             path?: string;
         };
+        UcpUcpDigestMismatch: {
+            /** @enum {string} */
+            code: "digest_mismatch";
+            content: string;
+            path?: string;
+        };
+        UcpUcpAlgorithmUnsupported: {
+            /** @enum {string} */
+            code: "algorithm_unsupported";
+            content: string;
+            path?: string;
+        };
         UcpInvalidToken: {
             /** @enum {string} */
             code: "invalid_token";
             content: string;
             path?: string;
         };
+        UcpUcpSignatureMissing: {
+            /** @enum {string} */
+            code: "signature_missing";
+            content: string;
+            path?: string;
+        };
+        UcpUcpSignatureInvalid: {
+            /** @enum {string} */
+            code: "signature_invalid";
+            content: string;
+            path?: string;
+        };
+        UcpUcpKeyNotFound: {
+            /** @enum {string} */
+            code: "key_not_found";
+            content: string;
+            path?: string;
+        };
         UcpInsufficientScope: {
             /** @enum {string} */
             code: "insufficient_scope";
+            content: string;
+            path?: string;
+        };
+        UcpUcpProfileUnreachable: {
+            /** @enum {string} */
+            code: "profile_unreachable";
+            content: string;
+            path?: string;
+        };
+        UcpUcpProfileMalformed: {
+            /** @enum {string} */
+            code: "profile_malformed";
             content: string;
             path?: string;
         };
@@ -3942,6 +4001,81 @@ export interface components {
         UcpCheckoutSessionNotPaid: {
             /** @enum {string} */
             code: "checkout_session_not_paid";
+            content: string;
+            path?: string;
+        };
+        UcpOrder: {
+            ucp: {
+                version: string;
+                capabilities: {
+                    [key: string]: ({
+                        version: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            /** @description The Ribbon checkout the person paid (GET /v1/checkouts/{id}) */
+            id: string;
+            checkout_id: string;
+            permalink_url: string;
+            currency: string;
+            line_items: {
+                id: string;
+                item: {
+                    id: string;
+                    title: string;
+                    price: components["schemas"]["Int"];
+                    image_url?: string;
+                };
+                quantity: {
+                    original: components["schemas"]["Int"];
+                    total: components["schemas"]["Int"];
+                    fulfilled: components["schemas"]["Int"];
+                };
+                totals: {
+                    type: string;
+                    display_text?: string;
+                    amount: components["schemas"]["Int"];
+                }[];
+                /** @enum {string} */
+                status: "processing" | "partial" | "fulfilled" | "removed";
+            }[];
+            fulfillment: {
+                expectations: {
+                    id: string;
+                    line_items: {
+                        id: string;
+                        quantity: components["schemas"]["Int"];
+                    }[];
+                    /** @enum {string} */
+                    method_type: "shipping";
+                    destination: {
+                        [key: string]: unknown;
+                    };
+                }[];
+                events: {
+                    id: string;
+                    occurred_at: string;
+                    type: string;
+                    line_items: {
+                        id: string;
+                        quantity: components["schemas"]["Int"];
+                    }[];
+                    tracking_number?: string;
+                    tracking_url?: string;
+                    carrier?: string;
+                }[];
+            };
+            totals: {
+                type: string;
+                display_text?: string;
+                amount: components["schemas"]["Int"];
+            }[];
+        };
+        UcpOrderNotFound: {
+            /** @enum {string} */
+            code: "order_not_found";
             content: string;
             path?: string;
         };
@@ -10285,7 +10419,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10296,7 +10430,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10338,6 +10472,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpUnsupportedMediaType"];
+                };
+            };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
                 };
             };
             /** @description UcpInternalError */
@@ -10392,7 +10546,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10403,7 +10557,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10425,6 +10579,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpCheckoutSessionNotFound"];
+                };
+            };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
                 };
             };
             /** @description UcpInternalError */
@@ -10483,7 +10657,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10494,7 +10668,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10546,6 +10720,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpUnsupportedMediaType"];
+                };
+            };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
                 };
             };
             /** @description UcpInternalError */
@@ -10604,7 +10798,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10615,7 +10809,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10679,6 +10873,26 @@ export interface operations {
                     "application/json": components["schemas"]["UcpUnsupportedMediaType"];
                 };
             };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
+                };
+            };
             /** @description UcpInternalError */
             500: {
                 headers: {
@@ -10731,7 +10945,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10742,7 +10956,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10774,6 +10988,133 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpCheckoutSessionClosed"];
+                };
+            };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
+                };
+            };
+            /** @description UcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInternalError"];
+                };
+            };
+            /** @description UcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ucpOrders.ucpGetOrder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 64 character(s) long */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UcpOrder */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpOrder"];
+                };
+            };
+            /** @description UcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
+                };
+            };
+            /** @description UcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
+                };
+            };
+            /** @description UcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInsufficientScope"];
+                };
+            };
+            /** @description UcpOrderNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpOrderNotFound"];
+                };
+            };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
                 };
             };
             /** @description UcpInternalError */
