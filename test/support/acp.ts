@@ -131,3 +131,11 @@ export const address = {
   postal_code: "SW1A 2AA"
 }
 export const details = { name: "Ada Lovelace", phone_number: "+44 20 7946 0958", email: "ada@example.com", address }
+
+const countOf = (table: "acp_checkout_sessions" | "quotes") =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
+  )
+
+/** How many sessions and quotes there are: a refused request (ACP or UCP) must leave both as they were. */
+export const sessionRows = Effect.all([countOf("acp_checkout_sessions"), countOf("quotes")])

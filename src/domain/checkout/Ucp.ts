@@ -101,6 +101,14 @@ export const UcpResponseMeta = Schema.Struct({
   payment_handlers: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Unknown) })
 }).annotations({ identifier: "UcpResponseMeta" })
 
+/** A line's item as answered: the variant, its title, unit price and picture. */
+const UcpItem = Schema.Struct({
+  id: Schema.String,
+  title: Schema.String,
+  price: Schema.Int,
+  image_url: Schema.optional(Schema.String)
+})
+
 export const UcpCheckout = Schema.Struct({
   ucp: UcpResponseMeta,
   id: Schema.String,
@@ -110,12 +118,7 @@ export const UcpCheckout = Schema.Struct({
   line_items: Schema.Array(
     Schema.Struct({
       id: Schema.String,
-      item: Schema.Struct({
-        id: Schema.String,
-        title: Schema.String,
-        price: Schema.Int,
-        image_url: Schema.optional(Schema.String)
-      }),
+      item: UcpItem,
       quantity: Schema.Int,
       totals: Schema.Array(Total)
     })
@@ -160,12 +163,7 @@ export const UcpOrder = Schema.Struct({
   line_items: Schema.Array(
     Schema.Struct({
       id: Schema.String,
-      item: Schema.Struct({
-        id: Schema.String,
-        title: Schema.String,
-        price: Schema.Int,
-        image_url: Schema.optional(Schema.String)
-      }),
+      item: UcpItem,
       quantity: Schema.Struct({ original: Schema.Int, total: Schema.Int, fulfilled: Schema.Int }),
       totals: Schema.Array(Total),
       status: Schema.Literal("processing", "partial", "fulfilled", "removed")

@@ -1,11 +1,11 @@
 import { createHash, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from "node:crypto"
 import { HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { FulfillmentSettings } from "../../../src/services/simulators/FulfillmentSimulator.js"
+import { sessionRows } from "../../support/acp.js"
 import { signedIn } from "../../support/auth.js"
 import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
@@ -115,12 +115,6 @@ const expectError = (response: RawResponse, status: number, code: string) => {
   expect(response.body).toMatchObject({ code, content: expect.any(String) })
 }
 
-const countOf = (table: "acp_checkout_sessions" | "quotes") =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
-  )
-const writtenRows = Effect.all([countOf("acp_checkout_sessions"), countOf("quotes")])
-
 const destination = {
   first_name: "Ada",
   last_name: "Lovelace",
@@ -209,7 +203,7 @@ describe("UCP message signatures", () => {
       Effect.gen(function* () {
         const site = yield* platform
         const agent = `profile="${site.url("/profile")}"`
-        const before = yield* writtenRows
+        const before = yield* sessionRows
         const [variantId] = yield* availableVariants("GB", "mug", 1)
         const body = { line_items: [{ item: { id: variantId! }, quantity: 1 }] }
         const create = (signing: Omit<Signing, "agent"> & { readonly agent?: string }) =>
@@ -233,7 +227,7 @@ describe("UCP message signatures", () => {
         expectError(yield* create({ agent: `profile="${site.url("/no-ucp")}"` }), 422, "profile_malformed")
         const plain = yield* create({ agent: `profile="http://127.0.0.1:${site.port}/profile"` })
         expectError(plain, 400, "invalid_profile_url")
-        expect(yield* writtenRows).toEqual(before)
+        expect(yield* sessionRows).toEqual(before)
       })
     )
 
