@@ -1,4 +1,4 @@
-import { Cache, Context, Duration, Effect, Exit, Schedule, Schema } from "effect"
+import { Cache, Clock, Context, Duration, Effect, Exit, Option, Schedule, Schema } from "effect"
 import { UcpAgentMissing, UcpProfileMalformed, UcpProfileUnreachable } from "../../domain/checkout/Errors.js"
 import { UcpPlatformProfile } from "../../domain/checkout/UcpPlatformProfile.js"
 import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
@@ -36,6 +36,7 @@ const retryUnanswered = Schedule.exponential("200 millis").pipe(Schedule.interse
 interface Fetched {
   readonly profile: UcpPlatformProfile
   readonly lifetime: Duration.Duration
+  readonly fetchedAt: number
 }
 
 export class UcpPlatformProfiles extends Effect.Service<UcpPlatformProfiles>()("UcpPlatformProfiles", {
@@ -92,7 +93,7 @@ export class UcpPlatformProfiles extends Effect.Service<UcpPlatformProfiles>()("
           minimum: limits.minLifetime,
           maximum: limits.maxLifetime
         })
-        return { profile, lifetime } satisfies Fetched
+        return { profile, lifetime, fetchedAt: yield* Clock.currentTimeMillis } satisfies Fetched
       })
 
     // A failure is not kept: the next signed request asks again (after the retries above).
@@ -109,6 +110,23 @@ export class UcpPlatformProfiles extends Effect.Service<UcpPlatformProfiles>()("
       return (yield* lookupIn(profiles, url)).profile
     })
 
-    return { profile } as const
+    /**
+     * The signing key `kid` of the profile at `url`, or none. A kept profile without it is fetched again when it
+     * is older than the 60-second floor (a platform that just rotated its key), never more often: the protocol's
+     * forced refresh on an unknown key.
+     */
+    const signingKey = Effect.fn("UcpPlatformProfiles.signingKey")(function* (url: string, kid: string) {
+      yield* Effect.annotateCurrentSpan({ "ucp.profile_url": url, "ucp.keyid": kid })
+      const find = (fetched: Fetched) =>
+        Option.fromNullable(fetched.profile.signing_keys.find((key) => key.kid === kid))
+      const kept = yield* lookupIn(profiles, url)
+      const found = find(kept)
+      const now = yield* Clock.currentTimeMillis
+      if (Option.isSome(found) || now - kept.fetchedAt < Duration.toMillis(limits.minLifetime)) return found
+      yield* profiles.invalidate(url)
+      return find(yield* lookupIn(profiles, url))
+    })
+
+    return { profile, signingKey } as const
   })
 }) {}

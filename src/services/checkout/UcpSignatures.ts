@@ -1,4 +1,4 @@
-import { Effect, Either } from "effect"
+import { Effect, Either, Option } from "effect"
 import {
   UcpAgentMissing,
   UcpAlgorithmUnsupported,
@@ -103,14 +103,14 @@ export class UcpSignatures extends Effect.Service<UcpSignatures>()("UcpSignature
       if (profileUrl === undefined) {
         return yield* new UcpAgentMissing({ message: "A signed request names its signer's profile in UCP-Agent." })
       }
-      const profile = yield* profiles.profile(profileUrl)
-      const key = profile.signing_keys.find((each) => each.kid === input.keyid)
-      if (key === undefined) {
+      const found = yield* profiles.signingKey(profileUrl, input.keyid)
+      if (Option.isNone(found)) {
         return yield* new UcpKeyNotFound({
           keyid: input.keyid,
           message: `The key kid=${input.keyid} is not among the signing_keys of ${profileUrl}.`
         })
       }
+      const key = found.value
       const unsupported = unsupportedKey(key, input.alg)
       if (unsupported !== undefined)
         return yield* new UcpAlgorithmUnsupported({ message: `The key kid=${key.kid}: ${unsupported}.` })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer, Option, TestClock } from "effect"
 import { UcpPlatformProfiles } from "../../../src/services/checkout/UcpPlatformProfiles.js"
 import { OutboundPolicy } from "../../../src/services/platform/OutboundHttp.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
@@ -58,6 +58,29 @@ describe("UcpPlatformProfiles", () => {
       yield* TestClock.adjust("61 minutes")
       yield* kidOf("/long")
       expect(fetches("/long")).toBe(2)
+    }).pipe(Effect.provide(Profiles))
+  )
+
+  it.scoped("fetches a kept profile again for an unknown key, once it is older than 60 seconds", () =>
+    Effect.gen(function* () {
+      // Each fetch publishes the next key, as a platform rotating its keys would.
+      const site = yield* httpsReceiver((_, index) => ({
+        status: 200,
+        headers: { "content-type": "application/json", "cache-control": "public, max-age=3600" },
+        body: profile(`key-${index}`)
+      }))
+      const profiles = yield* UcpPlatformProfiles
+      const url = site.url("/profile")
+      expect(Option.isSome(yield* profiles.signingKey(url, "key-0"))).toBe(true)
+      // Fetched just now: an unknown key does not fetch it again.
+      expect(Option.isNone(yield* profiles.signingKey(url, "key-1"))).toBe(true)
+      expect(site.received).toHaveLength(1)
+      yield* TestClock.adjust("61 seconds")
+      expect(Option.isSome(yield* profiles.signingKey(url, "key-1"))).toBe(true)
+      expect(site.received).toHaveLength(2)
+      // The new profile is kept: another unknown key within the minute fetches nothing.
+      expect(Option.isNone(yield* profiles.signingKey(url, "key-9"))).toBe(true)
+      expect(site.received).toHaveLength(2)
     }).pipe(Effect.provide(Profiles))
   )
 })
