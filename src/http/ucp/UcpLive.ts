@@ -101,6 +101,14 @@ const ProfileLive = HttpApiBuilder.group(Api, "ucpProfile", (handlers) =>
   })
 )
 
+/** The session as `/acp` shows it, with its checkout's hosted payment page: what UCP's objects are made from. */
+const sessionOf = (baseUrl: string, presenter: CheckoutPresenter["Type"], view: AcpSessionView) =>
+  presentSession(
+    baseUrl,
+    view,
+    view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
+  )
+
 const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers) =>
   Effect.gen(function* () {
     const sessions = yield* AcpSessions
@@ -110,14 +118,7 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
 
     const key = yield* UcpSigningKey
 
-    const checkoutOf = (view: AcpSessionView) =>
-      presentCheckout(
-        presentSession(
-          baseUrl,
-          view,
-          view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
-        )
-      )
+    const checkoutOf = (view: AcpSessionView) => presentCheckout(sessionOf(baseUrl, presenter, view))
     const present = (status: number) => (view: AcpSessionView) =>
       HttpServerResponse.unsafeJson(checkoutOf(view), { status })
 
@@ -209,13 +210,12 @@ const OrdersLive = HttpApiBuilder.group(Api, "ucpOrders", (handlers) =>
       Effect.gen(function* () {
         const { user } = yield* CurrentUser
         const view = yield* sessions.order(user.id, path.id)
-        const { row, items } = view.checkout!
         // The Ribbon orders placed so far, one per item (none while the checkout is still being placed).
         const orders = yield* Effect.forEach(
-          items.flatMap((item) => (item.orderId === null ? [] : [item.orderId])),
+          view.checkout!.items.flatMap((item) => (item.orderId === null ? [] : [item.orderId])),
           (orderId) => Effect.map(agentOrders.get(user.id, orderId), (order) => order.row)
         ).pipe(Effect.catchTag("OrderNotFound", Effect.die))
-        return presentOrder(presentSession(baseUrl, view, presenter.checkout(row, items).paymentUrl), orders)
+        return presentOrder(sessionOf(baseUrl, presenter, view), orders)
       })
     )
   })
