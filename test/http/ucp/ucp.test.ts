@@ -10,7 +10,8 @@ import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
 import { signedIn, TimeTravel } from "../../support/auth.js"
 import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
-import { type RawResponse, raw, ribbonClient, testPublicUrl } from "../../support/http.js"
+import { raw, ribbonClient, testPublicUrl } from "../../support/http.js"
+import { expectUcpError, londonDestination } from "../../support/ucp.js"
 
 /**
  * The Universal Commerce Protocol over HTTP (docs/agent-protocols.md, docs/decisions/0080-universal-commerce-protocol.md):
@@ -68,21 +69,8 @@ const send = (method: "GET" | "POST" | "PUT", path: string, body?: unknown, agen
   )
 }
 
-const expectError = (response: RawResponse, status: number, code: string) => {
-  expect(response.status, response.text).toBe(status)
-  expect(response.body).toMatchObject({ code, content: expect.any(String) })
-}
-
-const destination = {
-  first_name: "Ada",
-  last_name: "Lovelace",
-  phone_number: "+44 20 7946 0958",
-  street_address: "10 Downing Street",
-  address_locality: "London",
-  address_region: "",
-  address_country: "GB",
-  postal_code: "SW1A 2AA"
-}
+const expectError = expectUcpError
+const destination = londonDestination
 const buyer = { first_name: "Ada", last_name: "Lovelace", email: "ada@example.com" }
 
 const countOf = (table: "acp_checkout_sessions" | "quotes") =>

@@ -9,8 +9,9 @@ import { sessionRows } from "../../support/acp.js"
 import { signedIn } from "../../support/auth.js"
 import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
-import { type RawResponse, raw, testPublicUrl } from "../../support/http.js"
+import { raw, testPublicUrl } from "../../support/http.js"
 import { certificate, httpsReceiver } from "../../support/receiver.js"
+import { expectUcpError, londonDestination } from "../../support/ucp.js"
 
 /**
  * UCP message signatures on `/ucp` (docs/decisions/0087-ucp-message-signatures.md): a loopback "platform" serves
@@ -110,21 +111,8 @@ const signed = (method: "GET" | "POST", path: string, body: unknown, signing: Si
   return raw(sent === "" ? request : HttpClientRequest.bodyText(request, sent, "application/json"))
 }
 
-const expectError = (response: RawResponse, status: number, code: string) => {
-  expect(response.status, response.text).toBe(status)
-  expect(response.body).toMatchObject({ code, content: expect.any(String) })
-}
-
-const destination = {
-  first_name: "Ada",
-  last_name: "Lovelace",
-  phone_number: "+44 20 7946 0958",
-  street_address: "10 Downing Street",
-  address_locality: "London",
-  address_region: "",
-  address_country: "GB",
-  postal_code: "SW1A 2AA"
-}
+const expectError = expectUcpError
+const destination = londonDestination
 
 const Server = makeCheckoutTestServer(
   Layer.merge(
