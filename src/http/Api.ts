@@ -1,6 +1,12 @@
 import { OpenApi } from "@effect/platform"
 import { makeApi } from "./ApiBase.js"
-import { AcpCheckoutSessionsApi, AcpDelegatePaymentApi, AcpDiscoveryApi, AcpWebhookEndpointsApi } from "./acp/AcpApi.js"
+import {
+  AcpCheckoutSessionsApi,
+  AcpDelegatePaymentApi,
+  AcpDiscoveryApi,
+  AcpExtensionsApi,
+  AcpWebhookEndpointsApi
+} from "./acp/AcpApi.js"
 import { CatalogApi } from "./catalog/CatalogApi.js"
 import { CatalogV2Api } from "./catalog/CatalogV2Api.js"
 import { CatalogV3Api } from "./catalog/CatalogV3Api.js"
@@ -39,7 +45,7 @@ import { OAuthApi } from "./identity/OAuthApi.js"
 import { ProfileApi } from "./identity/ProfileApi.js"
 import { WellKnownApi } from "./identity/WellKnownApi.js"
 import { HealthApi } from "./platform/HealthApi.js"
-import { UcpCheckoutSessionsApi, UcpProfileApi } from "./ucp/UcpApi.js"
+import { UcpCheckoutSessionsApi, UcpOrdersApi, UcpProfileApi } from "./ucp/UcpApi.js"
 
 /** The whole service: every route, `/openapi.json`, `/docs` and the typed client derive from this value. */
 export class Api extends makeApi("ribbon")
@@ -56,8 +62,10 @@ export class Api extends makeApi("ribbon")
   .add(PayApi.pipe(withRequestErrors("v1")))
   .add(AcpDiscoveryApi.pipe(withRequestErrors("v1")))
   .add(AcpCheckoutSessionsApi.pipe(withRequestErrors("acp")))
+  .add(AcpExtensionsApi.pipe(withRequestErrors("acp")))
   .add(UcpProfileApi.pipe(withRequestErrors("v1")))
   .add(UcpCheckoutSessionsApi.pipe(withRequestErrors("ucp")))
+  .add(UcpOrdersApi.pipe(withRequestErrors("ucp")))
   .add(AcpDelegatePaymentApi.pipe(withRequestErrors("acp")))
   .add(AcpWebhookEndpointsApi.pipe(withRequestErrors("acp")))
   .add(AllowancePagesApi.pipe(withRequestErrors("v1")))

@@ -51,6 +51,7 @@ import acpCheckoutSessions from "./migrations/0047_acp_checkout_sessions.js"
 import allowances from "./migrations/0048_allowances.js"
 import acpVaultTokens from "./migrations/0049_acp_vault_tokens.js"
 import acpWebhookEndpoints from "./migrations/0050_acp_webhook_endpoints.js"
+import acpSessionGifts from "./migrations/0051_acp_session_gifts.js"
 import oauthAssertionJtis from "./migrations/0054_oauth_assertion_jtis.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
@@ -104,6 +105,7 @@ export const migrations = {
   "0048_allowances": allowances,
   "0049_acp_vault_tokens": acpVaultTokens,
   "0050_acp_webhook_endpoints": acpWebhookEndpoints,
+  "0051_acp_session_gifts": acpSessionGifts,
   "0054_oauth_assertion_jtis": oauthAssertionJtis
 }
 

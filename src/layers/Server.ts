@@ -86,6 +86,7 @@ import { Events } from "../services/checkout/Events.js"
 import { Notifications, ProductionServer } from "../services/checkout/Notifications.js"
 import { PaymentsInFlight, Placement } from "../services/checkout/Placement.js"
 import { Quotes } from "../services/checkout/Quotes.js"
+import { UcpSignatures } from "../services/checkout/UcpSignatures.js"
 import { deliverWebhookHandler, WebhookDeliveries } from "../services/checkout/WebhookDeliveries.js"
 import { Accounts } from "../services/company/Accounts.js"
 import { Audit } from "../services/company/Audit.js"
@@ -325,7 +326,8 @@ export const ServicesLive = Layer.mergeAll(
     AcpSessions.Default,
     AcpVaultTokens.Default,
     AcpIdempotency.Default,
-    AcpWebhooks.Default
+    AcpWebhooks.Default,
+    UcpSignatures.Default
   ).pipe(Layer.provideMerge(CheckoutPresenterV1)),
   // fulfillment: the orders placed with the fulfillment partner
   Fulfillment.Default

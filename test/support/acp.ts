@@ -1,5 +1,6 @@
 import * as Fs from "node:fs"
 import { HttpClientRequest } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import ajvFormats from "ajv-formats"
@@ -19,9 +20,12 @@ export const schemaFile = `${schemaDir}/schema.agentic_checkout.json`
 export const schemaAvailable = Fs.existsSync(schemaFile) && Fs.existsSync(`${schemaDir}/LICENSE`)
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 ajvFormats.default(ajv)
-/** The protocol's bundles at hand, by file: the checkout one, and delegate_payment's when the folder has it. */
+/**
+ * The protocol's bundles at hand, by file: the checkout one, and delegate_payment's and the extensions framework's
+ * when the folder has them.
+ */
 const bundles = new Map<string, { $id: string }>()
-for (const name of ["agentic_checkout", "delegate_payment"]) {
+for (const name of ["agentic_checkout", "delegate_payment", "extension"]) {
   const file = `${schemaDir}/schema.${name}.json`
   if (!schemaAvailable || !Fs.existsSync(file)) continue
   const bundle = JSON.parse(Fs.readFileSync(file, "utf8"))
@@ -30,6 +34,19 @@ for (const name of ["agentic_checkout", "delegate_payment"]) {
 }
 /** Whether the folder has the delegate_payment schema too (the checkout schema alone validates sessions). */
 export const delegateSchemaAvailable = bundles.has("delegate_payment")
+/** Whether the folder has the extensions framework's schema too. */
+export const extensionSchemaAvailable = bundles.has("extension")
+
+/** Ribbon's gift extension schema: the repository's own, so always at hand. */
+export const giftSchema = JSON.parse(Fs.readFileSync("docs/extensions/gift.schema.json", "utf8"))
+const giftAjv = new Ajv2020({ strict: false, allErrors: true })
+ajvFormats.default(giftAjv)
+giftAjv.addSchema(giftSchema)
+/** Whether `value` is valid against `$defs/<name>` of the gift extension's schema, and why not. */
+export const giftValid = (name: "gift" | "recipient", value: unknown) => {
+  const validate = giftAjv.getSchema(`${giftSchema.$id}#/$defs/${name}`)!
+  return { valid: validate(value) as boolean, errors: validate.errors }
+}
 
 let validated = 0
 /** How many objects were validated against the protocol's schema, for a conformance test to see. */
@@ -39,7 +56,7 @@ export const validatedCount = () => validated
 export const conforms = (
   name: string,
   value: unknown,
-  file: "agentic_checkout" | "delegate_payment" = "agentic_checkout"
+  file: "agentic_checkout" | "delegate_payment" | "extension" = "agentic_checkout"
 ) => {
   const bundle = bundles.get(file)
   if (bundle === undefined) return
@@ -49,6 +66,26 @@ export const conforms = (
   expect(valid, `${name}: ${JSON.stringify(validate.errors)}\n${JSON.stringify(value)}`).toBe(true)
   validated++
 }
+
+/**
+ * Asserts an object of `$defs/<name>` with the gift extension's `gift` field conforms: the protocol's schema admits
+ * no field it does not define, so the object without `gift` is checked against it, and `gift` against the extension's.
+ */
+export const conformsWithGift = (name: string, value: unknown) => {
+  const { gift, ...base } = value as { gift?: unknown }
+  conforms(name, base)
+  if (gift === undefined) return
+  const { valid, errors } = giftValid("gift", gift)
+  expect(valid, `gift: ${JSON.stringify(errors)}\n${JSON.stringify(gift)}`).toBe(true)
+}
+
+/** How many rows `table` has. */
+export const rowCount = (table: "acp_checkout_sessions" | "quotes" | "acp_idempotency_keys") =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
+  )
+/** The rows a refused request must not leave: sessions, and quotes pricing them. */
+export const writtenRows = Effect.all([rowCount("acp_checkout_sessions"), rowCount("quotes")])
 
 export const VERSION = "2026-04-17"
 let keys = 0
@@ -123,3 +160,11 @@ export const delegation = (allowance: { max_amount: number; checkout_session_id:
   risk_signals: [{ type: "card_testing", score: 5, action: "authorized" }],
   metadata: { campaign: "q4" }
 })
+/** How many rows `table` holds. */
+export const countOf = (table: "acp_checkout_sessions" | "quotes" | "acp_idempotency_keys" | "checkouts") =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
+  )
+
+/** How many sessions and quotes there are: a refused request (ACP or UCP) must leave both as they were. */
+export const sessionRows = Effect.all([countOf("acp_checkout_sessions"), countOf("quotes")])

@@ -72,13 +72,14 @@ export const send = (
   )
 }
 
-/** An error response: the protocol's `{code, content}`. */
-export const expectError = (response: RawResponse, status: number, code: string) => {
+/** Asserts `response` is the protocol's error `{code, content}` with `status`. */
+export const expectUcpError = (response: RawResponse, status: number, code: string) => {
   expect(response.status, response.text).toBe(status)
   expect(response.body).toMatchObject({ code, content: expect.any(String) })
 }
 
-export const destination = {
+/** A shipping destination in London, as a UCP fulfillment method names it. */
+export const londonDestination = {
   first_name: "Ada",
   last_name: "Lovelace",
   phone_number: "+44 20 7946 0958",
@@ -90,7 +91,4 @@ export const destination = {
 }
 export const buyer = { first_name: "Ada", last_name: "Lovelace", email: "ada@example.com" }
 
-export const countOf = (table: "acp_checkout_sessions" | "quotes" | "acp_idempotency_keys" | "checkouts") =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql(table)}`, ([row]) => row!.n)
-  )
+export { countOf } from "./acp.js"

@@ -1,4 +1,6 @@
 import { Schema } from "effect"
+import { giftMessageMaxLength } from "../company/Gifts.js"
+import { Recipient } from "./Checkout.js"
 
 /**
  * The Agentic Commerce Protocol's checkout objects (version 2026-04-17; docs/decisions/0078-agentic-commerce-protocol.md),
@@ -93,6 +95,60 @@ export type AcpSelectedFulfillmentOption = typeof AcpSelectedFulfillmentOption.T
 
 const OrderNotes = Schema.String.pipe(Schema.maxLength(5000))
 
+// Ribbon's gift extension (docs/agent-protocols.md "Ribbon's gift extension", docs/extensions/gift.schema.json,
+// docs/decisions/0085-acp-gift-extension.md).
+
+/** The extension's identifier: reverse-domain, as the protocol asks of an extension from outside it. */
+export const GIFT_EXTENSION = "dev.ribbon.gift"
+/** Its version: a date, as the protocol versions extensions. */
+export const GIFT_EXTENSION_VERSION = "2026-11-29"
+/** The name Ribbon declares it by: the identifier at its version. */
+export const GIFT_EXTENSION_NAME = `${GIFT_EXTENSION}@${GIFT_EXTENSION_VERSION}`
+/** The fields it adds, as the protocol's `extends` JSONPaths. */
+export const GIFT_EXTENDS = [
+  "$.CheckoutSessionCreateRequest.gift",
+  "$.CheckoutSessionUpdateRequest.gift",
+  "$.CheckoutSession.gift"
+] as const
+
+/** Where Ribbon serves the extension's JSON Schema (docs/extensions/gift.schema.json), without a token. */
+export const GIFT_SCHEMA_PATH = `/acp/extensions/${GIFT_EXTENSION}/${GIFT_EXTENSION_VERSION}.json`
+
+/**
+ * Whether an agent's request `capabilities.extensions` names the gift extension: bare (the latest version, as the
+ * protocol reads an unversioned name) or at the version served.
+ */
+export const asksForGift = (capabilities: unknown): boolean => {
+  const extensions = (capabilities as { extensions?: unknown } | null)?.extensions
+  return Array.isArray(extensions) && extensions.some((name) => name === GIFT_EXTENSION || name === GIFT_EXTENSION_NAME)
+}
+
+/** The gift's recipient, when not the fulfillment contact: the agent API's recipient, with the protocol's field names. */
+export const AcpGiftRecipient = Schema.Struct({
+  first_name: Recipient.fields.firstName.annotations({ description: "The recipient's first name" }),
+  last_name: Recipient.fields.lastName.annotations({ description: "The recipient's last name" }),
+  email: Recipient.fields.email.annotations({ description: "The recipient's e-mail address" }),
+  phone_number: Recipient.fields.phone
+}).annotations({ identifier: "AcpGiftRecipient" })
+export type AcpGiftRecipient = typeof AcpGiftRecipient.Type
+
+export const AcpGift = Schema.Struct({
+  recipient: Schema.optional(
+    AcpGiftRecipient.annotations({ description: "Who receives the gift; without it, the fulfillment contact" })
+  ),
+  message: Schema.optional(
+    Schema.String.pipe(Schema.minLength(1), Schema.maxLength(giftMessageMaxLength)).annotations({
+      description: "The buyer's note to the recipient"
+    })
+  )
+}).annotations({
+  identifier: "AcpGift",
+  description: `Ribbon's gift extension (${GIFT_EXTENSION_NAME}), read when the session declares it`
+})
+export type AcpGift = typeof AcpGift.Type
+
+const giftFieldNote = `Ribbon's gift extension: read when capabilities.extensions names ${GIFT_EXTENSION}`
+
 // Requests.
 
 export const AcpCreateRequest = Schema.Struct({
@@ -111,7 +167,8 @@ export const AcpCreateRequest = Schema.Struct({
     Id.annotations({ description: "A Ribbon quote (POST /v1/quotes) to price its variant with" })
   ),
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  order_notes: Schema.optional(OrderNotes)
+  order_notes: Schema.optional(OrderNotes),
+  gift: Schema.optional(AcpGift.annotations({ description: giftFieldNote }))
 }).annotations({ identifier: "AcpCheckoutSessionCreateRequest" })
 export type AcpCreateRequest = typeof AcpCreateRequest.Type
 
@@ -124,7 +181,10 @@ export const AcpUpdateRequest = Schema.Struct({
   selected_fulfillment_options: Schema.optional(Schema.Array(AcpSelectedFulfillmentOption)),
   coupons: Schema.optional(Schema.Array(Schema.String)),
   discounts: Schema.optional(Passed),
-  order_notes: Schema.optional(Schema.NullOr(OrderNotes))
+  order_notes: Schema.optional(Schema.NullOr(OrderNotes)),
+  gift: Schema.optional(
+    Schema.NullOr(AcpGift).annotations({ description: `${giftFieldNote}; replaces the session's, null clears it` })
+  )
 }).annotations({ identifier: "AcpCheckoutSessionUpdateRequest" })
 export type AcpUpdateRequest = typeof AcpUpdateRequest.Type
 
@@ -309,11 +369,21 @@ export const AcpSessionStatus = Schema.Literal(
 )
 export type AcpSessionStatus = typeof AcpSessionStatus.Type
 
+/** An extension active for a session, as the seller declares it in `capabilities.extensions`. */
+export const AcpExtensionDeclaration = Schema.Struct({
+  name: Schema.String,
+  extends: Schema.optional(Schema.Array(Schema.String)),
+  schema: Schema.optional(Schema.String),
+  spec: Schema.optional(Schema.String)
+}).annotations({ identifier: "AcpExtensionDeclaration" })
+export type AcpExtensionDeclaration = typeof AcpExtensionDeclaration.Type
+
 export const AcpCheckoutSession = Schema.Struct({
   id: Schema.String,
   protocol: Schema.Struct({ version: Schema.String }),
   capabilities: Schema.Struct({
-    payment: Schema.Struct({ handlers: Schema.Array(Schema.Unknown) })
+    payment: Schema.Struct({ handlers: Schema.Array(Schema.Unknown) }),
+    extensions: Schema.optional(Schema.Array(AcpExtensionDeclaration))
   }),
   buyer: Schema.optional(AcpBuyer),
   status: AcpSessionStatus,
@@ -335,7 +405,8 @@ export const AcpCheckoutSession = Schema.Struct({
   metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   quote_id: Schema.optional(Schema.String),
   quote_expires_at: Schema.optional(Schema.String),
-  order: Schema.optional(AcpOrder)
+  order: Schema.optional(AcpOrder),
+  gift: Schema.optional(AcpGift)
 }).annotations({ identifier: "AcpCheckoutSession" })
 export type AcpCheckoutSession = typeof AcpCheckoutSession.Type
 
@@ -351,7 +422,9 @@ export const AcpDiscovery = Schema.Struct({
   transports: Schema.Array(Schema.Literal("rest", "mcp")),
   capabilities: Schema.Struct({
     services: Schema.Array(Schema.Literal("checkout", "orders", "delegate_payment", "carts")),
-    extensions: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String }))),
+    extensions: Schema.optional(
+      Schema.Array(Schema.Struct({ name: Schema.String, schema: Schema.optional(Schema.String) }))
+    ),
     intervention_types: Schema.optional(Schema.Array(InterventionType)),
     supported_currencies: Schema.optional(Schema.Array(Schema.String)),
     supported_locales: Schema.optional(Schema.Array(Schema.String))
@@ -393,6 +466,8 @@ export const AcpSessionRecord = Schema.Struct({
   capabilities: Schema.Unknown,
   orderNotes: Schema.NullOr(Schema.String),
   metadata: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /** The gift extension's fields, kept only while the session declares it (jsonb). */
+  gift: Schema.NullOr(AcpGift),
   /** The Ribbon checkout that pays for the session as it now is. */
   checkoutId: Schema.NullOr(Schema.String),
   canceledAt: Schema.NullOr(Schema.DateFromSelf),

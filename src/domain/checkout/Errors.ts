@@ -139,7 +139,10 @@ export class CheckoutSessionNotPaid extends DomainError<CheckoutSessionNotPaid>(
   errorCode(409, "Checkout session not paid", "checkout_session_not_paid", "CONFLICT", "409_ORDS_070")
 ) {}
 
-/** A `/ucp` request without the platform's profile in `UCP-Agent` (the protocol's `invalid_profile_url`). */
+/**
+ * A `/ucp` request without the platform's profile in `UCP-Agent`, or naming one that may not be fetched (not https,
+ * or a private address): the protocol's `invalid_profile_url`.
+ */
 export class UcpAgentMissing extends DomainError<UcpAgentMissing>()(
   "UcpAgentMissing",
   {},
@@ -154,6 +157,59 @@ export class UcpIdempotencyConflict extends DomainError<UcpIdempotencyConflict>(
   "UcpIdempotencyConflict",
   {},
   errorCode(409, "Idempotency key conflict", "idempotency_conflict", "CONFLICT", "409_ORDS_071")
+) {}
+
+// The platform's UCP profile, fetched to check a request's signature (docs/decisions/0087-ucp-message-signatures.md).
+
+/** The platform's profile could not be fetched: no answer, or an answer other than 200. */
+export class UcpProfileUnreachable extends DomainError<UcpProfileUnreachable>()(
+  "UcpProfileUnreachable",
+  { profileUrl: Schema.String },
+  errorCode(424, "UCP profile unreachable", "profile_unreachable", "FAILED_DEPENDENCY", "424_ORDS_090")
+) {}
+
+/** The platform's profile is not JSON, or not a UCP profile. */
+export class UcpProfileMalformed extends DomainError<UcpProfileMalformed>()(
+  "UcpProfileMalformed",
+  { profileUrl: Schema.String },
+  errorCode(422, "UCP profile malformed", "profile_malformed", "UNPROCESSABLE_ENTITY", "422_ORDS_090")
+) {}
+
+// RFC 9421 request signatures on `/ucp`: the protocol's codes and statuses.
+
+/** `Signature-Input` without its `Signature`, or the reverse. */
+export class UcpSignatureMissing extends DomainError<UcpSignatureMissing>()(
+  "UcpSignatureMissing",
+  {},
+  errorCode(401, "Signature missing", "signature_missing", "UNAUTHORIZED", "401_ORDS_090")
+) {}
+
+/** The signature does not verify, cannot be read, or does not cover what the protocol requires. */
+export class UcpSignatureInvalid extends DomainError<UcpSignatureInvalid>()(
+  "UcpSignatureInvalid",
+  {},
+  errorCode(401, "Signature invalid", "signature_invalid", "UNAUTHORIZED", "401_ORDS_091")
+) {}
+
+/** The signature's `keyid` is not among the `signing_keys` of the signer's profile. */
+export class UcpKeyNotFound extends DomainError<UcpKeyNotFound>()(
+  "UcpKeyNotFound",
+  { keyid: Schema.String },
+  errorCode(401, "Signing key not found", "key_not_found", "UNAUTHORIZED", "401_ORDS_092")
+) {}
+
+/** The body is not what its `Content-Digest` (sha-256) says, or the signed request carries none. */
+export class UcpDigestMismatch extends DomainError<UcpDigestMismatch>()(
+  "UcpDigestMismatch",
+  {},
+  errorCode(400, "Digest mismatch", "digest_mismatch", "INVALID_REQUEST", "400_ORDS_090")
+) {}
+
+/** The signing key's curve, or the signature's `alg`, is not ES256 or ES384. */
+export class UcpAlgorithmUnsupported extends DomainError<UcpAlgorithmUnsupported>()(
+  "UcpAlgorithmUnsupported",
+  {},
+  errorCode(400, "Signature algorithm unsupported", "algorithm_unsupported", "INVALID_REQUEST", "400_ORDS_091")
 ) {}
 
 // Spending allowances (docs/allowances.md). The checkout was made and still awaits payment: `paymentUrl` lets the

@@ -141,6 +141,14 @@ export const UcpResponseMeta = Schema.Struct({
   payment_handlers: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Unknown) })
 }).annotations({ identifier: "UcpResponseMeta" })
 
+/** A line's item as answered: the variant, its title, unit price and picture. */
+const UcpItem = Schema.Struct({
+  id: Schema.String,
+  title: Schema.String,
+  price: Schema.Int,
+  image_url: Schema.optional(Schema.String)
+})
+
 export const UcpCheckout = Schema.Struct({
   ucp: UcpResponseMeta,
   id: Schema.String,
@@ -150,12 +158,7 @@ export const UcpCheckout = Schema.Struct({
   line_items: Schema.Array(
     Schema.Struct({
       id: Schema.String,
-      item: Schema.Struct({
-        id: Schema.String,
-        title: Schema.String,
-        price: Schema.Int,
-        image_url: Schema.optional(Schema.String)
-      }),
+      item: UcpItem,
       quantity: Schema.Int,
       totals: Schema.Array(Total)
     })
@@ -184,3 +187,49 @@ export const UcpProfile = Schema.Struct({
   }),
   signing_keys: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.String }))
 }).annotations({ identifier: "UcpProfile" })
+
+/** The order capability (order.md, order-rest.md): `GET /orders/{id}` of a paid checkout. */
+export const UCP_ORDER = "dev.ucp.shopping.order"
+
+const OrderLineRef = Schema.Struct({ id: Schema.String, quantity: Schema.Int })
+
+/** An order: what the paid checkout bought, where it ships, and what has shipped. */
+export const UcpOrder = Schema.Struct({
+  ucp: Schema.Struct({ version: Schema.String, capabilities: Schema.Record({ key: Schema.String, value: Versioned }) }),
+  id: Schema.String.annotations({ description: "The Ribbon checkout the person paid (GET /v1/checkouts/{id})" }),
+  checkout_id: Schema.String,
+  permalink_url: Schema.String,
+  currency: Schema.String,
+  line_items: Schema.Array(
+    Schema.Struct({
+      id: Schema.String,
+      item: UcpItem,
+      quantity: Schema.Struct({ original: Schema.Int, total: Schema.Int, fulfilled: Schema.Int }),
+      totals: Schema.Array(Total),
+      status: Schema.Literal("processing", "partial", "fulfilled", "removed")
+    })
+  ),
+  fulfillment: Schema.Struct({
+    expectations: Schema.Array(
+      Schema.Struct({
+        id: Schema.String,
+        line_items: Schema.Array(OrderLineRef),
+        method_type: Schema.Literal("shipping"),
+        destination: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+      })
+    ),
+    events: Schema.Array(
+      Schema.Struct({
+        id: Schema.String,
+        occurred_at: Schema.String,
+        type: Schema.String,
+        line_items: Schema.Array(OrderLineRef),
+        tracking_number: Schema.optional(Schema.String),
+        tracking_url: Schema.optional(Schema.String),
+        carrier: Schema.optional(Schema.String)
+      })
+    )
+  }),
+  totals: Schema.Array(Total)
+}).annotations({ identifier: "UcpOrder" })
+export type UcpOrder = typeof UcpOrder.Type

@@ -66,6 +66,9 @@ export type GiftRecord = typeof GiftRecord.Type
  */
 export const thankYouNoteMaxLength = 500
 
+/** The longest note a sender gives with a gift: a campaign's message, an agent's gift message (ACP's gift extension). */
+export const giftMessageMaxLength = 1000
+
 /** How long after it was first written a note may still be changed. */
 export const thankYouNoteEditWindowMillis = 24 * 60 * 60 * 1000
 

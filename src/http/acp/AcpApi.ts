@@ -8,7 +8,9 @@ import {
   AcpDiscovery,
   AcpHeaders,
   AcpReadHeaders,
-  AcpUpdateRequest
+  AcpUpdateRequest,
+  GIFT_EXTENSION_NAME,
+  GIFT_SCHEMA_PATH
 } from "../../domain/checkout/Acp.js"
 import {
   AcpWebhookEndpoint,
@@ -86,6 +88,24 @@ export class AcpDiscoveryApi extends HttpApiGroup.make("acpDiscovery")
     OpenApi.Description,
     "Checkout sessions of the Agentic Commerce Protocol (ACP), over quotes and checkouts."
   ) {}
+
+/** The JSON Schemas of Ribbon's own ACP extensions, public as the discovery document that names them. */
+export class AcpExtensionsApi extends HttpApiGroup.make("acpExtensions")
+  .add(
+    HttpApiEndpoint.get("acpGiftExtensionSchema", GIFT_SCHEMA_PATH)
+      .addSuccess(
+        Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
+          identifier: "AcpGiftExtensionSchema",
+          description: "A JSON Schema (draft 2020-12)"
+        })
+      )
+      .annotate(
+        OpenApi.Summary,
+        `The JSON Schema of Ribbon's gift extension (${GIFT_EXTENSION_NAME}): the gift field it adds to checkout sessions`
+      )
+  )
+  .annotate(OpenApi.Title, "Agentic Commerce Protocol extensions")
+  .annotate(OpenApi.Description, "The JSON Schemas of Ribbon's extensions of the Agentic Commerce Protocol.") {}
 
 export class AcpCheckoutSessionsApi extends HttpApiGroup.make("acpCheckoutSessions")
   .add(

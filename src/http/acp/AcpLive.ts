@@ -1,5 +1,6 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
+import giftSchema from "../../../docs/extensions/gift.schema.json" with { type: "json" }
 import { ACP_SUPPORTED_VERSIONS, ACP_VERSION, AcpCheckoutSession } from "../../domain/checkout/Acp.js"
 import { AcpWebhookEndpoint, type AcpWebhookEndpointRecord } from "../../domain/checkout/AcpOrders.js"
 import { DelegatePaymentRequest } from "../../domain/checkout/AcpPayments.js"
@@ -23,7 +24,7 @@ import { Api } from "../Api.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { keyedAnswer } from "../ProtocolAnswers.js"
 import { AcpBearer, AcpVersion } from "./AcpApi.js"
-import { presentSession } from "./present.js"
+import { giftExtension, presentSession } from "./present.js"
 
 /** The scope every `/acp` operation (and ACP tool on `/mcp`) needs: each may lead to a purchase for the signed-in person. */
 export const ACP_SCOPE = "orders:write" as const
@@ -95,6 +96,7 @@ const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
   Effect.gen(function* () {
     const baseUrl = yield* PublicUrl
     const pricing = yield* Pricing
+    const gift = giftExtension(baseUrl)
     return handlers.handle("acpDiscovery", () =>
       Effect.map(pricing.reference(), (reference) =>
         HttpServerResponse.unsafeJson(
@@ -110,6 +112,8 @@ const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
             transports: ["rest", "mcp"],
             capabilities: {
               services: ["checkout", "delegate_payment"],
+              // Discovery names an extension and its schema; a session that declares it says what it extends.
+              extensions: [{ name: gift.name, schema: gift.schema }],
               supported_currencies: [
                 ...new Set([...reference.country.values()].map((country) => country.currency.toLowerCase()))
               ].sort(),
@@ -122,6 +126,13 @@ const DiscoveryLive = HttpApiBuilder.group(Api, "acpDiscovery", (handlers) =>
       )
     )
   })
+)
+
+/** The gift extension's schema (docs/extensions/gift.schema.json); that of one version never changes. */
+const ExtensionsLive = HttpApiBuilder.group(Api, "acpExtensions", (handlers) =>
+  handlers.handle("acpGiftExtensionSchema", () =>
+    Effect.succeed(HttpServerResponse.unsafeJson(giftSchema, { headers: { "cache-control": "public, max-age=86400" } }))
+  )
 )
 
 /** Echoes the request's `Request-Id`, as the protocol asks. */
@@ -262,7 +273,14 @@ const WebhookEndpointsLive = HttpApiBuilder.group(Api, "acpWebhookEndpoints", (h
   })
 )
 
-/** The discovery document, the checkout sessions and the order webhook endpoints, with their middleware (Pricing: the one Quotes uses). */
-export const AcpLive = Layer.mergeAll(DiscoveryLive, SessionsLive, DelegatePaymentLive, WebhookEndpointsLive).pipe(
-  Layer.provide([AcpVersionLive, AcpBearerLive, Pricing.Default])
-)
+/**
+ * The discovery document, the extensions' schemas, the checkout sessions, delegated payment and the order webhook
+ * endpoints, with their middleware (Pricing: the one Quotes uses).
+ */
+export const AcpLive = Layer.mergeAll(
+  DiscoveryLive,
+  ExtensionsLive,
+  SessionsLive,
+  DelegatePaymentLive,
+  WebhookEndpointsLive
+).pipe(Layer.provide([AcpVersionLive, AcpBearerLive, Pricing.Default]))

@@ -1,12 +1,17 @@
 import {
   ACP_VERSION,
   type AcpCheckoutSession,
+  type AcpExtensionDeclaration,
   type AcpFulfillmentOption,
   type AcpLineItem,
   type AcpMessage,
   type AcpSelectedFulfillmentOption,
   type AcpTotal,
+  asksForGift,
   DIGITAL_OPTION_ID,
+  GIFT_EXTENDS,
+  GIFT_EXTENSION_NAME,
+  GIFT_SCHEMA_PATH,
   SHIPPING_OPTION_ID
 } from "../../domain/checkout/Acp.js"
 import { acpOrderOf, hasAcpOrder } from "../../domain/checkout/AcpOrders.js"
@@ -30,6 +35,13 @@ interface Priced {
 
 const sum = (priced: ReadonlyArray<Priced>, amount: (quote: QuoteRecord) => number) =>
   priced.reduce((total, { quantity, quote }) => total + quantity * amount(quote), 0)
+
+/** Ribbon's gift extension as a session that declares it shows it active (the discovery document names it too). */
+export const giftExtension = (baseUrl: string): AcpExtensionDeclaration => ({
+  name: GIFT_EXTENSION_NAME,
+  extends: [...GIFT_EXTENDS],
+  schema: `${baseUrl}${GIFT_SCHEMA_PATH}`
+})
 
 /** The protocol's session object of `view`; `paymentUrl` is the checkout's hosted payment page. */
 export const presentSession = (
@@ -160,7 +172,10 @@ export const presentSession = (
   return {
     id: row.id,
     protocol: { version: ACP_VERSION },
-    capabilities: { payment: { handlers: [cardHandler] } },
+    capabilities: {
+      payment: { handlers: [cardHandler] },
+      ...(asksForGift(row.capabilities) ? { extensions: [giftExtension(baseUrl)] } : {})
+    },
     ...(row.buyer === null ? {} : { buyer: row.buyer }),
     status,
     currency,
@@ -188,6 +203,7 @@ export const presentSession = (
             orders: checkout!.orders
           })
         }
-      : {})
+      : {}),
+    ...(row.gift === null ? {} : { gift: row.gift })
   }
 }

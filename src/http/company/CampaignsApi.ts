@@ -19,6 +19,7 @@ import {
   CampaignNotFound,
   CampaignTransitionRefused
 } from "../../domain/company/Errors.js"
+import { giftMessageMaxLength } from "../../domain/company/Gifts.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { lineError } from "../ErrorLines.js"
 import { queryInt } from "../QueryParams.js"
@@ -78,8 +79,8 @@ const Swap = SwapSetting.annotations({
 
 const SendingChannels = Schema.Array(SendingChannel).pipe(Schema.minItems(1), Schema.maxItems(3))
 
-const Message = Schema.NullOr(Schema.String.pipe(Schema.maxLength(1000))).annotations({
-  description: "The sender's note shown on the gift page (at most 1000 characters)"
+const Message = Schema.NullOr(Schema.String.pipe(Schema.maxLength(giftMessageMaxLength))).annotations({
+  description: `The sender's note shown on the gift page (at most ${giftMessageMaxLength} characters)`
 })
 
 const defaultPolicy = { sendingChannels: ["email" as const], disableReminders: false }

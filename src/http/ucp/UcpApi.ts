@@ -4,17 +4,26 @@ import {
   CheckoutSessionClosed,
   CheckoutSessionNotFound,
   CheckoutSessionNotPaid,
+  OrderNotFound,
   PaymentTokenDeclined,
   PaymentTokenExceeded,
   PaymentTokenExpired,
   PaymentTokenUsed,
   UcpAgentMissing,
-  UcpIdempotencyConflict
+  UcpAlgorithmUnsupported,
+  UcpDigestMismatch,
+  UcpIdempotencyConflict,
+  UcpKeyNotFound,
+  UcpProfileMalformed,
+  UcpProfileUnreachable,
+  UcpSignatureInvalid,
+  UcpSignatureMissing
 } from "../../domain/checkout/Errors.js"
 import {
   UcpCheckout,
   UcpCheckoutRequest,
   UcpCompleteRequest,
+  UcpOrder,
   UcpProfile,
   UcpWriteHeaders
 } from "../../domain/checkout/Ucp.js"
@@ -33,6 +42,23 @@ import { mayReplay } from "../OpenApiDocument.js"
 /** `UCP-Agent` on every `/ucp` request: the platform's profile, `profile="https://…"` (RFC 8941 dictionary). */
 export class UcpAgent extends HttpApiMiddleware.Tag<UcpAgent>()("ribbon/UcpAgent", {
   failure: lineError("ucp", UcpAgentMissing)
+}) {}
+
+/**
+ * RFC 9421 request signatures (docs/decisions/0087-ucp-message-signatures.md): a request carrying `Signature-Input`
+ * and `Signature` must verify with a key of its `UCP-Agent` profile, fetched for it; an unsigned request passes.
+ */
+export class UcpSignature extends HttpApiMiddleware.Tag<UcpSignature>()("ribbon/UcpSignature", {
+  failure: Schema.Union(
+    lineError("ucp", UcpSignatureMissing),
+    lineError("ucp", UcpSignatureInvalid),
+    lineError("ucp", UcpKeyNotFound),
+    lineError("ucp", UcpDigestMismatch),
+    lineError("ucp", UcpAlgorithmUnsupported),
+    lineError("ucp", UcpAgentMissing),
+    lineError("ucp", UcpProfileUnreachable),
+    lineError("ucp", UcpProfileMalformed)
+  )
 }) {}
 
 /** The `/ucp` bearer: as on `/acp`, a token of Ribbon's OAuth server for the signed-in person, with `orders:write`. */
@@ -118,8 +144,29 @@ export class UcpCheckoutSessionsApi extends HttpApiGroup.make("ucpCheckoutSessio
   .prefix("/ucp")
   .middleware(UcpBearer)
   .middleware(UcpAgent)
+  .middleware(UcpSignature)
   .annotate(OpenApi.Title, "Universal Commerce Protocol checkout")
   .annotate(
     OpenApi.Description,
     "UCP 2026-04-08 checkout sessions for the signed-in person: priced by quotes, paid with a token of Ribbon's payment handler or on its hosted page."
+  ) {}
+
+/** The order capability's REST binding: a paid checkout's order, by the id its checkout's `order.id` gives. */
+export class UcpOrdersApi extends HttpApiGroup.make("ucpOrders")
+  .add(
+    HttpApiEndpoint.get("ucpGetOrder", "/orders/:id")
+      .setPath(SessionPath)
+      .addSuccess(UcpOrder)
+      .addError(lineError("ucp", OrderNotFound))
+      .annotate(OpenApi.Summary, "An order: what the paid checkout bought, where it ships, what has shipped")
+  )
+  .addError(lineError("ucp", InvalidRequest))
+  .prefix("/ucp")
+  .middleware(UcpBearer)
+  .middleware(UcpAgent)
+  .middleware(UcpSignature)
+  .annotate(OpenApi.Title, "Universal Commerce Protocol orders")
+  .annotate(
+    OpenApi.Description,
+    "UCP 2026-04-08 order capability: the orders of the signed-in person's paid checkouts."
   ) {}

@@ -4,38 +4,40 @@ import { UcpAgentMissing, UcpIdempotencyConflict } from "../../domain/checkout/E
 import {
   UCP_CHECKOUT,
   UCP_FULFILLMENT,
+  UCP_ORDER,
   UCP_SHOPPING,
   UCP_VERSION,
   type UcpCheckout
 } from "../../domain/checkout/Ucp.js"
+import { ucpAgentProfile } from "../../domain/checkout/UcpPlatformProfile.js"
 import type { User } from "../../domain/identity/Users.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Pricing } from "../../services/catalog/Pricing.js"
 import { AcpIdempotency } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
+import { AgentOrders } from "../../services/checkout/AgentOrders.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
 import { Bearers } from "../../services/identity/Bearers.js"
 import { Api } from "../Api.js"
 import { presentSession } from "../acp/present.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { keyedAnswer } from "../ProtocolAnswers.js"
-import { makeUcpCheckouts } from "./operations.js"
-import { paymentHandlersOf } from "./present.js"
+import { makeUcpCheckouts, sessionOf } from "./operations.js"
+import { paymentHandlersOf, presentOrder } from "./present.js"
+import { signedJson, UcpSignatureLive } from "./signatures.js"
 import { UcpAgent, UcpBearer } from "./UcpApi.js"
 import { UcpSigningKey } from "./UcpSigningKey.js"
 
 /** The scope every `/ucp` operation needs, as on `/acp`: each may lead to a purchase for the signed-in person. */
 const UCP_SCOPE = "orders:write"
 
-/** `UCP-Agent: profile="…"`: required on every request (the profile itself is not fetched; see decision 0080). */
+/** `UCP-Agent: profile="…"`: required on every request; the profile is fetched only to check a signature (decision 0087). */
 export const UcpAgentLive = Layer.succeed(
   UcpAgent,
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const header = request.headers["ucp-agent"] ?? ""
-    const profile = /(?:^|[;,]\s*)profile="(https?:\/\/[^"]+)"/.exec(header)?.[1]
-    if (profile === undefined || !URL.canParse(profile)) {
+    if (ucpAgentProfile(request.headers["ucp-agent"] ?? "") === undefined) {
       return yield* new UcpAgentMissing({
         message: 'The UCP-Agent header must name the platform\'s profile: profile="https://platform.example/profile".'
       })
@@ -96,7 +98,8 @@ const ProfileLive = HttpApiBuilder.group(Api, "ucpProfile", (handlers) =>
               schema: schema("schemas/shopping/fulfillment.json"),
               extends: UCP_CHECKOUT
             }
-          ]
+          ],
+          [UCP_ORDER]: [{ version: UCP_VERSION, spec: spec("order"), schema: schema("schemas/shopping/order.json") }]
         },
         payment_handlers: paymentHandlersOf(baseUrl)
       },
@@ -123,13 +126,26 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
     const checkouts = yield* makeUcpCheckouts
     const idempotency = yield* AcpIdempotency
 
+    const signingKey = yield* UcpSigningKey
+
     /**
      * A write's answer: with an `Idempotency-Key`, under the protocol's idempotency (the store `/acp` uses, keyed by
      * method and path): the first answer, a 4xx included, is replayed for the same body; another body is a 409.
+     * With `signed`, a successful answer is signed with Ribbon's UCP key (what the binding recommends for complete:
+     * the platform can prove what the order was), a replay as well.
      */
-    const keyed = <E, R>(status: number, key: string | undefined, operation: Effect.Effect<UcpCheckout, E, R>) =>
+    const keyed = <E, R>(
+      status: number,
+      key: string | undefined,
+      operation: Effect.Effect<UcpCheckout, E, R>,
+      signed = false
+    ) =>
       Effect.gen(function* () {
-        if (key === undefined) return HttpServerResponse.unsafeJson(yield* operation, { status })
+        const respond = (body: unknown, status: number, headers: Record<string, string> = {}) =>
+          signed && status < 300
+            ? Effect.map(signedJson(signingKey, body, status), HttpServerResponse.setHeaders(headers))
+            : Effect.succeed(HttpServerResponse.unsafeJson(body, { status, headers }))
+        if (key === undefined) return yield* respond(yield* operation, status)
         const request = yield* HttpServerRequest.HttpServerRequest
         const text = yield* Effect.orDie(request.text)
         const { user } = yield* CurrentUser
@@ -149,10 +165,11 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
             Effect.fail(new UcpIdempotencyConflict({ message: e.message }))
           )
         )
-        return HttpServerResponse.unsafeJson(answered.body, {
-          status: answered.status,
-          headers: answered.replayed ? { "idempotent-replayed": "true" } : {}
-        })
+        return yield* respond(
+          answered.body,
+          answered.status,
+          answered.replayed ? { "idempotent-replayed": "true" } : {}
+        )
       })
 
     return handlers
@@ -173,7 +190,7 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
       )
       .handle("ucpCompleteCheckout", ({ path, payload, headers }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
-          keyed(200, headers["idempotency-key"], checkouts.complete(user, path.id, payload.payment))
+          keyed(200, headers["idempotency-key"], checkouts.complete(user, path.id, payload.payment), true)
         )
       )
       .handle("ucpCancelCheckout", ({ path, headers }) =>
@@ -184,7 +201,28 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
   })
 )
 
-/** The profile and the checkout binding, with their middleware and the signing key. */
-export const UcpLive = Layer.mergeAll(ProfileLive, CheckoutsLive).pipe(
-  Layer.provide([UcpAgentLive, UcpBearerLive, UcpSigningKey.layer, Pricing.Default])
+const OrdersLive = HttpApiBuilder.group(Api, "ucpOrders", (handlers) =>
+  Effect.gen(function* () {
+    const sessions = yield* AcpSessions
+    const agentOrders = yield* AgentOrders
+    const presenter = yield* CheckoutPresenter
+    const baseUrl = yield* PublicUrl
+    return handlers.handle("ucpGetOrder", ({ path }) =>
+      Effect.gen(function* () {
+        const { user } = yield* CurrentUser
+        const view = yield* sessions.order(user.id, path.id)
+        // The Ribbon orders placed so far, one per item (none while the checkout is still being placed).
+        const orders = yield* Effect.forEach(
+          view.checkout!.items.flatMap((item) => (item.orderId === null ? [] : [item.orderId])),
+          (orderId) => Effect.map(agentOrders.get(user.id, orderId), (order) => order.row)
+        ).pipe(Effect.catchTag("OrderNotFound", Effect.die))
+        return presentOrder(baseUrl, sessionOf(baseUrl, presenter, view), orders)
+      })
+    )
+  })
+)
+
+/** The profile and the checkout and order bindings, with their middleware and the signing key. */
+export const UcpLive = Layer.mergeAll(ProfileLive, CheckoutsLive, OrdersLive).pipe(
+  Layer.provide([UcpAgentLive, UcpBearerLive, UcpSignatureLive, UcpSigningKey.layer, Pricing.Default])
 )

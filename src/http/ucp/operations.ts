@@ -19,6 +19,14 @@ import {
   presentCheckout
 } from "./present.js"
 
+/** The session as `/acp` shows it, with its checkout's hosted payment page: what UCP's objects are made from. */
+export const sessionOf = (baseUrl: string, presenter: CheckoutPresenter["Type"], view: AcpSessionView) =>
+  presentSession(
+    baseUrl,
+    view,
+    view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
+  )
+
 /**
  * The checkout capability's five operations as UCP sees them, over AcpSessions: the request translated, the answer
  * UCP's checkout (JSON). The REST binding (./UcpLive.ts) and the MCP binding (src/http/mcp/UcpTools.ts) both run
@@ -37,16 +45,7 @@ export const makeUcpCheckouts = Effect.gen(function* () {
       view.status === "requires_escalation" && view.checkout !== undefined
         ? vaultTokens.held(view.row.userId, view.row.id, view.checkout.row)
         : Effect.succeed(false),
-      (tokenHeld) =>
-        presentCheckout(
-          baseUrl,
-          presentSession(
-            baseUrl,
-            view,
-            view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
-          ),
-          tokenHeld
-        )
+      (tokenHeld) => presentCheckout(baseUrl, sessionOf(baseUrl, presenter, view), tokenHeld)
     )
 
   /** An item AcpSessions refuses is named by its UCP line (`line_items[1].item.id`), not its ACP item. */

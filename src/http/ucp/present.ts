@@ -4,12 +4,15 @@ import { CARD_HANDLER_ID, cardHandler } from "../../domain/checkout/AcpPayments.
 import {
   UCP_CHECKOUT,
   UCP_FULFILLMENT,
+  UCP_ORDER,
   UCP_VERSION,
   type UcpBuyer,
   type UcpCheckout,
   type UcpCheckoutRequest,
-  type UcpCheckoutStatus
+  type UcpCheckoutStatus,
+  type UcpOrder
 } from "../../domain/checkout/Ucp.js"
+import type { OrderRecord } from "../../domain/fulfillment/Orders.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
 
 /**
@@ -220,32 +223,36 @@ const escalation: Record<string, unknown> = {
 const SHIPPING_METHOD = "ribbon_shipping_method"
 const DESTINATION_ID = "ribbon_destination"
 
+/** The session's delivery address as UCP's destination (a postal address with the recipient's name and phone). */
+const destinationOfSession = (session: AcpCheckoutSession) => {
+  const details = session.fulfillment_details
+  const [first, ...rest] = (details?.address?.name ?? details?.name ?? "").trim().split(/\s+/)
+  return details?.address === undefined
+    ? undefined
+    : {
+        id: DESTINATION_ID,
+        street_address: details.address.line_one,
+        ...(details.address.line_two === undefined ? {} : { extended_address: details.address.line_two }),
+        address_locality: details.address.city,
+        address_region: details.address.state,
+        address_country: details.address.country,
+        postal_code: details.address.postal_code,
+        ...(first === undefined || first === "" ? {} : { first_name: first }),
+        ...(rest.length === 0 ? {} : { last_name: rest.join(" ") }),
+        ...(details.phone_number === undefined ? {} : { phone_number: details.phone_number })
+      }
+}
+
 /**
  * UCP's checkout of the ACP session `session` (as src/http/acp/present.ts shows it); `tokenHeld`: whether the
  * platform holds a token of the payment handler that would pay it (AcpVaultTokens.held).
  */
 export const presentCheckout = (baseUrl: string, session: AcpCheckoutSession, tokenHeld: boolean): UcpCheckout => {
   const status = statusOf(session.status, tokenHeld)
-  const details = session.fulfillment_details
   const shipping = session.fulfillment_options.find((option) => option.type === "shipping")
   const shipped = session.selected_fulfillment_options.find((selection) => selection.type === "shipping")
   const shippedLines = (shipped?.item_ids ?? []).map((variantId) => `li_${variantId}`)
-  const [first, ...rest] = (details?.address?.name ?? details?.name ?? "").trim().split(/\s+/)
-  const destination =
-    details?.address === undefined
-      ? undefined
-      : {
-          id: DESTINATION_ID,
-          street_address: details.address.line_one,
-          ...(details.address.line_two === undefined ? {} : { extended_address: details.address.line_two }),
-          address_locality: details.address.city,
-          address_region: details.address.state,
-          address_country: details.address.country,
-          postal_code: details.address.postal_code,
-          ...(first === undefined || first === "" ? {} : { first_name: first }),
-          ...(rest.length === 0 ? {} : { last_name: rest.join(" ") }),
-          ...(details.phone_number === undefined ? {} : { phone_number: details.phone_number })
-        }
+  const destination = destinationOfSession(session)
   const buyer = session.buyer
   const amount = (totals: ReadonlyArray<{ type: string; amount: number }>, type: string) =>
     totals.find((total) => total.type === type)?.amount ?? 0
@@ -334,5 +341,99 @@ export const presentCheckout = (baseUrl: string, session: AcpCheckoutSession, to
     ...(session.order === undefined
       ? {}
       : { order: { id: session.order.id, permalink_url: session.order.permalink_url } })
+  }
+}
+
+/** The quantity an order's line still has (cancelled orders removed) and has shipped, and its derived status. */
+const lineProgress = (original: number, orders: ReadonlyArray<OrderRecord>) => {
+  const sum = (picked: ReadonlyArray<OrderRecord>) => picked.reduce((total, order) => total + order.quantity, 0)
+  const total = original - sum(orders.filter((order) => order.status === "cancelled"))
+  const fulfilled = sum(orders.filter((order) => order.status === "shipped" || order.status === "delivered"))
+  const status =
+    total <= 0 ? "removed" : fulfilled >= total ? "fulfilled" : fulfilled > 0 ? "partial" : ("processing" as const)
+  return { quantity: { original, total: Math.max(total, 0), fulfilled }, status } as const
+}
+
+/**
+ * UCP's order (order.md) of a paid session: `session` as `/acp` shows it, and the Ribbon orders its checkout placed
+ * (one per item; none yet while it is being placed). A line's quantity falls as its orders are cancelled and is
+ * fulfilled as they ship; each shipment, delivery and cancellation is an event.
+ */
+export const presentOrder = (
+  baseUrl: string,
+  session: AcpCheckoutSession,
+  orders: ReadonlyArray<OrderRecord>
+): UcpOrder => {
+  // A paid checkout: whether a token would pay it no longer matters to its order.
+  const checkout = presentCheckout(baseUrl, session, false)
+  const lines = checkout.line_items.map((line) => ({
+    ...line,
+    ...lineProgress(
+      line.quantity,
+      orders.filter((order) => `li_${order.variantId}` === line.id)
+    )
+  }))
+  const destination = destinationOfSession(session)
+  const ref = (order: OrderRecord) => [{ id: `li_${order.variantId}`, quantity: order.quantity }]
+  const events = orders
+    .flatMap((order) => [
+      ...(order.shippedAt === null
+        ? []
+        : [
+            {
+              id: `${order.id}_shipped`,
+              occurred_at: order.shippedAt.toISOString(),
+              type: "shipped",
+              line_items: ref(order),
+              ...(order.trackingNumber === null ? {} : { tracking_number: order.trackingNumber }),
+              ...(order.trackingUrl === null ? {} : { tracking_url: order.trackingUrl }),
+              ...(order.carrier === null ? {} : { carrier: order.carrier })
+            }
+          ]),
+      ...(order.deliveredAt === null
+        ? []
+        : [
+            {
+              id: `${order.id}_delivered`,
+              occurred_at: order.deliveredAt.toISOString(),
+              type: "delivered",
+              line_items: ref(order)
+            }
+          ]),
+      ...(order.cancelledAt === null
+        ? []
+        : [
+            {
+              id: `${order.id}_canceled`,
+              occurred_at: order.cancelledAt.toISOString(),
+              type: "canceled",
+              line_items: ref(order)
+            }
+          ])
+    ])
+    .sort((a, b) => a.occurred_at.localeCompare(b.occurred_at))
+  const active = lines.filter((line) => line.quantity.total > 0)
+  return {
+    ucp: { version: UCP_VERSION, capabilities: { [UCP_ORDER]: [{ version: UCP_VERSION }] } },
+    id: checkout.order!.id,
+    checkout_id: checkout.id,
+    permalink_url: checkout.order!.permalink_url,
+    currency: checkout.currency,
+    line_items: lines,
+    fulfillment: {
+      expectations:
+        destination === undefined || active.length === 0
+          ? []
+          : [
+              {
+                id: SHIPPING_METHOD,
+                line_items: active.map((line) => ({ id: line.id, quantity: line.quantity.total })),
+                method_type: "shipping",
+                destination
+              }
+            ],
+      events
+    },
+    totals: checkout.totals
   }
 }

@@ -3,12 +3,14 @@ import {
   type AcpBuyer,
   type AcpCreateRequest,
   type AcpFulfillmentDetails,
+  type AcpGift,
   type AcpIssue,
   type AcpItem,
   type AcpLineRecord,
   type AcpSessionRecord,
   type AcpSessionStatus,
   type AcpUpdateRequest,
+  asksForGift,
   DIGITAL_OPTION_ID,
   SHIPPING_OPTION_ID
 } from "../../domain/checkout/Acp.js"
@@ -19,6 +21,7 @@ import {
   CheckoutSessionClosed,
   CheckoutSessionNotFound,
   CheckoutSessionNotPaid,
+  OrderNotFound,
   type QuoteNotFound
 } from "../../domain/checkout/Errors.js"
 import type { CheckoutItemRecord, CheckoutRecord, QuoteRecord } from "../../domain/checkout/Records.js"
@@ -104,8 +107,20 @@ const linesOf = (items: ReadonlyArray<AcpItem>): Array<{ variantId: string; quan
   return lines
 }
 
-/** A Ribbon request path as an ACP JSONPath into the session's fulfillment details. */
-const paramOf = (path: string): string => {
+/** The recipient's fields of a Ribbon request as ACP JSONPaths into the gift extension's recipient. */
+const giftRecipientFields: Record<string, string> = {
+  "recipient.firstName": "$.gift.recipient.first_name",
+  "recipient.lastName": "$.gift.recipient.last_name",
+  "recipient.email": "$.gift.recipient.email",
+  "recipient.phone": "$.gift.recipient.phone_number"
+}
+
+/**
+ * A Ribbon request path as an ACP JSONPath into the session's fulfillment details, or into its gift's recipient
+ * when that is who the checkout is for.
+ */
+const paramOf = (path: string, gift: AcpGift | null = null): string => {
+  if (gift?.recipient !== undefined && giftRecipientFields[path] !== undefined) return giftRecipientFields[path]
   const fields: Record<string, string> = {
     "recipient.firstName": "$.fulfillment_details.name",
     "recipient.lastName": "$.fulfillment_details.name",
@@ -127,13 +142,16 @@ const paramOf = (path: string): string => {
   return fields[path] ?? "$.fulfillment_details"
 }
 
-/** What the fulfillment details still lack for a checkout. */
-const missingOf = (details: AcpFulfillmentDetails | null): Array<AcpIssue> => {
+/** What the fulfillment details still lack for a checkout: the address only, when the gift names its recipient. */
+const missingOf = (details: AcpFulfillmentDetails | null, gift: AcpGift | null): Array<AcpIssue> => {
   const missing = (param: string, what: string): AcpIssue => ({
     code: "missing",
     param,
     content: `Add ${what} to fulfillment_details.`
   })
+  if (gift?.recipient !== undefined) {
+    return details?.address === undefined ? [missing("$.fulfillment_details.address", "the delivery address")] : []
+  }
   if (details === null)
     return [missing("$.fulfillment_details", "the recipient's name, phone number, e-mail and address")]
   const issues: Array<AcpIssue> = []
@@ -189,7 +207,8 @@ const checkoutInputs = (row: AcpSessionRecord) =>
   JSON.stringify([
     row.lines.map(({ variantId, quantity }) => [variantId, quantity]),
     row.fulfillmentDetails,
-    row.buyer?.email
+    row.buyer?.email,
+    row.gift?.recipient
   ])
 
 export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
@@ -314,9 +333,19 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
     const makeCheckout = Effect.fn("AcpSessions.makeCheckout")(function* (user: User, row: AcpSessionRecord) {
       const details = row.fulfillmentDetails!
       const address = details.address!
+      // The gift's recipient when it names one (the buyer stays the person notified); else the fulfillment contact.
+      const recipient = row.gift?.recipient
       const decoded = Schema.decodeUnknownEither(CheckoutRequest)({
         items: row.lines.map((line) => ({ quoteId: line.quoteId!, quantity: line.quantity })),
-        recipient: { ...splitName(details.name!), email: details.email, phone: details.phone_number },
+        recipient:
+          recipient === undefined
+            ? { ...splitName(details.name!), email: details.email, phone: details.phone_number }
+            : {
+                firstName: recipient.first_name,
+                lastName: recipient.last_name,
+                email: recipient.email,
+                phone: recipient.phone_number
+              },
         shippingAddress: {
           countryCode: address.country.toUpperCase(),
           address1: address.line_one,
@@ -332,7 +361,7 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
           plainIssues(decoded.left.issue).map(
             ({ path, message }): AcpIssue => ({
               code: "invalid",
-              param: paramOf(formatPath(path)),
+              param: paramOf(formatPath(path), row.gift),
               content: message
             })
           )
@@ -346,13 +375,21 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
               Either.left<ReadonlyArray<AcpIssue>>(
                 e.issues.length === 0
                   ? [{ code: "invalid", param: "$.fulfillment_details.address", content: e.message }]
-                  : e.issues.map((issue) => ({ code: "invalid", param: paramOf(issue.field), content: issue.message }))
+                  : e.issues.map((issue) => ({
+                      code: "invalid",
+                      param: paramOf(issue.field, row.gift),
+                      content: issue.message
+                    }))
               )
             ),
           InvalidRequest: (e) =>
             Effect.succeed(
               Either.left<ReadonlyArray<AcpIssue>>(
-                e.errors.map((issue) => ({ code: "invalid", param: paramOf(issue.path), content: issue.message }))
+                e.errors.map((issue) => ({
+                  code: "invalid",
+                  param: paramOf(issue.path, row.gift),
+                  content: issue.message
+                }))
               )
             ),
           // Refusals the session's own checks rule out; a concurrent change of the session can still meet them.
@@ -398,7 +435,7 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
       }
       const country = draft.fulfillmentDetails?.address?.country.toUpperCase() ?? user.defaultCountry
       const priced = yield* price(user, wanted, previous?.row.lines ?? [], country, given)
-      const issues = [...priced.issues, ...missingOf(draft.fulfillmentDetails)]
+      const issues = [...priced.issues, ...missingOf(draft.fulfillmentDetails, draft.gift)]
       const row = { ...draft, lines: priced.lines, issues, checkoutId: null }
       if (issues.length > 0) return row
       const made = yield* makeCheckout(user, row)
@@ -442,6 +479,8 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
         capabilities: request.capabilities,
         orderNotes: request.order_notes ?? null,
         metadata: request.metadata ?? null,
+        // The gift extension's fields count only when the agent declared it; otherwise, as any unknown field, none.
+        gift: asksForGift(request.capabilities) ? (request.gift ?? null) : null,
         checkoutId: null,
         canceledAt: null,
         createdAt: now,
@@ -459,6 +498,19 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
         return yield* new CheckoutSessionNotFound({ message: `No checkout session ${sessionId}.` })
       }
       return yield* viewOf(row.value)
+    })
+
+    /**
+     * The user's paid session whose Ribbon checkout is `checkoutId`: the order a session's `order.id` names (UCP's
+     * `GET /orders/{id}`). A checkout not paid, another user's, or one no session made is not found.
+     */
+    const order = Effect.fn("AcpSessions.order")(function* (userId: string, checkoutId: string) {
+      const notFound = new OrderNotFound({ message: `No order ${checkoutId}.`, orderId: checkoutId })
+      const row = yield* repo.findForUserByCheckout(checkoutId, userId)
+      if (Option.isNone(row)) return yield* notFound
+      const view = yield* viewOf(row.value)
+      if (view.status !== "complete_in_progress" && view.status !== "completed") return yield* notFound
+      return view
     })
 
     const closed = (view: AcpSessionView) =>
@@ -490,6 +542,7 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
         fulfillmentDetails:
           request.fulfillment_details === undefined ? row.fulfillmentDetails : request.fulfillment_details,
         orderNotes: request.order_notes === undefined ? row.orderNotes : request.order_notes,
+        gift: request.gift === undefined || !asksForGift(row.capabilities) ? row.gift : request.gift,
         lines:
           request.line_items === undefined
             ? row.lines
@@ -558,6 +611,6 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
       return yield* viewOf(row)
     })
 
-    return { create, get, update, complete, cancel } as const
+    return { create, get, order, update, complete, cancel } as const
   })
 }) {}

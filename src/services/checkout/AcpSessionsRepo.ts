@@ -11,7 +11,8 @@ const jsonColumns = (row: AcpSessionRecord) => ({
   lines: JSON.stringify(row.lines),
   issues: JSON.stringify(row.issues),
   capabilities: JSON.stringify(row.capabilities),
-  metadata: row.metadata === null ? null : JSON.stringify(row.metadata)
+  metadata: row.metadata === null ? null : JSON.stringify(row.metadata),
+  gift: row.gift === null ? null : JSON.stringify(row.gift)
 })
 
 /**
@@ -49,12 +50,22 @@ export class AcpSessionsRepo extends Effect.Service<AcpSessionsRepo>()("AcpSessi
         WHERE checkout_id = ${checkoutId} AND client_id IS NOT NULL`
     })
 
+    const findForUserByCheckout = SqlSchema.findOne({
+      Request: Schema.Struct({ checkoutId: Schema.String, userId: Schema.String }),
+      Result: AcpSessionRecord,
+      execute: ({ checkoutId, userId }) =>
+        sql`SELECT * FROM acp_checkout_sessions WHERE checkout_id = ${checkoutId} AND user_id = ${userId}`
+    })
+
     return {
       insert: (row: AcpSessionRecord) => Effect.orDie(insert(row)),
       /** The session a checkout pays for and the OAuth client that created it, when one did over ACP. */
       byCheckout: (checkoutId: string) => Effect.orDie(findByCheckout(checkoutId)),
       save: (row: AcpSessionRecord) => Effect.orDie(save(row)),
-      findForUser: (id: string, userId: string) => Effect.orDie(findForUser({ id, userId }))
+      findForUser: (id: string, userId: string) => Effect.orDie(findForUser({ id, userId })),
+      /** The user's session paid with the Ribbon checkout `checkoutId` (its latest, so at most one). */
+      findForUserByCheckout: (checkoutId: string, userId: string) =>
+        Effect.orDie(findForUserByCheckout({ checkoutId, userId }))
     } as const
   })
 }) {}

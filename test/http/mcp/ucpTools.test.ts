@@ -7,7 +7,15 @@ import { VERSION as ACP_VERSION, delegation } from "../../support/acp.js"
 import { makeCheckoutRealPortServer } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
 import { mcpBuyer } from "../../support/mcp.js"
-import { buyer, CHECKOUT, conforms, countOf, destination, schemaAvailable, validatedCount } from "../../support/ucp.js"
+import {
+  buyer,
+  CHECKOUT,
+  conforms,
+  countOf,
+  londonDestination,
+  schemaAvailable,
+  validatedCount
+} from "../../support/ucp.js"
 
 /**
  * The Universal Commerce Protocol's MCP binding on `/mcp` (docs/agent-protocols.md, docs/mcp.md), with the official
@@ -86,7 +94,7 @@ describe("UCP's MCP binding at /mcp", () => {
           checkout: {
             line_items: lineItems,
             buyer,
-            fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+            fulfillment: { methods: [{ type: "shipping", destinations: [londonDestination] }] }
           }
         })
         conforms(CHECKOUT, updated.structuredContent)

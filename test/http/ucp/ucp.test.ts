@@ -3,7 +3,7 @@ import { HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Checkout } from "../../../src/domain/checkout/Checkout.js"
-import { signedIn } from "../../support/auth.js"
+import { signedIn, TimeTravel } from "../../support/auth.js"
 import { availableVariants, makeCheckoutTestServer, payWith } from "../../support/checkout.js"
 import { eventually } from "../../support/eventually.js"
 import { raw, ribbonClient, testPublicUrl } from "../../support/http.js"
@@ -13,8 +13,8 @@ import {
   CHECKOUT,
   conforms,
   countOf,
-  destination,
-  expectError,
+  expectUcpError,
+  londonDestination,
   PROFILE,
   schemaAvailable,
   schemaDir,
@@ -29,6 +29,7 @@ import {
  * against the protocol's 2026-04-08 JSON Schemas when `UCP_SCHEMA_DIR` names them (test/support/ucp.ts).
  */
 
+const ORDER = "https://ucp.dev/schemas/shopping/order.json"
 const writtenRows = Effect.all([countOf("acp_checkout_sessions"), countOf("quotes")])
 
 describe("Universal Commerce Protocol", () => {
@@ -48,7 +49,8 @@ describe("Universal Commerce Protocol", () => {
         ])
         expect(Object.keys(ucp.capabilities).sort()).toEqual([
           "dev.ucp.shopping.checkout",
-          "dev.ucp.shopping.fulfillment"
+          "dev.ucp.shopping.fulfillment",
+          "dev.ucp.shopping.order"
         ])
         expect(signing_keys).toEqual([
           expect.objectContaining({ kty: "EC", crv: "P-256", alg: "ES256", use: "sig", kid: expect.any(String) })
@@ -81,7 +83,7 @@ describe("Universal Commerce Protocol", () => {
         const misaddressed = yield* send("PUT", `/checkout-sessions/${checkout.id}`, {
           line_items: lineItems,
           buyer,
-          fulfillment: { methods: [{ type: "shipping", destinations: [{ ...destination, postal_code: "123" }] }] }
+          fulfillment: { methods: [{ type: "shipping", destinations: [{ ...londonDestination, postal_code: "123" }] }] }
         })
         expect(misaddressed.status, misaddressed.text).toBe(200)
         conforms(CHECKOUT, misaddressed.body)
@@ -93,7 +95,7 @@ describe("Universal Commerce Protocol", () => {
         const updated = yield* send("PUT", `/checkout-sessions/${checkout.id}`, {
           line_items: lineItems,
           buyer,
-          fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+          fulfillment: { methods: [{ type: "shipping", destinations: [londonDestination] }] }
         })
         expect(updated.status, updated.text).toBe(200)
         conforms(CHECKOUT, updated.body)
@@ -110,7 +112,7 @@ describe("Universal Commerce Protocol", () => {
         const early = yield* send("POST", `/checkout-sessions/${checkout.id}/complete`, {
           payment: { instruments: [] }
         })
-        expectError(early, 409, "checkout_session_not_paid")
+        expectUcpError(early, 409, "checkout_session_not_paid")
         expect(early.body.content).toMatch(/continue_url/)
 
         // The person pays on Ribbon's page, as any checkout is paid.
@@ -142,8 +144,8 @@ describe("Universal Commerce Protocol", () => {
         expect(acp.body.order.line_items.map((line: any) => line.id)).toEqual(placed.orderIds)
 
         // A completed checkout can no longer be changed or canceled.
-        expectError(yield* send("POST", `/checkout-sessions/${checkout.id}/cancel`), 405, "checkout_session_closed")
-        expectError(
+        expectUcpError(yield* send("POST", `/checkout-sessions/${checkout.id}/cancel`), 405, "checkout_session_closed")
+        expectUcpError(
           yield* send("PUT", `/checkout-sessions/${checkout.id}`, { line_items: lineItems }),
           405,
           "checkout_session_closed"
@@ -157,7 +159,7 @@ describe("Universal Commerce Protocol", () => {
         const created = yield* send("POST", "/checkout-sessions", {
           line_items: [{ item: { id: variantId! }, quantity: 1 }],
           buyer,
-          fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+          fulfillment: { methods: [{ type: "shipping", destinations: [londonDestination] }] }
         })
         expect(created.body.status, created.text).toBe("requires_escalation")
         const canceled = yield* send("POST", `/checkout-sessions/${created.body.id}/cancel`)
@@ -177,10 +179,10 @@ describe("Universal Commerce Protocol", () => {
         const before = yield* writtenRows
         const [variantId] = yield* availableVariants("GB", "mug", 1)
         const body = { line_items: [{ item: { id: variantId! }, quantity: 1 }] }
-        expectError(yield* send("POST", "/checkout-sessions", body, null), 400, "invalid_profile_url")
-        expectError(yield* send("POST", "/checkout-sessions", body, "profile=nope"), 400, "invalid_profile_url")
+        expectUcpError(yield* send("POST", "/checkout-sessions", body, null), 400, "invalid_profile_url")
+        expectUcpError(yield* send("POST", "/checkout-sessions", body, "profile=nope"), 400, "invalid_profile_url")
         const empty = yield* send("POST", "/checkout-sessions", { line_items: [] })
-        expectError(empty, 400, "invalid")
+        expectUcpError(empty, 400, "invalid")
         expect(empty.body.path).toBe("$.line_items")
         // A known item (twice) before an unknown one: named by its line, refused before anything is quoted.
         const unknown = yield* send("POST", "/checkout-sessions", {
@@ -189,17 +191,90 @@ describe("Universal Commerce Protocol", () => {
             { item: { id: "v" }, quantity: 1 }
           ]
         })
-        expectError(unknown, 400, "invalid")
+        expectUcpError(unknown, 400, "invalid")
         expect(unknown.body.path).toBe("$.line_items[1].item.id")
-        expectError(yield* send("GET", "/checkout-sessions/nope"), 404, "checkout_session_not_found")
+        expectUcpError(yield* send("GET", "/checkout-sessions/nope"), 404, "checkout_session_not_found")
         const unauthenticated = yield* raw(
           HttpClientRequest.get("/ucp/checkout-sessions/x").pipe(
             HttpClientRequest.setHeaders({ "ucp-agent": AGENT, authorization: "Bearer nope" })
           )
         )
-        expectError(unauthenticated, 401, "invalid_token")
+        expectUcpError(unauthenticated, 401, "invalid_token")
         expect(unauthenticated.headers["www-authenticate"]).toMatch(/^Bearer resource_metadata=/)
         expect(yield* writtenRows).toEqual(before)
+      })
+    )
+
+    it.effect("serves a paid checkout's order, its shipments as events; an unpaid or unknown one is not found", () =>
+      Effect.gen(function* () {
+        const [variantId] = yield* availableVariants("GB", "mug", 1)
+        const created = yield* send("POST", "/checkout-sessions", {
+          line_items: [{ item: { id: variantId! }, quantity: 2 }],
+          buyer,
+          fulfillment: { methods: [{ type: "shipping", destinations: [londonDestination] }] }
+        })
+        expect(created.body.status, created.text).toBe("requires_escalation")
+        const unpaid = new URL(created.body.continue_url).pathname.split("/")[2]!
+        expectUcpError(yield* send("GET", `/orders/${unpaid}`), 404, "order_not_found")
+        expectUcpError(yield* send("GET", "/orders/nope"), 404, "order_not_found")
+
+        yield* payWith({ paymentUrl: created.body.continue_url } as Checkout)
+        const done = yield* eventually(
+          send("GET", `/checkout-sessions/${created.body.id}`),
+          (r) => r.body.status === "completed",
+          "completed"
+        )
+        const placed = yield* send("GET", `/orders/${done.body.order.id}`)
+        expect(placed.status, placed.text).toBe(200)
+        conforms(ORDER, placed.body)
+        expect(placed.body).toMatchObject({
+          ucp: { version: VERSION, capabilities: { "dev.ucp.shopping.order": [{ version: VERSION }] } },
+          id: done.body.order.id,
+          checkout_id: created.body.id,
+          permalink_url: done.body.order.permalink_url,
+          currency: "GBP",
+          line_items: [
+            { id: `li_${variantId}`, quantity: { original: 2, total: 2, fulfilled: 0 }, status: "processing" }
+          ],
+          fulfillment: {
+            expectations: [
+              {
+                method_type: "shipping",
+                line_items: [{ id: `li_${variantId}`, quantity: 2 }],
+                londonDestination: expect.objectContaining({ postal_code: "SW1A 2AA" })
+              }
+            ],
+            events: []
+          }
+        })
+        expect(placed.body.totals).toEqual(done.body.totals)
+
+        // The fulfillment partner ships each placed order in turn (a step per minute of the test's clock).
+        const travel = yield* TimeTravel
+        const client = yield* ribbonClient
+        const { orderIds } = yield* client.checkouts.getCheckout({ path: { checkoutId: done.body.order.id } })
+        for (const status of ["processing", "shipped"]) {
+          yield* travel.advance("1 minute")
+          yield* eventually(
+            client.orders.listOrders({ urlParams: {} }),
+            (page) => orderIds.every((id) => page.orders.find((o) => o.id === id)?.status === status),
+            status
+          )
+        }
+        const shipped = yield* eventually(
+          send("GET", `/orders/${done.body.order.id}`),
+          (r) => r.body.line_items[0].status === "fulfilled",
+          "fulfilled"
+        )
+        conforms(ORDER, shipped.body)
+        expect(shipped.body.line_items[0].quantity).toEqual({ original: 2, total: 2, fulfilled: 2 })
+        expect(shipped.body.fulfillment.events).toEqual([
+          expect.objectContaining({
+            type: "shipped",
+            line_items: [{ id: `li_${variantId}`, quantity: 2 }],
+            tracking_number: expect.any(String)
+          })
+        ])
       })
     )
 

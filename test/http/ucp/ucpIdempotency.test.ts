@@ -7,8 +7,8 @@ import {
   CHECKOUT,
   conforms,
   countOf,
-  destination,
-  expectError,
+  expectUcpError,
+  londonDestination,
   schemaAvailable,
   send,
   validatedCount
@@ -52,7 +52,7 @@ describe("UCP Idempotency-Key", () => {
           undefined,
           keyed(key)
         )
-        expectError(other, 409, "idempotency_conflict")
+        expectUcpError(other, 409, "idempotency_conflict")
         expect(yield* countOf("acp_checkout_sessions")).toBe(sessions + 1)
         expect(yield* countOf("acp_idempotency_keys")).toBe(keysBefore)
 
@@ -61,7 +61,7 @@ describe("UCP Idempotency-Key", () => {
         const update = {
           line_items: body.line_items,
           buyer,
-          fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+          fulfillment: { methods: [{ type: "shipping", destinations: [londonDestination] }] }
         }
         const updated = yield* send("PUT", `/checkout-sessions/${id}`, update, undefined, keyed(key))
         expect(updated.status, updated.text).toBe(200)
@@ -83,7 +83,7 @@ describe("UCP Idempotency-Key", () => {
           undefined,
           keyed(completeKey)
         )
-        expectError(closed, 405, "checkout_session_closed")
+        expectUcpError(closed, 405, "checkout_session_closed")
         const closedAgain = yield* send(
           "POST",
           `/checkout-sessions/${id}/complete`,
@@ -110,7 +110,7 @@ describe("UCP Idempotency-Key", () => {
         const body = {
           line_items: [{ item: { id: variantId! }, quantity: 1 }],
           buyer,
-          fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+          fulfillment: { methods: [{ type: "shipping", destinations: [londonDestination] }] }
         }
         const key = newKey()
         const [sessions, checkouts] = [yield* countOf("acp_checkout_sessions"), yield* countOf("checkouts")]
@@ -124,7 +124,7 @@ describe("UCP Idempotency-Key", () => {
         for (const answer of answers) {
           if (answer.status === 201) expect(answer.body).toEqual(made[0]!.body)
           else {
-            expectError(answer, 409, "idempotency_in_flight")
+            expectUcpError(answer, 409, "idempotency_in_flight")
             expect(answer.headers["retry-after"]).toBe("1")
           }
         }
@@ -146,7 +146,7 @@ describe("UCP Idempotency-Key", () => {
           undefined,
           keyed("")
         )
-        expectError(empty, 400, "invalid")
+        expectUcpError(empty, 400, "invalid")
         expect(yield* Effect.all([countOf("acp_checkout_sessions"), countOf("acp_idempotency_keys")])).toEqual(before)
       })
     )

@@ -11,8 +11,8 @@ import {
   CHECKOUT,
   conforms,
   countOf,
-  destination,
-  expectError,
+  expectUcpError,
+  londonDestination,
   PROFILE,
   schemaAvailable,
   send,
@@ -51,7 +51,7 @@ const readyCheckout = Effect.gen(function* () {
   const created = yield* send("POST", "/checkout-sessions", {
     line_items: [{ item: { id: variantId! }, quantity: 1 }],
     buyer,
-    fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+    fulfillment: { methods: [{ type: "shipping", destinations: [londonDestination] }] }
   })
   expect(created.status, created.text).toBe(201)
   conforms(CHECKOUT, created.body)
@@ -110,7 +110,7 @@ describe("UCP payment handler", () => {
 
           // The token paid once: used again it is refused, even on its own paid checkout.
           const again = yield* complete(id, { instruments: [instrument(token)] })
-          expectError(again, 409, "conflict")
+          expectUcpError(again, 409, "conflict")
           expect(again.body.path).toBe("$.payment.instruments[0].credential.token")
         })
     )
@@ -123,7 +123,7 @@ describe("UCP payment handler", () => {
         const refused = (token: string, status: number, code: string) =>
           Effect.gen(function* () {
             const response = yield* complete(id, { instruments: [instrument(token)] })
-            expectError(response, status, code)
+            expectUcpError(response, status, code)
             expect(response.body.path).toBe("$.payment.instruments[0].credential.token")
           })
 
@@ -145,12 +145,12 @@ describe("UCP payment handler", () => {
 
         // Another handler, or a credential that is no token: the request's 400, naming the field.
         const wrongHandler = yield* complete(id, { instruments: [instrument(small, "gpay")] })
-        expectError(wrongHandler, 400, "invalid")
+        expectUcpError(wrongHandler, 400, "invalid")
         expect(wrongHandler.body.path).toBe("$.payment.instruments[0].handler_id")
         const noToken = yield* complete(id, {
           instruments: [{ ...instrument(small), credential: { type: "card", number: "4242424242424242" } }]
         })
-        expectError(noToken, 400, "invalid")
+        expectUcpError(noToken, 400, "invalid")
         expect(noToken.body.path).toBe("$.payment.instruments[0].credential")
 
         // Nothing was charged: the checkout still awaits payment, and no other was made.

@@ -1,0 +1,71 @@
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Clock, Effect, Layer } from "effect"
+import { PublicUrl } from "../../services/catalog/Catalog.js"
+import { UcpSignatures } from "../../services/checkout/UcpSignatures.js"
+import { contentDigest, signatureBase, signatureParamsOf, signEs256 } from "../../services/platform/HttpSignatures.js"
+import { UcpSignature } from "./UcpApi.js"
+import type { UcpSigningKey } from "./UcpSigningKey.js"
+
+/**
+ * UCP's message signatures on `/ucp` (docs/decisions/0087-ucp-message-signatures.md): requests verified when
+ * signed, and the answers the protocol recommends signing signed with Ribbon's UCP key (decision 0081).
+ */
+
+/**
+ * Verifies a signed request. `@authority` is Ribbon's public host (PUBLIC_URL), the one a platform addresses, so a
+ * proxy that rewrites `Host` breaks no signature; the body is the request's text, which the payload is then
+ * decoded from.
+ */
+export const UcpSignatureLive = Layer.effect(
+  UcpSignature,
+  Effect.gen(function* () {
+    const signatures = yield* UcpSignatures
+    const authority = new URL(yield* PublicUrl).host
+    return Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (request.headers["signature-input"] === undefined && request.headers.signature === undefined) return
+      const target = request.originalUrl
+      const queryAt = target.indexOf("?")
+      const body = yield* Effect.orElseSucceed(request.text, () => "")
+      yield* signatures.verify({
+        method: request.method,
+        authority,
+        path: queryAt < 0 ? target : target.slice(0, queryAt),
+        query: queryAt < 0 ? undefined : target.slice(queryAt + 1),
+        headers: request.headers,
+        header: (name) => request.headers[name],
+        body
+      })
+    })
+  })
+)
+
+/** Components of a signed answer: the REST binding's for responses. */
+const RESPONSE_COMPONENTS = ["@status", "content-digest", "content-type"]
+
+/** `body` as a JSON answer with `Content-Digest`, `Signature-Input` and `Signature` by Ribbon's UCP key. */
+export const signedJson = (key: UcpSigningKey["Type"], body: unknown, status: number) =>
+  Effect.gen(function* () {
+    const text = JSON.stringify(body)
+    const digest = contentDigest(text)
+    const contentType = "application/json"
+    const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    const signatureParams = signatureParamsOf(RESPONSE_COMPONENTS, { created, keyid: key.publicJwk.kid! })
+    const fields: Record<string, string> = { "content-digest": digest, "content-type": contentType }
+    const base = signatureBase(
+      { status, header: (name) => fields[name] },
+      { components: RESPONSE_COMPONENTS, signatureParams }
+    )
+    // Every component is given above, so the base always builds.
+    if (base._tag === "Left") return yield* Effect.dieMessage(base.left)
+    const signature = Buffer.from(signEs256(key.privateKey, base.right)).toString("base64")
+    return HttpServerResponse.text(text, {
+      status,
+      contentType,
+      headers: {
+        "content-digest": digest,
+        "signature-input": `sig1=${signatureParams}`,
+        signature: `sig1=:${signature}:`
+      }
+    })
+  })
