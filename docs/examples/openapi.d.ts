@@ -759,6 +759,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/acp/extensions/dev.ribbon.gift/2026-11-29.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The JSON Schema of Ribbon's gift extension (dev.ribbon.gift@2026-11-29): the gift field it adds to checkout sessions */
+        get: operations["acpExtensions.acpGiftExtensionSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/ucp": {
         parameters: {
             query?: never;
@@ -839,6 +856,23 @@ export interface paths {
         put?: never;
         /** Cancel a checkout that has not been paid */
         post: operations["ucpCheckoutSessions.ucpCancelCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ucp/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An order: what the paid checkout bought, where it ships, what has shipped */
+        get: operations["ucpOrders.ucpGetOrder"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3045,6 +3079,7 @@ export interface components {
                 services: ("checkout" | "orders" | "delegate_payment" | "carts")[];
                 extensions?: {
                     name: string;
+                    schema?: string;
                 }[];
                 intervention_types?: ("3ds" | "biometric" | "address_verification")[];
                 supported_currencies?: string[];
@@ -3091,6 +3126,37 @@ export interface components {
              * @description a string at most 5000 character(s) long
              */
             order_notes?: string;
+            /** @description Ribbon's gift extension: read when capabilities.extensions names dev.ribbon.gift */
+            gift?: {
+                /** @description Who receives the gift; without it, the fulfillment contact */
+                recipient?: {
+                    /**
+                     * maxLength(60)
+                     * @description The recipient's first name
+                     */
+                    first_name: string;
+                    /**
+                     * maxLength(60)
+                     * @description The recipient's last name
+                     */
+                    last_name: string;
+                    /**
+                     * maxLength(254)
+                     * @description The recipient's e-mail address
+                     */
+                    email: string;
+                    /**
+                     * maxLength(20)
+                     * @description E.164, 7 to 20 characters
+                     */
+                    phone_number: string;
+                };
+                /**
+                 * maxLength(1000)
+                 * @description The buyer's note to the recipient
+                 */
+                message?: string;
+            };
         };
         AcpBuyer: {
             /**
@@ -3228,6 +3294,12 @@ export interface components {
             };
             extensions?: unknown[];
         };
+        AcpExtensionDeclaration: {
+            name: string;
+            extends?: string[];
+            schema?: string;
+            spec?: string;
+        };
         AcpLineItem: {
             id: string;
             item: components["schemas"]["AcpItem"];
@@ -3331,6 +3403,37 @@ export interface components {
             carrier?: string;
             tracking_number?: string;
             tracking_url?: string;
+        };
+        /** @description Ribbon's gift extension (dev.ribbon.gift@2026-11-29), read when the session declares it */
+        AcpGift: {
+            /** @description Who receives the gift; without it, the fulfillment contact */
+            recipient?: {
+                /**
+                 * maxLength(60)
+                 * @description The recipient's first name
+                 */
+                first_name: string;
+                /**
+                 * maxLength(60)
+                 * @description The recipient's last name
+                 */
+                last_name: string;
+                /**
+                 * maxLength(254)
+                 * @description The recipient's e-mail address
+                 */
+                email: string;
+                /**
+                 * maxLength(20)
+                 * @description E.164, 7 to 20 characters
+                 */
+                phone_number: string;
+            };
+            /**
+             * maxLength(1000)
+             * @description The buyer's note to the recipient
+             */
+            message?: string;
         };
         AcpInvalidRequest: {
             /** @enum {string} */
@@ -3444,6 +3547,8 @@ export interface components {
             /** unknown */
             discounts?: unknown;
             order_notes?: string | null;
+            /** @description Ribbon's gift extension: read when capabilities.extensions names dev.ribbon.gift; replaces the session's, null clears it */
+            gift?: components["schemas"]["AcpGift"] | null;
         };
         AcpCheckoutSession: {
             id: string;
@@ -3454,6 +3559,7 @@ export interface components {
                 payment: {
                     handlers: unknown[];
                 };
+                extensions?: components["schemas"]["AcpExtensionDeclaration"][];
             };
             buyer?: components["schemas"]["AcpBuyer"];
             /** @enum {string} */
@@ -3481,6 +3587,7 @@ export interface components {
             quote_id?: string;
             quote_expires_at?: string;
             order?: components["schemas"]["AcpOrder"];
+            gift?: components["schemas"]["AcpGift"];
         };
         AcpCheckoutSessionNotFound: {
             /** @enum {string} */
@@ -3570,6 +3677,10 @@ export interface components {
                     [key: string]: string | number | boolean;
                 };
             };
+        };
+        /** @description A JSON Schema (draft 2020-12) */
+        AcpGiftExtensionSchema: {
+            [key: string]: unknown;
         };
         UcpProfile: {
             ucp: {
@@ -3782,6 +3893,18 @@ export interface components {
             content: string;
             path?: string;
         };
+        UcpUcpDigestMismatch: {
+            /** @enum {string} */
+            code: "digest_mismatch";
+            content: string;
+            path?: string;
+        };
+        UcpUcpAlgorithmUnsupported: {
+            /** @enum {string} */
+            code: "algorithm_unsupported";
+            content: string;
+            path?: string;
+        };
         UcpUcpIdempotencyConflict: {
             /** @enum {string} */
             code: "idempotency_conflict";
@@ -3800,9 +3923,39 @@ export interface components {
             content: string;
             path?: string;
         };
+        UcpUcpSignatureMissing: {
+            /** @enum {string} */
+            code: "signature_missing";
+            content: string;
+            path?: string;
+        };
+        UcpUcpSignatureInvalid: {
+            /** @enum {string} */
+            code: "signature_invalid";
+            content: string;
+            path?: string;
+        };
+        UcpUcpKeyNotFound: {
+            /** @enum {string} */
+            code: "key_not_found";
+            content: string;
+            path?: string;
+        };
         UcpInsufficientScope: {
             /** @enum {string} */
             code: "insufficient_scope";
+            content: string;
+            path?: string;
+        };
+        UcpUcpProfileUnreachable: {
+            /** @enum {string} */
+            code: "profile_unreachable";
+            content: string;
+            path?: string;
+        };
+        UcpUcpProfileMalformed: {
+            /** @enum {string} */
+            code: "profile_malformed";
             content: string;
             path?: string;
         };
@@ -3927,6 +4080,81 @@ export interface components {
         UcpPaymentTokenExceeded: {
             /** @enum {string} */
             code: "maximum_exceeded";
+            content: string;
+            path?: string;
+        };
+        UcpOrder: {
+            ucp: {
+                version: string;
+                capabilities: {
+                    [key: string]: ({
+                        version: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                };
+            };
+            /** @description The Ribbon checkout the person paid (GET /v1/checkouts/{id}) */
+            id: string;
+            checkout_id: string;
+            permalink_url: string;
+            currency: string;
+            line_items: {
+                id: string;
+                item: {
+                    id: string;
+                    title: string;
+                    price: components["schemas"]["Int"];
+                    image_url?: string;
+                };
+                quantity: {
+                    original: components["schemas"]["Int"];
+                    total: components["schemas"]["Int"];
+                    fulfilled: components["schemas"]["Int"];
+                };
+                totals: {
+                    type: string;
+                    display_text?: string;
+                    amount: components["schemas"]["Int"];
+                }[];
+                /** @enum {string} */
+                status: "processing" | "partial" | "fulfilled" | "removed";
+            }[];
+            fulfillment: {
+                expectations: {
+                    id: string;
+                    line_items: {
+                        id: string;
+                        quantity: components["schemas"]["Int"];
+                    }[];
+                    /** @enum {string} */
+                    method_type: "shipping";
+                    destination: {
+                        [key: string]: unknown;
+                    };
+                }[];
+                events: {
+                    id: string;
+                    occurred_at: string;
+                    type: string;
+                    line_items: {
+                        id: string;
+                        quantity: components["schemas"]["Int"];
+                    }[];
+                    tracking_number?: string;
+                    tracking_url?: string;
+                    carrier?: string;
+                }[];
+            };
+            totals: {
+                type: string;
+                display_text?: string;
+                amount: components["schemas"]["Int"];
+            }[];
+        };
+        UcpOrderNotFound: {
+            /** @enum {string} */
+            code: "order_not_found";
             content: string;
             path?: string;
         };
@@ -9415,6 +9643,7 @@ export interface operations {
                             payment: {
                                 handlers: unknown[];
                             };
+                            extensions?: components["schemas"]["AcpExtensionDeclaration"][];
                         };
                         buyer?: components["schemas"]["AcpBuyer"];
                         /** @enum {string} */
@@ -9442,6 +9671,7 @@ export interface operations {
                         quote_id?: string;
                         quote_expires_at?: string;
                         order?: components["schemas"]["AcpOrder"];
+                        gift?: components["schemas"]["AcpGift"];
                     };
                 };
             };
@@ -10089,6 +10319,58 @@ export interface operations {
             };
         };
     };
+    "acpExtensions.acpGiftExtensionSchema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON Schema (draft 2020-12) */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpGiftExtensionSchema"];
+                };
+            };
+            /** @description AcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInvalidRequest"];
+                };
+            };
+            /** @description AcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpInternalError"];
+                };
+            };
+            /** @description AcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AcpServiceUnavailable"];
+                };
+            };
+        };
+    };
     "ucpProfile.ucpProfile": {
         parameters: {
             query?: never;
@@ -10220,7 +10502,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10231,7 +10513,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10283,6 +10565,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpUnsupportedMediaType"];
+                };
+            };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
                 };
             };
             /** @description UcpInternalError */
@@ -10337,7 +10639,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10348,7 +10650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10380,6 +10682,26 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpUcpIdempotencyConflict"] | components["schemas"]["UcpIdempotencyInFlight"];
+                };
+            };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
                 };
             };
             /** @description UcpInternalError */
@@ -10442,7 +10764,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10453,7 +10775,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10517,6 +10839,26 @@ export interface operations {
                     "application/json": components["schemas"]["UcpUnsupportedMediaType"];
                 };
             };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
+                };
+            };
             /** @description UcpInternalError */
             500: {
                 headers: {
@@ -10577,7 +10919,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10588,7 +10930,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpPaymentTokenDeclined */
@@ -10662,6 +11004,26 @@ export interface operations {
                     "application/json": components["schemas"]["UcpUnsupportedMediaType"];
                 };
             };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
+                };
+            };
             /** @description UcpInternalError */
             500: {
                 headers: {
@@ -10718,7 +11080,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"];
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
                 };
             };
             /** @description UcpInvalidToken */
@@ -10729,7 +11091,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UcpInvalidToken"];
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
                 };
             };
             /** @description UcpInsufficientScope */
@@ -10771,6 +11133,133 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UcpUcpIdempotencyConflict"] | components["schemas"]["UcpIdempotencyInFlight"];
+                };
+            };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
+                };
+            };
+            /** @description UcpInternalError */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInternalError"];
+                };
+            };
+            /** @description UcpServiceUnavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpServiceUnavailable"];
+                };
+            };
+        };
+    };
+    "ucpOrders.ucpGetOrder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description a string at most 64 character(s) long */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UcpOrder */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpOrder"];
+                };
+            };
+            /** @description UcpInvalidRequest */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidRequest"] | components["schemas"]["UcpUcpAgentMissing"] | components["schemas"]["UcpUcpDigestMismatch"] | components["schemas"]["UcpUcpAlgorithmUnsupported"];
+                };
+            };
+            /** @description UcpInvalidToken */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInvalidToken"] | components["schemas"]["UcpUcpSignatureMissing"] | components["schemas"]["UcpUcpSignatureInvalid"] | components["schemas"]["UcpUcpKeyNotFound"];
+                };
+            };
+            /** @description UcpInsufficientScope */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpInsufficientScope"];
+                };
+            };
+            /** @description UcpOrderNotFound */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpOrderNotFound"];
+                };
+            };
+            /** @description UcpUcpProfileMalformed */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileMalformed"];
+                };
+            };
+            /** @description UcpUcpProfileUnreachable */
+            424: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UcpUcpProfileUnreachable"];
                 };
             };
             /** @description UcpInternalError */

@@ -1,11 +1,9 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { HttpClientRequest } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { expect } from "@effect/vitest"
 import { Ajv2020 } from "ajv/dist/2020.js"
 import ajvFormats from "ajv-formats"
-import { Effect } from "effect"
 import { type RawResponse, raw } from "./http.js"
 
 /**
