@@ -241,7 +241,7 @@ describe("Universal Commerce Protocol", () => {
               {
                 method_type: "shipping",
                 line_items: [{ id: `li_${variantId}`, quantity: 2 }],
-                londonDestination: expect.objectContaining({ postal_code: "SW1A 2AA" })
+                destination: expect.objectContaining({ postal_code: "SW1A 2AA" })
               }
             ],
             events: []

@@ -111,9 +111,6 @@ const signed = (method: "GET" | "POST", path: string, body: unknown, signing: Si
   return raw(sent === "" ? request : HttpClientRequest.bodyText(request, sent, "application/json"))
 }
 
-const expectError = expectUcpError
-const destination = londonDestination
-
 const Server = makeCheckoutTestServer(
   Layer.merge(
     FulfillmentSettings.Default,
@@ -134,7 +131,7 @@ describe("UCP message signatures", () => {
           {
             line_items: [{ item: { id: variantId! }, quantity: 1 }],
             buyer: { first_name: "Ada", last_name: "Lovelace", email: "ada@example.com" },
-            fulfillment: { methods: [{ type: "shipping", destinations: [destination] }] }
+            fulfillment: { methods: [{ type: "shipping", destinations: [londonDestination] }] }
           },
           { agent, idempotencyKey: "6f1c1f5e-4a51-4d8e-9d55-0a7e1c9a1b2c" }
         )
@@ -198,23 +195,23 @@ describe("UCP message signatures", () => {
           signed("POST", "/checkout-sessions", body, { agent, ...signing })
 
         const tampered = yield* create({ sendBody: JSON.stringify({ ...body, line_items: [] }) })
-        expectError(tampered, 400, "digest_mismatch")
+        expectUcpError(tampered, 400, "digest_mismatch")
         // The body was checked before any key was needed: nothing was fetched for it.
         expect(site.received).toHaveLength(0)
-        expectError(yield* create({ kid: "retired-2025" }), 401, "key_not_found")
-        expectError(yield* create({ key: otherKey.privateKey }), 401, "signature_invalid")
+        expectUcpError(yield* create({ kid: "retired-2025" }), 401, "key_not_found")
+        expectUcpError(yield* create({ key: otherKey.privateKey }), 401, "signature_invalid")
         const uncovered = yield* create({ omit: ["ucp-agent"] })
-        expectError(uncovered, 401, "signature_invalid")
+        expectUcpError(uncovered, 401, "signature_invalid")
         expect(uncovered.body.content).toMatch(/ucp-agent/)
-        expectError(yield* create({ withoutSignature: true }), 401, "signature_missing")
-        expectError(yield* create({ alg: "rsa-pss-sha512" }), 400, "algorithm_unsupported")
+        expectUcpError(yield* create({ withoutSignature: true }), 401, "signature_missing")
+        expectUcpError(yield* create({ alg: "rsa-pss-sha512" }), 400, "algorithm_unsupported")
 
-        expectError(yield* create({ agent: `profile="${site.url("/down")}"` }), 424, "profile_unreachable")
-        expectError(yield* create({ agent: `profile="${site.url("/moved")}"` }), 424, "profile_unreachable")
-        expectError(yield* create({ agent: `profile="${site.url("/garbled")}"` }), 422, "profile_malformed")
-        expectError(yield* create({ agent: `profile="${site.url("/no-ucp")}"` }), 422, "profile_malformed")
+        expectUcpError(yield* create({ agent: `profile="${site.url("/down")}"` }), 424, "profile_unreachable")
+        expectUcpError(yield* create({ agent: `profile="${site.url("/moved")}"` }), 424, "profile_unreachable")
+        expectUcpError(yield* create({ agent: `profile="${site.url("/garbled")}"` }), 422, "profile_malformed")
+        expectUcpError(yield* create({ agent: `profile="${site.url("/no-ucp")}"` }), 422, "profile_malformed")
         const plain = yield* create({ agent: `profile="http://127.0.0.1:${site.port}/profile"` })
-        expectError(plain, 400, "invalid_profile_url")
+        expectUcpError(plain, 400, "invalid_profile_url")
         expect(yield* sessionRows).toEqual(before)
       })
     )
