@@ -438,15 +438,21 @@ const DemoUserLive = Layer.effectDiscard(
   })
 ).pipe(Layer.provide(Users.Default))
 
-/** Hourly, the OAuth codes, tokens and sessions that can no longer be used are deleted. */
-const OAuthPurgeLive = Layer.scopedDiscard(
-  Effect.flatMap(Tokens, (tokens) =>
-    tokens.purgeExpired().pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("Purging expired OAuth rows failed", cause)),
-      Effect.repeat(Schedule.spaced("1 hour")),
-      Effect.forkScoped
-    )
-  )
+/**
+ * Hourly, rows that can no longer be used are deleted: the OAuth codes, tokens, sessions and client assertion jtis,
+ * and the agent protocols' idempotency keys past their 24 hours (with the answers they kept).
+ */
+const ExpiredRowsPurgeLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const tokens = yield* Tokens
+    const idempotency = yield* AcpIdempotency
+    const purge = (what: string, run: Effect.Effect<unknown>) =>
+      Effect.catchAllCause(run, (cause) => Effect.logWarning(`Purging expired ${what} failed`, cause))
+    yield* Effect.all([
+      purge("OAuth rows", tokens.purgeExpired()),
+      purge("idempotency keys", idempotency.purgeExpired())
+    ]).pipe(Effect.repeat(Schedule.spaced("1 hour")), Effect.forkScoped)
+  })
 )
 
 /**
@@ -506,7 +512,7 @@ const SigningKeyLive = Layer.effectDiscard(Effect.flatMap(SigningKeys, (keys) =>
 
 /** The migrated, seeded database, and the services on it. */
 export const AppLive = Layer.provideMerge(
-  Layer.mergeAll(OAuthPurgeLive, WorkerLive, SigningKeyLive),
+  Layer.mergeAll(ExpiredRowsPurgeLive, WorkerLive, SigningKeyLive),
   Layer.merge(ServicesLive, RateLimitsLive)
 ).pipe(
   Layer.provide(SettingsLive),

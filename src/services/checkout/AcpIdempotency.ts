@@ -99,6 +99,13 @@ export class AcpIdempotency extends Effect.Service<AcpIdempotency>()("AcpIdempot
         return { ...answered, replayed: false }
       }).pipe(Effect.withSpan("AcpIdempotency.run", { attributes: { endpoint: request.endpoint } }))
 
-    return { run } as const
+    /** Deletes the keys past their retention (the hourly purge): their stored answers with them. */
+    const purgeExpired = Effect.fn("AcpIdempotency.purgeExpired")(function* () {
+      const purged = yield* repo.purge(new Date((yield* Clock.currentTimeMillis) - KEY_RETENTION_MS))
+      yield* Effect.annotateCurrentSpan({ purged })
+      return purged
+    })
+
+    return { run, purgeExpired } as const
   })
 }) {}

@@ -142,13 +142,22 @@ export class AcpIdempotencyRepo extends Effect.Service<AcpIdempotencyRepo>()("Ac
         WHERE user_id = ${userId} AND endpoint = ${endpoint} AND key = ${key} AND status IS NULL`
     })
 
+    // Answers can hold what is shown once (a vault token, a webhook secret): they go as soon as they expire.
+    const purge = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({ key: Schema.String }),
+      execute: (before) => sql`DELETE FROM acp_idempotency_keys WHERE created_at < ${before} RETURNING key`
+    })
+
     return {
       claim: (request: typeof claim extends (r: infer R) => any ? R : never) =>
         Effect.map(failClosed(claim(request)), (rows) => rows.length > 0),
       find: (key: typeof KeyOf.Type) => Effect.map(failClosed(find(key)), Option.getOrUndefined),
       answer: (key: typeof KeyOf.Type, status: number, response: unknown) =>
         failClosed(answer({ ...key, status, response })),
-      release: (key: typeof KeyOf.Type) => Effect.orDie(release(key))
+      release: (key: typeof KeyOf.Type) => Effect.orDie(release(key)),
+      /** Deletes the keys created before `before`; how many. */
+      purge: (before: Date) => Effect.map(Effect.orDie(purge(before)), (rows) => rows.length)
     } as const
   })
 }) {}

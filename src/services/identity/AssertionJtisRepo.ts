@@ -10,8 +10,8 @@ export class AssertionJtisRepo extends Effect.Service<AssertionJtisRepo>()("Asse
     const sql = yield* SqlClient.SqlClient
 
     // One statement, so two instances given the same assertion at once cannot both take it: the primary key
-    // lets one insert win. A jti whose assertion has expired may be taken again (its row is overwritten), and
-    // the client's other expired rows go with the same statement, so the table stays as small as what is live.
+    // lets one insert win. A jti whose assertion has expired may be taken again (its row is overwritten); the
+    // hourly purge removes the other expired rows.
     const claim = SqlSchema.findAll({
       Request: Schema.Struct({
         clientId: Schema.String,
@@ -21,10 +21,6 @@ export class AssertionJtisRepo extends Effect.Service<AssertionJtisRepo>()("Asse
       }),
       Result: Schema.Struct({ jti: Schema.String }),
       execute: ({ clientId, jti, expiresAt, now }) => sql`
-        WITH purged AS (
-          DELETE FROM oauth_assertion_jtis
-          WHERE client_id = ${clientId} AND jti <> ${jti} AND expires_at <= ${now}
-        )
         INSERT INTO oauth_assertion_jtis (client_id, jti, expires_at)
         VALUES (${clientId}, ${jti}, ${expiresAt})
         ON CONFLICT (client_id, jti) DO UPDATE SET expires_at = excluded.expires_at
@@ -32,10 +28,20 @@ export class AssertionJtisRepo extends Effect.Service<AssertionJtisRepo>()("Asse
         RETURNING jti`
     })
 
+    const purge = SqlSchema.findAll({
+      Request: Schema.DateFromSelf,
+      Result: Schema.Struct({ jti: Schema.String }),
+      execute: (now) => sql`DELETE FROM oauth_assertion_jtis WHERE expires_at <= ${now} RETURNING jti`
+    })
+
     return {
       /** Takes `jti` for `clientId` until `expiresAt`: false when an unexpired assertion already took it. */
       claim: Effect.fn("AssertionJtisRepo.claim")((clientId: string, jti: string, expiresAt: Date, now: Date) =>
         Effect.map(Effect.orDie(claim({ clientId, jti, expiresAt, now })), (rows) => rows.length === 1)
+      ),
+      /** Deletes every jti whose assertion has expired by `now` (the hourly purge); how many. */
+      purge: Effect.fn("AssertionJtisRepo.purge")((now: Date) =>
+        Effect.map(Effect.orDie(purge(now)), (rows) => rows.length)
       )
     } as const
   })

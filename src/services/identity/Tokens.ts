@@ -18,6 +18,7 @@ import { FieldIssue, InvalidRequest } from "../../domain/platform/Errors.js"
 import { makeId } from "../../domain/platform/Ids.js"
 import { PublicUrl } from "../catalog/Catalog.js"
 import { nowDate } from "../platform/Time.js"
+import { AssertionJtisRepo } from "./AssertionJtisRepo.js"
 import type { ValidAuthorization } from "./Authorizations.js"
 import { Bearers } from "./Bearers.js"
 import { BrowserSessions } from "./BrowserSessions.js"
@@ -66,13 +67,20 @@ const isActive = (token: TokenRow, at: Date) =>
  * no longer be used.
  */
 export class Tokens extends Effect.Service<Tokens>()("Tokens", {
-  dependencies: [OAuthTokensRepo.Default, OAuthClients.Default, Bearers.Default, BrowserSessions.Default],
+  dependencies: [
+    OAuthTokensRepo.Default,
+    OAuthClients.Default,
+    Bearers.Default,
+    BrowserSessions.Default,
+    AssertionJtisRepo.Default
+  ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* OAuthTokensRepo
     const clients = yield* OAuthClients
     const bearers = yield* Bearers
     const sessions = yield* BrowserSessions
+    const assertionJtis = yield* AssertionJtisRepo
     // The issuer is the public base URL, which is also the one resource tokens are for.
     const issuer = yield* PublicUrl
 
@@ -291,7 +299,8 @@ export class Tokens extends Effect.Service<Tokens>()("Tokens", {
       const result = {
         codes: yield* repo.deleteCodesExpiredBefore(dayAgo),
         tokens: yield* repo.deleteTokensExpiredBefore(dayAgo),
-        sessions: yield* sessions.purgeExpired(at)
+        sessions: yield* sessions.purgeExpired(at),
+        assertionJtis: yield* assertionJtis.purge(at)
       }
       yield* Effect.annotateCurrentSpan(result)
       return result
