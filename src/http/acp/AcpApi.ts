@@ -1,4 +1,11 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
+import {
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSecurity,
+  type HttpMethod,
+  OpenApi
+} from "@effect/platform"
 import { Schema } from "effect"
 import {
   AcpCancelRequest,
@@ -72,6 +79,27 @@ const requiredHeaders =
 const keyedPost = (operation: Record<string, any>) =>
   mayReplay(requiredHeaders(["api-version", "idempotency-key"])(operation))
 
+/** A POST under the protocol's idempotency: the key's three refusals, and its document as `keyedPost` says. */
+const idempotent = <
+  Name extends string,
+  Method extends HttpMethod.HttpMethod,
+  Path,
+  UrlParams,
+  Payload,
+  Headers,
+  Success,
+  Error,
+  R,
+  RE
+>(
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
+) =>
+  endpoint
+    .addError(lineError("acp", IdempotencyKeyRequired))
+    .addError(lineError("acp", IdempotencyKeyReused))
+    .addError(lineError("acp", IdempotencyInFlight))
+    .annotate(OpenApi.Transform, keyedPost)
+
 const SessionPath = Schema.Struct({ checkout_session_id: Schema.String.pipe(Schema.maxLength(64)) })
 
 export class AcpDiscoveryApi extends HttpApiGroup.make("acpDiscovery")
@@ -113,10 +141,7 @@ export class AcpCheckoutSessionsApi extends HttpApiGroup.make("acpCheckoutSessio
       .setHeaders(AcpHeaders)
       .setPayload(AcpCreateRequest)
       .addSuccess(AcpCheckoutSession, { status: 201 })
-      .addError(lineError("acp", IdempotencyKeyRequired))
-      .addError(lineError("acp", IdempotencyKeyReused))
-      .addError(lineError("acp", IdempotencyInFlight))
-      .annotate(OpenApi.Transform, keyedPost)
+      .pipe(idempotent)
       .annotate(
         OpenApi.Summary,
         "Create a checkout session: its line items priced by Ribbon quotes for the delivery country"
@@ -130,10 +155,7 @@ export class AcpCheckoutSessionsApi extends HttpApiGroup.make("acpCheckoutSessio
       .addSuccess(AcpCheckoutSession)
       .addError(lineError("acp", CheckoutSessionNotFound))
       .addError(lineError("acp", CheckoutSessionClosed))
-      .addError(lineError("acp", IdempotencyKeyRequired))
-      .addError(lineError("acp", IdempotencyKeyReused))
-      .addError(lineError("acp", IdempotencyInFlight))
-      .annotate(OpenApi.Transform, keyedPost)
+      .pipe(idempotent)
       .annotate(
         OpenApi.Summary,
         "Update a checkout session: items, buyer, fulfillment details (absent stays, null clears)"
@@ -161,10 +183,7 @@ export class AcpCheckoutSessionsApi extends HttpApiGroup.make("acpCheckoutSessio
       .addError(lineError("acp", PaymentTokenExpired))
       .addError(lineError("acp", PaymentTokenExceeded))
       .addError(lineError("acp", PaymentTokenUsed))
-      .addError(lineError("acp", IdempotencyKeyRequired))
-      .addError(lineError("acp", IdempotencyKeyReused))
-      .addError(lineError("acp", IdempotencyInFlight))
-      .annotate(OpenApi.Transform, keyedPost)
+      .pipe(idempotent)
       .annotate(
         OpenApi.Summary,
         "Complete a checkout session: pays it with a vault token, or succeeds once the person has paid at continue_url"
@@ -178,10 +197,7 @@ export class AcpCheckoutSessionsApi extends HttpApiGroup.make("acpCheckoutSessio
       .addSuccess(AcpCheckoutSession)
       .addError(lineError("acp", CheckoutSessionNotFound))
       .addError(lineError("acp", CheckoutSessionClosed))
-      .addError(lineError("acp", IdempotencyKeyRequired))
-      .addError(lineError("acp", IdempotencyKeyReused))
-      .addError(lineError("acp", IdempotencyInFlight))
-      .annotate(OpenApi.Transform, keyedPost)
+      .pipe(idempotent)
       .annotate(OpenApi.Summary, "Cancel a checkout session that has not been paid")
   )
   .addError(lineError("acp", InvalidRequest))
@@ -212,10 +228,7 @@ export class AcpDelegatePaymentApi extends HttpApiGroup.make("acpDelegatePayment
       )
       .addSuccess(DelegatePaymentResponse, { status: 201 })
       .addError(lineError("acp", InvalidCard))
-      .addError(lineError("acp", IdempotencyKeyRequired))
-      .addError(lineError("acp", IdempotencyKeyReused))
-      .addError(lineError("acp", IdempotencyInFlight))
-      .annotate(OpenApi.Transform, keyedPost)
+      .pipe(idempotent)
       .annotate(
         OpenApi.Summary,
         "Delegate a card: a vault token for one checkout session, within its allowance (the PSP is the test-mode simulator)"
@@ -243,10 +256,7 @@ export class AcpWebhookEndpointsApi extends HttpApiGroup.make("acpWebhookEndpoin
       .setHeaders(AcpHeaders)
       .setPayload(AcpWebhookEndpointCreate)
       .addSuccess(AcpWebhookEndpoint, { status: 201 })
-      .addError(lineError("acp", IdempotencyKeyRequired))
-      .addError(lineError("acp", IdempotencyKeyReused))
-      .addError(lineError("acp", IdempotencyInFlight))
-      .annotate(OpenApi.Transform, keyedPost)
+      .pipe(idempotent)
       .annotate(
         OpenApi.Summary,
         "Register a URL for order webhooks (order_create, order_update); the answer shows its signing secret once"
