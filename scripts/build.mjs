@@ -2,7 +2,7 @@
 // dist/api.mjs (`ribbon/api`, with its dependencies left to the client's own node_modules). one file loads several times faster than
 // thousands of modules resolved through a TypeScript loader. Packages that read their own files at run
 // time (WebAssembly, data tables) stay external and load from node_modules. The bundle is rebuilt only
-// when a source file, package.json or the lockfile is newer than it.
+// when a source file, an extension schema (docs/extensions), package.json or the lockfile is newer than it.
 //
 // It also makes the template of a new embedded data directory, dist/pgdata-template/ (see
 // src/layers/EmbeddedInit.ts): initdb, run once here rather than on the first `npm start`, whose memory
@@ -19,8 +19,11 @@ const initOutfile = "dist/embedded-init.mjs"
 
 const newestInput = () => {
   let newest = Math.max(Fs.statSync("package.json").mtimeMs, Fs.statSync("package-lock.json").mtimeMs)
-  for (const entry of Fs.readdirSync("src", { recursive: true, withFileTypes: true })) {
-    if (entry.isFile()) newest = Math.max(newest, Fs.statSync(Path.join(entry.parentPath, entry.name)).mtimeMs)
+  // src, and the extension schemas under docs/extensions that src imports into the bundle.
+  for (const folder of ["src", "docs/extensions"]) {
+    for (const entry of Fs.readdirSync(folder, { recursive: true, withFileTypes: true })) {
+      if (entry.isFile()) newest = Math.max(newest, Fs.statSync(Path.join(entry.parentPath, entry.name)).mtimeMs)
+    }
   }
   return newest
 }
