@@ -52,6 +52,7 @@ import allowances from "./migrations/0048_allowances.js"
 import acpVaultTokens from "./migrations/0049_acp_vault_tokens.js"
 import acpWebhookEndpoints from "./migrations/0050_acp_webhook_endpoints.js"
 import acpSessionGifts from "./migrations/0051_acp_session_gifts.js"
+import ucpOrderWebhooks from "./migrations/0052_ucp_order_webhooks.js"
 import oauthAssertionJtis from "./migrations/0054_oauth_assertion_jtis.js"
 
 /** Every migration, in order. File names are `NNNN_name.ts`; ids never change once shipped. */
@@ -106,6 +107,7 @@ export const migrations = {
   "0049_acp_vault_tokens": acpVaultTokens,
   "0050_acp_webhook_endpoints": acpWebhookEndpoints,
   "0051_acp_session_gifts": acpSessionGifts,
+  "0052_ucp_order_webhooks": ucpOrderWebhooks,
   "0054_oauth_assertion_jtis": oauthAssertionJtis
 }
 

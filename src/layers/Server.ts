@@ -86,6 +86,8 @@ import { Events } from "../services/checkout/Events.js"
 import { Notifications, ProductionServer } from "../services/checkout/Notifications.js"
 import { PaymentsInFlight, Placement } from "../services/checkout/Placement.js"
 import { Quotes } from "../services/checkout/Quotes.js"
+import { UcpOrders } from "../services/checkout/UcpOrders.js"
+import { UcpSigningKey } from "../services/platform/UcpSigningKey.js"
 import { UcpSignatures } from "../services/checkout/UcpSignatures.js"
 import { deliverWebhookHandler, WebhookDeliveries } from "../services/checkout/WebhookDeliveries.js"
 import { Accounts } from "../services/company/Accounts.js"
@@ -327,7 +329,8 @@ export const ServicesLive = Layer.mergeAll(
     AcpVaultTokens.Default,
     AcpIdempotency.Default,
     AcpWebhooks.Default,
-    UcpSignatures.Default
+    UcpSignatures.Default,
+    UcpOrders.Default
   ).pipe(Layer.provideMerge(CheckoutPresenterV1)),
   // fulfillment: the orders placed with the fulfillment partner
   Fulfillment.Default
@@ -468,6 +471,7 @@ export const WorkerLive = Layer.unwrapEffect(
     const exports = yield* CatalogExports
     const gifts = yield* Gifts
     const giftUploads = yield* GiftUploads
+    const ucpOrders = yield* UcpOrders
     const jobsWorker = Jobs.layerWorker([
       placement.handler,
       orders.handler,
@@ -477,10 +481,21 @@ export const WorkerLive = Layer.unwrapEffect(
       ExpireCatalogExport.handle(({ exportId }) => exports.expire(exportId)),
       ...gifts.handlers,
       giftUploads.handler,
+      ucpOrders.handler,
       deliverWebhookHandler
     ])
     return Layer.merge(jobsWorker, StockAvailabilityNotifierLive)
   })
+)
+
+/**
+ * Ribbon's UCP key, UCP_SIGNING_KEY's when set: the same for the `/ucp` handlers and the delivery engine (order
+ * webhooks); without it, the key made for this process.
+ */
+const UcpSigningKeyLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    Option.match(config.ucpSigningKey, { onNone: () => Layer.empty, onSome: UcpSigningKey.fromPem })
+  )
 )
 
 /** The providers, the simulator's settings and those of outbound callbacks, from AppConfig. */
@@ -504,7 +519,8 @@ const SettingsLive = Layer.mergeAll(
   ),
   Layer.unwrapEffect(
     Effect.map(AppConfig, (config) => OutboundPolicy.layer({ allowLoopback: config.webhooksAllowLoopback }))
-  )
+  ),
+  UcpSigningKeyLive
 )
 
 /** The callback signing key, made at start (once per database) rather than by the first callback. */
@@ -557,6 +573,7 @@ export const makeServerLive = (listen: { readonly host?: string } = {}) =>
           apiApp(ApiLive, { maxBodyBytes }).pipe(
             // What `/openapi.json` names as its servers (AppLive keeps its settings to itself).
             Layer.provide(Layer.succeed(PublicUrl, config.publicUrl)),
+            Layer.provide(UcpSigningKeyLive),
             // Where the dashboard's outbox shows (docs/dashboard.md "Outbox").
             Layer.provide(Layer.succeed(ProductionServer, config.environment === "production")),
             Layer.provide(

@@ -455,6 +455,8 @@ export const AcpSessionRecord = Schema.Struct({
   userId: Schema.String,
   /** The OAuth client that created it over ACP, whose order webhook endpoints get its order's events. */
   clientId: Schema.NullOr(Schema.String),
+  /** The platform profile of the `UCP-Agent` that created it over UCP, where its order events go (decision 0088). */
+  ucpProfileUrl: Schema.NullOr(Schema.String),
   /** The currency the agent asked for; the session's own is its quotes'. */
   currency: Schema.String,
   locale: Schema.NullOr(Schema.String),

@@ -34,6 +34,15 @@ export const UcpPlatformProfile = Schema.Struct({
 })
 export type UcpPlatformProfile = typeof UcpPlatformProfile.Type
 
+/** The order capability's `config.webhook_url` of a profile: where the platform takes order events, if anywhere. */
+export const orderWebhookUrl = (profile: UcpPlatformProfile): string | undefined => {
+  for (const entry of profile.ucp.capabilities["dev.ucp.shopping.order"] ?? []) {
+    const url = entry.config?.webhook_url
+    if (typeof url === "string" && URL.canParse(url)) return url
+  }
+  return undefined
+}
+
 /**
  * The profile URL of a `UCP-Agent` header (an RFC 8941 dictionary: `profile="https://…"`), or undefined when it
  * names none. Whether it may be fetched (https, a public address) is the outbound guard's to say.

@@ -10,7 +10,7 @@ export type WebhookStatus = typeof WebhookStatus.Type
  * `v1a` (Ed25519, agent callbacks), Standard Webhooks `v1` (HMAC, company endpoints), or the Agentic Commerce
  * Protocol's `Merchant-Signature` (HMAC, ACP order webhooks).
  */
-export const SigningScheme = Schema.Literal("standard_v1a", "standard_v1", "acp_hmac")
+export const SigningScheme = Schema.Literal("standard_v1a", "standard_v1", "acp_hmac", "ucp_rfc9421")
 export type SigningScheme = typeof SigningScheme.Type
 
 /** A row of `webhook_deliveries`, as read back. */

@@ -15,6 +15,7 @@ import { formatPath, plainIssues } from "../../domain/platform/IssueMessages.js"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { Pricing } from "../../services/catalog/Pricing.js"
 import { AcpIdempotency } from "../../services/checkout/AcpIdempotency.js"
+import { giftExtension, presentSession } from "../../services/checkout/AcpPresent.js"
 import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
 import { AcpVaultTokens } from "../../services/checkout/AcpVaultTokens.js"
 import { AcpWebhooks } from "../../services/checkout/AcpWebhooks.js"
@@ -24,7 +25,6 @@ import { Api } from "../Api.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { keyedAnswer } from "../ProtocolAnswers.js"
 import { AcpBearer, AcpVersion } from "./AcpApi.js"
-import { giftExtension, presentSession } from "./present.js"
 
 /** The scope every `/acp` operation (and ACP tool on `/mcp`) needs: each may lead to a purchase for the signed-in person. */
 export const ACP_SCOPE = "orders:write" as const

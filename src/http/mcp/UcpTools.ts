@@ -234,7 +234,7 @@ export const makeUcpTools = Effect.gen(function* () {
             "POST /ucp/checkout-sessions",
             checkout,
             201,
-            checkouts.create(user, checkout)
+            checkouts.create(user, checkout, meta["ucp-agent"].profile)
           )
         )
       case "get_checkout":

@@ -16,15 +16,16 @@ import { AcpIdempotency } from "../../services/checkout/AcpIdempotency.js"
 import { AcpSessions } from "../../services/checkout/AcpSessions.js"
 import { AgentOrders } from "../../services/checkout/AgentOrders.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
+import { UcpOrders } from "../../services/checkout/UcpOrders.js"
+import { paymentHandlersOf } from "../../services/checkout/UcpPresent.js"
 import { Bearers } from "../../services/identity/Bearers.js"
+import { UcpSigningKey } from "../../services/platform/UcpSigningKey.js"
 import { Api } from "../Api.js"
 import { bearerTokenOf, CurrentUser } from "../identity/Agent.js"
 import { keyedAnswer } from "../ProtocolAnswers.js"
-import { makeUcpCheckouts, sessionOf } from "./operations.js"
-import { paymentHandlersOf, presentOrder } from "./present.js"
+import { makeUcpCheckouts } from "./operations.js"
 import { signedJson, UcpSignatureLive } from "./signatures.js"
 import { UcpAgent, UcpBearer } from "./UcpApi.js"
-import { UcpSigningKey } from "./UcpSigningKey.js"
 
 /** The scope every `/ucp` operation needs, as on `/acp`: each may lead to a purchase for the signed-in person. */
 const UCP_SCOPE = "orders:write"
@@ -171,9 +172,13 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
 
     return handlers
       .handle("ucpCreateCheckout", ({ payload, headers }) =>
-        Effect.flatMap(CurrentUser, ({ user }) =>
-          keyed(201, headers["idempotency-key"], checkouts.create(user, payload))
-        )
+        Effect.gen(function* () {
+          const { user } = yield* CurrentUser
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // UcpAgentLive has checked it names a profile.
+          const profileUrl = ucpAgentProfile(request.headers["ucp-agent"] ?? "")!
+          return yield* keyed(201, headers["idempotency-key"], checkouts.create(user, payload, profileUrl))
+        })
       )
       .handle("ucpGetCheckout", ({ path }) =>
         Effect.flatMap(CurrentUser, ({ user }) =>
@@ -200,26 +205,14 @@ const CheckoutsLive = HttpApiBuilder.group(Api, "ucpCheckoutSessions", (handlers
 
 const OrdersLive = HttpApiBuilder.group(Api, "ucpOrders", (handlers) =>
   Effect.gen(function* () {
-    const sessions = yield* AcpSessions
-    const agentOrders = yield* AgentOrders
-    const presenter = yield* CheckoutPresenter
-    const baseUrl = yield* PublicUrl
+    const orders = yield* UcpOrders
     return handlers.handle("ucpGetOrder", ({ path }) =>
-      Effect.gen(function* () {
-        const { user } = yield* CurrentUser
-        const view = yield* sessions.order(user.id, path.id)
-        // The Ribbon orders placed so far, one per item (none while the checkout is still being placed).
-        const orders = yield* Effect.forEach(
-          view.checkout!.items.flatMap((item) => (item.orderId === null ? [] : [item.orderId])),
-          (orderId) => Effect.map(agentOrders.get(user.id, orderId), (order) => order.row)
-        ).pipe(Effect.catchTag("OrderNotFound", Effect.die))
-        return presentOrder(baseUrl, sessionOf(baseUrl, presenter, view), orders)
-      })
+      Effect.flatMap(CurrentUser, ({ user }) => orders.get(user.id, path.id))
     )
   })
 )
 
-/** The profile and the checkout and order bindings, with their middleware and the signing key. */
+/** The profile and the checkout and order bindings, with their middleware. */
 export const UcpLive = Layer.mergeAll(ProfileLive, CheckoutsLive, OrdersLive).pipe(
-  Layer.provide([UcpAgentLive, UcpBearerLive, UcpSignatureLive, UcpSigningKey.layer, Pricing.Default])
+  Layer.provide([UcpAgentLive, UcpBearerLive, UcpSignatureLive, Pricing.Default])
 )

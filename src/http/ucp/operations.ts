@@ -7,7 +7,6 @@ import { Pricing } from "../../services/catalog/Pricing.js"
 import { AcpSessions, type AcpSessionView } from "../../services/checkout/AcpSessions.js"
 import { AcpVaultTokens } from "../../services/checkout/AcpVaultTokens.js"
 import { CheckoutPresenter } from "../../services/checkout/Checkouts.js"
-import { presentSession } from "../acp/present.js"
 import {
   buyerOf,
   countryOf,
@@ -16,16 +15,9 @@ import {
   lineIndexOf,
   paymentDataOf,
   paymentPathOf,
-  presentCheckout
-} from "./present.js"
-
-/** The session as `/acp` shows it, with its checkout's hosted payment page: what UCP's objects are made from. */
-export const sessionOf = (baseUrl: string, presenter: CheckoutPresenter["Type"], view: AcpSessionView) =>
-  presentSession(
-    baseUrl,
-    view,
-    view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
-  )
+  presentCheckout,
+  sessionOf
+} from "../../services/checkout/UcpPresent.js"
 
 /**
  * The checkout capability's five operations as UCP sees them, over AcpSessions: the request translated, the answer
@@ -80,7 +72,8 @@ export const makeUcpCheckouts = Effect.gen(function* () {
     })
   }
 
-  const create = (user: User, request: UcpCheckoutRequest) => {
+  /** `profileUrl`: the platform's (its `UCP-Agent`), kept on the session for its order events. */
+  const create = (user: User, request: UcpCheckoutRequest, profileUrl: string) => {
     const buyer = buyerOf(request.buyer)
     const details = detailsOf(request)
     return Effect.flatMap(currencyOf(user, request), (currency) =>
@@ -93,7 +86,8 @@ export const makeUcpCheckouts = Effect.gen(function* () {
           ...(buyer === undefined ? {} : { buyer }),
           ...(details === null ? {} : { fulfillment_details: details })
         },
-        null
+        null,
+        profileUrl
       )
     ).pipe(byLine(request), Effect.flatMap(checkoutOf))
   }

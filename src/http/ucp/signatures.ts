@@ -2,9 +2,9 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Clock, Effect, Layer } from "effect"
 import { PublicUrl } from "../../services/catalog/Catalog.js"
 import { UcpSignatures } from "../../services/checkout/UcpSignatures.js"
-import { contentDigest, signatureBase, signatureParamsOf, signEs256 } from "../../services/platform/HttpSignatures.js"
+import { contentDigest, signatureHeaders } from "../../services/platform/HttpSignatures.js"
+import type { UcpKey } from "../../services/platform/UcpSigningKey.js"
 import { UcpSignature } from "./UcpApi.js"
-import type { UcpSigningKey } from "./UcpSigningKey.js"
 
 /**
  * UCP's message signatures on `/ucp` (docs/decisions/0087-ucp-message-signatures.md): requests verified when
@@ -44,28 +44,20 @@ export const UcpSignatureLive = Layer.effect(
 const RESPONSE_COMPONENTS = ["@status", "content-digest", "content-type"]
 
 /** `body` as a JSON answer with `Content-Digest`, `Signature-Input` and `Signature` by Ribbon's UCP key. */
-export const signedJson = (key: UcpSigningKey["Type"], body: unknown, status: number) =>
+export const signedJson = (key: UcpKey, body: unknown, status: number) =>
   Effect.gen(function* () {
     const text = JSON.stringify(body)
-    const digest = contentDigest(text)
     const contentType = "application/json"
+    const fields: Record<string, string> = { "content-digest": contentDigest(text), "content-type": contentType }
     const created = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-    const signatureParams = signatureParamsOf(RESPONSE_COMPONENTS, { created, keyid: key.publicJwk.kid! })
-    const fields: Record<string, string> = { "content-digest": digest, "content-type": contentType }
-    const base = signatureBase(
-      { status, header: (name) => fields[name] },
-      { components: RESPONSE_COMPONENTS, signatureParams }
-    )
-    // Every component is given above, so the base always builds.
-    if (base._tag === "Left") return yield* Effect.dieMessage(base.left)
-    const signature = Buffer.from(signEs256(key.privateKey, base.right)).toString("base64")
+    const signed = signatureHeaders({ status, header: (name) => fields[name] }, RESPONSE_COMPONENTS, {
+      privateKey: key.privateKey,
+      keyid: key.publicJwk.kid!,
+      created
+    })
     return HttpServerResponse.text(text, {
       status,
       contentType,
-      headers: {
-        "content-digest": digest,
-        "signature-input": `sig1=${signatureParams}`,
-        signature: `sig1=:${signature}:`
-      }
+      headers: { "content-digest": fields["content-digest"]!, ...signed }
     })
   })

@@ -449,7 +449,9 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
     const create = Effect.fn("AcpSessions.create")(function* (
       user: User,
       request: AcpCreateRequest,
-      clientId: string | null
+      clientId: string | null,
+      /** Over UCP, the `UCP-Agent` profile URL of the platform, which is told of the order's events. */
+      ucpProfileUrl: string | null = null
     ) {
       const now = new Date(yield* Clock.currentTimeMillis)
       const given =
@@ -470,6 +472,7 @@ export class AcpSessions extends Effect.Service<AcpSessions>()("AcpSessions", {
         id: yield* makeId,
         userId: user.id,
         clientId,
+        ucpProfileUrl,
         currency: request.currency.toLowerCase(),
         locale: request.locale ?? null,
         buyer: request.buyer ?? null,

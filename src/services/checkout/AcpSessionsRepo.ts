@@ -50,6 +50,13 @@ export class AcpSessionsRepo extends Effect.Service<AcpSessionsRepo>()("AcpSessi
         WHERE checkout_id = ${checkoutId} AND client_id IS NOT NULL`
     })
 
+    const findUcpByCheckout = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String, userId: Schema.String, ucpProfileUrl: Schema.String }),
+      execute: (checkoutId) => sql`SELECT id, user_id, ucp_profile_url FROM acp_checkout_sessions
+        WHERE checkout_id = ${checkoutId} AND ucp_profile_url IS NOT NULL`
+    })
+
     const findForUserByCheckout = SqlSchema.findOne({
       Request: Schema.Struct({ checkoutId: Schema.String, userId: Schema.String }),
       Result: AcpSessionRecord,
@@ -61,6 +68,8 @@ export class AcpSessionsRepo extends Effect.Service<AcpSessionsRepo>()("AcpSessi
       insert: (row: AcpSessionRecord) => Effect.orDie(insert(row)),
       /** The session a checkout pays for and the OAuth client that created it, when one did over ACP. */
       byCheckout: (checkoutId: string) => Effect.orDie(findByCheckout(checkoutId)),
+      /** The session a checkout pays for, its person and its platform's profile, when it was created over UCP. */
+      ucpByCheckout: (checkoutId: string) => Effect.orDie(findUcpByCheckout(checkoutId)),
       save: (row: AcpSessionRecord) => Effect.orDie(save(row)),
       findForUser: (id: string, userId: string) => Effect.orDie(findForUser({ id, userId })),
       /** The user's session paid with the Ribbon checkout `checkoutId` (its latest, so at most one). */

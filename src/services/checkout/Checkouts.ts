@@ -45,6 +45,7 @@ import { type CheckoutChange, CheckoutsRepo } from "./CheckoutsRepo.js"
 import { Events } from "./Events.js"
 import { Notifications } from "./Notifications.js"
 import { QuotesRepo } from "./QuotesRepo.js"
+import { UcpOrderEvents } from "./UcpOrderEvents.js"
 import { WebhookDeliveries } from "./WebhookDeliveries.js"
 
 /**
@@ -122,6 +123,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     Notifications.Default,
     Pricing.Default,
     QuotesRepo.Default,
+    UcpOrderEvents.Default,
     WebhookDeliveries.Default,
     OutboundHttp.Default
   ],
@@ -136,6 +138,7 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
     const notifications = yield* Notifications
     const webhooks = yield* WebhookDeliveries
     const acpWebhooks = yield* AcpWebhooks
+    const ucpOrderEvents = yield* UcpOrderEvents
     const outbound = yield* OutboundHttp
     const presenter = yield* CheckoutPresenter
     const allowances = yield* AllowancesRepo
@@ -209,8 +212,10 @@ export class Checkouts extends Effect.Service<Checkouts>()("Checkouts", {
       const appended = yield* events.append(
         built.map(({ row, type, data }) => ({ type, checkoutId: row.id, userId: row.userId, data }))
       )
-      // A session's order events for its agent platform (ACP order webhooks), in the same transaction.
-      yield* acpWebhooks.emit(built.map(({ row, type, items }, n) => ({ id: appended[n]!.id, type, row, items })))
+      // A session's order events for its agent platform (ACP and UCP order webhooks), in the same transaction.
+      const recorded = built.map(({ row, type, items }, n) => ({ id: appended[n]!.id, type, row, items }))
+      yield* acpWebhooks.emit(recorded)
+      yield* ucpOrderEvents.emit(recorded)
       for (const [n, { row, type, data }] of built.entries()) {
         if (row.callbackUrl === null) continue
         const event = appended[n]!

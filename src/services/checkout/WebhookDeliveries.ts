@@ -2,6 +2,7 @@ import { Clock, Data, Duration, Effect, Either, Exit, type Layer, Metric, Option
 import { type SigningScheme, WebhookAttempt, WebhookDelivery, WebhookStatus } from "../../domain/checkout/Webhooks.js"
 import { Id, makeId } from "../../domain/platform/Ids.js"
 import type { V3Query } from "../../domain/platform/V3Query.js"
+import { PublicUrl } from "../catalog/Catalog.js"
 import {
   JobAbandoned,
   type JobHandler,
@@ -14,6 +15,7 @@ import {
 } from "../platform/Jobs.js"
 import { OutboundHttp, type OutboundResponse } from "../platform/OutboundHttp.js"
 import { SigningKeys } from "../platform/SigningKeys.js"
+import { UcpSigningKey } from "../platform/UcpSigningKey.js"
 import { type EndpointKind, receiverOf, WebhookDeliveriesRepo } from "./WebhookDeliveriesRepo.js"
 import { signingSchemes } from "./WebhookSigning.js"
 
@@ -154,6 +156,10 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
     // handlers must not race on embedded PGlite (one session shared by every connection).
     const keyLock = yield* Effect.makeSemaphore(1)
     const currentKey = keyLock.withPermits(1)(keys.current())
+    const ucpKey = yield* UcpSigningKey
+    const ucpSigner = `${ucpKey.publicJwk.kid} ${ucpKey.privateKey.export({ type: "pkcs8", format: "pem" }).toString()}`
+    // Where the server runs, its public URL; a delivery engine built without one (unit tests) names none.
+    const ucpProfile = `${Option.getOrElse(yield* Effect.serviceOption(PublicUrl), () => "")}/.well-known/ucp`
 
     /**
      * Records an event to send to `url`; joins the caller's transaction. Returns the delivery's id (the
@@ -177,6 +183,8 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
         | undefined
       /** An agent platform's ACP order webhook endpoint: the delivery is signed with its secret (`Merchant-Signature`). */
       readonly acpEndpoint?: { readonly id: string; readonly secret: string } | undefined
+      /** A UCP order event: signed with RFC 9421 by Ribbon's UCP key (decision 0088). */
+      readonly ucp?: boolean | undefined
     }) {
       const json = JSON.stringify(input.payload)
       if (json === undefined) return yield* Effect.dieMessage("WebhookDeliveries.enqueue: the payload is not JSON")
@@ -186,7 +194,13 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
         acpEndpointId: input.acpEndpoint?.id ?? null
       }
       const signingScheme: SigningScheme =
-        input.endpoint !== undefined ? "standard_v1" : input.acpEndpoint !== undefined ? "acp_hmac" : "standard_v1a"
+        input.endpoint !== undefined
+          ? "standard_v1"
+          : input.acpEndpoint !== undefined
+            ? "acp_hmac"
+            : input.ucp === true
+              ? "ucp_rfc9421"
+              : "standard_v1a"
       const id = yield* makeId
       const now = new Date(yield* Clock.currentTimeMillis)
       yield* Effect.annotateCurrentSpan({ "webhook.delivery_id": id, "webhook.event_type": input.eventType })
@@ -221,10 +235,16 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
      * The key a delivery's scheme signs with: Ribbon's Ed25519 private key, or the secret its row carries. None when
      * its endpoint was deleted meanwhile (the secret is gone with it).
      */
-    const signingKeyOf = (delivery: WebhookDelivery) =>
-      signingSchemes[delivery.signingScheme].key === "platform"
-        ? Effect.map(currentKey, ({ privatePkcs8 }) => Option.some(privatePkcs8))
-        : Effect.map(repo.signingSecret(delivery.id), (rows) => Option.fromNullable(rows[0]?.signingSecret))
+    const signingKeyOf = (delivery: WebhookDelivery) => {
+      switch (signingSchemes[delivery.signingScheme].key) {
+        case "platform":
+          return Effect.map(currentKey, ({ privatePkcs8 }) => Option.some(privatePkcs8))
+        case "ucp":
+          return Effect.succeed(Option.some(ucpSigner))
+        case "secret":
+          return Effect.map(repo.signingSecret(delivery.id), (rows) => Option.fromNullable(rows[0]?.signingSecret))
+      }
+    }
 
     /** The request of one attempt: its body, and its headers signed now by its scheme with `key`. */
     const signedRequest = (delivery: WebhookDelivery, key: string) =>
@@ -234,7 +254,8 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
           eventId: delivery.eventId,
           now,
           url: delivery.url,
-          body
+          body,
+          ucpProfile
         })
         const headers: Readonly<Record<string, string>> = {
           "content-type": "application/json",

@@ -1,5 +1,6 @@
 import { createHmac, createPrivateKey, sign } from "node:crypto"
 import type { SigningScheme } from "../../domain/checkout/Webhooks.js"
+import { contentDigest, signatureHeaders } from "../platform/HttpSignatures.js"
 
 /**
  * How a delivery is signed, and the headers that carry its signature (docs/webhooks.md): one entry per scheme, so the
@@ -18,14 +19,17 @@ export interface SignedInput {
   readonly url: string
   /** The exact bytes sent. */
   readonly body: string
+  /** Ribbon's UCP profile (`/.well-known/ucp`), which a UCP receiver fetches the key from. */
+  readonly ucpProfile: string
 }
 
 export interface Scheme {
   /**
    * The key it signs with: Ribbon's Ed25519 key pair (`SigningKeys`, public at /.well-known/jwks.json), or the
-   * `whsec_` secret of the delivery's endpoint, which its row carries.
+   * `whsec_` secret of the delivery's endpoint, which its row carries, or Ribbon's UCP key (`UcpSigningKey`, public
+   * in /.well-known/ucp), as `${kid} ${PKCS#8 PEM}`.
    */
-  readonly key: "platform" | "secret"
+  readonly key: "platform" | "secret" | "ucp"
   /** The headers that say who sent the body and prove it, signed with `key` (a PKCS#8 PEM, or the secret). */
   readonly headers: (key: string, input: SignedInput) => Readonly<Record<string, string>>
 }
@@ -68,6 +72,34 @@ const standard =
     }
   }
 
+/** What UCP's order webhooks sign (order.md "Webhook Signature Verification"): the REST binding's request components. */
+const UCP_WEBHOOK_COMPONENTS = ["@method", "@authority", "@path", "content-digest", "content-type"]
+
+/**
+ * UCP's webhook signature: RFC 9421 by Ribbon's UCP key over `UCP_WEBHOOK_COMPONENTS`, with `UCP-Agent` naming
+ * Ribbon's profile (where the platform finds the key) and Standard Webhooks' `Webhook-Id` and `Webhook-Timestamp`,
+ * which the protocol's webhooks carry for de-duplication.
+ */
+const ucpHeaders = (key: string, { eventId, now, url, body, ucpProfile }: SignedInput) => {
+  const separator = key.indexOf(" ")
+  const keyid = key.slice(0, separator)
+  const privateKey = createPrivateKey(key.slice(separator + 1))
+  const target = new URL(url)
+  const fields: Record<string, string> = { "content-digest": contentDigest(body), "content-type": "application/json" }
+  const signed = signatureHeaders(
+    { method: "POST", authority: target.host, path: target.pathname, header: (name) => fields[name] },
+    UCP_WEBHOOK_COMPONENTS,
+    { privateKey, keyid, created: Number(unixSeconds(now)) }
+  )
+  return {
+    "ucp-agent": `profile="${ucpProfile}"`,
+    "content-digest": fields["content-digest"]!,
+    ...signed,
+    "webhook-id": eventId,
+    "webhook-timestamp": unixSeconds(now)
+  }
+}
+
 export const signingSchemes: Readonly<Record<SigningScheme, Scheme>> = {
   standard_v1a: { key: "platform", headers: standard(signV1a) },
   standard_v1: { key: "secret", headers: standard(signV1) },
@@ -79,5 +111,6 @@ export const signingSchemes: Readonly<Record<SigningScheme, Scheme>> = {
       "request-id": eventId,
       timestamp: new Date(now).toISOString()
     })
-  }
+  },
+  ucp_rfc9421: { key: "ucp", headers: ucpHeaders }
 }

@@ -366,3 +366,20 @@ export const verifyEcdsa = (jwk: PublicJwk, base: string, signature: Uint8Array)
 /** The ES256 signature (r||s) of `base` with a P-256 private key. */
 export const signEs256 = (privateKey: KeyObject, base: string): Uint8Array =>
   new Uint8Array(sign("sha256", Buffer.from(base), { key: privateKey, dsaEncoding: "ieee-p1363" }))
+
+/**
+ * The `Signature-Input` and `Signature` headers of a message (label `sig1`) over `components`, signed ES256 with
+ * `privateKey` under `keyid`, `created` in unix seconds. Every component must be in `message` (the caller builds it),
+ * so a missing one is a defect.
+ */
+export const signatureHeaders = (
+  message: SignedMessage,
+  components: ReadonlyArray<string>,
+  signer: { readonly privateKey: KeyObject; readonly keyid: string; readonly created: number }
+): { readonly "signature-input": string; readonly signature: string } => {
+  const signatureParams = signatureParamsOf(components, { created: signer.created, keyid: signer.keyid })
+  const base = signatureBase(message, { components, signatureParams })
+  if (Either.isLeft(base)) throw new Error(base.left)
+  const signature = Buffer.from(signEs256(signer.privateKey, base.right)).toString("base64")
+  return { "signature-input": `sig1=${signatureParams}`, signature: `sig1=:${signature}:` }
+}

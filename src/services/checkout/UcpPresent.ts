@@ -14,6 +14,9 @@ import {
 } from "../../domain/checkout/Ucp.js"
 import type { OrderRecord } from "../../domain/fulfillment/Orders.js"
 import { InvalidRequest } from "../../domain/platform/Errors.js"
+import { presentSession } from "./AcpPresent.js"
+import type { AcpSessionView } from "./AcpSessions.js"
+import type { CheckoutPresenter } from "./Checkouts.js"
 
 /**
  * UCP over the ACP sessions (docs/decisions/0080-universal-commerce-protocol.md): a UCP request becomes the ACP
@@ -242,6 +245,14 @@ const destinationOfSession = (session: AcpCheckoutSession) => {
         ...(details.phone_number === undefined ? {} : { phone_number: details.phone_number })
       }
 }
+
+/** The session as `/acp` shows it, with its checkout's hosted payment page: what UCP's objects are made from. */
+export const sessionOf = (baseUrl: string, presenter: CheckoutPresenter["Type"], view: AcpSessionView) =>
+  presentSession(
+    baseUrl,
+    view,
+    view.checkout === undefined ? null : presenter.checkout(view.checkout.row, view.checkout.items).paymentUrl
+  )
 
 /**
  * UCP's checkout of the ACP session `session` (as src/http/acp/present.ts shows it); `tokenHeld`: whether the

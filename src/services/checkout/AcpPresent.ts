@@ -17,7 +17,7 @@ import {
 import { acpOrderOf, hasAcpOrder } from "../../domain/checkout/AcpOrders.js"
 import { cardHandler } from "../../domain/checkout/AcpPayments.js"
 import type { QuoteRecord } from "../../domain/checkout/Records.js"
-import type { AcpSessionView } from "../../services/checkout/AcpSessions.js"
+import type { AcpSessionView } from "./AcpSessions.js"
 
 /**
  * How `/acp` shows a session (docs/decisions/0078-agentic-commerce-protocol.md): the protocol's CheckoutSession, its
