@@ -108,7 +108,7 @@ export type UcpCheckoutRequest = typeof UcpCheckoutRequest.Type
 /**
  * Complete: the protocol's payment instruments. One of Ribbon's handler (`ribbon_card`, a `card` with credential
  * `{type: "token", token: "vt_…"}` from delegated payment) pays the checkout; without one the person pays at
- * continue_url (src/http/ucp/present.ts reads them).
+ * continue_url (src/services/checkout/UcpPresent.ts reads them).
  */
 export const UcpCompleteRequest = Schema.Struct({
   payment: Schema.optional(

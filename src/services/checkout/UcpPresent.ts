@@ -255,7 +255,7 @@ export const sessionOf = (baseUrl: string, presenter: CheckoutPresenter["Type"],
   )
 
 /**
- * UCP's checkout of the ACP session `session` (as src/http/acp/present.ts shows it); `tokenHeld`: whether the
+ * UCP's checkout of the ACP session `session` (as src/services/checkout/AcpPresent.ts shows it); `tokenHeld`: whether the
  * platform holds a token of the payment handler that would pay it (AcpVaultTokens.held).
  */
 export const presentCheckout = (baseUrl: string, session: AcpCheckoutSession, tokenHeld: boolean): UcpCheckout => {

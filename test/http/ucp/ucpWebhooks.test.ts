@@ -170,8 +170,7 @@ describe("UCP order event webhooks", () => {
         // Every order event's job has run (read the profile, found no URL) and recorded no delivery.
         const after = yield* eventually(
           ucpRows,
-          (rows) =>
-            rows.jobs.length > before.jobs.length && rows.jobs.every((job) => job.status === "succeeded"),
+          (rows) => rows.jobs.length > before.jobs.length && rows.jobs.every((job) => job.status === "succeeded"),
           "the order event jobs done"
         )
         expect(after.deliveries).toEqual(before.deliveries)
