@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /**
- * The `jti` of every `private_key_jwt` assertion accepted (docs/decisions/0076-client-id-metadata-documents.md),
+ * The `jti` of every `private_key_jwt` assertion accepted (docs/decisions/0089-shared-replay-memory-and-purges.md),
  * until the assertion expires: kept in the database rather than in each instance's memory, so that an assertion
  * replayed to another instance of the service is refused too.
  */
