@@ -157,9 +157,11 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
     const keyLock = yield* Effect.makeSemaphore(1)
     const currentKey = keyLock.withPermits(1)(keys.current())
     const ucpKey = yield* UcpSigningKey
-    const ucpSigner = `${ucpKey.publicJwk.kid} ${ucpKey.privateKey.export({ type: "pkcs8", format: "pem" }).toString()}`
     // Where the server runs, its public URL; a delivery engine built without one (unit tests) names none.
-    const ucpProfile = `${Option.getOrElse(yield* Effect.serviceOption(PublicUrl), () => "")}/.well-known/ucp`
+    const ucp = {
+      key: ucpKey,
+      profile: `${Option.getOrElse(yield* Effect.serviceOption(PublicUrl), () => "")}/.well-known/ucp`
+    }
 
     /**
      * Records an event to send to `url`; joins the caller's transaction. Returns the delivery's id (the
@@ -240,7 +242,8 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
         case "platform":
           return Effect.map(currentKey, ({ privatePkcs8 }) => Option.some(privatePkcs8))
         case "ucp":
-          return Effect.succeed(Option.some(ucpSigner))
+          // The UCP scheme signs with the parsed key it is given with the input.
+          return Effect.succeed(Option.some(""))
         case "secret":
           return Effect.map(repo.signingSecret(delivery.id), (rows) => Option.fromNullable(rows[0]?.signingSecret))
       }
@@ -255,7 +258,7 @@ export class WebhookDeliveries extends Effect.Service<WebhookDeliveries>()("Webh
           now,
           url: delivery.url,
           body,
-          ucpProfile
+          ucp
         })
         const headers: Readonly<Record<string, string>> = {
           "content-type": "application/json",

@@ -1,6 +1,7 @@
 import { createHmac, createPrivateKey, sign } from "node:crypto"
 import type { SigningScheme } from "../../domain/checkout/Webhooks.js"
 import { contentDigest, signatureHeaders } from "../platform/HttpSignatures.js"
+import type { UcpKey } from "../platform/UcpSigningKey.js"
 
 /**
  * How a delivery is signed, and the headers that carry its signature (docs/webhooks.md): one entry per scheme, so the
@@ -19,15 +20,15 @@ export interface SignedInput {
   readonly url: string
   /** The exact bytes sent. */
   readonly body: string
-  /** Ribbon's UCP profile (`/.well-known/ucp`), which a UCP receiver fetches the key from. */
-  readonly ucpProfile: string
+  /** Ribbon's UCP key, and its profile (`/.well-known/ucp`), where a UCP receiver finds the public half. */
+  readonly ucp: { readonly key: UcpKey; readonly profile: string }
 }
 
 export interface Scheme {
   /**
    * The key it signs with: Ribbon's Ed25519 key pair (`SigningKeys`, public at /.well-known/jwks.json), or the
    * `whsec_` secret of the delivery's endpoint, which its row carries, or Ribbon's UCP key (`UcpSigningKey`, public
-   * in /.well-known/ucp), as `${kid} ${PKCS#8 PEM}`.
+   * in /.well-known/ucp), which comes with the input already parsed (`key` is then unused).
    */
   readonly key: "platform" | "secret" | "ucp"
   /** The headers that say who sent the body and prove it, signed with `key` (a PKCS#8 PEM, or the secret). */
@@ -80,19 +81,16 @@ const UCP_WEBHOOK_COMPONENTS = ["@method", "@authority", "@path", "content-diges
  * Ribbon's profile (where the platform finds the key) and Standard Webhooks' `Webhook-Id` and `Webhook-Timestamp`,
  * which the protocol's webhooks carry for de-duplication.
  */
-const ucpHeaders = (key: string, { eventId, now, url, body, ucpProfile }: SignedInput) => {
-  const separator = key.indexOf(" ")
-  const keyid = key.slice(0, separator)
-  const privateKey = createPrivateKey(key.slice(separator + 1))
+const ucpHeaders = (_key: string, { eventId, now, url, body, ucp }: SignedInput) => {
   const target = new URL(url)
   const fields: Record<string, string> = { "content-digest": contentDigest(body), "content-type": "application/json" }
   const signed = signatureHeaders(
     { method: "POST", authority: target.host, path: target.pathname, header: (name) => fields[name] },
     UCP_WEBHOOK_COMPONENTS,
-    { privateKey, keyid, created: Number(unixSeconds(now)) }
+    { privateKey: ucp.key.privateKey, keyid: ucp.key.publicJwk.kid!, created: Number(unixSeconds(now)) }
   )
   return {
-    "ucp-agent": `profile="${ucpProfile}"`,
+    "ucp-agent": `profile="${ucp.profile}"`,
     "content-digest": fields["content-digest"]!,
     ...signed,
     "webhook-id": eventId,
